@@ -1,0 +1,53 @@
+//! # fastcsv
+//!
+//! A fast, correct CSV reader. Regular files are memory-mapped and parsed
+//! straight from the map (rows borrow the mapped bytes); pipes, stdin and
+//! very large files go through one reused `read()` buffer. The parser is a
+//! byte-level state machine with the semantics of Python's `csv` module,
+//! skipping runs of plain bytes with SIMD `memchr`.
+//!
+//! ```
+//! use fastcsv::{Dialect, Reader};
+//!
+//! let data = b"city,pop\n\"Paris, FR\",2102650\nOslo,709037\n";
+//! let mut rdr = Reader::from_slice(data);
+//! assert_eq!(rdr.headers().unwrap().unwrap().get(0), Some(&b"city"[..]));
+//! let mut total: u64 = 0;
+//! while let Some(row) = rdr.read_row().unwrap() {
+//!     total += row.get_str(1).unwrap().parse::<u64>().unwrap();
+//! }
+//! assert_eq!(total, 2811687);
+//!
+//! // Tab-separated, no header, a comment byte:
+//! let d = Dialect::builder().delimiter(b'\t').headers(false).comment(Some(b'#')).build().unwrap();
+//! let mut rdr = Reader::builder().dialect(d).from_slice(b"# note\nx\ty\n");
+//! let row = rdr.read_row().unwrap().unwrap();
+//! assert_eq!(row.to_strings().unwrap(), vec!["x", "y"]);
+//! ```
+//!
+//! Opening a path picks the source automatically ([`SourceChoice`]):
+//!
+//! ```
+//! let p = std::env::temp_dir().join("fastcsv-crate-doc.csv");
+//! std::fs::write(&p, "a,b\n1,2\n").unwrap();
+//! let mut rdr = fastcsv::Reader::from_path(&p).unwrap();
+//! assert_eq!(rdr.source_kind(), fastcsv::SourceKind::Mapped);
+//! assert_eq!(rdr.read_row().unwrap().unwrap().get(1), Some(&b"2"[..]));
+//! ```
+#![deny(missing_docs)]
+
+mod dialect;
+mod error;
+mod filter;
+mod reader;
+mod record;
+pub mod scan;
+mod source;
+
+pub use dialect::{Dialect, DialectBuilder, Filter, Terminator};
+pub use error::{Error, ErrorKind, Position, Result};
+pub use reader::{Reader, ReaderBuilder, Rows};
+pub use record::{Row, RowBuf};
+pub use source::{
+    SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE, DEFAULT_MAX_BUFFER_SIZE,
+};

@@ -1,0 +1,636 @@
+//! The reader: drives the scanner over a source and tracks positions.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use crate::dialect::Dialect;
+use crate::error::{Error, ErrorKind, Position, Result};
+use crate::record::{Row, RowBuf};
+use crate::scan::{Fields, Scan, Scanner};
+use crate::source::{
+    self, Mapped, ReadBuffer, SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE,
+    DEFAULT_MAX_BUFFER_SIZE,
+};
+
+/// Configures and opens a [`Reader`].
+///
+/// ```
+/// use fastcsv::{Dialect, ReaderBuilder, SourceChoice};
+/// let d = Dialect::builder().delimiter(b';').headers(false).build().unwrap();
+/// let mut rdr = ReaderBuilder::new()
+///     .dialect(d)
+///     .buffer_size(4096)
+///     .source(SourceChoice::Buffered)
+///     .from_reader(&b"a;b\n"[..]);
+/// assert_eq!(rdr.read_row().unwrap().unwrap().get(1), Some(&b"b"[..]));
+/// ```
+#[derive(Clone, Debug)]
+pub struct ReaderBuilder {
+    dialect: Dialect,
+    buffer_size: usize,
+    max_buffer_size: usize,
+    source: SourceChoice,
+    map_limit: Option<u64>,
+    path: Option<PathBuf>,
+}
+
+impl Default for ReaderBuilder {
+    fn default() -> Self {
+        ReaderBuilder::new()
+    }
+}
+
+impl ReaderBuilder {
+    /// Default settings: default dialect, 128 KiB buffer, automatic source.
+    ///
+    /// ```
+    /// let rdr = fastcsv::ReaderBuilder::new().from_slice(b"");
+    /// ```
+    pub fn new() -> ReaderBuilder {
+        ReaderBuilder {
+            dialect: Dialect::default(),
+            buffer_size: DEFAULT_BUFFER_SIZE,
+            max_buffer_size: DEFAULT_MAX_BUFFER_SIZE,
+            source: SourceChoice::Auto,
+            map_limit: None,
+            path: None,
+        }
+    }
+
+    /// The dialect to parse with.
+    ///
+    /// ```
+    /// let d = fastcsv::Dialect::builder().headers(false).build().unwrap();
+    /// let mut rdr = fastcsv::ReaderBuilder::new().dialect(d).from_slice(b"x\n");
+    /// assert!(rdr.read_row().unwrap().is_some());
+    /// ```
+    pub fn dialect(&mut self, d: Dialect) -> &mut Self {
+        self.dialect = d;
+        self
+    }
+
+    /// Initial size of the `read()` buffer (default 128 KiB).
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::ReaderBuilder::new().buffer_size(1).from_reader(&b"a\nb\n"[..]);
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"b"[..]));
+    /// ```
+    pub fn buffer_size(&mut self, n: usize) -> &mut Self {
+        self.buffer_size = n.max(1);
+        self
+    }
+
+    /// Largest the buffer may grow to hold one record (default 512 MiB).
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::ReaderBuilder::new()
+    ///     .buffer_size(4).max_buffer_size(8).from_reader(&b"h\n0123456789abc\n"[..]);
+    /// assert!(rdr.read_row().is_err());
+    /// ```
+    pub fn max_buffer_size(&mut self, n: usize) -> &mut Self {
+        self.max_buffer_size = n.max(1);
+        self
+    }
+
+    /// How to read files opened by path (default automatic).
+    ///
+    /// ```
+    /// let b = fastcsv::ReaderBuilder::new().source(fastcsv::SourceChoice::Mmap).clone();
+    /// ```
+    pub fn source(&mut self, s: SourceChoice) -> &mut Self {
+        self.source = s;
+        self
+    }
+
+    /// Files larger than this are read, not mapped, under
+    /// [`SourceChoice::Auto`] (default: the memory available).
+    ///
+    /// ```
+    /// let b = fastcsv::ReaderBuilder::new().map_limit(1 << 30).clone();
+    /// ```
+    pub fn map_limit(&mut self, bytes: u64) -> &mut Self {
+        self.map_limit = Some(bytes);
+        self
+    }
+
+    /// The name to show in errors for inputs that are not opened by path
+    /// (`from_reader`, `from_file`).
+    ///
+    /// ```
+    /// let d = fastcsv::Dialect::builder().strict(true).build().unwrap();
+    /// let mut rdr = fastcsv::ReaderBuilder::new().dialect(d).path("in.csv").from_slice(b"\"x");
+    /// let e = rdr.read_row().unwrap_err();
+    /// assert!(e.to_string().starts_with("in.csv:1:"));
+    /// ```
+    pub fn path(&mut self, p: impl AsRef<Path>) -> &mut Self {
+        self.path = Some(p.as_ref().to_path_buf());
+        self
+    }
+
+    /// Reads an in-memory slice; rows borrow it.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::ReaderBuilder::new().from_slice(b"a\n1\n");
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"1"[..]));
+    /// ```
+    pub fn from_slice<'a>(&self, data: &'a [u8]) -> Reader<'a> {
+        Reader::new(self, Src::Slice(data), SourceKind::Slice, SourceReason::NotAFile, 0)
+    }
+
+    /// Reads any `io::Read` through the rolling buffer.
+    ///
+    /// ```
+    /// let data = std::io::Cursor::new(b"a\n1\n".to_vec());
+    /// let mut rdr = fastcsv::ReaderBuilder::new().from_reader(data);
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"1"[..]));
+    /// ```
+    pub fn from_reader<'a, R: Read + 'a>(&self, rdr: R) -> Reader<'a> {
+        let buf = ReadBuffer::new(Box::new(rdr), self.buffer_size, self.max_buffer_size);
+        Reader::new(self, Src::Read(buf), SourceKind::Buffered, SourceReason::NotAFile, 0)
+    }
+
+    /// Opens a path: mapped or buffered as [`SourceChoice`] says.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join("fastcsv-doc-from-path.csv");
+    /// std::fs::write(&dir, "a,b\n1,2\n").unwrap();
+    /// let mut rdr = fastcsv::ReaderBuilder::new().from_path(&dir).unwrap();
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(1), Some(&b"2"[..]));
+    /// ```
+    pub fn from_path(&self, path: impl AsRef<Path>) -> Result<Reader<'static>> {
+        let path = path.as_ref();
+        let file = source::open_path(path)?;
+        let mut b = self.clone();
+        b.path = Some(path.to_path_buf());
+        b.from_file(file)
+    }
+
+    /// Reads an open file from its current position: mapped or buffered as
+    /// [`SourceChoice`] says.
+    ///
+    /// ```
+    /// use std::io::{Seek, SeekFrom, Write};
+    /// let p = std::env::temp_dir().join("fastcsv-doc-from-file.csv");
+    /// std::fs::write(&p, "skip me\na\n1\n").unwrap();
+    /// let mut f = std::fs::File::open(&p).unwrap();
+    /// f.seek(SeekFrom::Start(8)).unwrap();
+    /// let mut rdr = fastcsv::ReaderBuilder::new().from_file(f).unwrap();
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"1"[..]));
+    /// ```
+    pub fn from_file(&self, mut file: File) -> Result<Reader<'static>> {
+        let with_path = |e: Error| match &self.path {
+            Some(p) => e.with_path(p),
+            None => e,
+        };
+        let limit = self.map_limit.unwrap_or_else(source::default_map_limit);
+        let (kind, reason, mapped) = source::choose(&file, self.source, limit);
+        match mapped {
+            Some(m) => {
+                let offset = match file.stream_position() {
+                    Ok(o) => (o as usize).min(m.bytes().len()),
+                    Err(_) => 0,
+                };
+                Ok(Reader::new(self, Src::Mapped(m), kind, reason, offset))
+            }
+            None => {
+                // Make sure reading works now (e.g. a directory fails here).
+                if let Err(e) = file.seek(SeekFrom::Current(0)) {
+                    if e.raw_os_error() == Some(libc::EISDIR) {
+                        return Err(with_path(e.into()));
+                    }
+                }
+                let buf = ReadBuffer::new(Box::new(file), self.buffer_size, self.max_buffer_size);
+                Ok(Reader::new(self, Src::Read(buf), kind, reason, 0))
+            }
+        }
+    }
+}
+
+enum Src<'a> {
+    Slice(&'a [u8]),
+    Mapped(Mapped),
+    Read(ReadBuffer<'a>),
+}
+
+/// Reads records from a slice, a mapped file or a stream.
+///
+/// ```
+/// let mut rdr = fastcsv::Reader::from_slice(b"name,qty\n\"a, b\",1\nc,2\n");
+/// assert_eq!(rdr.headers().unwrap().unwrap().get(0), Some(&b"name"[..]));
+/// let mut total = 0;
+/// while let Some(row) = rdr.read_row().unwrap() {
+///     total += row.get_str(1).unwrap().parse::<u32>().unwrap();
+/// }
+/// assert_eq!(total, 3);
+/// ```
+pub struct Reader<'a> {
+    src: Src<'a>,
+    kind: SourceKind,
+    reason: SourceReason,
+    scanner: Scanner,
+    fields: Fields,
+    dialect: Dialect,
+    path: Option<PathBuf>,
+    /// Offset of the current record in the source's bytes.
+    rec_start: usize,
+    /// Scanner position, relative to `rec_start`.
+    pos: usize,
+    /// Absolute offset of the source's byte 0.
+    base: u64,
+    records: u64,
+    expected: Option<usize>,
+    headers: Option<RowBuf>,
+    headers_read: bool,
+    started: bool,
+    done: bool,
+    row_pos: Position,
+}
+
+impl<'a> Reader<'a> {
+    fn new(
+        b: &ReaderBuilder,
+        src: Src<'a>,
+        kind: SourceKind,
+        reason: SourceReason,
+        offset: usize,
+    ) -> Reader<'a> {
+        Reader {
+            src,
+            kind,
+            reason,
+            scanner: Scanner::new(&b.dialect),
+            fields: Fields::default(),
+            dialect: b.dialect.clone(),
+            path: b.path.clone(),
+            rec_start: offset,
+            pos: 0,
+            base: 0,
+            records: 0,
+            expected: None,
+            headers: None,
+            headers_read: false,
+            started: false,
+            done: false,
+            row_pos: Position::default(),
+        }
+    }
+
+    /// A builder for non-default settings.
+    ///
+    /// ```
+    /// let rdr = fastcsv::Reader::builder().from_slice(b"");
+    /// ```
+    pub fn builder() -> ReaderBuilder {
+        ReaderBuilder::new()
+    }
+
+    /// Reads a slice with the default dialect.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a\n1\n");
+    /// assert!(rdr.read_row().unwrap().is_some());
+    /// ```
+    pub fn from_slice(data: &'a [u8]) -> Reader<'a> {
+        ReaderBuilder::new().from_slice(data)
+    }
+
+    /// Reads a stream with the default dialect and a 128 KiB buffer.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_reader(&b"a\n1\n"[..]);
+    /// assert!(rdr.read_row().unwrap().is_some());
+    /// ```
+    pub fn from_reader<R: Read + 'a>(rdr: R) -> Reader<'a> {
+        ReaderBuilder::new().from_reader(rdr)
+    }
+
+    /// Opens a path with the default settings.
+    ///
+    /// ```
+    /// assert!(fastcsv::Reader::from_path("/no/such/file.csv").is_err());
+    /// ```
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Reader<'static>> {
+        ReaderBuilder::new().from_path(path)
+    }
+
+    /// The source in use.
+    ///
+    /// ```
+    /// let rdr = fastcsv::Reader::from_reader(&b""[..]);
+    /// assert_eq!(rdr.source_kind(), fastcsv::SourceKind::Buffered);
+    /// ```
+    pub fn source_kind(&self) -> SourceKind {
+        self.kind
+    }
+
+    /// Why that source was chosen.
+    ///
+    /// ```
+    /// let rdr = fastcsv::Reader::from_slice(b"");
+    /// assert_eq!(rdr.source_reason(), fastcsv::SourceReason::NotAFile);
+    /// ```
+    pub fn source_reason(&self) -> SourceReason {
+        self.reason
+    }
+
+    /// The dialect in use.
+    ///
+    /// ```
+    /// assert_eq!(fastcsv::Reader::from_slice(b"").dialect().delimiter(), b',');
+    /// ```
+    pub fn dialect(&self) -> &Dialect {
+        &self.dialect
+    }
+
+    /// Lines consumed so far (Python's `reader.line_num`).
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a\n\"x\ny\"\n");
+    /// rdr.read_row().unwrap();
+    /// assert_eq!(rdr.line(), 3);
+    /// ```
+    pub fn line(&self) -> u64 {
+        self.scanner.lines()
+    }
+
+    /// Bytes consumed so far, from the start of the input.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a\n1\n");
+    /// rdr.read_row().unwrap();
+    /// assert_eq!(rdr.byte_offset(), 4);
+    /// ```
+    pub fn byte_offset(&self) -> u64 {
+        self.base + (self.rec_start + self.pos) as u64
+    }
+
+    /// Total input size when known (slices and mapped files).
+    ///
+    /// ```
+    /// assert_eq!(fastcsv::Reader::from_slice(b"a\n").len_hint(), Some(2));
+    /// ```
+    pub fn len_hint(&self) -> Option<u64> {
+        match &self.src {
+            Src::Slice(s) => Some(s.len() as u64),
+            Src::Mapped(m) => Some(m.bytes().len() as u64),
+            Src::Read(_) => None,
+        }
+    }
+
+    /// Number of records returned so far (the header row included).
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a\n1\n");
+    /// rdr.read_row().unwrap();
+    /// assert_eq!(rdr.records_read(), 2);
+    /// ```
+    pub fn records_read(&self) -> u64 {
+        self.records
+    }
+
+    /// The header row (reading it if needed), or `None` when the dialect
+    /// has no headers or the input is empty. Empty lines before the header
+    /// are skipped.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"x,y\n1,2\n");
+    /// let h = rdr.headers().unwrap().unwrap().clone();
+    /// assert_eq!(h.get(1), Some(&b"y"[..]));
+    /// ```
+    pub fn headers(&mut self) -> Result<Option<&RowBuf>> {
+        if !self.dialect.headers {
+            return Ok(None);
+        }
+        self.ensure_headers()?;
+        Ok(self.headers.as_ref())
+    }
+
+    fn ensure_headers(&mut self) -> Result<()> {
+        if self.headers_read {
+            return Ok(());
+        }
+        self.headers_read = true;
+        while self.advance()? {
+            if self.fields.is_empty() {
+                continue;
+            }
+            let row = Row::new(self.data(), &self.fields, self.row_pos);
+            self.headers = Some(row.to_owned());
+            break;
+        }
+        Ok(())
+    }
+
+    /// Reads the next record, reusing the reader's memory. Rows borrow the
+    /// input (mapped file, slice or buffer) wherever no unescaping was
+    /// needed. After a data error, the next call resumes at the next line.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a,b\n1,2\n3,4\n");
+    /// let mut n = 0;
+    /// while let Some(row) = rdr.read_row().unwrap() {
+    ///     n += row.len();
+    /// }
+    /// assert_eq!(n, 4);
+    /// ```
+    pub fn read_row(&mut self) -> Result<Option<Row<'_>>> {
+        if self.dialect.headers && !self.headers_read {
+            self.ensure_headers()?;
+        }
+        if !self.advance()? {
+            return Ok(None);
+        }
+        Ok(Some(Row::new(self.data(), &self.fields, self.row_pos)))
+    }
+
+    /// An iterator of owned rows.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a\n1\n2\n");
+    /// let v: Vec<_> = rdr.rows().map(|r| r.unwrap().get(0).unwrap().to_vec()).collect();
+    /// assert_eq!(v, vec![b"1".to_vec(), b"2".to_vec()]);
+    /// ```
+    pub fn rows(&mut self) -> Rows<'_, 'a> {
+        Rows { rdr: self }
+    }
+
+    /// Counts the remaining records without building rows.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a\n1\n2\n\n3");
+    /// assert_eq!(rdr.count_rows().unwrap(), 4);
+    /// ```
+    pub fn count_rows(&mut self) -> Result<u64> {
+        if self.dialect.headers && !self.headers_read {
+            self.ensure_headers()?;
+        }
+        let mut n = 0;
+        while self.advance()? {
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    #[inline]
+    fn data(&self) -> &[u8] {
+        match &self.src {
+            Src::Slice(s) => &s[self.rec_start..],
+            Src::Mapped(m) => &m.bytes()[self.rec_start..],
+            Src::Read(b) => &b.data()[self.rec_start..],
+        }
+    }
+
+    /// An error at `off` in the current record's bytes. At end of input the
+    /// last line has already been counted.
+    fn err_at(&self, kind: ErrorKind, off: usize) -> Error {
+        let eof = self.done || matches!(kind, ErrorKind::UnexpectedEof);
+        let pos = Position {
+            byte: self.base + (self.rec_start + off) as u64,
+            line: if eof { self.scanner.lines().max(1) } else { self.scanner.lines() + 1 },
+            record: self.records,
+        };
+        self.decorate(Error::new(kind).with_position(pos))
+    }
+
+    fn decorate(&self, e: Error) -> Error {
+        match &self.path {
+            Some(p) => e.with_path(p),
+            None => e,
+        }
+    }
+
+    fn start(&mut self) -> Result<()> {
+        self.started = true;
+        if !self.dialect.strip_bom {
+            return Ok(());
+        }
+        if let Src::Read(b) = &mut self.src {
+            while b.data().len() < 3 && !b.is_eof() {
+                if let Err(e) = b.refill(0) {
+                    self.done = true;
+                    return Err(self.decorate(e));
+                }
+            }
+        }
+        if self.data().starts_with(b"\xEF\xBB\xBF") && self.base == 0 && self.rec_start == 0 {
+            self.rec_start = 3;
+        }
+        Ok(())
+    }
+
+    /// Moves to the next record; true when one is in `self.fields`.
+    fn advance(&mut self) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        if !self.started {
+            self.start()?;
+        }
+        self.rec_start += self.pos;
+        self.pos = 0;
+        loop {
+            let data = match &self.src {
+                Src::Slice(s) => &s[self.rec_start..],
+                Src::Mapped(m) => &m.bytes()[self.rec_start..],
+                Src::Read(b) => &b.data()[self.rec_start..],
+            };
+            match self.scanner.scan(data, &mut self.pos, &mut self.fields) {
+                Scan::Row => return self.accept(),
+                Scan::NeedInput => {
+                    if let Src::Read(b) = &mut self.src {
+                        if !b.is_eof() {
+                            match b.refill(self.rec_start) {
+                                Ok(shift) => {
+                                    self.base += shift as u64;
+                                    self.rec_start -= shift;
+                                    continue;
+                                }
+                                Err(e) => {
+                                    self.done = true;
+                                    let off = self.pos;
+                                    return Err(match e.into_kind() {
+                                        ErrorKind::Io(io) => self.decorate(io.into()),
+                                        k => self.err_at(k, off),
+                                    });
+                                }
+                            }
+                        }
+                    }
+                    let data = match &self.src {
+                        Src::Slice(s) => &s[self.rec_start..],
+                        Src::Mapped(m) => &m.bytes()[self.rec_start..],
+                        Src::Read(b) => &b.data()[self.rec_start..],
+                    };
+                    let len = data.len();
+                    match self.scanner.finish(data, &mut self.fields) {
+                        Scan::Row => {
+                            self.pos = len;
+                            return self.accept();
+                        }
+                        Scan::Error(k, off) => {
+                            self.done = true;
+                            return Err(self.err_at(k, off));
+                        }
+                        Scan::End | Scan::NeedInput => {
+                            self.pos = len;
+                            self.done = true;
+                            return Ok(false);
+                        }
+                    }
+                }
+                Scan::Error(k, off) => {
+                    let e = self.err_at(k, off);
+                    self.records += 1;
+                    self.scanner.recover();
+                    self.rec_start += off;
+                    self.pos = 0;
+                    return Err(e);
+                }
+                Scan::End => {
+                    self.done = true;
+                    return Ok(false);
+                }
+            }
+        }
+    }
+
+    fn accept(&mut self) -> Result<bool> {
+        let pos = Position {
+            byte: self.base + (self.rec_start + self.scanner.record_offset()) as u64,
+            line: self.scanner.record_line(),
+            record: self.records,
+        };
+        self.records += 1;
+        self.row_pos = pos;
+        let n = self.fields.len();
+        if !self.dialect.flexible && n > 0 {
+            match self.expected {
+                None => self.expected = Some(n),
+                Some(m) if m != n => {
+                    let e = Error::new(ErrorKind::RaggedRow { expected: m, found: n })
+                        .with_position(pos);
+                    return Err(self.decorate(e));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Iterator of owned rows; see [`Reader::rows`].
+pub struct Rows<'r, 'a> {
+    rdr: &'r mut Reader<'a>,
+}
+
+impl Iterator for Rows<'_, '_> {
+    type Item = Result<RowBuf>;
+    fn next(&mut self) -> Option<Result<RowBuf>> {
+        match self.rdr.read_row() {
+            Ok(Some(row)) => Some(Ok(row.to_owned())),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! Rows: a borrowed view ([`Row`]) and an owned copy ([`RowBuf`]).
+
+use crate::error::{Error, ErrorKind, Position, Result};
+use crate::scan::Fields;
+
+/// One record, borrowing the input (the mapped file, the slice or the read
+/// buffer) for fields that needed no unescaping, and the reader's scratch
+/// buffer for those that did. Valid until the next call to the reader.
+///
+/// ```
+/// let mut rdr = fastcsv::Reader::from_slice(b"h1,h2\n\"x\"\"y\",z\n");
+/// let row = rdr.read_row().unwrap().unwrap();
+/// assert_eq!(row.len(), 2);
+/// assert_eq!(row.get(0), Some(&b"x\"y"[..]));
+/// assert_eq!(row.get_str(1).unwrap(), "z");
+/// assert_eq!(row.iter().count(), 2);
+/// ```
+#[derive(Clone, Copy)]
+pub struct Row<'r> {
+    input: &'r [u8],
+    fields: &'r Fields,
+    pos: Position,
+}
+
+impl<'r> Row<'r> {
+    pub(crate) fn new(input: &'r [u8], fields: &'r Fields, pos: Position) -> Row<'r> {
+        Row { input, fields, pos }
+    }
+
+    /// Number of fields (0 for an empty line).
+    ///
+    /// ```
+    /// let d = fastcsv::Dialect::builder().headers(false).build().unwrap();
+    /// let mut rdr = fastcsv::Reader::builder().dialect(d).from_slice(b"\n");
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().len(), 0);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// True for a row with no fields (an empty line).
+    ///
+    /// ```
+    /// let d = fastcsv::Dialect::builder().headers(false).build().unwrap();
+    /// let mut rdr = fastcsv::Reader::builder().dialect(d).from_slice(b"\n");
+    /// assert!(rdr.read_row().unwrap().unwrap().is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// Field `i`'s bytes, or `None` past the end.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a\n1\n");
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// assert_eq!(row.get(0), Some(&b"1"[..]));
+    /// assert_eq!(row.get(1), None);
+    /// ```
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&'r [u8]> {
+        if i < self.fields.len() {
+            Some(self.fields.get(self.input, i))
+        } else {
+            None
+        }
+    }
+
+    /// Field `i` as text, validating UTF-8 only now. `Ok(None)` past the end.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a,b\n\xff,\xc3\xa9\n");
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// assert!(row.get_str(0).is_err());
+    /// assert_eq!(row.get_str(1).unwrap(), "\u{e9}");
+    /// ```
+    pub fn get_str(&self, i: usize) -> Result<&'r str> {
+        let Some(b) = self.get(i) else {
+            return Err(Error::config(format!("no field {i} in a row of {}", self.len())));
+        };
+        std::str::from_utf8(b).map_err(|e| {
+            Error::new(ErrorKind::Utf8 { field: i, valid_up_to: e.valid_up_to() })
+                .with_position(self.pos)
+        })
+    }
+
+    /// True when field `i` began with a quote.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a,b\n\"1\",2\n");
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// assert!(row.is_quoted(0) && !row.is_quoted(1));
+    /// ```
+    pub fn is_quoted(&self, i: usize) -> bool {
+        i < self.len() && self.fields.span(i).is_quoted()
+    }
+
+    /// True when field `i` began with an ordinary byte (what Python's
+    /// `QUOTE_NONNUMERIC` converts to `float`).
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a,b,c\n1,,\"2\"\n");
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// assert!(row.is_numeric(0) && !row.is_numeric(1) && !row.is_numeric(2));
+    /// ```
+    pub fn is_numeric(&self, i: usize) -> bool {
+        i < self.len() && self.fields.span(i).is_numeric()
+    }
+
+    /// Where the record starts.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a\n1\n");
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().position().line, 2);
+    /// ```
+    pub fn position(&self) -> Position {
+        self.pos
+    }
+
+    /// The fields in order.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a,b\n1,2\n");
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// let v: Vec<&[u8]> = row.iter().collect();
+    /// assert_eq!(v, vec![&b"1"[..], &b"2"[..]]);
+    /// ```
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &'r [u8]> + 'r {
+        let (input, fields) = (self.input, self.fields);
+        fields
+            .spans()
+            .iter()
+            .map(move |s| s.bytes(input, fields.scratch()))
+    }
+
+    /// All fields as UTF-8 strings.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a,b\n1,2\n");
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// assert_eq!(row.to_strings().unwrap(), vec!["1", "2"]);
+    /// ```
+    pub fn to_strings(&self) -> Result<Vec<&'r str>> {
+        (0..self.len()).map(|i| self.get_str(i)).collect()
+    }
+
+    /// Copies the row into an owned [`RowBuf`].
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a,b\n1,2\n");
+    /// let owned = rdr.read_row().unwrap().unwrap().to_owned();
+    /// assert_eq!(owned.get(1), Some(&b"2"[..]));
+    /// ```
+    #[allow(clippy::wrong_self_convention, clippy::should_implement_trait)]
+    pub fn to_owned(&self) -> RowBuf {
+        let mut rb = RowBuf::default();
+        rb.set_from(self);
+        rb
+    }
+}
+
+impl std::fmt::Debug for Row<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(|b| String::from_utf8_lossy(b)))
+            .finish()
+    }
+}
+
+/// An owned record, reusable across reads.
+///
+/// ```
+/// let mut rdr = fastcsv::Reader::from_slice(b"a,b\n1,2\n3,4\n");
+/// let rows: Vec<fastcsv::RowBuf> = rdr.rows().collect::<Result<_, _>>().unwrap();
+/// assert_eq!(rows.len(), 2);
+/// assert_eq!(rows[1].get(0), Some(&b"3"[..]));
+/// ```
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct RowBuf {
+    data: Vec<u8>,
+    ends: Vec<usize>,
+    flags: Vec<u8>,
+    pos: Position,
+}
+
+impl RowBuf {
+    /// Replaces the contents with a copy of `row`.
+    ///
+    /// ```
+    /// let mut buf = fastcsv::RowBuf::default();
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a\nx\n");
+    /// buf.set_from(&rdr.read_row().unwrap().unwrap());
+    /// assert_eq!(buf.get(0), Some(&b"x"[..]));
+    /// ```
+    pub fn set_from(&mut self, row: &Row<'_>) {
+        self.data.clear();
+        self.ends.clear();
+        self.flags.clear();
+        for (i, f) in row.iter().enumerate() {
+            self.data.extend_from_slice(f);
+            self.ends.push(self.data.len());
+            let mut fl = 0;
+            if row.is_quoted(i) {
+                fl |= 1;
+            }
+            if row.is_numeric(i) {
+                fl |= 2;
+            }
+            self.flags.push(fl);
+        }
+        self.pos = row.position();
+    }
+
+    /// Number of fields.
+    ///
+    /// ```
+    /// assert_eq!(fastcsv::RowBuf::default().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True when there are no fields.
+    ///
+    /// ```
+    /// assert!(fastcsv::RowBuf::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Field `i`'s bytes.
+    ///
+    /// ```
+    /// assert_eq!(fastcsv::RowBuf::default().get(0), None);
+    /// ```
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.data[start..end])
+    }
+
+    /// Field `i` as text.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a\n\xc3\xa9\n");
+    /// let row = rdr.rows().next().unwrap().unwrap();
+    /// assert_eq!(row.get_str(0).unwrap(), "\u{e9}");
+    /// ```
+    pub fn get_str(&self, i: usize) -> Result<&str> {
+        let b = self
+            .get(i)
+            .ok_or_else(|| Error::config(format!("no field {i} in a row of {}", self.len())))?;
+        std::str::from_utf8(b).map_err(|e| {
+            Error::new(ErrorKind::Utf8 { field: i, valid_up_to: e.valid_up_to() })
+                .with_position(self.pos)
+        })
+    }
+
+    /// True when field `i` began with a quote.
+    ///
+    /// ```
+    /// assert!(!fastcsv::RowBuf::default().is_quoted(0));
+    /// ```
+    pub fn is_quoted(&self, i: usize) -> bool {
+        self.flags.get(i).is_some_and(|f| f & 1 != 0)
+    }
+
+    /// True when field `i` began with an ordinary byte.
+    ///
+    /// ```
+    /// assert!(!fastcsv::RowBuf::default().is_numeric(0));
+    /// ```
+    pub fn is_numeric(&self, i: usize) -> bool {
+        self.flags.get(i).is_some_and(|f| f & 2 != 0)
+    }
+
+    /// Where the record started.
+    ///
+    /// ```
+    /// assert_eq!(fastcsv::RowBuf::default().position().line, 0);
+    /// ```
+    pub fn position(&self) -> Position {
+        self.pos
+    }
+
+    /// The fields in order.
+    ///
+    /// ```
+    /// assert_eq!(fastcsv::RowBuf::default().iter().count(), 0);
+    /// ```
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.len()).map(move |i| self.get(i).unwrap_or_default())
+    }
+}
+
+impl std::fmt::Debug for RowBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(|b| String::from_utf8_lossy(b)))
+            .finish()
+    }
+}
