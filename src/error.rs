@@ -103,6 +103,7 @@ struct Inner {
 /// rdr.read_row().unwrap();
 /// let err = rdr.read_row().unwrap_err();
 /// assert_eq!(err.to_string(), "line 2: record 1, byte 2: unexpected end of data");
+/// assert_eq!(rdr.line(), 2);
 /// ```
 pub struct Error(Box<Inner>);
 

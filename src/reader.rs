@@ -245,6 +245,8 @@ pub struct Reader<'a> {
     started: bool,
     done: bool,
     row_pos: Position,
+    /// An error stopped the scan inside a line that is not counted yet.
+    mid_line_error: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -273,6 +275,7 @@ impl<'a> Reader<'a> {
             started: false,
             done: false,
             row_pos: Position::default(),
+            mid_line_error: false,
         }
     }
 
@@ -351,7 +354,7 @@ impl<'a> Reader<'a> {
     /// assert_eq!(rdr.line(), 3);
     /// ```
     pub fn line(&self) -> u64 {
-        self.scanner.lines()
+        self.scanner.lines() + u64::from(self.mid_line_error)
     }
 
     /// Bytes consumed so far, from the start of the input.
@@ -484,11 +487,19 @@ impl<'a> Reader<'a> {
     /// An error at `off` in the current record's bytes. At end of input the
     /// last line has already been counted.
     fn err_at(&self, kind: ErrorKind, off: usize) -> Error {
-        let eof = self.done || matches!(kind, ErrorKind::UnexpectedEof);
-        let pos = Position {
-            byte: self.base + (self.rec_start + off) as u64,
-            line: if eof { self.scanner.lines().max(1) } else { self.scanner.lines() + 1 },
-            record: self.records,
+        let pos = if matches!(kind, ErrorKind::UnexpectedEof) {
+            // Point at the start of the record that never ended.
+            Position {
+                byte: self.base + (self.rec_start + self.scanner.record_offset()) as u64,
+                line: self.scanner.record_line(),
+                record: self.records,
+            }
+        } else {
+            Position {
+                byte: self.base + (self.rec_start + off) as u64,
+                line: self.scanner.lines() + 1,
+                record: self.records,
+            }
         };
         self.decorate(Error::new(kind).with_position(pos))
     }
@@ -529,6 +540,7 @@ impl<'a> Reader<'a> {
         }
         self.rec_start += self.pos;
         self.pos = 0;
+        self.mid_line_error = false;
         loop {
             let data = match &self.src {
                 Src::Slice(s) => &s[self.rec_start..],
@@ -581,6 +593,7 @@ impl<'a> Reader<'a> {
                 }
                 Scan::Error(k, off) => {
                     let e = self.err_at(k, off);
+                    self.mid_line_error = true;
                     self.records += 1;
                     self.scanner.recover();
                     self.rec_start += off;

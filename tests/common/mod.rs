@@ -16,8 +16,7 @@ pub fn via_reader(mut rdr: Reader<'_>) -> RefOutput {
             }
             Ok(None) => return RefOutput { rows, error: None },
             Err(e) => {
-                let line = e.position().map_or(0, |p| p.line);
-                return RefOutput { rows, error: Some((e.message(), line)) };
+                return RefOutput { rows, error: Some((e.message(), rdr.line())) };
             }
         }
     }
