@@ -749,11 +749,10 @@ impl Scanner {
                         self.state = State::InField;
                     }
                 }
-                State::AfterEscapedCrnl => {
-                    // Same as InField for bytes; differs only at EOL.
-                    self.state = State::InField;
-                }
-                State::InField => {
+                // AfterEscapedCrnl acts as InField on bytes but, as in
+                // CPython, ordinary bytes leave it in place, and it ignores
+                // EOL (which matters at end of input in strict mode).
+                State::InField | State::AfterEscapedCrnl => {
                     let found = self.find(self.field_needles, &self.field_table, &input[i..]);
                     match found {
                         None => {

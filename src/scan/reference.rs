@@ -179,8 +179,8 @@ impl P<'_> {
                     self.save();
                     self.state = St::StartField;
                 } else {
+                    // ordinary byte: CPython leaves the state as it is
                     self.add(c)?;
-                    self.state = St::InField;
                 }
                 Ok(())
             }
