@@ -26,13 +26,24 @@
 //! ```
 //!
 //! Opening a path picks the source automatically ([`SourceChoice`]):
+//! regular files of at least [`SMALL_FILE`] bytes are mapped, everything
+//! else is read, and the reader says which and why.
 //!
 //! ```
+//! use fastcsv::{SourceKind, SourceReason};
 //! let p = std::env::temp_dir().join("fastcsv-crate-doc.csv");
-//! std::fs::write(&p, "a,b\n1,2\n").unwrap();
+//! let mut data = String::from("a,b\n");
+//! while data.len() < fastcsv::SMALL_FILE as usize {
+//!     data.push_str("1,2\n");
+//! }
+//! std::fs::write(&p, &data).unwrap();
 //! let mut rdr = fastcsv::Reader::from_path(&p).unwrap();
-//! assert_eq!(rdr.source_kind(), fastcsv::SourceKind::Mapped);
+//! assert_eq!(rdr.source_kind(), SourceKind::Mapped);
+//! assert_eq!(rdr.source_reason(), SourceReason::RegularFile);
 //! assert_eq!(rdr.read_row().unwrap().unwrap().get(1), Some(&b"2"[..]));
+//!
+//! let rdr = fastcsv::Reader::from_path("/dev/null").unwrap();
+//! assert_eq!(rdr.source_reason(), SourceReason::NotRegular);
 //! ```
 #![deny(missing_docs)]
 
@@ -50,4 +61,5 @@ pub use reader::{Reader, ReaderBuilder, Rows};
 pub use record::{Row, RowBuf};
 pub use source::{
     SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE, DEFAULT_MAX_BUFFER_SIZE,
+    DEFAULT_RELEASE_THRESHOLD, SMALL_FILE,
 };

@@ -1,7 +1,7 @@
 //! The reader: drives the scanner over a source and tracks positions.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 use crate::dialect::Dialect;
@@ -10,7 +10,7 @@ use crate::record::{Row, RowBuf};
 use crate::scan::{Fields, Scan, Scanner};
 use crate::source::{
     self, Mapped, ReadBuffer, SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE,
-    DEFAULT_MAX_BUFFER_SIZE,
+    DEFAULT_MAX_BUFFER_SIZE, DEFAULT_RELEASE_THRESHOLD,
 };
 
 /// Configures and opens a [`Reader`].
@@ -32,6 +32,7 @@ pub struct ReaderBuilder {
     max_buffer_size: usize,
     source: SourceChoice,
     map_limit: Option<u64>,
+    release_threshold: u64,
     path: Option<PathBuf>,
 }
 
@@ -54,6 +55,7 @@ impl ReaderBuilder {
             max_buffer_size: DEFAULT_MAX_BUFFER_SIZE,
             source: SourceChoice::Auto,
             map_limit: None,
+            release_threshold: DEFAULT_RELEASE_THRESHOLD,
             path: None,
         }
     }
@@ -111,6 +113,22 @@ impl ReaderBuilder {
     /// ```
     pub fn map_limit(&mut self, bytes: u64) -> &mut Self {
         self.map_limit = Some(bytes);
+        self
+    }
+
+    /// Mapped files at least this large give back the pages they have
+    /// parsed, every 16 MiB (`madvise(MADV_DONTNEED)`), so that the
+    /// process's resident memory stays small however large the file is
+    /// (default [`DEFAULT_RELEASE_THRESHOLD`], 64 MiB; `u64::MAX` never
+    /// releases). Files larger than the memory available are also dropped
+    /// from the page cache as they are parsed (`POSIX_FADV_DONTNEED`); they
+    /// would not stay cached anyway.
+    ///
+    /// ```
+    /// let b = fastcsv::ReaderBuilder::new().release_threshold(u64::MAX).clone();
+    /// ```
+    pub fn release_threshold(&mut self, bytes: u64) -> &mut Self {
+        self.release_threshold = bytes;
         self
     }
 
@@ -183,19 +201,23 @@ impl ReaderBuilder {
             Some(p) => e.with_path(p),
             None => e,
         };
-        let limit = self.map_limit.unwrap_or_else(source::default_map_limit);
-        let (kind, reason, mapped) = source::choose(&file, self.source, limit);
-        match mapped {
-            Some(m) => {
-                let offset = match file.stream_position() {
-                    Ok(o) => (o as usize).min(m.bytes().len()),
-                    Err(_) => 0,
-                };
+        let avail = source::default_map_limit();
+        let limits = source::Limits {
+            map_limit: self.map_limit.unwrap_or(avail),
+            release_threshold: self.release_threshold,
+            avail,
+        };
+        // Where to start in a mapping (the file's current position).
+        let offset = file.stream_position().unwrap_or(0);
+        let (kind, reason, src) = source::choose(file, self.source, &limits);
+        match src {
+            Ok(m) => {
+                let offset = (offset as usize).min(m.bytes().len());
                 Ok(Reader::new(self, Src::Mapped(m), kind, reason, offset))
             }
-            None => {
+            Err(mut file) => {
                 // Make sure reading works now (e.g. a directory fails here).
-                if let Err(e) = file.seek(SeekFrom::Current(0)) {
+                if let Err(e) = file.stream_position() {
                     if e.raw_os_error() == Some(libc::EISDIR) {
                         return Err(with_path(e.into()));
                     }
@@ -381,6 +403,22 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The read buffer's current size, for the buffered source (it grows
+    /// to hold a record larger than the buffer); `None` for slices and
+    /// mapped files.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::ReaderBuilder::new().buffer_size(4).from_reader(&b"a\n0123456789\n"[..]);
+    /// rdr.read_row().unwrap();
+    /// assert_eq!(rdr.buffer_capacity(), Some(16));
+    /// ```
+    pub fn buffer_capacity(&self) -> Option<usize> {
+        match &self.src {
+            Src::Read(b) => Some(b.capacity()),
+            _ => None,
+        }
+    }
+
     /// Number of records returned so far (the header row included).
     ///
     /// ```
@@ -487,8 +525,9 @@ impl<'a> Reader<'a> {
     /// An error at `off` in the current record's bytes. At end of input the
     /// last line has already been counted.
     fn err_at(&self, kind: ErrorKind, off: usize) -> Error {
-        let pos = if matches!(kind, ErrorKind::UnexpectedEof) {
-            // Point at the start of the record that never ended.
+        let pos = if matches!(kind, ErrorKind::UnexpectedEof | ErrorKind::RecordTooLarge { .. }) {
+            // Point at the start of the record that never ended (or did
+            // not fit).
             Position {
                 byte: self.base + (self.rec_start + self.scanner.record_offset()) as u64,
                 line: self.scanner.record_line(),
@@ -541,6 +580,9 @@ impl<'a> Reader<'a> {
         self.rec_start += self.pos;
         self.pos = 0;
         self.mid_line_error = false;
+        if let Src::Mapped(m) = &mut self.src {
+            m.release_before(self.rec_start);
+        }
         loop {
             let data = match &self.src {
                 Src::Slice(s) => &s[self.rec_start..],
@@ -548,7 +590,10 @@ impl<'a> Reader<'a> {
                 Src::Read(b) => &b.data()[self.rec_start..],
             };
             match self.scanner.scan(data, &mut self.pos, &mut self.fields) {
-                Scan::Row => return self.accept(),
+                Scan::Row => {
+                    self.check_mapped(false)?;
+                    return self.accept();
+                }
                 Scan::NeedInput => {
                     if let Src::Read(b) = &mut self.src {
                         if !b.is_eof() {
@@ -569,6 +614,7 @@ impl<'a> Reader<'a> {
                             }
                         }
                     }
+                    self.check_mapped(true)?;
                     let data = match &self.src {
                         Src::Slice(s) => &s[self.rec_start..],
                         Src::Mapped(m) => &m.bytes()[self.rec_start..],
@@ -601,11 +647,33 @@ impl<'a> Reader<'a> {
                     return Err(e);
                 }
                 Scan::End => {
+                    self.check_mapped(true)?;
                     self.done = true;
                     return Ok(false);
                 }
             }
         }
+    }
+
+    /// For a mapped file: fails with [`ErrorKind::FileChanged`] when the file
+    /// shrank under the mapping (see `source/sigbus.rs`). Per record this is
+    /// one relaxed atomic load; with `at_end` it also compares the file's
+    /// current size with the mapping.
+    #[inline]
+    fn check_mapped(&mut self, at_end: bool) -> Result<()> {
+        let Src::Mapped(m) = &self.src else {
+            return Ok(());
+        };
+        if !m.changed(at_end) {
+            return Ok(());
+        }
+        self.done = true;
+        let pos = Position {
+            byte: self.base + (self.rec_start + self.scanner.record_offset()) as u64,
+            line: self.scanner.record_line(),
+            record: self.records,
+        };
+        Err(self.decorate(Error::new(ErrorKind::FileChanged).with_position(pos)))
     }
 
     fn accept(&mut self) -> Result<bool> {

@@ -4,6 +4,8 @@
 //! The crate's only `unsafe` for mapping files lives in this module.
 
 mod buffer;
+#[cfg(target_os = "linux")]
+mod sigbus;
 
 pub(crate) use buffer::ReadBuffer;
 
@@ -19,6 +21,15 @@ pub const DEFAULT_BUFFER_SIZE: usize = 128 * 1024;
 pub const DEFAULT_MAX_BUFFER_SIZE: usize = 512 * 1024 * 1024;
 
 /// Which source to use for a path.
+///
+/// Mapping is the fast path for regular files, with one hazard: another
+/// process truncating the file while it is mapped. On Linux the reader
+/// survives that (it installs a `SIGBUS` handler that covers its own
+/// mappings only) and fails with
+/// [`ErrorKind::FileChanged`](crate::ErrorKind::FileChanged); a file
+/// rewritten in place without shrinking is not detected. On other systems a
+/// truncation while mapped kills the process with `SIGBUS`: choose
+/// [`SourceChoice::Buffered`] there if files may shrink under you.
 ///
 /// ```
 /// use fastcsv::SourceChoice;
@@ -89,6 +100,8 @@ pub enum SourceReason {
     TooLarge,
     /// `mmap` failed; buffered reading was used instead.
     MapFailed,
+    /// Smaller than [`SMALL_FILE`]: one `read()` is cheaper than mapping.
+    SmallFile,
     /// The input is a slice or a generic reader.
     NotAFile,
 }
@@ -102,72 +115,212 @@ impl std::fmt::Display for SourceReason {
             SourceReason::ZeroSize => "file reports size 0",
             SourceReason::TooLarge => "file larger than the mapping limit",
             SourceReason::MapFailed => "mmap failed",
+            SourceReason::SmallFile => "small file",
             SourceReason::NotAFile => "not a file",
         })
     }
 }
 
-/// A mapped file.
+/// Mapped files at least this large release the pages behind the cursor
+/// (see [`ReaderBuilder::release_threshold`](crate::ReaderBuilder::release_threshold)):
+/// 64 MiB.
+pub const DEFAULT_RELEASE_THRESHOLD: u64 = 64 * 1024 * 1024;
+
+/// Regular files smaller than this are read, not mapped, under
+/// [`SourceChoice::Auto`]: 64 KiB. Below this size, the fixed cost of
+/// `mmap` + `munmap` + a page fault per page is larger than one `read()`
+/// into the buffer (see `docs/mmap-vs-read.md`).
+pub const SMALL_FILE: u64 = 64 * 1024;
+
+/// How often pages behind the cursor are released: every 16 MiB parsed.
+const RELEASE_EVERY: usize = 16 * 1024 * 1024;
+
+/// A mapped file, registered with the `SIGBUS` guard (on Linux), that can
+/// release the pages it has already parsed.
 pub(crate) struct Mapped {
+    // Field order is drop order: unregister before unmapping.
+    #[cfg(target_os = "linux")]
+    guard: sigbus::Registration,
     map: Mmap,
+    file: File,
+    /// Release pages below this offset once the cursor passes it
+    /// (`usize::MAX`: never).
+    next_release: usize,
+    /// Also drop released pages from the page cache (files larger than the
+    /// memory available: they would not stay cached anyway).
+    evict_cache: bool,
 }
 
 impl Mapped {
-    /// Maps `file` read-only and advises sequential access.
-    pub(crate) fn open(file: &File) -> std::io::Result<Mapped> {
+    /// Maps `file` read-only, advises sequential access and registers the
+    /// mapping with the `SIGBUS` guard. Fails (and the caller reads the file
+    /// instead) when `mmap` fails or the guard has no free slot.
+    pub(crate) fn open(file: File, release_threshold: u64, avail: u64) -> std::io::Result<Mapped> {
         // SAFETY: the mapping is read-only and private to this reader. The
-        // hazard of mapping a file is that another process truncates or
-        // rewrites it while mapped: rewrites show up as changed bytes (still
-        // memory-safe for a byte parser, which validates everything it reads),
-        // and truncation raises SIGBUS on access past the new end. The
-        // reader documents this limit (see `ReaderBuilder::source`); callers
-        // that cannot accept it choose `SourceChoice::Buffered`.
-        let map = unsafe { Mmap::map(file)? };
+        // hazard of mapping a file is that another process changes it while
+        // mapped. Truncation makes accesses past the new end raise SIGBUS:
+        // on Linux the `sigbus` guard registered below replaces those pages
+        // with zeros and the reader reports `FileChanged` instead of
+        // returning their contents. Rewrites in place show up as changed
+        // bytes, which is still memory-safe for a parser that validates
+        // every byte it reads; this limit is documented on `SourceChoice`.
+        let map = unsafe { Mmap::map(&file)? };
+        #[cfg(target_os = "linux")]
+        let guard = sigbus::Registration::new(map.as_ptr(), map.len()).ok_or_else(|| {
+            std::io::Error::other("no free slot in the SIGBUS guard for another mapping")
+        })?;
         #[cfg(unix)]
         {
             let _ = map.advise(memmap2::Advice::Sequential);
         }
-        Ok(Mapped { map })
+        let len = map.len() as u64;
+        let next_release = if len >= release_threshold { RELEASE_EVERY } else { usize::MAX };
+        Ok(Mapped {
+            #[cfg(target_os = "linux")]
+            guard,
+            map,
+            file,
+            next_release,
+            evict_cache: len > avail,
+        })
     }
 
     #[inline]
     pub(crate) fn bytes(&self) -> &[u8] {
         &self.map
     }
+
+    /// True when the file shrank under the mapping: a page past its new end
+    /// was touched (and replaced by zeros), or, with `check_size`, the file
+    /// is now shorter than the mapping.
+    #[inline]
+    pub(crate) fn changed(&self, check_size: bool) -> bool {
+        #[cfg(target_os = "linux")]
+        if self.guard.changed() {
+            return true;
+        }
+        check_size && self.file.metadata().is_ok_and(|m| m.len() < self.map.len() as u64)
+    }
+
+    /// Called with the offset of the current record's first byte; every
+    /// 16 MiB, drops the pages wholly before it from this process
+    /// (`MADV_DONTNEED`) and, for files larger than memory, from the page
+    /// cache (`POSIX_FADV_DONTNEED`). Rows borrow only the current record,
+    /// which starts at or after `offset`, so no live borrow points into
+    /// released pages. Released pages would read back from the file if
+    /// touched again; nothing here touches them.
+    #[inline]
+    pub(crate) fn release_before(&mut self, offset: usize) {
+        if offset < self.next_release {
+            return;
+        }
+        self.next_release = offset.saturating_add(RELEASE_EVERY);
+        #[cfg(unix)]
+        {
+            let page = page_size();
+            let end = offset & !(page - 1);
+            if end == 0 {
+                return;
+            }
+            // SAFETY: `[0, end)` lies inside the mapping (`end <= offset <=
+            // len`), and nothing borrows it: the reader hands out only the
+            // current record, at or after `offset`. MADV_DONTNEED on a
+            // private, read-only file mapping only drops the page-table
+            // entries; a later access would fault the file's bytes back in.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, end)
+            };
+            if self.evict_cache {
+                use std::os::fd::AsRawFd;
+                // SAFETY: posix_fadvise takes a file descriptor that
+                // `self.file` keeps open; it only affects caching.
+                unsafe {
+                    libc::posix_fadvise(
+                        self.file.as_raw_fd(),
+                        0,
+                        end as libc::off_t,
+                        libc::POSIX_FADV_DONTNEED,
+                    )
+                };
+            }
+        }
+    }
 }
 
-/// The decision for a path: returns the open file and the kind to use.
+/// The system's page size.
+#[cfg(unix)]
+fn page_size() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 {
+        n as usize
+    } else {
+        4096
+    }
+}
+
+/// Settings [`choose`] needs.
+pub(crate) struct Limits {
+    /// Under `Auto`, files larger than this are read, not mapped.
+    pub(crate) map_limit: u64,
+    /// Mapped files at least this large release parsed pages.
+    pub(crate) release_threshold: u64,
+    /// Memory available now.
+    pub(crate) avail: u64,
+}
+
+/// The decision for a file: the kind to use and why, with the mapping when
+/// it is mapped; otherwise the file is handed back to be read.
 pub(crate) fn choose(
-    file: &File,
+    file: File,
     choice: SourceChoice,
-    map_limit: u64,
-) -> (SourceKind, SourceReason, Option<Mapped>) {
+    limits: &Limits,
+) -> (SourceKind, SourceReason, Result<Mapped, File>) {
+    choose_with(file, choice, limits, |f| Mapped::open(f, limits.release_threshold, limits.avail))
+}
+
+/// [`choose`] with the mapping step passed in (tests make it fail).
+pub(crate) fn choose_with(
+    file: File,
+    choice: SourceChoice,
+    limits: &Limits,
+    map: impl FnOnce(File) -> std::io::Result<Mapped>,
+) -> (SourceKind, SourceReason, Result<Mapped, File>) {
+    use SourceReason as R;
+    let buffered = |reason, file| (SourceKind::Buffered, reason, Err(file));
     if choice == SourceChoice::Buffered {
-        return (SourceKind::Buffered, SourceReason::Requested, None);
+        return buffered(R::Requested, file);
     }
     let meta = match file.metadata() {
         Ok(m) => m,
-        Err(_) => return (SourceKind::Buffered, SourceReason::NotRegular, None),
+        Err(_) => return buffered(R::NotRegular, file),
     };
     if !meta.is_file() {
-        return (SourceKind::Buffered, SourceReason::NotRegular, None);
+        return buffered(R::NotRegular, file);
     }
     if meta.len() == 0 {
-        return (SourceKind::Buffered, SourceReason::ZeroSize, None);
+        return buffered(R::ZeroSize, file);
     }
-    if choice == SourceChoice::Auto && meta.len() > map_limit {
-        return (SourceKind::Buffered, SourceReason::TooLarge, None);
-    }
-    match Mapped::open(file) {
-        Ok(m) => {
-            let reason = if choice == SourceChoice::Mmap {
-                SourceReason::Requested
-            } else {
-                SourceReason::RegularFile
-            };
-            (SourceKind::Mapped, reason, Some(m))
+    if choice == SourceChoice::Auto {
+        if meta.len() > limits.map_limit {
+            return buffered(R::TooLarge, file);
         }
-        Err(_) => (SourceKind::Buffered, SourceReason::MapFailed, None),
+        if meta.len() < SMALL_FILE {
+            return buffered(R::SmallFile, file);
+        }
+    }
+    // `map` consumes the file; keep a second handle to read from if it
+    // fails.
+    let spare = match file.try_clone() {
+        Ok(f) => f,
+        Err(_) => return buffered(R::MapFailed, file),
+    };
+    match map(file) {
+        Ok(m) => {
+            let reason = if choice == SourceChoice::Mmap { R::Requested } else { R::RegularFile };
+            (SourceKind::Mapped, reason, Ok(m))
+        }
+        Err(_) => buffered(R::MapFailed, spare),
     }
 }
 
@@ -189,4 +342,44 @@ pub(crate) fn default_map_limit() -> u64 {
 /// Opens `path` for reading, with the path in the error.
 pub(crate) fn open_path(path: &Path) -> crate::Result<File> {
     File::open(path).map_err(|e| crate::Error::from(e).with_path(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits { map_limit: u64::MAX, release_threshold: u64::MAX, avail: u64::MAX }
+    }
+
+    #[test]
+    fn a_failed_map_hands_the_file_back_at_its_position() {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&vec![b'x'; SMALL_FILE as usize]).unwrap();
+        f.seek(SeekFrom::Start(10)).unwrap();
+        let fail = |_: File| Err(std::io::Error::other("no mapping today"));
+        let (kind, reason, src) = choose_with(f, SourceChoice::Auto, &limits(), fail);
+        assert_eq!((kind, reason), (SourceKind::Buffered, SourceReason::MapFailed));
+        let mut rest = Vec::new();
+        src.err().unwrap().read_to_end(&mut rest).unwrap();
+        assert_eq!(rest.len(), SMALL_FILE as usize - 10);
+    }
+
+    #[test]
+    fn release_behind_keeps_the_bytes_readable() {
+        use std::io::Write;
+        let mut f = tempfile::tempfile().unwrap();
+        let data: Vec<u8> = (0..3 * RELEASE_EVERY + 100).map(|i| (i % 251) as u8).collect();
+        f.write_all(&data).unwrap();
+        let mut m = Mapped::open(f, 0, u64::MAX).unwrap();
+        let sum = |m: &Mapped| m.bytes().iter().map(|&b| u64::from(b)).sum::<u64>();
+        let want = sum(&m);
+        for off in (0..data.len()).step_by(1 << 20) {
+            m.release_before(off);
+        }
+        // Released pages fault back in from the file if ever touched.
+        assert_eq!(sum(&m), want);
+        assert!(!m.changed(true));
+    }
 }

@@ -1,0 +1,414 @@
+//! Input sources: special files, the automatic choice, truncation while
+//! mapped, and mapped vs buffered agreement on rows, errors and positions.
+
+mod common;
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use fastcsv::{Dialect, ErrorKind, Reader, ReaderBuilder, SourceChoice, SourceKind, SourceReason};
+
+/// Everything a reader produced: each row's fields and position, then the
+/// error (as displayed, so path, line, record and byte all count).
+#[derive(Debug, PartialEq)]
+struct Trace {
+    rows: Vec<(Vec<Vec<u8>>, fastcsv::Position, u64)>,
+    errors: Vec<String>,
+}
+
+/// Reads to the end, resuming after data errors (as a caller that skips
+/// bad records would); stops at the first non-data error.
+fn trace(mut rdr: Reader<'_>) -> Trace {
+    let mut t = Trace { rows: Vec::new(), errors: Vec::new() };
+    loop {
+        match rdr.read_row() {
+            Ok(Some(row)) => {
+                let fields = row.iter().map(<[u8]>::to_vec).collect();
+                t.rows.push((fields, row.position(), rdr.line()));
+            }
+            Ok(None) => return t,
+            Err(e) => {
+                let stop = !e.is_data() || t.errors.len() > 100;
+                t.errors.push(e.to_string());
+                if stop {
+                    return t;
+                }
+            }
+        }
+    }
+}
+
+fn open(path: &Path, choice: SourceChoice, buf: usize, d: &Dialect) -> Reader<'static> {
+    ReaderBuilder::new().dialect(d.clone()).source(choice).buffer_size(buf).from_path(path).unwrap()
+}
+
+/// A small seeded generator (xorshift), so the corpus is the same on every
+/// run without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+}
+
+/// Awkward CSV: quotes, doubled quotes, CR/LF/CRLF, empty lines, BOM-like
+/// bytes, ragged rows and strict-mode errors.
+fn corpus(seed: u64, len: usize) -> Vec<u8> {
+    let pieces =
+        ["a", "bc", ",", ",", "\"", "\"\"", "\n", "\r\n", "\r", "x y", "\u{e9}", "\"q,\"", "1"];
+    let mut rng = Rng(seed);
+    let mut out = Vec::new();
+    while out.len() < len {
+        out.extend_from_slice(rng.pick(&pieces).as_bytes());
+    }
+    out
+}
+
+#[test]
+fn mapped_and_buffered_agree_on_rows_errors_and_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("corpus.csv");
+    let dialects = [
+        Dialect::default(),
+        Dialect::builder().strict(true).build().unwrap(),
+        Dialect::builder().flexible(true).escape(Some(b'\\')).build().unwrap(),
+    ];
+    for seed in 1..=6u64 {
+        let mut data = corpus(seed, 3000);
+        if seed % 2 == 0 {
+            data.splice(0..0, *b"\xEF\xBB\xBF");
+        }
+        fs::write(&path, &data).unwrap();
+        for d in &dialects {
+            let want = trace(open(&path, SourceChoice::Mmap, 4096, d));
+            assert!(!want.rows.is_empty());
+            for buf in [1, 2, 3, 7, 64, 1000, 128 * 1024] {
+                let got = trace(open(&path, SourceChoice::Buffered, buf, d));
+                assert_eq!(got, want, "seed {seed}, buffer {buf}, {d:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn empty_file_has_no_rows() {
+    let f = tempfile::NamedTempFile::new().unwrap();
+    for choice in [SourceChoice::Auto, SourceChoice::Mmap, SourceChoice::Buffered] {
+        let mut rdr = ReaderBuilder::new().source(choice).from_path(f.path()).unwrap();
+        assert_eq!(rdr.source_kind(), SourceKind::Buffered);
+        let want = if choice == SourceChoice::Buffered {
+            SourceReason::Requested
+        } else {
+            SourceReason::ZeroSize
+        };
+        assert_eq!(rdr.source_reason(), want);
+        assert!(rdr.headers().unwrap().is_none());
+        assert!(rdr.read_row().unwrap().is_none());
+        assert!(rdr.read_row().unwrap().is_none());
+    }
+}
+
+#[test]
+fn dev_null_has_no_rows() {
+    for choice in [SourceChoice::Auto, SourceChoice::Mmap] {
+        let mut rdr = ReaderBuilder::new().source(choice).from_path("/dev/null").unwrap();
+        assert_eq!(rdr.source_kind(), SourceKind::Buffered);
+        assert_eq!(rdr.source_reason(), SourceReason::NotRegular);
+        assert_eq!(rdr.count_rows().unwrap(), 0);
+    }
+}
+
+#[test]
+fn fifo_is_streamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pipe.csv");
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let writer_path = path.clone();
+    let writer = std::thread::spawn(move || {
+        // Opening a FIFO for writing blocks until the reader opens it.
+        let mut w = fs::OpenOptions::new().write(true).open(writer_path).unwrap();
+        w.write_all(b"n,sq\n").unwrap();
+        for i in 0..20_000u64 {
+            // Many small writes: records straddle pipe reads.
+            writeln!(w, "{i},\"{}\"", i * i).unwrap();
+        }
+    });
+    for choice in [SourceChoice::Auto, SourceChoice::Mmap] {
+        if choice == SourceChoice::Mmap {
+            // A FIFO can be read once per writer; the first pass consumed it.
+            break;
+        }
+        let mut rdr =
+            ReaderBuilder::new().source(choice).buffer_size(100).from_path(&path).unwrap();
+        assert_eq!(rdr.source_kind(), SourceKind::Buffered);
+        assert_eq!(rdr.source_reason(), SourceReason::NotRegular);
+        let mut n = 0u64;
+        while let Some(row) = rdr.read_row().unwrap() {
+            assert_eq!(row.get_str(0).unwrap().parse::<u64>().unwrap(), n);
+            assert_eq!(row.get_str(1).unwrap().parse::<u64>().unwrap(), n * n);
+            n += 1;
+        }
+        assert_eq!(n, 20_000);
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn proc_files_of_size_zero_are_read() {
+    let path = Path::new("/proc/self/status");
+    assert_eq!(fs::metadata(path).unwrap().len(), 0, "/proc reports size 0");
+    let d = Dialect::builder().delimiter(b':').headers(false).flexible(true).build().unwrap();
+    for choice in [SourceChoice::Auto, SourceChoice::Mmap] {
+        let mut rdr =
+            ReaderBuilder::new().dialect(d.clone()).source(choice).from_path(path).unwrap();
+        assert_eq!(rdr.source_kind(), SourceKind::Buffered);
+        assert_eq!(rdr.source_reason(), SourceReason::ZeroSize);
+        let first = rdr.read_row().unwrap().unwrap().to_owned();
+        assert_eq!(first.get(0), Some(&b"Name"[..]));
+        assert!(rdr.count_rows().unwrap() > 5);
+    }
+}
+
+#[test]
+fn failed_map_falls_back_to_reading() {
+    // sysfs attributes report a size (a page) but cannot be mapped (ENODEV).
+    let path = Path::new("/sys/kernel/mm/transparent_hugepage/enabled");
+    if !path.exists() {
+        eprintln!("skipped: {} is not available here", path.display());
+        return;
+    }
+    assert!(fs::metadata(path).unwrap().len() > 0);
+    let d = Dialect::builder().delimiter(b' ').headers(false).flexible(true).build().unwrap();
+    let mut rdr =
+        ReaderBuilder::new().dialect(d).source(SourceChoice::Mmap).from_path(path).unwrap();
+    assert_eq!(rdr.source_kind(), SourceKind::Buffered);
+    assert_eq!(rdr.source_reason(), SourceReason::MapFailed);
+    let row = rdr.read_row().unwrap().unwrap();
+    assert!(row.iter().any(|f| f.contains(&b'[')), "the current setting is bracketed");
+}
+
+#[test]
+fn automatic_choice_and_reasons() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small.csv");
+    let big = dir.path().join("big.csv");
+    fs::write(&small, "a\n1\n").unwrap();
+    fs::write(&big, "a\n1\n".repeat(fastcsv::SMALL_FILE as usize)).unwrap();
+    let kind = |p: &Path, b: &mut ReaderBuilder| {
+        let r = b.from_path(p).unwrap();
+        (r.source_kind(), r.source_reason())
+    };
+    use SourceKind::{Buffered, Mapped};
+    use SourceReason::*;
+    assert_eq!(kind(&small, &mut ReaderBuilder::new()), (Buffered, SmallFile));
+    assert_eq!(kind(&big, &mut ReaderBuilder::new()), (Mapped, RegularFile));
+    assert_eq!(kind(&small, ReaderBuilder::new().source(SourceChoice::Mmap)), (Mapped, Requested));
+    assert_eq!(
+        kind(&big, ReaderBuilder::new().source(SourceChoice::Buffered)),
+        (Buffered, Requested)
+    );
+    assert_eq!(kind(&big, ReaderBuilder::new().map_limit(1000)), (Buffered, TooLarge));
+    // An explicit request ignores the limit.
+    assert_eq!(
+        kind(&big, ReaderBuilder::new().map_limit(1000).source(SourceChoice::Mmap)),
+        (Mapped, Requested)
+    );
+    let r = Reader::from_reader(&b""[..]);
+    assert_eq!((r.source_kind(), r.source_reason()), (Buffered, NotAFile));
+    assert_eq!(SmallFile.to_string(), "small file");
+}
+
+#[test]
+fn bom_split_across_refills() {
+    let data = b"\xEF\xBB\xBFname,qty\nx,1\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bom.csv");
+    fs::write(&path, data).unwrap();
+    for buf in 1..=5 {
+        let mut rdr = ReaderBuilder::new().buffer_size(buf).from_reader(&data[..]);
+        assert_eq!(rdr.headers().unwrap().unwrap().get(0), Some(&b"name"[..]), "buffer {buf}");
+        let row = rdr.read_row().unwrap().unwrap();
+        assert_eq!((row.get(0), row.position().byte), (Some(&b"x"[..]), 12));
+        let d = Dialect::default();
+        let a = trace(open(&path, SourceChoice::Buffered, buf, &d));
+        let b = trace(open(&path, SourceChoice::Mmap, buf, &d));
+        assert_eq!(a, b);
+        assert_eq!(a.rows.len(), 1);
+    }
+    // A BOM cut short by the end of input is data, not a BOM.
+    let d = Dialect::builder().headers(false).build().unwrap();
+    let mut rdr = ReaderBuilder::new().dialect(d).buffer_size(1).from_reader(&b"\xEF\xBB"[..]);
+    assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"\xEF\xBB"[..]));
+}
+
+#[test]
+fn one_byte_buffers_match_the_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.csv");
+    fs::write(&path, corpus(99, 20_000)).unwrap();
+    let d = Dialect::builder().strict(true).build().unwrap();
+    let want = trace(open(&path, SourceChoice::Mmap, 1, &d));
+    let got = trace(open(&path, SourceChoice::Buffered, 1, &d));
+    assert!(!want.errors.is_empty() && !want.rows.is_empty());
+    assert_eq!(got, want);
+}
+
+#[test]
+fn huge_record_grows_the_buffer_then_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.csv");
+    let mut data = format!("h\n\"{}\"\n", "y\n".repeat(250)); // 500-byte record
+    data.push_str(&format!("{}\n", "z".repeat(2000)));
+    fs::write(&path, &data).unwrap();
+    let mut rdr = ReaderBuilder::new()
+        .source(SourceChoice::Buffered)
+        .buffer_size(16)
+        .max_buffer_size(1024)
+        .from_path(&path)
+        .unwrap();
+    assert_eq!(rdr.read_row().unwrap().unwrap().get(0).unwrap().len(), 500);
+    assert_eq!(rdr.buffer_capacity(), Some(512));
+    let e = rdr.read_row().unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::RecordTooLarge { limit: 1024 }), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.starts_with(&*path.to_string_lossy()), "{msg}");
+    assert!(msg.contains(":253: record 2, byte 505: record larger"), "{msg}");
+    assert_eq!(rdr.buffer_capacity(), Some(1024));
+    // The mapped source has no buffer and reads it whole.
+    let mut rdr = ReaderBuilder::new().source(SourceChoice::Mmap).from_path(&path).unwrap();
+    assert_eq!(rdr.buffer_capacity(), None);
+    assert_eq!(rdr.count_rows().unwrap(), 2);
+}
+
+/// Writes `rows` lines of `i,<text>,<i*7>` and returns the file's size.
+fn write_numbered(path: &Path, rows: u64) -> u64 {
+    let mut w = BufWriter::new(File::create(path).unwrap());
+    for i in 0..rows {
+        writeln!(w, "{i},some text for row {i},{}", i * 7).unwrap();
+    }
+    w.flush().unwrap();
+    fs::metadata(path).unwrap().len()
+}
+
+#[test]
+fn truncation_while_mapped_is_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrinking.csv");
+    let size = write_numbered(&path, 1_700_000);
+    assert!(size > 64 << 20, "{size}");
+    let d = Dialect::builder().headers(false).build().unwrap();
+    let mut rdr =
+        ReaderBuilder::new().dialect(d).source(SourceChoice::Mmap).from_path(&path).unwrap();
+    assert_eq!(rdr.source_kind(), SourceKind::Mapped);
+    for i in 0..1000u64 {
+        let row = rdr.read_row().unwrap().unwrap();
+        assert_eq!(row.get_str(0).unwrap().parse::<u64>().unwrap(), i);
+    }
+    let keep = (1u64 << 20) + 12_345; // not page-aligned on purpose
+    File::options().write(true).open(&path).unwrap().set_len(keep).unwrap();
+    let mut n = 1000u64;
+    let err = loop {
+        match rdr.read_row() {
+            Ok(Some(row)) => {
+                // Every row handed out is a real one, never zeros.
+                assert_eq!(row.get_str(0).unwrap().parse::<u64>().unwrap(), n);
+                assert_eq!(row.get_str(2).unwrap().parse::<u64>().unwrap(), n * 7);
+                n += 1;
+            }
+            Ok(None) => panic!("no error after truncation ({n} rows)"),
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(err.kind(), ErrorKind::FileChanged), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.starts_with(&*path.to_string_lossy()), "{msg}");
+    assert!(msg.ends_with("file changed while reading"), "{msg}");
+    let byte = err.position().unwrap().byte;
+    assert!(byte <= keep && byte > keep - 100, "error at byte {byte}, kept {keep}");
+    // The rows before the cut were all returned, and reading stops there.
+    assert!(n > 20_000, "{n}");
+    assert!(rdr.read_row().unwrap().is_none());
+}
+
+#[test]
+fn shrink_after_the_last_page_is_read_is_caught_at_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrunk.csv");
+    fs::write(&path, "a,b\n1,2\n3,4\n").unwrap();
+    let mut rdr = ReaderBuilder::new().source(SourceChoice::Mmap).from_path(&path).unwrap();
+    assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"1"[..]));
+    File::options().write(true).open(&path).unwrap().set_len(4).unwrap();
+    let e = loop {
+        match rdr.read_row() {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("shrinking went unnoticed"),
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(e.kind(), ErrorKind::FileChanged), "{e:?}");
+    // Growing is not a change that invalidates what was read.
+    fs::write(&path, "a,b\n1,2\n").unwrap();
+    let mut rdr = ReaderBuilder::new().source(SourceChoice::Mmap).from_path(&path).unwrap();
+    fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"5,6\n").unwrap();
+    assert_eq!(rdr.count_rows().unwrap(), 1);
+}
+
+/// In a child process: with fastcsv's handler installed, a SIGBUS in a
+/// mapping that is not fastcsv's still kills the process.
+#[test]
+fn foreign_sigbus_still_kills() {
+    if let Ok(p) = std::env::var("FASTCSV_FOREIGN_SIGBUS") {
+        let path = Path::new(&p);
+        // Install the handler through a fastcsv mapping, and keep it alive.
+        let _rdr = ReaderBuilder::new().source(SourceChoice::Mmap).from_path(path).unwrap();
+        let f = File::open(path).unwrap();
+        // SAFETY: this child exists to fault on purpose.
+        let map = unsafe { memmap2::Mmap::map(&f).unwrap() };
+        File::options().write(true).open(path).unwrap().set_len(0).unwrap();
+        let b = std::hint::black_box(&map[..])[100_000];
+        println!("survived, read {b}");
+        std::process::exit(0);
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("foreign.csv");
+    fs::write(&path, "x\n".repeat(100_000)).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "foreign_sigbus_still_kills", "--nocapture", "--test-threads=1"])
+        .env("FASTCSV_FOREIGN_SIGBUS", &path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.signal(), Some(libc::SIGBUS), "{out:?}");
+}
+
+#[test]
+fn large_mapped_files_release_parsed_pages_and_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.csv");
+    let size = write_numbered(&path, 1_000_000);
+    assert!(size > 32 << 20);
+    let d = Dialect::builder().headers(false).build().unwrap();
+    let count = |b: &mut ReaderBuilder| {
+        let mut r = b.dialect(d.clone()).from_path(&path).unwrap();
+        let mut sum = 0u64;
+        while let Some(row) = r.read_row().unwrap() {
+            sum += row.get_str(2).unwrap().parse::<u64>().unwrap();
+        }
+        sum
+    };
+    let want: u64 = (0..1_000_000u64).map(|i| i * 7).sum();
+    let mut released = ReaderBuilder::new();
+    released.source(SourceChoice::Mmap).release_threshold(0);
+    assert_eq!(count(&mut released), want);
+    assert_eq!(count(ReaderBuilder::new().source(SourceChoice::Buffered)), want);
+}
