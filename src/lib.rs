@@ -47,6 +47,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bench;
 mod dialect;
 mod error;
 mod filter;
