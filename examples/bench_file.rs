@@ -23,7 +23,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let mut value = || args.next().ok_or(format!("{a} needs a value"));
         match a.as_str() {
             "--sizes" => opts.sizes = bench::parse_sizes(&value()?)?,
-            "--runs" => opts.runs = value()?.parse()?,
+            "--runs" => {
+                // Asked for explicitly: exactly that many, however long.
+                opts.runs = value()?.parse()?;
+                opts.time_budget = None;
+            }
             "--cold" => opts.cold = true,
             "--work" => {
                 let w = value()?;

@@ -109,6 +109,7 @@ pub const DEFAULT_SIZES: &[usize] =
 /// assert_eq!(o.runs, 3);
 /// assert_eq!(o.sizes, fastcsv::bench::DEFAULT_SIZES);
 /// assert!(!o.cold);
+/// assert_eq!(o.time_budget, Some(std::time::Duration::from_secs(50)));
 /// ```
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
@@ -123,6 +124,12 @@ pub struct BenchOptions {
     pub work: Work,
     /// The dialect to parse with.
     pub dialect: Dialect,
+    /// Roughly how long the whole measurement may take: after the first
+    /// run, `runs` is lowered (to 1 at least) so that every configuration
+    /// fits, and [`BenchReport::runs`] says how many were made. `None`
+    /// makes exactly `runs` runs. Default 50 s, so that the default
+    /// settings finish within a minute on a 1 GiB file.
+    pub time_budget: Option<Duration>,
 }
 
 impl Default for BenchOptions {
@@ -133,6 +140,7 @@ impl Default for BenchOptions {
             cold: false,
             work: Work::Count,
             dialect: Dialect::default(),
+            time_budget: Some(Duration::from_secs(50)),
         }
     }
 }
@@ -206,7 +214,8 @@ pub struct BenchReport {
     pub rows: u64,
     /// Data errors per parse (skipped; the same for every configuration).
     pub errors: u64,
-    /// Runs per configuration.
+    /// Runs per configuration (fewer than asked for when the time budget
+    /// required it).
     pub runs: usize,
     /// Whether the page cache was emptied before each run.
     pub cold: bool,
@@ -293,7 +302,8 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
     let mut sizes = opts.sizes.clone();
     sizes.sort_unstable();
     sizes.dedup();
-    let runs = opts.runs.max(1);
+    let mut runs = opts.runs.max(1);
+    let n_configs = 1 + sizes.len() as u32;
     let rss = RssProbe::new();
     let mut results = Vec::new();
     let mut outcome: Option<(u64, u64)> = None;
@@ -308,7 +318,9 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
         let mut times = Vec::with_capacity(runs);
         let (mut cpu, mut growth) = (Usage::default(), 0u64);
         let mut source = SourceKind::Buffered;
-        for _ in 0..runs {
+        let mut i = 0;
+        while i < runs {
+            i += 1;
             if opts.cold {
                 evict(path)?;
             }
@@ -325,6 +337,10 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
             growth = growth.max(rss.peak().saturating_sub(before_rss));
             cpu = cpu.add(&after.minus(&before));
             times.push(elapsed);
+            if let (Some(budget), true) = (opts.time_budget, results.is_empty() && i == 1) {
+                let fit = budget.as_secs_f64() / (elapsed.as_secs_f64() * f64::from(n_configs));
+                runs = runs.min(fit.max(1.0) as usize);
+            }
             match outcome {
                 None => outcome = Some(got),
                 Some(want) if want != got => {
@@ -346,7 +362,7 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
         sorted.sort_unstable();
         let median = sorted[sorted.len() / 2];
         let secs = median.as_secs_f64();
-        let n = runs as f64;
+        let n = times.len() as f64;
         results.push(ConfigResult {
             source,
             buffer_size,

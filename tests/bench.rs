@@ -167,3 +167,23 @@ fn sizes_parse_like_the_cli_takes_them() {
     assert_eq!((d.runs, d.cold, d.work), (3, false, Work::Count));
     assert!(d.sizes.contains(&(128 * 1024)));
 }
+
+#[test]
+fn the_time_budget_lowers_runs_for_every_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("budget.csv");
+    std::fs::write(&path, "a\n1\n2\n").unwrap();
+    let opts = BenchOptions {
+        sizes: vec![1024, 2048],
+        runs: 5,
+        time_budget: Some(std::time::Duration::ZERO),
+        ..Default::default()
+    };
+    let r = bench::run(&path, &opts).unwrap();
+    assert_eq!(r.runs, 1);
+    assert!(r.results.iter().all(|c| c.times.len() == 1));
+    let exact = BenchOptions { time_budget: None, ..opts };
+    let r = bench::run(&path, &exact).unwrap();
+    assert_eq!(r.runs, 5);
+    assert!(r.results.iter().all(|c| c.times.len() == 5));
+}
