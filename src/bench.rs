@@ -550,8 +550,17 @@ fn status_kib(key: &str) -> Option<u64> {
     line[key.len()..].trim().trim_end_matches("kB").trim().parse().ok()
 }
 
-fn secs(d: Duration) -> String {
-    format!("{:.3}", d.as_secs_f64())
+/// A duration with a unit that keeps 3-4 significant digits:
+/// `6.988 s`, `12.35 ms`, `45.2 µs`.
+fn dur(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 1.0 {
+        format!("{s:.3} s")
+    } else if s >= 1e-3 {
+        format!("{:.2} ms", s * 1e3)
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
 }
 
 fn mib(n: u64) -> String {
@@ -598,9 +607,13 @@ impl BenchReport {
             .path
             .file_name()
             .map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let size = if self.bytes >= 1_000_000 {
+            format!("{:.1} MB", self.bytes as f64 / 1e6)
+        } else {
+            format!("{} bytes", self.bytes)
+        };
         format!(
-            "{name}: {:.1} MB, {} rows, work={}, {} run{} each, {}",
-            self.bytes as f64 / 1e6,
+            "{name}: {size}, {} rows, work={}, {} run{} each, {}",
             self.rows,
             self.work.as_str(),
             self.runs,
@@ -622,8 +635,8 @@ impl BenchReport {
     pub fn to_table(&self) -> String {
         let head = [
             "source",
-            "median s",
-            "min-max s",
+            "median",
+            "min-max",
             "MB/s",
             "user s",
             "sys s",
@@ -635,8 +648,8 @@ impl BenchReport {
         for r in &self.results {
             rows.push([
                 r.label(),
-                secs(r.median),
-                format!("{}-{}", secs(r.min), secs(r.max)),
+                dur(r.median),
+                format!("{} - {}", dur(r.min), dur(r.max)),
                 format!("{:.1}", r.mb_per_s),
                 format!("{:.3}", r.user_s),
                 format!("{:.3}", r.sys_s),
@@ -924,6 +937,13 @@ mod tests {
         assert_eq!(nice_step(130.0), 200.0);
         assert_eq!(nice_step(400.0), 500.0);
         assert_eq!(nice_step(1000.0), 1000.0);
+    }
+
+    #[test]
+    fn durations_keep_their_digits() {
+        assert_eq!(dur(Duration::from_millis(6988)), "6.988 s");
+        assert_eq!(dur(Duration::from_micros(12_345)), "12.35 ms");
+        assert_eq!(dur(Duration::from_nanos(45_200)), "45.2 µs");
     }
 
     #[test]

@@ -57,9 +57,9 @@ fn table_is_aligned() {
     assert!(lines[1].starts_with("source") && lines[1].contains("MB/s"), "{t}");
     assert_eq!(lines.len(), 2 + 4, "{t}");
     // Right-aligned columns: every line has the same width.
-    let w = lines[1].len();
+    let w = lines[1].chars().count();
     for l in &lines[1..] {
-        assert_eq!(l.len(), w, "{t}");
+        assert_eq!(l.chars().count(), w, "{t}");
     }
     assert!(lines[2].starts_with("mmap ") && lines[3].starts_with("read 1K"), "{t}");
 }
