@@ -3,10 +3,13 @@
 //! several buffer sizes, several runs each.
 //!
 //! For every configuration it reports the median and the range of the wall
-//! times, the throughput (10⁶ bytes per second, from the median), the user
-//! and system CPU time and the minor and major page faults per run (deltas of
-//! `getrusage(RUSAGE_SELF)`), and how much the resident set grew during the
-//! run. It uses only the reader's public API.
+//! times, the throughput (10⁶ bytes per second, from the median), the
+//! throughput per CPU second, the user and system CPU time and the minor and
+//! major page faults per run (deltas of `getrusage(RUSAGE_SELF)`), and how
+//! much the resident set grew during the run. Runs go round-robin over the
+//! configurations (run 1 of each, then run 2, ...), so that a change in the
+//! machine's load does not land on one configuration only. It uses only the
+//! reader's public API.
 //!
 //! # Measuring honestly
 //!
@@ -173,6 +176,10 @@ pub struct ConfigResult {
     pub max: Duration,
     /// File size / median time, in 10⁶ bytes per second.
     pub mb_per_s: f64,
+    /// File size / mean CPU time (user + system) per run, in 10⁶ bytes per
+    /// CPU second: steadier than `mb_per_s` on a machine shared with other
+    /// work, but blind to time spent waiting for the disk.
+    pub cpu_mb_per_s: f64,
     /// User CPU seconds per run (mean).
     pub user_s: f64,
     /// System CPU seconds per run (mean).
@@ -302,25 +309,24 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
     let mut sizes = opts.sizes.clone();
     sizes.sort_unstable();
     sizes.dedup();
+    let configs: Vec<Option<usize>> =
+        std::iter::once(None).chain(sizes.iter().copied().map(Some)).collect();
     let mut runs = opts.runs.max(1);
-    let n_configs = 1 + sizes.len() as u32;
     let rss = RssProbe::new();
-    let mut results = Vec::new();
+    let mut acc: Vec<Acc> = configs.iter().map(|_| Acc::default()).collect();
     let mut outcome: Option<(u64, u64)> = None;
-    let configs = std::iter::once(None).chain(sizes.iter().copied().map(Some));
-    for buffer_size in configs {
-        let mut b = ReaderBuilder::new();
-        b.dialect(opts.dialect.clone());
-        match buffer_size {
-            None => b.source(SourceChoice::Mmap),
-            Some(n) => b.source(SourceChoice::Buffered).buffer_size(n),
-        };
-        let mut times = Vec::with_capacity(runs);
-        let (mut cpu, mut growth) = (Usage::default(), 0u64);
-        let mut source = SourceKind::Buffered;
-        let mut i = 0;
-        while i < runs {
-            i += 1;
+    // Round-robin: run 1 of every configuration, then run 2, ... so that a
+    // change in the machine's load spreads over all of them.
+    let mut round = 0;
+    while round < runs {
+        round += 1;
+        for (&buffer_size, acc) in configs.iter().zip(&mut acc) {
+            let mut b = ReaderBuilder::new();
+            b.dialect(opts.dialect.clone());
+            match buffer_size {
+                None => b.source(SourceChoice::Mmap),
+                Some(n) => b.source(SourceChoice::Buffered).buffer_size(n),
+            };
             if opts.cold {
                 evict(path)?;
             }
@@ -329,17 +335,17 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
             let before = Usage::now();
             let start = Instant::now();
             let mut rdr = b.from_path(path)?;
-            source = rdr.source_kind();
+            acc.source = Some(rdr.source_kind());
             let got = parse(&mut rdr, opts.work)?;
             drop(rdr);
             let elapsed = start.elapsed();
             let after = Usage::now();
-            growth = growth.max(rss.peak().saturating_sub(before_rss));
-            cpu = cpu.add(&after.minus(&before));
-            times.push(elapsed);
-            if let (Some(budget), true) = (opts.time_budget, results.is_empty() && i == 1) {
-                let fit = budget.as_secs_f64() / (elapsed.as_secs_f64() * f64::from(n_configs));
-                runs = runs.min(fit.max(1.0) as usize);
+            acc.growth = acc.growth.max(rss.peak().saturating_sub(before_rss));
+            acc.cpu = acc.cpu.add(&after.minus(&before));
+            acc.times.push(elapsed);
+            if let (Some(budget), 1, None) = (opts.time_budget, round, buffer_size) {
+                let per_round = elapsed.as_secs_f64() * configs.len() as f64;
+                runs = runs.min((budget.as_secs_f64() / per_round).max(1.0) as usize);
             }
             match outcome {
                 None => outcome = Some(got),
@@ -358,26 +364,8 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
                 Some(_) => {}
             }
         }
-        let mut sorted = times.clone();
-        sorted.sort_unstable();
-        let median = sorted[sorted.len() / 2];
-        let secs = median.as_secs_f64();
-        let n = times.len() as f64;
-        results.push(ConfigResult {
-            source,
-            buffer_size,
-            median,
-            min: sorted[0],
-            max: sorted[sorted.len() - 1],
-            times,
-            mb_per_s: if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 },
-            user_s: cpu.user / n,
-            sys_s: cpu.sys / n,
-            minor_faults: (cpu.minflt as f64 / n).round() as u64,
-            major_faults: (cpu.majflt as f64 / n).round() as u64,
-            peak_rss_growth: growth,
-        });
     }
+    let results = configs.iter().zip(acc).map(|(&b, a)| a.finish(b, bytes)).collect();
     let (rows, errors) = outcome.unwrap_or((0, 0));
     Ok(BenchReport {
         path: path.to_path_buf(),
@@ -390,6 +378,40 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
         rss_exact: rss.exact,
         results,
     })
+}
+
+/// What the runs of one configuration measured so far.
+#[derive(Default)]
+struct Acc {
+    source: Option<SourceKind>,
+    times: Vec<Duration>,
+    cpu: Usage,
+    growth: u64,
+}
+
+impl Acc {
+    fn finish(self, buffer_size: Option<usize>, bytes: u64) -> ConfigResult {
+        let mut sorted = self.times.clone();
+        sorted.sort_unstable();
+        let median = sorted[sorted.len() / 2];
+        let n = self.times.len() as f64;
+        let rate = |secs: f64| if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 };
+        ConfigResult {
+            source: self.source.unwrap_or(SourceKind::Buffered),
+            buffer_size,
+            median,
+            min: sorted[0],
+            max: sorted[sorted.len() - 1],
+            mb_per_s: rate(median.as_secs_f64()),
+            cpu_mb_per_s: rate((self.cpu.user + self.cpu.sys) / n),
+            user_s: self.cpu.user / n,
+            sys_s: self.cpu.sys / n,
+            minor_faults: (self.cpu.minflt as f64 / n).round() as u64,
+            major_faults: (self.cpu.majflt as f64 / n).round() as u64,
+            peak_rss_growth: self.growth,
+            times: self.times,
+        }
+    }
 }
 
 /// One parse; returns (rows, data errors). Data errors are skipped, as the
@@ -638,19 +660,21 @@ impl BenchReport {
             "median",
             "min-max",
             "MB/s",
+            "CPU MB/s",
             "user s",
             "sys s",
             "minflt",
             "majflt",
             if self.rss_exact { "peak RSS+ MiB" } else { "maxrss+ MiB" },
         ];
-        let mut rows: Vec<[String; 9]> = vec![head.map(String::from)];
+        let mut rows: Vec<[String; 10]> = vec![head.map(String::from)];
         for r in &self.results {
             rows.push([
                 r.label(),
                 dur(r.median),
                 format!("{} - {}", dur(r.min), dur(r.max)),
                 format!("{:.1}", r.mb_per_s),
+                format!("{:.1}", r.cpu_mb_per_s),
                 format!("{:.3}", r.user_s),
                 format!("{:.3}", r.sys_s),
                 r.minor_faults.to_string(),
@@ -658,7 +682,7 @@ impl BenchReport {
                 mib(r.peak_rss_growth),
             ]);
         }
-        let mut widths = [0usize; 9];
+        let mut widths = [0usize; 10];
         for row in &rows {
             for (w, cell) in widths.iter_mut().zip(row) {
                 *w = (*w).max(cell.chars().count());
@@ -687,7 +711,7 @@ impl BenchReport {
     /// The report as one JSON object (keys: `file`, `bytes`, `rows`,
     /// `errors`, `work`, `runs`, `cold`, `rss_exact`, `results`; each result
     /// has `source`, `buffer_size`, `median_s`, `min_s`, `max_s`, `times_s`,
-    /// `mb_per_s`, `user_s`, `sys_s`, `minor_faults`, `major_faults`,
+    /// `mb_per_s`, `cpu_mb_per_s`, `user_s`, `sys_s`, `minor_faults`, `major_faults`,
     /// `peak_rss_growth_bytes`).
     ///
     /// ```
@@ -715,7 +739,7 @@ impl BenchReport {
             let _ = write!(
                 o,
                 "    {{\"source\": {}, \"buffer_size\": {}, \"median_s\": {}, \"min_s\": {}, \
-                 \"max_s\": {}, \"times_s\": [{}], \"mb_per_s\": {}, \"user_s\": {}, \
+                 \"max_s\": {}, \"times_s\": [{}], \"mb_per_s\": {}, \"cpu_mb_per_s\": {}, \"user_s\": {}, \
                  \"sys_s\": {}, \"minor_faults\": {}, \"major_faults\": {}, \
                  \"peak_rss_growth_bytes\": {}}}",
                 json_str(source),
@@ -725,6 +749,7 @@ impl BenchReport {
                 num(r.max.as_secs_f64()),
                 times.join(", "),
                 num(r.mb_per_s),
+                num(r.cpu_mb_per_s),
                 num(r.user_s),
                 num(r.sys_s),
                 r.minor_faults,

@@ -86,6 +86,7 @@ fn json_is_valid_with_the_expected_keys() {
             "min_s",
             "max_s",
             "mb_per_s",
+            "cpu_mb_per_s",
             "user_s",
             "sys_s",
             "minor_faults",
