@@ -109,7 +109,12 @@ fn nul_and_filter() {
 #[test]
 fn field_limit_counts_characters() {
     case(&mut d().field_limit(Some(3)), "abc,d\n", &[&["abc", "d"]], "");
-    case(&mut d().field_limit(Some(3)), "x\nabcd,d\n", &[&["x"]], "field larger than field limit (3)");
+    case(
+        &mut d().field_limit(Some(3)),
+        "x\nabcd,d\n",
+        &[&["x"]],
+        "field larger than field limit (3)",
+    );
     case(&mut d().field_limit(Some(3)), "\u{e9}\u{e9}\u{e9}\n", &[&["\u{e9}\u{e9}\u{e9}"]], "");
     case(&mut d().field_limit(Some(3)), "\"ab\"\"\"\n", &[&["ab\""]], "");
     case(&mut d().field_limit(Some(3)), "\"ab\"\"c\"\n", &[], "field larger than field limit (3)");
@@ -145,7 +150,11 @@ fn every_error_kind_has_path_line_and_byte() {
     let cases: Vec<(Dialect, &str, &str)> = vec![
         (d().strict(true).build().unwrap(), "h\n\"a\"b\n", ":2: record 1, byte 5: ',' expected"),
         (d().strict(true).build().unwrap(), "h\n\"ab", ":2: record 1, byte 2: unexpected end"),
-        (d().field_limit(Some(2)).build().unwrap(), "h\nabc\n", ":2: record 1, byte 4: field larger"),
+        (
+            d().field_limit(Some(2)).build().unwrap(),
+            "h\nabc\n",
+            ":2: record 1, byte 4: field larger",
+        ),
         (d().build().unwrap(), "h,i\nabc\n", ":2: record 1, byte 4: found record with 1"),
     ];
     for (dialect, input, needle) in cases {
@@ -185,4 +194,12 @@ fn record_too_large_for_buffer() {
         fastcsv::Reader::builder().buffer_size(8).max_buffer_size(32).from_reader(big.as_bytes());
     let e = rdr.read_row().unwrap_err();
     assert!(e.to_string().contains("record larger than the maximum buffer size (32"), "{e}");
+}
+
+#[test]
+fn error_line_inside_crlf_in_quotes() {
+    // The LF of a CRLF inside quotes is on the same line as the CR.
+    let dialect = scan_dialect(d().field_limit(Some(5)).quote(Some(b'\'')).delimiter(b'\t'));
+    let out = check_all(&dialect, b"'#,,,\r\n");
+    assert_eq!(out.error, Some(("field larger than field limit (5)".to_string(), 1)));
 }
