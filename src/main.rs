@@ -1,1 +1,2 @@
+//! The `fastcsv` command-line tool (in progress).
 fn main() {}

@@ -1,7 +1,7 @@
 //! The reader: drives the scanner over a source and tracks positions.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 use crate::dialect::Dialect;
@@ -194,11 +194,10 @@ impl ReaderBuilder {
                 Ok(Reader::new(self, Src::Mapped(m), kind, reason, offset))
             }
             None => {
-                // Make sure reading works now (e.g. a directory fails here).
-                if let Err(e) = file.seek(SeekFrom::Current(0)) {
-                    if e.raw_os_error() == Some(libc::EISDIR) {
-                        return Err(with_path(e.into()));
-                    }
+                // A directory opens fine on Unix but cannot be read: say so now.
+                if file.metadata().is_ok_and(|m| m.is_dir()) {
+                    let e = std::io::Error::from_raw_os_error(libc::EISDIR);
+                    return Err(with_path(e.into()));
                 }
                 let buf = ReadBuffer::new(Box::new(file), self.buffer_size, self.max_buffer_size);
                 Ok(Reader::new(self, Src::Read(buf), kind, reason, 0))
