@@ -1,1 +1,2 @@
-fn main(){}
+//! The `fastcsv` command-line tool (in progress).
+fn main() {}

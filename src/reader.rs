@@ -215,12 +215,11 @@ impl ReaderBuilder {
                 let offset = (offset as usize).min(m.bytes().len());
                 Ok(Reader::new(self, Src::Mapped(m), kind, reason, offset))
             }
-            Err(mut file) => {
-                // Make sure reading works now (e.g. a directory fails here).
-                if let Err(e) = file.stream_position() {
-                    if e.raw_os_error() == Some(libc::EISDIR) {
-                        return Err(with_path(e.into()));
-                    }
+            Err(file) => {
+                // A directory opens fine on Unix but cannot be read: say so now.
+                if file.metadata().is_ok_and(|m| m.is_dir()) {
+                    let e = std::io::Error::from_raw_os_error(libc::EISDIR);
+                    return Err(with_path(e.into()));
                 }
                 let buf = ReadBuffer::new(Box::new(file), self.buffer_size, self.max_buffer_size);
                 Ok(Reader::new(self, Src::Read(buf), kind, reason, 0))
@@ -267,8 +266,9 @@ pub struct Reader<'a> {
     started: bool,
     done: bool,
     row_pos: Position,
-    /// An error stopped the scan inside a line that is not counted yet.
-    mid_line_error: bool,
+    /// An error stopped the scan inside a line that is not counted yet:
+    /// the line number Python's `line_num` would show.
+    err_line: Option<u64>,
 }
 
 impl<'a> Reader<'a> {
@@ -297,7 +297,7 @@ impl<'a> Reader<'a> {
             started: false,
             done: false,
             row_pos: Position::default(),
-            mid_line_error: false,
+            err_line: None,
         }
     }
 
@@ -376,7 +376,7 @@ impl<'a> Reader<'a> {
     /// assert_eq!(rdr.line(), 3);
     /// ```
     pub fn line(&self) -> u64 {
-        self.scanner.lines() + u64::from(self.mid_line_error)
+        self.err_line.unwrap_or_else(|| self.scanner.lines())
     }
 
     /// Bytes consumed so far, from the start of the input.
@@ -534,9 +534,16 @@ impl<'a> Reader<'a> {
                 record: self.records,
             }
         } else {
+            // The line holding byte `off`: one past the lines counted, unless
+            // it is the LF of a CRLF whose CR was already counted.
+            let data = self.data();
+            let in_crlf = self.dialect.terminator == crate::Terminator::Any
+                && off > 0
+                && data.get(off) == Some(&b'\n')
+                && data[off - 1] == b'\r';
             Position {
                 byte: self.base + (self.rec_start + off) as u64,
-                line: self.scanner.lines() + 1,
+                line: self.scanner.lines() + u64::from(!in_crlf),
                 record: self.records,
             }
         };
@@ -579,7 +586,7 @@ impl<'a> Reader<'a> {
         }
         self.rec_start += self.pos;
         self.pos = 0;
-        self.mid_line_error = false;
+        self.err_line = None;
         if let Src::Mapped(m) = &mut self.src {
             m.release_before(self.rec_start);
         }
@@ -639,7 +646,7 @@ impl<'a> Reader<'a> {
                 }
                 Scan::Error(k, off) => {
                     let e = self.err_at(k, off);
-                    self.mid_line_error = true;
+                    self.err_line = e.position().map(|p| p.line);
                     self.records += 1;
                     self.scanner.recover();
                     self.rec_start += off;

@@ -33,7 +33,7 @@ impl<'a> ReadBuffer<'a> {
         self.eof
     }
 
-    /// Current capacity (for memory accounting in tests and `bench`).
+    /// Current capacity (reported by `Reader::buffer_capacity`).
     pub(crate) fn capacity(&self) -> usize {
         self.buf.len()
     }
