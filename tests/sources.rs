@@ -369,6 +369,10 @@ fn shrink_after_the_last_page_is_read_is_caught_at_the_end() {
 fn foreign_sigbus_still_kills() {
     if let Ok(p) = std::env::var("FASTCSV_FOREIGN_SIGBUS") {
         let path = Path::new(&p);
+        // No core file from the crash this child is about to have.
+        let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: `no_core` is a valid rlimit.
+        unsafe { libc::setrlimit(libc::RLIMIT_CORE, &no_core) };
         // Install the handler through a fastcsv mapping, and keep it alive.
         let _rdr = ReaderBuilder::new().source(SourceChoice::Mmap).from_path(path).unwrap();
         let f = File::open(path).unwrap();

@@ -47,6 +47,11 @@
 //!   we reach the affected pages) raises no signal and is not detected; the
 //!   parser then sees the new bytes, which is memory-safe for a parser that
 //!   validates every byte it reads.
+//! * The kernel also raises `SIGBUS` when it cannot read a mapped page
+//!   (an I/O error, a network filesystem gone away); that is reported the
+//!   same way, as `FileChanged`.
+//! * A row already handed out may read zeros if the file is truncated while
+//!   the caller still holds it; the next call to the reader reports it.
 //! * If the application later installs its own `SIGBUS` handler without
 //!   chaining to ours, faults in mappings are no longer survived.
 //! * Mappings live at most as long as their reader, and a reader faults only
