@@ -457,7 +457,12 @@ fn parse(rdr: &mut Reader<'_>, work: Work) -> Result<(u64, u64)> {
 /// Drops `path`'s pages from the page cache.
 fn evict(path: &Path) -> Result<()> {
     let f = File::open(path).map_err(|e| Error::from(e).with_path(path))?;
-    #[cfg(unix)]
+    #[cfg(not(target_os = "linux"))]
+    {
+        drop(f);
+        return Err(Error::config("cold runs (evicting the page cache) need Linux"));
+    }
+    #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
         // SAFETY: the descriptor is open for the duration of the call;
@@ -466,9 +471,9 @@ fn evict(path: &Path) -> Result<()> {
         if rc != 0 {
             return Err(Error::from(std::io::Error::from_raw_os_error(rc)).with_path(path));
         }
+        drop(f);
+        Ok(())
     }
-    drop(f);
-    Ok(())
 }
 
 /// CPU time and page faults of this process.
@@ -495,8 +500,8 @@ impl Usage {
                     sys: t(ru.ru_stime),
                     minflt: ru.ru_minflt as u64,
                     majflt: ru.ru_majflt as u64,
-                    // Kilobytes on Linux.
-                    maxrss: ru.ru_maxrss as u64 * 1024,
+                    // Bytes on macOS, kilobytes elsewhere.
+                    maxrss: ru.ru_maxrss as u64 * if cfg!(target_os = "macos") { 1 } else { 1024 },
                 };
             }
         }

@@ -148,6 +148,7 @@ pub(crate) struct Mapped {
     next_release: usize,
     /// Also drop released pages from the page cache (files larger than the
     /// memory available: they would not stay cached anyway).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     evict_cache: bool,
 }
 
@@ -215,7 +216,9 @@ impl Mapped {
             return;
         }
         self.next_release = offset.saturating_add(RELEASE_EVERY);
-        #[cfg(unix)]
+        // Linux only: elsewhere (no posix_fadvise on macOS) pages stay until
+        // the kernel reclaims them.
+        #[cfg(target_os = "linux")]
         {
             let page = page_size();
             let end = offset & !(page - 1);
@@ -248,7 +251,7 @@ impl Mapped {
 }
 
 /// The system's page size.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 fn page_size() -> usize {
     // SAFETY: sysconf has no memory-safety preconditions.
     let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
