@@ -443,3 +443,40 @@ fn large_maps_release_parsed_pages_and_read_right() {
     assert!(released < 24 * 1024, "released: {released} KiB resident");
     assert!(kept > 64 * 1024, "kept: {kept} KiB resident");
 }
+
+/// In a child process (so that no other test's mappings count): once every
+/// slot of the SIGBUS guard is taken, another mapping falls back to reading,
+/// and a freed slot is used again.
+#[test]
+fn mappings_beyond_the_guard_slots_are_read() {
+    if let Ok(p) = std::env::var("FASTCSV_GUARD_SLOTS") {
+        let open = || ReaderBuilder::new().source(SourceChoice::Mmap).from_path(&p).unwrap();
+        let mut held = Vec::new();
+        loop {
+            let rdr = open();
+            if rdr.source_kind() == SourceKind::Buffered {
+                assert_eq!(rdr.source_reason(), SourceReason::MapFailed);
+                let mut rdr = rdr;
+                assert_eq!(rdr.count_rows().unwrap(), 2, "the fallback reads the file");
+                break;
+            }
+            held.push(rdr);
+            assert!(held.len() <= 1000, "no limit on mappings?");
+        }
+        println!("slots: {}", held.len());
+        held.pop();
+        assert_eq!(open().source_kind(), SourceKind::Mapped, "a freed slot is reused");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slots.csv");
+    fs::write(&path, "a\n1\n2\n").unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "mappings_beyond_the_guard_slots_are_read", "--nocapture"])
+        .env("FASTCSV_GUARD_SLOTS", &path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout.contains("slots: 64"), "{stdout}");
+}
