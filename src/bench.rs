@@ -35,7 +35,8 @@
 //!
 //! ```
 //! use fastcsv::bench::{self, BenchOptions, Work};
-//! let p = std::env::temp_dir().join("fastcsv-bench-doc.csv");
+//! let dir = tempfile::tempdir().unwrap();
+//! let p = dir.path().join("fastcsv-bench-doc.csv");
 //! std::fs::write(&p, "a,b\n1,2\n3,4\n").unwrap();
 //! let opts = BenchOptions { sizes: vec![1024, 4096], runs: 1, work: Work::Fields, ..Default::default() };
 //! let report = bench::run(&p, &opts).unwrap();
@@ -152,7 +153,8 @@ impl Default for BenchOptions {
 /// The figures for one source and buffer size.
 ///
 /// ```
-/// let p = std::env::temp_dir().join("fastcsv-bench-config-doc.csv");
+/// let dir = tempfile::tempdir().unwrap();
+/// let p = dir.path().join("fastcsv-bench-config-doc.csv");
 /// std::fs::write(&p, "a\n1\n").unwrap();
 /// let o = fastcsv::bench::BenchOptions { sizes: vec![], runs: 2, ..Default::default() };
 /// let r = fastcsv::bench::run(&p, &o).unwrap();
@@ -197,7 +199,8 @@ impl ConfigResult {
     /// `mmap`, or `read` with the buffer size (`read 128K`).
     ///
     /// ```
-    /// let p = std::env::temp_dir().join("fastcsv-bench-label-doc.csv");
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let p = dir.path().join("fastcsv-bench-label-doc.csv");
     /// std::fs::write(&p, "a\n1\n").unwrap();
     /// let o = fastcsv::bench::BenchOptions { sizes: vec![4096], runs: 1, ..Default::default() };
     /// let r = fastcsv::bench::run(&p, &o).unwrap();
@@ -299,7 +302,8 @@ pub fn format_size(n: u64) -> String {
 /// of rows or data errors.
 ///
 /// ```
-/// let p = std::env::temp_dir().join("fastcsv-bench-run-doc.csv");
+/// let dir = tempfile::tempdir().unwrap();
+/// let p = dir.path().join("fastcsv-bench-run-doc.csv");
 /// std::fs::write(&p, "x,y\n1,2\n").unwrap();
 /// let opts = fastcsv::bench::BenchOptions { sizes: vec![1024], runs: 1, ..Default::default() };
 /// let r = fastcsv::bench::run(&p, &opts).unwrap();
@@ -653,7 +657,8 @@ impl BenchReport {
     /// An aligned text table, one configuration per line.
     ///
     /// ```
-    /// let p = std::env::temp_dir().join("fastcsv-bench-table-doc.csv");
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let p = dir.path().join("fastcsv-bench-table-doc.csv");
     /// std::fs::write(&p, "a\n1\n").unwrap();
     /// let o = fastcsv::bench::BenchOptions { sizes: vec![1024], runs: 1, ..Default::default() };
     /// let t = fastcsv::bench::run(&p, &o).unwrap().to_table();
@@ -721,7 +726,8 @@ impl BenchReport {
     /// `peak_rss_growth_bytes`).
     ///
     /// ```
-    /// let p = std::env::temp_dir().join("fastcsv-bench-json-doc.csv");
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let p = dir.path().join("fastcsv-bench-json-doc.csv");
     /// std::fs::write(&p, "a\n1\n").unwrap();
     /// let o = fastcsv::bench::BenchOptions { sizes: vec![], runs: 1, ..Default::default() };
     /// let j = fastcsv::bench::run(&p, &o).unwrap().to_json();
@@ -772,7 +778,8 @@ impl BenchReport {
     /// titles and units, a legend and a title.
     ///
     /// ```
-    /// let p = std::env::temp_dir().join("fastcsv-bench-svg-doc.csv");
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let p = dir.path().join("fastcsv-bench-svg-doc.csv");
     /// std::fs::write(&p, "a\n1\n").unwrap();
     /// let o = fastcsv::bench::BenchOptions { sizes: vec![1024, 4096], runs: 1, ..Default::default() };
     /// let svg = fastcsv::bench::run(&p, &o).unwrap().to_svg();

@@ -31,7 +31,8 @@
 //!
 //! ```
 //! use fastcsv::{SourceKind, SourceReason};
-//! let p = std::env::temp_dir().join("fastcsv-crate-doc.csv");
+//! let dir = tempfile::tempdir().unwrap();
+//! let p = dir.path().join("fastcsv-crate-doc.csv");
 //! let mut data = String::from("a,b\n");
 //! while data.len() < fastcsv::SMALL_FILE as usize {
 //!     data.push_str("1,2\n");
