@@ -106,7 +106,10 @@ impl ReaderBuilder {
     }
 
     /// Files larger than this are read, not mapped, under
-    /// [`SourceChoice::Auto`] (default: the memory available).
+    /// [`SourceChoice::Auto`] (default: the memory free when the file is
+    /// opened, `sysconf(_SC_AVPHYS_PAGES)`; this leaves out the page cache,
+    /// so it errs toward reading, which costs little: see
+    /// `docs/mmap-vs-read.md`).
     ///
     /// ```
     /// let b = fastcsv::ReaderBuilder::new().map_limit(1 << 30).clone();

@@ -327,7 +327,10 @@ pub(crate) fn choose_with(
     }
 }
 
-/// Memory the machine has available, used as the default mapping limit.
+/// Memory free now (`_SC_AVPHYS_PAGES`, Linux's `MemFree`: one cheap
+/// `sysinfo` call, unlike reading `MemAvailable` from `/proc/meminfo`, which
+/// costs as much as mapping a small file), used as the default mapping limit
+/// and to decide whether released pages also leave the page cache.
 pub(crate) fn default_map_limit() -> u64 {
     #[cfg(unix)]
     {
