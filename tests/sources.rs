@@ -129,25 +129,22 @@ fn dev_null_has_no_rows() {
 #[test]
 fn fifo_is_streamed() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("pipe.csv");
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: `c` is a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let writer_path = path.clone();
-    let writer = std::thread::spawn(move || {
-        // Opening a FIFO for writing blocks until the reader opens it.
-        let mut w = fs::OpenOptions::new().write(true).open(writer_path).unwrap();
-        w.write_all(b"n,sq\n").unwrap();
-        for i in 0..20_000u64 {
-            // Many small writes: records straddle pipe reads.
-            writeln!(w, "{i},\"{}\"", i * i).unwrap();
-        }
-    });
-    for choice in [SourceChoice::Auto, SourceChoice::Mmap] {
-        if choice == SourceChoice::Mmap {
-            // A FIFO can be read once per writer; the first pass consumed it.
-            break;
-        }
+    // A FIFO is read once per writer: a fresh one for each source choice.
+    for (i, choice) in [SourceChoice::Auto, SourceChoice::Mmap].into_iter().enumerate() {
+        let path = dir.path().join(format!("pipe{i}.csv"));
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let writer_path = path.clone();
+        let writer = std::thread::spawn(move || {
+            // Opening a FIFO for writing blocks until the reader opens it.
+            let mut w = fs::OpenOptions::new().write(true).open(writer_path).unwrap();
+            w.write_all(b"n,sq\n").unwrap();
+            for i in 0..20_000u64 {
+                // Many small writes: records straddle pipe reads.
+                writeln!(w, "{i},\"{}\"", i * i).unwrap();
+            }
+        });
         let mut rdr =
             ReaderBuilder::new().source(choice).buffer_size(100).from_path(&path).unwrap();
         assert_eq!(rdr.source_kind(), SourceKind::Buffered);
@@ -159,8 +156,8 @@ fn fifo_is_streamed() {
             n += 1;
         }
         assert_eq!(n, 20_000);
+        writer.join().unwrap();
     }
-    writer.join().unwrap();
 }
 
 #[test]
