@@ -477,3 +477,23 @@ fn mappings_beyond_the_guard_slots_are_read() {
     assert!(out.status.success(), "{out:?}");
     assert!(stdout.contains("slots: 64"), "{stdout}");
 }
+
+#[test]
+fn an_open_pipe_is_read() {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe() writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: pipe() just created these descriptors; each File owns one.
+    let (rx, mut tx) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+    let writer = std::thread::spawn(move || {
+        tx.write_all(b"a,b\n1,2\n3,4\n").unwrap();
+    });
+    let mut rdr = ReaderBuilder::new().source(SourceChoice::Mmap).from_file(rx).unwrap();
+    assert_eq!(
+        (rdr.source_kind(), rdr.source_reason()),
+        (SourceKind::Buffered, SourceReason::NotRegular)
+    );
+    assert_eq!(rdr.count_rows().unwrap(), 2);
+    writer.join().unwrap();
+}
