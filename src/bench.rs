@@ -238,6 +238,13 @@ pub struct BenchReport {
     pub rss_exact: bool,
     /// Mapped first, then buffered by increasing buffer size.
     pub results: Vec<ConfigResult>,
+    /// The machine: CPUs this process may use.
+    pub cpus: usize,
+    /// The 1-minute load average before and after the measurement (Linux
+    /// `/proc/loadavg`), to tell a quiet machine from a busy one.
+    pub load: Option<(f64, f64)>,
+    /// When the measurement started, in seconds since the Unix epoch.
+    pub started: u64,
 }
 
 /// Parses a size: digits with an optional binary suffix `K`, `M`, `G`
@@ -318,6 +325,10 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
         std::iter::once(None).chain(sizes.iter().copied().map(Some)).collect();
     let mut runs = opts.runs.max(1);
     let rss = RssProbe::new();
+    let load_before = load_average();
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     let mut acc: Vec<Acc> = configs.iter().map(|_| Acc::default()).collect();
     let mut outcome: Option<(u64, u64)> = None;
     // Round-robin: run 1 of every configuration, then run 2, ... so that a
@@ -382,7 +393,15 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
         work: opts.work,
         rss_exact: rss.exact,
         results,
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        load: load_before.zip(load_average()),
+        started,
     })
+}
+
+/// The 1-minute load average.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }
 
 /// What the runs of one configuration measured so far.
@@ -716,11 +735,24 @@ impl BenchReport {
         if self.errors > 0 {
             let _ = writeln!(out, "({} data errors skipped per parse)", self.errors);
         }
+        if let Some((before, after)) = self.load {
+            let _ = writeln!(
+                out,
+                "(load average {before:.2} before, {after:.2} after, {} CPUs{})",
+                self.cpus,
+                if before.max(after) > 0.5 * self.cpus as f64 {
+                    ": the machine was busy, timings are noisy"
+                } else {
+                    ""
+                }
+            );
+        }
         out
     }
 
     /// The report as one JSON object (keys: `file`, `bytes`, `rows`,
-    /// `errors`, `work`, `runs`, `cold`, `rss_exact`, `results`; each result
+    /// `errors`, `work`, `runs`, `cold`, `rss_exact`, `cpus`, `load_before`,
+    /// `load_after`, `started_unix`, `results`; each result
     /// has `source`, `buffer_size`, `median_s`, `min_s`, `max_s`, `times_s`,
     /// `mb_per_s`, `cpu_mb_per_s`, `user_s`, `sys_s`, `minor_faults`, `major_faults`,
     /// `peak_rss_growth_bytes`).
@@ -743,6 +775,11 @@ impl BenchReport {
         let _ = writeln!(o, "  \"runs\": {},", self.runs);
         let _ = writeln!(o, "  \"cold\": {},", self.cold);
         let _ = writeln!(o, "  \"rss_exact\": {},", self.rss_exact);
+        let _ = writeln!(o, "  \"cpus\": {},", self.cpus);
+        let (lb, la) = self.load.map_or(("null".into(), "null".into()), |(b, a)| (num(b), num(a)));
+        let _ = writeln!(o, "  \"load_before\": {lb},");
+        let _ = writeln!(o, "  \"load_after\": {la},");
+        let _ = writeln!(o, "  \"started_unix\": {},", self.started);
         o.push_str("  \"results\": [");
         for (i, r) in self.results.iter().enumerate() {
             o.push_str(if i == 0 { "\n" } else { ",\n" });

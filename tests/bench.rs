@@ -55,10 +55,14 @@ fn table_is_aligned() {
     assert!(lines[0].starts_with("small bench.csv: "), "{t}");
     assert!(lines[0].contains("5000 rows, work=fields, 3 runs each, warm cache"), "{t}");
     assert!(lines[1].starts_with("source") && lines[1].contains("MB/s"), "{t}");
-    assert_eq!(lines.len(), 2 + 4, "{t}");
+    // Title, header, 4 configurations, then notes in parentheses.
+    let table: Vec<&str> = lines.iter().copied().take_while(|l| !l.starts_with('(')).collect();
+    assert_eq!(table.len(), 2 + 4, "{t}");
+    assert!(lines[6..].iter().all(|l| l.starts_with('(')), "{t}");
+    assert!(t.contains("(load average "), "{t}");
     // Right-aligned columns: every line has the same width.
     let w = lines[1].chars().count();
-    for l in &lines[1..] {
+    for l in &table[1..] {
         assert_eq!(l.chars().count(), w, "{t}");
     }
     assert!(lines[2].starts_with("mmap ") && lines[3].starts_with("read 1K"), "{t}");
@@ -74,6 +78,9 @@ fn json_is_valid_with_the_expected_keys() {
     assert_eq!(v["runs"], 3);
     assert_eq!(v["cold"], false);
     assert!(v["rss_exact"].is_boolean());
+    assert!(v["cpus"].as_u64().unwrap() >= 1);
+    assert!(v["load_before"].is_number() && v["load_after"].is_number());
+    assert!(v["started_unix"].as_u64().unwrap() > 1_600_000_000);
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
     assert_eq!(results[0]["source"], "mmap");
