@@ -196,7 +196,8 @@ pub struct ConfigResult {
 }
 
 impl ConfigResult {
-    /// `mmap`, or `read` with the buffer size (`read 128K`).
+    /// `mmap`, or `read` with the buffer size (`read 128K`); `mmap failed,
+    /// read` when the file could not be mapped.
     ///
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
@@ -207,9 +208,11 @@ impl ConfigResult {
     /// assert_eq!(r.results[1].label(), "read 4K");
     /// ```
     pub fn label(&self) -> String {
-        match self.buffer_size {
-            None => "mmap".to_string(),
-            Some(n) => format!("read {}", format_size(n as u64)),
+        match (self.buffer_size, self.source) {
+            (None, SourceKind::Mapped) => "mmap".to_string(),
+            // Mapping was asked for but failed (see `SourceReason::MapFailed`).
+            (None, _) => "mmap failed, read".to_string(),
+            (Some(n), _) => format!("read {}", format_size(n as u64)),
         }
     }
 }
@@ -317,7 +320,12 @@ pub fn format_size(n: u64) -> String {
 /// assert_eq!((r.bytes, r.rows), (8, 1));
 /// ```
 pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
-    let bytes = std::fs::metadata(path).map_err(|e| Error::from(e).with_path(path))?.len();
+    let meta = std::fs::metadata(path).map_err(|e| Error::from(e).with_path(path))?;
+    if !meta.is_file() {
+        let msg = "bench needs a regular file (it reads the file many times)";
+        return Err(Error::config(msg).with_path(path));
+    }
+    let bytes = meta.len();
     let mut sizes = opts.sizes.clone();
     sizes.sort_unstable();
     sizes.dedup();
@@ -784,7 +792,7 @@ impl BenchReport {
         for (i, r) in self.results.iter().enumerate() {
             o.push_str(if i == 0 { "\n" } else { ",\n" });
             let times: Vec<String> = r.times.iter().map(|t| num(t.as_secs_f64())).collect();
-            let source = if r.buffer_size.is_none() { "mmap" } else { "read" };
+            let source = if r.source == SourceKind::Mapped { "mmap" } else { "read" };
             let _ = write!(
                 o,
                 "    {{\"source\": {}, \"buffer_size\": {}, \"median_s\": {}, \"min_s\": {}, \

@@ -195,3 +195,9 @@ fn the_time_budget_lowers_runs_for_every_configuration() {
     assert_eq!(r.runs, 5);
     assert!(r.results.iter().all(|c| c.times.len() == 5));
 }
+
+#[test]
+fn only_regular_files_are_measured() {
+    let e = bench::run("/dev/null".as_ref(), &BenchOptions::default()).unwrap_err();
+    assert!(e.to_string().starts_with("/dev/null: bench needs a regular file"), "{e}");
+}
