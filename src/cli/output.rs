@@ -1,0 +1,289 @@
+//! Record writers for `select` and `cat`: CSV with minimal quoting, TSV
+//! with backslash escapes, and JSON lines.
+//!
+//! Writers copy field bytes straight into the caller's buffered writer; no
+//! field is allocated. A byte table per format says which bytes need work
+//! (quoting or escaping), and fields without such bytes are copied whole.
+
+use std::io::{self, Write};
+
+use super::args::Format;
+
+/// Why a record could not be written.
+#[derive(Debug)]
+pub enum WriteError {
+    /// The output failed (a closed pipe included).
+    Io(io::Error),
+    /// JSON output needs UTF-8 text; field `field` is not.
+    Utf8 {
+        /// 0-based field index in the written record.
+        field: usize,
+        /// Offset of the first invalid byte in the field.
+        valid_up_to: usize,
+    },
+}
+
+impl From<io::Error> for WriteError {
+    fn from(e: io::Error) -> WriteError {
+        WriteError::Io(e)
+    }
+}
+
+/// A 256-entry membership table.
+type Table = [bool; 256];
+
+const fn table(bytes: &[u8]) -> Table {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
+/// Bytes TSV output escapes.
+const TSV_SPECIAL: Table = table(b"\t\n\r\\");
+
+/// Bytes JSON strings escape: the quote, the backslash, controls.
+const JSON_SPECIAL: Table = {
+    let mut t = table(b"\"\\");
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = true;
+        b += 1;
+    }
+    t
+};
+
+enum Kind {
+    Csv { special: Table, delimiter: u8 },
+    Tsv,
+    /// `keys[i]` is the already-escaped `"name":` for field `i`; no keys
+    /// means arrays.
+    Jsonl { keys: Vec<Vec<u8>> },
+}
+
+/// Writes records in one output format.
+pub struct RecordWriter<W: Write> {
+    out: W,
+    kind: Kind,
+}
+
+impl<W: Write> RecordWriter<W> {
+    /// A writer for `format`. `delimiter` is the CSV delimiter; `keys` are
+    /// the JSON object keys (the header row), or `None` for JSON arrays.
+    pub fn new(out: W, format: Format, delimiter: u8, keys: Option<&[&[u8]]>) -> Self {
+        let kind = match format {
+            Format::Csv => Kind::Csv { special: table(&[delimiter, b'"', b'\r', b'\n']), delimiter },
+            Format::Tsv => Kind::Tsv,
+            Format::Jsonl => Kind::Jsonl {
+                keys: keys
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|k| {
+                        let mut v = Vec::with_capacity(k.len() + 3);
+                        json_string(&mut v, &String::from_utf8_lossy(k));
+                        v.push(b':');
+                        v
+                    })
+                    .collect(),
+            },
+        };
+        RecordWriter { out, kind }
+    }
+
+    /// Writes one record from its fields.
+    pub fn write<'a, I>(&mut self, fields: I) -> Result<(), WriteError>
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+    {
+        let out = &mut self.out;
+        match &self.kind {
+            Kind::Csv { special, delimiter } => {
+                let mut n = 0usize;
+                let mut last_empty = false;
+                for f in fields {
+                    if n > 0 {
+                        out.write_all(&[*delimiter])?;
+                    }
+                    csv_field(out, f, special)?;
+                    n += 1;
+                    last_empty = f.is_empty();
+                }
+                // A record of one empty field would read back as an empty
+                // line, which is no record at all: quote it (as Python does).
+                if n == 1 && last_empty {
+                    out.write_all(b"\"\"")?;
+                }
+                out.write_all(b"\n")?;
+            }
+            Kind::Tsv => {
+                for (i, f) in fields.into_iter().enumerate() {
+                    if i > 0 {
+                        out.write_all(b"\t")?;
+                    }
+                    tsv_field(out, f)?;
+                }
+                out.write_all(b"\n")?;
+            }
+            Kind::Jsonl { keys } => {
+                let object = !keys.is_empty();
+                out.write_all(if object { b"{" } else { b"[" })?;
+                let mut written = 0usize;
+                for (i, f) in fields.into_iter().enumerate() {
+                    let s = std::str::from_utf8(f).map_err(|e| WriteError::Utf8 {
+                        field: i,
+                        valid_up_to: e.valid_up_to(),
+                    })?;
+                    if written > 0 {
+                        out.write_all(b",")?;
+                    }
+                    if object {
+                        match keys.get(i) {
+                            Some(k) => out.write_all(k)?,
+                            // Fields past the header (--flexible): keyed by
+                            // their 1-based column number.
+                            None => write!(out, "\"{}\":", i + 1)?,
+                        }
+                    }
+                    json_str(out, s)?;
+                    written += 1;
+                }
+                out.write_all(if object { b"}\n" } else { b"]\n" })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Writes a CSV field, quoted only if it holds a byte of `special`.
+#[inline]
+fn csv_field(out: &mut impl Write, f: &[u8], special: &Table) -> io::Result<()> {
+    if !f.iter().any(|&b| special[b as usize]) {
+        return out.write_all(f);
+    }
+    out.write_all(b"\"")?;
+    let mut rest = f;
+    while let Some(i) = memchr::memchr(b'"', rest) {
+        out.write_all(&rest[..=i])?;
+        out.write_all(b"\"")?;
+        rest = &rest[i + 1..];
+    }
+    out.write_all(rest)?;
+    out.write_all(b"\"")
+}
+
+/// Writes a TSV field with TAB, LF, CR and backslash escaped.
+#[inline]
+fn tsv_field(out: &mut impl Write, f: &[u8]) -> io::Result<()> {
+    let mut start = 0;
+    for (i, &b) in f.iter().enumerate() {
+        if TSV_SPECIAL[b as usize] {
+            out.write_all(&f[start..i])?;
+            out.write_all(match b {
+                b'\t' => b"\\t",
+                b'\n' => b"\\n",
+                b'\r' => b"\\r",
+                _ => b"\\\\",
+            })?;
+            start = i + 1;
+        }
+    }
+    out.write_all(&f[start..])
+}
+
+/// Writes `s` as a JSON string literal.
+fn json_str(out: &mut impl Write, s: &str) -> io::Result<()> {
+    let f = s.as_bytes();
+    out.write_all(b"\"")?;
+    let mut start = 0;
+    for (i, &b) in f.iter().enumerate() {
+        if JSON_SPECIAL[b as usize] {
+            out.write_all(&f[start..i])?;
+            match b {
+                b'"' => out.write_all(b"\\\"")?,
+                b'\\' => out.write_all(b"\\\\")?,
+                b'\n' => out.write_all(b"\\n")?,
+                b'\r' => out.write_all(b"\\r")?,
+                b'\t' => out.write_all(b"\\t")?,
+                _ => write!(out, "\\u{b:04x}")?,
+            }
+            start = i + 1;
+        }
+    }
+    out.write_all(&f[start..])?;
+    out.write_all(b"\"")
+}
+
+/// Appends `s` as a JSON string literal to `v`.
+pub fn json_string(v: &mut Vec<u8>, s: &str) {
+    json_str(v, s).expect("writing to a Vec cannot fail");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(format: Format, keys: Option<&[&[u8]]>, rows: &[&[&[u8]]]) -> String {
+        let mut w = RecordWriter::new(Vec::new(), format, b',', keys);
+        for r in rows {
+            w.write(r.iter().copied()).unwrap();
+        }
+        String::from_utf8(w.into_inner().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn csv_quotes_minimally() {
+        let out = render(
+            Format::Csv,
+            None,
+            &[&[b"plain", b"a,b", b"say \"hi\"", b"two\nlines", b"cr\r", b""], &[b""], &[]],
+        );
+        assert_eq!(
+            out,
+            "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\"cr\r\",\n\"\"\n\n"
+        );
+    }
+
+    #[test]
+    fn csv_round_trips_through_the_reader() {
+        let rows: &[&[&[u8]]] = &[&[b"x", b"\"", b",\"\r\n"], &[b"", b"", b"z"]];
+        let text = render(Format::Csv, None, rows);
+        let d = fastcsv::Dialect::builder().headers(false).build().unwrap();
+        let mut rdr = fastcsv::Reader::builder().dialect(d).from_slice(text.as_bytes());
+        for want in rows {
+            let row = rdr.read_row().unwrap().unwrap();
+            assert_eq!(row.iter().collect::<Vec<_>>(), want.to_vec());
+        }
+        assert!(rdr.read_row().unwrap().is_none());
+    }
+
+    #[test]
+    fn tsv_escapes() {
+        let out = render(Format::Tsv, None, &[&[b"a\tb", b"c\\d", b"e\nf\r"]]);
+        assert_eq!(out, "a\\tb\tc\\\\d\te\\nf\\r\n");
+    }
+
+    #[test]
+    fn jsonl_objects_and_arrays() {
+        let keys: &[&[u8]] = &[b"na\"me", b"n"];
+        let out = render(Format::Jsonl, Some(keys), &[&[b"x\x01\\", b"1", b"extra"]]);
+        assert_eq!(out, "{\"na\\\"me\":\"x\\u0001\\\\\",\"n\":\"1\",\"3\":\"extra\"}\n");
+        let out = render(Format::Jsonl, None, &[&[b"a", b"\xc3\xa9\t"]]);
+        assert_eq!(out, "[\"a\",\"\u{e9}\\t\"]\n");
+    }
+
+    #[test]
+    fn jsonl_rejects_invalid_utf8() {
+        let mut w = RecordWriter::new(Vec::new(), Format::Jsonl, b',', None);
+        let e = w.write([&b"ok"[..], b"ab\xff"]).unwrap_err();
+        assert!(matches!(e, WriteError::Utf8 { field: 1, valid_up_to: 2 }));
+    }
+}
