@@ -318,10 +318,7 @@ pub fn parse_byte(s: &str) -> Result<u8, String> {
     match s.as_bytes() {
         [b] => Ok(*b),
         [] => Err("expected one byte, got nothing".into()),
-        _ => Err(format!(
-            "`{s}` is {} bytes; expected one byte, `tab`, `\\t` or `\\xHH`",
-            s.len()
-        )),
+        _ => Err(format!("`{s}` is {} bytes; expected one byte, `tab`, `\\t` or `\\xHH`", s.len())),
     }
 }
 
@@ -341,9 +338,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         "g" | "gb" | "gib" => 30,
         _ => return Err(format!("`{s}`: unknown unit `{unit}` (use K, M or G)")),
     };
-    let size = n
-        .checked_mul(1 << shift)
-        .ok_or_else(|| format!("`{s}` is too large"))?;
+    let size = n.checked_mul(1 << shift).ok_or_else(|| format!("`{s}` is too large"))?;
     if size == 0 {
         return Err("the buffer size must be at least 1 byte".into());
     }

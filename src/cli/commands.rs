@@ -8,7 +8,7 @@ use fastcsv::{Position, RowBuf};
 use super::args::{CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, SelectArgs, StatsArgs};
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
-use super::{inputs, write_failure, Failure, Input};
+use super::{inputs, path_arg, write_failure, Failure, Input};
 
 /// Standard output, locked and buffered.
 fn stdout() -> BufWriter<StdoutLock<'static>> {
@@ -39,7 +39,7 @@ pub fn count(a: &CountArgs) -> Result<(), Failure> {
 
 /// `fastcsv headers`: `N   name` lines (or names alone).
 pub fn headers(a: &HeadersArgs) -> Result<(), Failure> {
-    let mut input = Input::open(a.file.as_deref(), &a.input, false)?;
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let mut out = stdout();
     let header = first_record(&mut input)?;
     let Some(h) = header else {
@@ -76,7 +76,7 @@ fn fields(h: &RowBuf) -> Vec<&[u8]> {
 
 /// `fastcsv select`.
 pub fn select(a: &SelectArgs) -> Result<(), Failure> {
-    let mut input = Input::open(a.file.as_deref(), &a.input, false)?;
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let name = input.name.clone();
     let header = input.reader.headers()?.cloned();
     let delimiter = a.output.out_delimiter.unwrap_or(a.input.delimiter);
@@ -122,7 +122,10 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         if let Some(h) = input.reader.headers()?.cloned() {
             match &first {
                 Some((first_name, fh)) if *fh != h => {
-                    let show = |r: &RowBuf| String::from_utf8_lossy(&r.iter().collect::<Vec<_>>().join(&b","[..])).into_owned();
+                    let show = |r: &RowBuf| {
+                        String::from_utf8_lossy(&r.iter().collect::<Vec<_>>().join(&b","[..]))
+                            .into_owned()
+                    };
                     return Err(Failure::Fatal(format!(
                         "{name}: the header row ({}) differs from {first_name}'s ({})",
                         show(&h),
@@ -155,10 +158,13 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
 
 /// `fastcsv check`: strict parsing; every problem on its own line.
 pub fn check(a: &CheckArgs) -> Result<(), Failure> {
-    let mut input = Input::open(a.file.as_deref(), &a.input, true)?;
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, true)?;
     let name = input.name.clone();
     let mut out = stdout();
     let mut problems = 0u64;
+    // Records seen, as one past the highest 0-based record index (a record
+    // that ends the input unterminated is not in `records_read`).
+    let mut seen = 0u64;
     let mut report = |out: &mut BufWriter<_>, line: String| -> Result<bool, Failure> {
         writeln!(out, "{line}")?;
         problems += 1;
@@ -173,17 +179,14 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
             return Some(at(format!("NUL byte in column {} (byte {z} of the field)", i + 1)));
         }
         std::str::from_utf8(f).err().map(|e| {
-            at(format!(
-                "invalid UTF-8 in column {} (byte {} of the field)",
-                i + 1,
-                e.valid_up_to()
-            ))
+            at(format!("invalid UTF-8 in column {} (byte {} of the field)", i + 1, e.valid_up_to()))
         })
     };
     let mut full = false;
     let header = match input.reader.headers() {
         Ok(h) => h.cloned(),
         Err(e) if e.is_data() => {
+            seen = seen.max(e.position().map_or(0, |p| p.record + 1));
             full = report(&mut out, e.to_string())?;
             None
         }
@@ -209,17 +212,30 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
                 }
             }
             Ok(None) => break,
-            Err(e) if e.is_data() => full = report(&mut out, e.to_string())?,
+            Err(e) if e.is_data() => {
+                seen = seen.max(e.position().map_or(0, |p| p.record + 1));
+                full = report(&mut out, e.to_string())?;
+            }
             Err(e) => return Err(e.into()),
         }
     }
-    let records = input.reader.records_read() - u64::from(header.is_some());
+    let had_header = input.reader.dialect().headers() && seen.max(input.reader.records_read()) > 0;
+    let records = seen.max(input.reader.records_read()) - u64::from(had_header);
     let s = |n: u64| if n == 1 { "" } else { "s" };
     if problems == 0 {
         writeln!(out, "{name}: ok, {records} record{}", s(records))?;
     } else {
-        let more = if full { format!(" (stopped after --max-errors {})", a.max_errors) } else { String::new() };
-        writeln!(out, "{name}: {problems} problem{} in {records} record{}{more}", s(problems), s(records))?;
+        let more = if full {
+            format!(" (stopped after --max-errors {})", a.max_errors)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "{name}: {problems} problem{} in {records} record{}{more}",
+            s(problems),
+            s(records)
+        )?;
     }
     out.flush()?;
     if problems > 0 {
@@ -230,7 +246,7 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
 
 /// `fastcsv stats`: a table (or JSON) with one entry per column.
 pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
-    let mut input = Input::open(a.file.as_deref(), &a.input, false)?;
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let names: Vec<String> = match input.reader.headers()? {
         Some(h) => h.iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect(),
         None => Vec::new(),

@@ -65,10 +65,12 @@ pub fn inputs(files: &[PathBuf]) -> Vec<Option<&Path>> {
     if files.is_empty() {
         return vec![None];
     }
-    files
-        .iter()
-        .map(|p| (p.as_os_str() != "-").then_some(p.as_path()))
-        .collect()
+    files.iter().map(|p| (p.as_os_str() != "-").then_some(p.as_path())).collect()
+}
+
+/// A single FILE argument, with `-` or none meaning standard input.
+pub fn path_arg(file: Option<&Path>) -> Option<&Path> {
+    file.filter(|p| p.as_os_str() != "-")
 }
 
 /// One open input: the reader, its name for messages, a progress bar.
@@ -241,5 +243,7 @@ mod tests {
         assert_eq!(inputs(&[]), vec![None]);
         let files = [PathBuf::from("-"), PathBuf::from("a.csv")];
         assert_eq!(inputs(&files), vec![None, Some(Path::new("a.csv"))]);
+        assert_eq!(path_arg(Some(Path::new("-"))), None);
+        assert_eq!(path_arg(Some(Path::new("b"))), Some(Path::new("b")));
     }
 }

@@ -56,12 +56,22 @@ const JSON_SPECIAL: Table = {
     t
 };
 
+// One writer exists per run and the table is read per byte: keep it inline.
+#[allow(clippy::large_enum_variant)]
 enum Kind {
-    Csv { special: Table, delimiter: u8 },
+    Csv {
+        special: Table,
+        delimiter: u8,
+    },
     Tsv,
     /// `keys[i]` is the already-escaped `"name":` for field `i`; no keys
-    /// means arrays.
-    Jsonl { keys: Vec<Vec<u8>> },
+    /// means arrays. A record is built in `line` and written only once
+    /// every field proved to be UTF-8, so that output never ends in half a
+    /// record.
+    Jsonl {
+        keys: Vec<Vec<u8>>,
+        line: Vec<u8>,
+    },
 }
 
 /// Writes records in one output format.
@@ -75,7 +85,9 @@ impl<W: Write> RecordWriter<W> {
     /// the JSON object keys (the header row), or `None` for JSON arrays.
     pub fn new(out: W, format: Format, delimiter: u8, keys: Option<&[&[u8]]>) -> Self {
         let kind = match format {
-            Format::Csv => Kind::Csv { special: table(&[delimiter, b'"', b'\r', b'\n']), delimiter },
+            Format::Csv => {
+                Kind::Csv { special: table(&[delimiter, b'"', b'\r', b'\n']), delimiter }
+            }
             Format::Tsv => Kind::Tsv,
             Format::Jsonl => Kind::Jsonl {
                 keys: keys
@@ -88,6 +100,7 @@ impl<W: Write> RecordWriter<W> {
                         v
                     })
                     .collect(),
+                line: Vec::new(),
             },
         };
         RecordWriter { out, kind }
@@ -99,7 +112,7 @@ impl<W: Write> RecordWriter<W> {
         I: IntoIterator<Item = &'a [u8]>,
     {
         let out = &mut self.out;
-        match &self.kind {
+        match &mut self.kind {
             Kind::Csv { special, delimiter } => {
                 let mut n = 0usize;
                 let mut last_empty = false;
@@ -127,16 +140,15 @@ impl<W: Write> RecordWriter<W> {
                 }
                 out.write_all(b"\n")?;
             }
-            Kind::Jsonl { keys } => {
+            Kind::Jsonl { keys, line } => {
                 let object = !keys.is_empty();
+                line.clear();
+                let out = line;
                 out.write_all(if object { b"{" } else { b"[" })?;
-                let mut written = 0usize;
                 for (i, f) in fields.into_iter().enumerate() {
-                    let s = std::str::from_utf8(f).map_err(|e| WriteError::Utf8 {
-                        field: i,
-                        valid_up_to: e.valid_up_to(),
-                    })?;
-                    if written > 0 {
+                    let s = std::str::from_utf8(f)
+                        .map_err(|e| WriteError::Utf8 { field: i, valid_up_to: e.valid_up_to() })?;
+                    if i > 0 {
                         out.write_all(b",")?;
                     }
                     if object {
@@ -148,9 +160,9 @@ impl<W: Write> RecordWriter<W> {
                         }
                     }
                     json_str(out, s)?;
-                    written += 1;
                 }
                 out.write_all(if object { b"}\n" } else { b"]\n" })?;
+                self.out.write_all(out)?;
             }
         }
         Ok(())
@@ -246,10 +258,7 @@ mod tests {
             None,
             &[&[b"plain", b"a,b", b"say \"hi\"", b"two\nlines", b"cr\r", b""], &[b""], &[]],
         );
-        assert_eq!(
-            out,
-            "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\"cr\r\",\n\"\"\n\n"
-        );
+        assert_eq!(out, "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\"cr\r\",\n\"\"\n\n");
     }
 
     #[test]

@@ -236,11 +236,7 @@ fn span(a: usize, b: usize) -> Vec<usize> {
     }
 }
 
-fn resolve_target(
-    t: &Target,
-    names: Option<&[&[u8]]>,
-    width: usize,
-) -> Result<Vec<usize>, String> {
+fn resolve_target(t: &Target, names: Option<&[&[u8]]>, width: usize) -> Result<Vec<usize>, String> {
     let last = width.saturating_sub(1);
     match t {
         Target::One(End::Raw(raw)) => {
@@ -253,10 +249,9 @@ fn resolve_target(
                 let (Ok(a), Ok(b)) = (raw_end(&raw[..at]), raw_end(&raw[at + 1..])) else {
                     continue;
                 };
-                if let (Ok(a), Ok(b)) = (
-                    end_index(&a, names, width, 0),
-                    end_index(&b, names, width, last),
-                ) {
+                if let (Ok(a), Ok(b)) =
+                    (end_index(&a, names, width, 0), end_index(&b, names, width, last))
+                {
                     if width > 0 {
                         return Ok(span(a, b));
                     }
@@ -298,7 +293,10 @@ mod tests {
         assert_eq!(sel("4-"), Ok(vec![3, 4]));
         assert_eq!(sel("-2"), Ok(vec![0, 1]));
         assert_eq!(sel("\"a,b\""), Ok(vec![3]));
-        assert_eq!(sel("\"2024\",2024"), Err("column 2024 is out of range: there are 5 columns".into()));
+        assert_eq!(
+            sel("\"2024\",2024"),
+            Err("column 2024 is out of range: there are 5 columns".into())
+        );
         assert_eq!(sel("\"2024\""), Ok(vec![4]));
         assert_eq!(sel("\"a,b\"-5"), Ok(vec![3, 4]));
         assert_eq!(sel("1-\"a,b\""), Ok(vec![0, 1, 2, 3]));

@@ -17,23 +17,30 @@ pub const EXACT_LIMIT: usize = 10_000;
 const P: u32 = 14;
 const M: usize = 1 << P;
 
-/// A 64-bit non-cryptographic hash of a field: 8 bytes per multiply, then
-/// the MurmurHash3 finalizer so that every output bit depends on every input
-/// bit (HyperLogLog reads the top bits and counts the low zeros).
+/// A 64-bit non-cryptographic hash of a field: each 8-byte word is folded
+/// in with a 64x64->128-bit multiply (as wyhash does), then the MurmurHash3
+/// finalizer makes every output bit depend on every input bit (HyperLogLog
+/// reads the top bits and counts leading zeros of the rest).
 pub fn hash64(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    const K1: u64 = 0x9E37_79B9_7F4A_7C15;
+    const K2: u64 = 0xA076_1D64_78BD_642F;
+    const K3: u64 = 0xE703_7ED1_A0B4_28DB;
+    let fold = |h: u64, w: u64| {
+        let r = u128::from(h ^ w ^ K2) * u128::from(K3);
+        (r as u64) ^ ((r >> 64) as u64)
+    };
+    let mut h = (bytes.len() as u64).wrapping_mul(K1);
     let mut chunks = bytes.chunks_exact(8);
     for c in &mut chunks {
         let mut w = [0u8; 8];
         w.copy_from_slice(c);
-        h = (h.rotate_left(23) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        h = fold(h, u64::from_le_bytes(w));
     }
     let tail = chunks.remainder();
     if !tail.is_empty() {
         let mut w = [0u8; 8];
         w[..tail.len()].copy_from_slice(tail);
-        h = (h.rotate_left(23) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        h = fold(h, u64::from_le_bytes(w));
     }
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -88,14 +95,10 @@ impl HyperLogLog {
         let m = M as f64;
         let alpha = 0.7213 / (1.0 + 1.079 / m);
         let (sum, zeros) = self.registers.iter().fold((0.0, 0usize), |(s, z), &r| {
-            (s + 1.0 / f64::from(1u32 << r), z + usize::from(r == 0))
+            (s + 2f64.powi(-i32::from(r)), z + usize::from(r == 0))
         });
         let raw = alpha * m * m / sum;
-        let est = if raw <= 2.5 * m && zeros > 0 {
-            m * (m / zeros as f64).ln()
-        } else {
-            raw
-        };
+        let est = if raw <= 2.5 * m && zeros > 0 { m * (m / zeros as f64).ln() } else { raw };
         est.round() as u64
     }
 }
@@ -254,7 +257,15 @@ impl Stats {
 pub fn table(rows: &[Summary]) -> String {
     let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
     let mut cells: Vec<[String; 9]> = vec![[
-        "#", "column", "non-empty", "empty", "distinct", "min len", "max len", "integer", "float",
+        "#",
+        "column",
+        "non-empty",
+        "empty",
+        "distinct",
+        "min len",
+        "max len",
+        "integer",
+        "float",
     ]
     .map(String::from)];
     for (i, s) in rows.iter().enumerate() {
