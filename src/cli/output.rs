@@ -2,8 +2,9 @@
 //! with backslash escapes, and JSON lines.
 //!
 //! Writers copy field bytes straight into the caller's buffered writer; no
-//! field is allocated. A byte table per format says which bytes need work
-//! (quoting or escaping), and fields without such bytes are copied whole.
+//! field is allocated. A word-at-a-time test per format says whether a
+//! field holds bytes that need work (quoting or escaping); fields without
+//! such bytes, nearly all of them, are copied whole.
 
 use std::io::{self, Write};
 
@@ -29,38 +30,82 @@ impl From<io::Error> for WriteError {
     }
 }
 
-/// A 256-entry membership table.
-type Table = [bool; 256];
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
 
-const fn table(bytes: &[u8]) -> Table {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < bytes.len() {
-        t[bytes[i] as usize] = true;
-        i += 1;
+/// Which bytes of a field need work (quoting or escaping): up to four given
+/// bytes, and optionally every byte below 0x20. The test runs on eight bytes
+/// at a time (SWAR): `(y - 0x01..) & !y & 0x80..` is non-zero exactly when
+/// some byte of `y` is zero, so `y = x ^ splat(b)` finds `b`; likewise
+/// `(x - splat(0x20)) & !x & 0x80..` finds bytes below 0x20. Most fields
+/// need no work and are copied whole after one or two word tests.
+#[derive(Clone, Copy, Debug)]
+struct Needles {
+    splats: [u64; 4],
+    controls: bool,
+    /// A byte that is not a needle, to pad the last partial word.
+    filler: u8,
+}
+
+impl Needles {
+    const fn new(bytes: [u8; 4], controls: bool) -> Needles {
+        let mut splats = [0; 4];
+        let mut i = 0;
+        while i < 4 {
+            splats[i] = LO * bytes[i] as u64;
+            i += 1;
+        }
+        // At most four needles: one of five letters is free.
+        let mut filler = b'a';
+        while filler == bytes[0] || filler == bytes[1] || filler == bytes[2] || filler == bytes[3] {
+            filler += 1;
+        }
+        Needles { splats, controls, filler }
     }
-    t
+
+    #[inline(always)]
+    fn word(&self, x: u64) -> bool {
+        let mut m = 0;
+        for s in self.splats {
+            let y = x ^ s;
+            m |= y.wrapping_sub(LO) & !y;
+        }
+        if self.controls {
+            m |= x.wrapping_sub(LO * 0x20) & !x;
+        }
+        m & HI != 0
+    }
+
+    /// True when some byte of `f` is a needle.
+    #[inline]
+    fn any(&self, f: &[u8]) -> bool {
+        let mut chunks = f.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            if self.word(u64::from_le_bytes(w)) {
+                return true;
+            }
+        }
+        let tail = chunks.remainder();
+        if tail.is_empty() {
+            return false;
+        }
+        let mut w = [self.filler; 8];
+        w[..tail.len()].copy_from_slice(tail);
+        self.word(u64::from_le_bytes(w))
+    }
 }
 
 /// Bytes TSV output escapes.
-const TSV_SPECIAL: Table = table(b"\t\n\r\\");
+const TSV_NEEDLES: Needles = Needles::new(*b"\t\n\r\\", false);
 
 /// Bytes JSON strings escape: the quote, the backslash, controls.
-const JSON_SPECIAL: Table = {
-    let mut t = table(b"\"\\");
-    let mut b = 0;
-    while b < 0x20 {
-        t[b] = true;
-        b += 1;
-    }
-    t
-};
+const JSON_NEEDLES: Needles = Needles::new(*b"\"\\\"\"", true);
 
-// One writer exists per run and the table is read per byte: keep it inline.
-#[allow(clippy::large_enum_variant)]
 enum Kind {
     Csv {
-        special: Table,
+        needles: Needles,
         delimiter: u8,
     },
     Tsv,
@@ -85,9 +130,10 @@ impl<W: Write> RecordWriter<W> {
     /// the JSON object keys (the header row), or `None` for JSON arrays.
     pub fn new(out: W, format: Format, delimiter: u8, keys: Option<&[&[u8]]>) -> Self {
         let kind = match format {
-            Format::Csv => {
-                Kind::Csv { special: table(&[delimiter, b'"', b'\r', b'\n']), delimiter }
-            }
+            Format::Csv => Kind::Csv {
+                needles: Needles::new([delimiter, b'"', b'\r', b'\n'], false),
+                delimiter,
+            },
             Format::Tsv => Kind::Tsv,
             Format::Jsonl => Kind::Jsonl {
                 keys: keys
@@ -113,14 +159,14 @@ impl<W: Write> RecordWriter<W> {
     {
         let out = &mut self.out;
         match &mut self.kind {
-            Kind::Csv { special, delimiter } => {
+            Kind::Csv { needles, delimiter } => {
                 let mut n = 0usize;
                 let mut last_empty = false;
                 for f in fields {
                     if n > 0 {
                         out.write_all(&[*delimiter])?;
                     }
-                    csv_field(out, f, special)?;
+                    csv_field(out, f, needles)?;
                     n += 1;
                     last_empty = f.is_empty();
                 }
@@ -175,10 +221,10 @@ impl<W: Write> RecordWriter<W> {
     }
 }
 
-/// Writes a CSV field, quoted only if it holds a byte of `special`.
+/// Writes a CSV field, quoted only if it holds one of the `needles`.
 #[inline]
-fn csv_field(out: &mut impl Write, f: &[u8], special: &Table) -> io::Result<()> {
-    if !f.iter().any(|&b| special[b as usize]) {
+fn csv_field(out: &mut impl Write, f: &[u8], needles: &Needles) -> io::Result<()> {
+    if !needles.any(f) {
         return out.write_all(f);
     }
     out.write_all(b"\"")?;
@@ -195,9 +241,12 @@ fn csv_field(out: &mut impl Write, f: &[u8], special: &Table) -> io::Result<()> 
 /// Writes a TSV field with TAB, LF, CR and backslash escaped.
 #[inline]
 fn tsv_field(out: &mut impl Write, f: &[u8]) -> io::Result<()> {
+    if !TSV_NEEDLES.any(f) {
+        return out.write_all(f);
+    }
     let mut start = 0;
     for (i, &b) in f.iter().enumerate() {
-        if TSV_SPECIAL[b as usize] {
+        if matches!(b, b'\t' | b'\n' | b'\r' | b'\\') {
             out.write_all(&f[start..i])?;
             out.write_all(match b {
                 b'\t' => b"\\t",
@@ -215,9 +264,13 @@ fn tsv_field(out: &mut impl Write, f: &[u8]) -> io::Result<()> {
 fn json_str(out: &mut impl Write, s: &str) -> io::Result<()> {
     let f = s.as_bytes();
     out.write_all(b"\"")?;
+    if !JSON_NEEDLES.any(f) {
+        out.write_all(f)?;
+        return out.write_all(b"\"");
+    }
     let mut start = 0;
     for (i, &b) in f.iter().enumerate() {
-        if JSON_SPECIAL[b as usize] {
+        if b < 0x20 || b == b'"' || b == b'\\' {
             out.write_all(&f[start..i])?;
             match b {
                 b'"' => out.write_all(b"\\\"")?,
@@ -272,6 +325,30 @@ mod tests {
             assert_eq!(row.iter().collect::<Vec<_>>(), want.to_vec());
         }
         assert!(rdr.read_row().unwrap().is_none());
+    }
+
+    #[test]
+    fn needles_find_every_byte_at_every_position() {
+        let csv = Needles::new([b';', b'"', b'\r', b'\n'], false);
+        for len in 0..20 {
+            let plain = vec![b'x'; len];
+            assert!(!csv.any(&plain));
+            assert!(!JSON_NEEDLES.any(&plain) && !TSV_NEEDLES.any(&plain));
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut f = plain.clone();
+                    f[at] = b;
+                    let want = matches!(b, b';' | b'"' | b'\r' | b'\n');
+                    assert_eq!(csv.any(&f), want, "{b} at {at} of {len}");
+                    let want = b < 0x20 || b == b'"' || b == b'\\';
+                    assert_eq!(JSON_NEEDLES.any(&f), want, "{b} at {at} of {len}");
+                    let want = matches!(b, b'\t' | b'\n' | b'\r' | b'\\');
+                    assert_eq!(TSV_NEEDLES.any(&f), want, "{b} at {at} of {len}");
+                }
+            }
+        }
+        // The padding byte never matches, whatever the needles.
+        assert!(!Needles::new(*b"abcd", false).any(b"xyz"));
     }
 
     #[test]
