@@ -76,24 +76,34 @@ impl Needles {
         m & HI != 0
     }
 
-    /// True when some byte of `f` is a needle.
+    /// True when some byte of `f` is a needle. Every byte is tested
+    /// through whole-word loads: 8-byte words (the last one overlapping the
+    /// one before), two overlapping 4-byte loads for 4 to 7 bytes, and the
+    /// first, middle and last bytes for 1 to 3, padded with `filler`.
     #[inline]
     fn any(&self, f: &[u8]) -> bool {
-        let mut chunks = f.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            if self.word(u64::from_le_bytes(w)) {
-                return true;
+        let n = f.len();
+        if n >= 8 {
+            let mut chunks = f.chunks_exact(8);
+            for c in &mut chunks {
+                if self.word(u64::from_le_bytes(c.try_into().expect("8 bytes"))) {
+                    return true;
+                }
             }
+            return !chunks.remainder().is_empty()
+                && self.word(u64::from_le_bytes(f[n - 8..].try_into().expect("8 bytes")));
         }
-        let tail = chunks.remainder();
-        if tail.is_empty() {
+        let x = if n >= 4 {
+            let lo = u32::from_le_bytes(f[..4].try_into().expect("4 bytes"));
+            let hi = u32::from_le_bytes(f[n - 4..].try_into().expect("4 bytes"));
+            u64::from(lo) | (u64::from(hi) << 32)
+        } else if n > 0 {
+            let three = u64::from(f[0]) | (u64::from(f[n / 2]) << 8) | (u64::from(f[n - 1]) << 16);
+            (LO * u64::from(self.filler)) & !0xFF_FFFF | three
+        } else {
             return false;
-        }
-        let mut w = [self.filler; 8];
-        w[..tail.len()].copy_from_slice(tail);
-        self.word(u64::from_le_bytes(w))
+        };
+        self.word(x)
     }
 }
 
