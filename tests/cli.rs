@@ -224,6 +224,13 @@ fn cat_rejects_different_headers() {
     let (a, other) = (sample("cli_people.csv"), sample("cli_other.csv"));
     let err = fails(&["cat", &a, &other], 1, "the header row (id,email) differs");
     assert!(err.contains(&format!("{other}:")), "{err}");
+    // Nothing is written before the headers are known to agree.
+    assert_eq!(run(&["cat", &a, &other]).stdout, b"");
+    // Standard input between two files is read once, in its place.
+    let two = sample("cli_people2.csv");
+    let o = run_with(&["cat", &two, "-", &two], &std::fs::read(&a).unwrap());
+    assert_eq!(stdout(&o).lines().count(), 1 + 1 + 3 + 1, "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("id,name,city,score\n4,Dan,Lima,8\n1,Ann,"));
     // With --no-headers nothing is compared.
     let out = ok(&["cat", "--no-headers", &a, &other]);
     assert_eq!(out.lines().count(), 6);

@@ -110,49 +110,70 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
 }
 
 /// `fastcsv cat`: every input's records, the shared header once.
+///
+/// All header rows are compared before anything is written, so a mismatch
+/// leaves no partial output. Files are opened twice (once for the header,
+/// once to stream) so that only one is open at a time; standard input is
+/// kept open from the first pass.
 pub fn cat(a: &CatArgs) -> Result<(), Failure> {
     let delimiter = a.output.out_delimiter.unwrap_or(a.input.delimiter);
     let format = a.output.to;
-    let mut w: Option<RecordWriter<_>> = None;
+    let paths = inputs(&a.files);
     // The first input with a header row, and that row.
     let mut first: Option<(String, RowBuf)> = None;
-    for p in inputs(&a.files) {
-        let mut input = Input::open(p, &a.input, false)?;
-        let name = input.name.clone();
-        if let Some(h) = input.reader.headers()?.cloned() {
+    let mut stdin: Option<Input> = None;
+    for p in &paths {
+        let mut input = Input::open(*p, &a.input, false)?;
+        if let Some(h) = input.reader.headers()? {
             match &first {
-                Some((first_name, fh)) if *fh != h => {
+                Some((first_name, fh)) if fh != h => {
                     let show = |r: &RowBuf| {
                         String::from_utf8_lossy(&r.iter().collect::<Vec<_>>().join(&b","[..]))
                             .into_owned()
                     };
                     return Err(Failure::Fatal(format!(
-                        "{name}: the header row ({}) differs from {first_name}'s ({})",
-                        show(&h),
+                        "{}: the header row ({}) differs from {first_name}'s ({})",
+                        input.name,
+                        show(h),
                         show(fh)
                     )));
                 }
                 Some(_) => {}
-                None => {
-                    let names = fields(&h);
-                    let mut wr = RecordWriter::new(stdout(), format, delimiter, Some(&names));
-                    if format != Format::Jsonl {
-                        wr.write(names.iter().copied())
-                            .map_err(|e| write_failure(&name, e, h.position(), |f| f))?;
-                    }
-                    w = Some(wr);
-                    first = Some((name.clone(), h));
-                }
+                None => first = Some((input.name.clone(), h.clone())),
             }
         }
-        let w = w.get_or_insert_with(|| RecordWriter::new(stdout(), format, delimiter, None));
+        if p.is_none() {
+            stdin = Some(input);
+        }
+    }
+    let mut w = match &first {
+        Some((name, h)) => {
+            let names = fields(h);
+            let mut w = RecordWriter::new(stdout(), format, delimiter, Some(&names));
+            if format != Format::Jsonl {
+                w.write(names.iter().copied())
+                    .map_err(|e| write_failure(name, e, h.position(), |f| f))?;
+            }
+            w
+        }
+        None => RecordWriter::new(stdout(), format, delimiter, None),
+    };
+    for p in &paths {
+        let mut input = match (p, stdin.take()) {
+            (None, Some(input)) => input,
+            (_, s) => {
+                stdin = s;
+                let mut input = Input::open(*p, &a.input, false)?;
+                input.reader.headers()?;
+                input
+            }
+        };
+        let name = input.name.clone();
         input.each_row(|row| {
             w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))
         })?;
     }
-    if let Some(w) = w {
-        w.into_inner()?;
-    }
+    w.into_inner()?;
     Ok(())
 }
 
