@@ -20,7 +20,13 @@ Empty lines are not records. Parsing follows Python's csv module.";
 
 /// `fastcsv`: the command line.
 #[derive(Debug, Parser)]
-#[command(name = "fastcsv", version, about = ABOUT, propagate_version = true)]
+#[command(
+    name = "fastcsv",
+    version,
+    about = ABOUT,
+    after_help = MAIN_HELP,
+    propagate_version = true
+)]
 pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
@@ -49,6 +55,17 @@ pub enum Command {
     #[command(after_help = STATS_HELP)]
     Stats(StatsArgs),
 }
+
+const MAIN_HELP: &str = "\
+Exit status: 0 on success (also when the output pipe closes early, as with
+`| head`); 1 on a data or I/O error, reported on standard error as
+`fastcsv: PATH:LINE: record N, byte B: MESSAGE`, or when `check` finds
+problems; 2 on a usage error.
+
+Examples:
+  fastcsv count export.csv
+  fastcsv select id,email export.csv --to jsonl | head
+  fastcsv check --max-errors 100 export.csv";
 
 const COUNT_HELP: &str = "\
 Output: with one input, the number alone. With several, one line per input,

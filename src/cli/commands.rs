@@ -5,7 +5,9 @@ use std::io::{self, BufWriter, StdoutLock, Write};
 
 use fastcsv::{Position, RowBuf};
 
-use super::args::{CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, SelectArgs, StatsArgs};
+use super::args::{
+    CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, SelectArgs, StatsArgs,
+};
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
 use super::{inputs, path_arg, write_failure, Failure, Input};
@@ -122,8 +124,10 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
     // The first input with a header row, and that row.
     let mut first: Option<(String, RowBuf)> = None;
     let mut stdin: Option<Input> = None;
+    // No progress bar for the header pass.
+    let header_pass = InputArgs { quiet: true, ..a.input.clone() };
     for p in &paths {
-        let mut input = Input::open(*p, &a.input, false)?;
+        let mut input = Input::open(*p, &header_pass, false)?;
         if let Some(h) = input.reader.headers()? {
             match &first {
                 Some((first_name, fh)) if fh != h => {
