@@ -80,7 +80,7 @@ impl Needles {
     /// through whole-word loads: 8-byte words (the last one overlapping the
     /// one before), two overlapping 4-byte loads for 4 to 7 bytes, and the
     /// first, middle and last bytes for 1 to 3, padded with `filler`.
-    #[inline]
+    #[inline(always)]
     fn any(&self, f: &[u8]) -> bool {
         let n = f.len();
         if n >= 8 {
@@ -232,7 +232,7 @@ impl<W: Write> RecordWriter<W> {
 }
 
 /// Writes a CSV field, quoted only if it holds one of the `needles`.
-#[inline]
+#[inline(always)]
 fn csv_field(out: &mut impl Write, f: &[u8], needles: &Needles) -> io::Result<()> {
     if !needles.any(f) {
         return out.write_all(f);
