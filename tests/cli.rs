@@ -445,15 +445,32 @@ fn broken_pipe_exits_quietly() {
 }
 
 #[test]
-fn no_progress_bar_when_stderr_is_not_a_terminal() {
-    // Over the 64 MiB threshold, but standard error is a pipe here.
+fn progress_bar_only_on_a_terminal() {
+    // Over the 64 MiB threshold.
     let dir = tempfile::tempdir().unwrap();
     let line = "0123456789,abcdefghijklmnopqrstuvwxyz,0123456789\n";
     let rows = (65 << 20) / line.len() + 1;
     let f = temp_file(&dir, "big.csv", format!("a,b,c\n{}", line.repeat(rows)).as_bytes());
+    // Standard error is a pipe here: no bar.
     let o = run(&["count", &f]);
     assert_eq!(stdout(&o), format!("{rows}\n"));
     assert_eq!(stderr(&o), "");
+    // Under a pseudo-terminal (util-linux `script`) the bar is drawn on
+    // standard error, with bytes per second and an ETA, unless --quiet.
+    let on_tty = |quiet: &str| {
+        let cmd = format!("{BIN} count {quiet} {f}");
+        let o = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("`script` (util-linux) runs the command on a terminal");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let shown = on_tty("");
+    assert!(shown.contains(" MiB ") && shown.contains("/s ETA "), "{shown:?}");
+    assert!(shown.contains(&rows.to_string()), "{shown:?}");
+    let quiet = on_tty("--quiet");
+    assert_eq!(quiet.trim_end(), rows.to_string());
 }
 
 #[test]
