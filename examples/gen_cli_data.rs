@@ -36,12 +36,22 @@ const FIRST: &[&str] = &[
     "lena", "mateo", "nadia", "oskar", "priya",
 ];
 const CITIES: &[&str] = &[
-    "Paris", "Oslo", "São Paulo", "Lagos", "Tokyo", "Zürich", "Austin", "Kraków", "Lima",
-    "Mumbai", "Cairo", "Seoul",
+    "Paris",
+    "Oslo",
+    "São Paulo",
+    "Lagos",
+    "Tokyo",
+    "Zürich",
+    "Austin",
+    "Kraków",
+    "Lima",
+    "Mumbai",
+    "Cairo",
+    "Seoul",
 ];
 const WORDS: &[&str] = &[
-    "late", "delivery", "refund", "great", "service", "box", "damaged", "thanks", "again",
-    "order", "missing", "item", "fast", "slow", "ok",
+    "late", "delivery", "refund", "great", "service", "box", "damaged", "thanks", "again", "order",
+    "missing", "item", "fast", "slow", "ok",
 ];
 
 fn main() -> std::io::Result<()> {
