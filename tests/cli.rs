@@ -404,6 +404,7 @@ fn bad_option_values_are_usage_errors() {
     fails(&["count", "--source", "tape", &people], 2, "invalid value 'tape'");
     fails(&["check", "--max-errors", "0", &people], 2, "--max-errors");
     fails(&["count", "--bogus", &people], 2, "unexpected argument");
+    fails(&["count", "--quote", "'", "--no-quote", &people], 2, "cannot be used with");
     fails(&["frobnicate"], 2, "unrecognized subcommand");
     // Valid bytes that make no dialect.
     let e = fails(&["count", "--quote", ",", &people], 2, "delimiter and quote must differ");

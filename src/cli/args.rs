@@ -142,7 +142,7 @@ pub struct InputArgs {
     #[arg(long, value_name = "BYTE", default_value = "\"", value_parser = parse_byte)]
     pub quote: u8,
     /// Turn quoting off: quotes are ordinary data.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "quote")]
     pub no_quote: bool,
     /// Escape character: the byte after it is taken literally.
     #[arg(long, value_name = "BYTE", value_parser = parse_byte)]
