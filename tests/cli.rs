@@ -370,6 +370,18 @@ fn io_errors_are_one_line_with_exit_1() {
     fails(&["select", "1", "/no/such/file.csv"], 1, "No such file");
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn write_errors_other_than_a_closed_pipe_fail() {
+    let people = sample("cli_people.csv");
+    for cmd in ["cat", "count", "stats"] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let o = Command::new(BIN).args([cmd, &people]).stdout(full).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        assert_eq!(stderr(&o), "fastcsv: <stdout>: No space left on device (os error 28)\n");
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn permission_denied() {
