@@ -374,7 +374,8 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
             match outcome {
                 None => outcome = Some(got),
                 Some(want) if want != got => {
-                    return Err(Error::config(format!(
+                    // Not a usage error: the file or a source misbehaved.
+                    return Err(Error::from(std::io::Error::other(format!(
                         "{}: sources disagree: {} rows and {} errors, then {} rows and {} \
                          errors with {}",
                         path.display(),
@@ -383,7 +384,7 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
                         got.0,
                         got.1,
                         buffer_size.map_or("mmap".into(), |n| format!("read {n}"))
-                    )))
+                    ))));
                 }
                 Some(_) => {}
             }
@@ -425,7 +426,9 @@ impl Acc {
     fn finish(self, buffer_size: Option<usize>, bytes: u64) -> ConfigResult {
         let mut sorted = self.times.clone();
         sorted.sort_unstable();
-        let median = sorted[sorted.len() / 2];
+        let mid = sorted.len() / 2;
+        let median =
+            if sorted.len() % 2 == 0 { (sorted[mid - 1] + sorted[mid]) / 2 } else { sorted[mid] };
         let n = self.times.len() as f64;
         let rate = |secs: f64| if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 };
         ConfigResult {

@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Command::Cat(a) => commands::cat(a),
         Command::Check(a) => commands::check(a),
         Command::Stats(a) => commands::stats(a),
+        Command::Bench(a) => commands::bench(a),
     };
     let (message, code) = match result {
         Ok(()) | Err(Failure::BrokenPipe) => return ExitCode::SUCCESS,

@@ -499,3 +499,44 @@ fn help_has_examples_and_version() {
     let o = run(&[]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn bench_table_json_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = String::from("id,name\n");
+    for i in 0..3000 {
+        data.push_str(&format!("{i},\"n {i}, x\"\n"));
+    }
+    let file = temp_file(&dir, "bench.csv", data.as_bytes());
+    let svg = dir.path().join("plot.svg").display().to_string();
+
+    let table = ok(&["bench", &file, "--sizes", "1K,4K", "--runs", "2", "--plot", &svg]);
+    assert!(table.starts_with("bench.csv: "), "{table}");
+    assert!(table.contains("3000 rows, work=count, 2 runs each, warm cache"), "{table}");
+    for label in ["mmap", "read 1K", "read 4K", "MB/s"] {
+        assert!(table.contains(label), "{label} in {table}");
+    }
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("throughput (MB/s)"));
+
+    let json = ok(&["bench", &file, "--sizes", "64K", "--runs", "1", "--work", "utf8", "--json"]);
+    assert!(json.trim_start().starts_with('{') && json.contains("\"work\": \"utf8\""), "{json}");
+    assert!(json.contains("\"buffer_size\": 65536"), "{json}");
+    assert_eq!(json.matches("\"source\":").count(), 2, "{json}");
+
+    let tsv = temp_file(&dir, "t.tsv", b"a\tb\n1\t2\n");
+    let t = ok(&["bench", &tsv, "-d", "tab", "--no-headers", "--sizes", "1K", "--runs", "1"]);
+    assert!(t.contains(", 2 rows,"), "{t}");
+}
+
+#[test]
+fn bench_usage_errors() {
+    fails(&["bench", "/dev/null"], 2, "/dev/null: bench needs a regular file");
+    fails(&["bench", "/no/such.csv"], 1, "/no/such.csv");
+    let o = run(&["bench", "x.csv", "--work", "sing"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["bench", "x.csv", "--runs", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["bench", "x.csv", "--sizes", "1K,huge"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -6,7 +6,7 @@ use std::io::{self, BufWriter, StdoutLock, Write};
 use fastcsv::{Position, RowBuf};
 
 use super::args::{
-    CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, SelectArgs, StatsArgs,
+    BenchArgs, CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, SelectArgs, StatsArgs,
 };
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
@@ -284,6 +284,34 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     let summary = st.finish(&names);
     let text = if a.json { stats::json(&summary) } else { stats::table(&summary) };
     let mut out = stdout();
+    out.write_all(text.as_bytes())?;
+    Ok(out.flush()?)
+}
+
+/// `fastcsv bench`: the `fastcsv::bench` harness on one file; a table or
+/// JSON on standard output, and optionally an SVG chart.
+pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
+    let mut opts = fastcsv::bench::BenchOptions {
+        cold: a.cold,
+        work: a.work,
+        dialect: a.dialect()?,
+        ..Default::default()
+    };
+    if !a.sizes.is_empty() {
+        opts.sizes = a.sizes.clone();
+    }
+    if let Some(n) = a.runs {
+        // Asked for explicitly: exactly that many, however long it takes.
+        opts.runs = n as usize;
+        opts.time_budget = None;
+    }
+    let report = fastcsv::bench::run(&a.file, &opts)?;
+    if let Some(p) = &a.plot {
+        std::fs::write(p, report.to_svg())
+            .map_err(|e| Failure::Fatal(format!("{}: {e}", p.display())))?;
+    }
+    let mut out = stdout();
+    let text = if a.json { report.to_json() } else { report.to_table() };
     out.write_all(text.as_bytes())?;
     Ok(out.flush()?)
 }
