@@ -58,7 +58,7 @@
 //!   on the thread that is using it, so a fault can never race with the
 //!   removal of its own registration.
 
-use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Once, OnceLock};
 
 /// How many mappings may be live at once. A mapping beyond this falls back
@@ -71,6 +71,10 @@ const LIVE: u8 = 2;
 
 struct Slot {
     state: AtomicU8,
+    /// A sequence lock over `start` and `end`: odd while they are being
+    /// written, so that the handler never acts on a range torn between two
+    /// registrations.
+    seq: AtomicUsize,
     start: AtomicUsize,
     end: AtomicUsize,
     changed: AtomicBool,
@@ -80,6 +84,7 @@ impl Slot {
     const fn new() -> Slot {
         Slot {
             state: AtomicU8::new(FREE),
+            seq: AtomicUsize::new(0),
             start: AtomicUsize::new(0),
             end: AtomicUsize::new(0),
             changed: AtomicBool::new(false),
@@ -88,8 +93,9 @@ impl Slot {
 }
 
 /// The registry of live mappings. Writers claim a slot with a CAS
-/// (`FREE → BUSY`), fill it in, and publish it with a release store of
-/// `LIVE`; the handler reads only `LIVE` slots, after an acquire load.
+/// (`FREE → BUSY`), fill it in under the slot's sequence lock, and publish
+/// it with a release store of `LIVE`; the handler reads only `LIVE` slots
+/// whose sequence number is even and unchanged across its reads.
 static REGISTRY: [Slot; SLOTS] = [const { Slot::new() }; SLOTS];
 
 /// The `SIGBUS` action that was in place before ours.
@@ -118,9 +124,12 @@ impl Registration {
             if slot.state.compare_exchange(FREE, BUSY, Ordering::Acquire, Ordering::Relaxed).is_ok()
             {
                 let start = start as usize;
+                slot.seq.fetch_add(1, Ordering::Relaxed);
+                fence(Ordering::Release);
                 slot.start.store(start, Ordering::Relaxed);
                 slot.end.store(start.saturating_add(len), Ordering::Relaxed);
                 slot.changed.store(false, Ordering::Relaxed);
+                slot.seq.fetch_add(1, Ordering::Release);
                 slot.state.store(LIVE, Ordering::Release);
                 return Some(Registration { idx });
             }
@@ -192,9 +201,14 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
         if slot.state.load(Ordering::Acquire) != LIVE {
             continue;
         }
+        let seq = slot.seq.load(Ordering::Acquire);
         let start = slot.start.load(Ordering::Relaxed);
         let end = slot.end.load(Ordering::Relaxed);
-        if addr < start || addr >= end {
+        fence(Ordering::Acquire);
+        let stable = seq % 2 == 0
+            && slot.seq.load(Ordering::Relaxed) == seq
+            && slot.state.load(Ordering::Relaxed) == LIVE;
+        if !stable || addr < start || addr >= end {
             continue;
         }
         let page = PAGE_SIZE.load(Ordering::Relaxed);
