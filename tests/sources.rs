@@ -497,3 +497,65 @@ fn an_open_pipe_is_read() {
     assert_eq!(rdr.count_rows().unwrap(), 2);
     writer.join().unwrap();
 }
+
+/// Several threads truncate their own mapped files mid-parse while others
+/// keep opening and closing mappings (churning the guard's registry): each
+/// truncated reader reports `FileChanged`, no other reader is disturbed.
+#[test]
+fn concurrent_truncations_and_registrations() {
+    let dir = tempfile::tempdir().unwrap();
+    let churn_path = dir.path().join("churn.csv");
+    let churn_size = write_numbered(&churn_path, 20_000);
+    assert!(churn_size > fastcsv::SMALL_FILE, "mapped under Auto");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churners: Vec<_> = (0..2)
+        .map(|_| {
+            let (p, stop) = (churn_path.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut opened = 0u32;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let d = Dialect::builder().headers(false).build().unwrap();
+                    let mut r = ReaderBuilder::new().dialect(d).from_path(&p).unwrap();
+                    assert_eq!(r.count_rows().unwrap(), 20_000);
+                    opened += 1;
+                }
+                opened
+            })
+        })
+        .collect();
+    let truncators: Vec<_> = (0..4)
+        .map(|t| {
+            let p = dir.path().join(format!("shrink{t}.csv"));
+            std::thread::spawn(move || {
+                write_numbered(&p, 150_000);
+                let d = Dialect::builder().headers(false).build().unwrap();
+                let mut rdr = ReaderBuilder::new()
+                    .dialect(d)
+                    .source(SourceChoice::Mmap)
+                    .from_path(&p)
+                    .unwrap();
+                for _ in 0..100 {
+                    rdr.read_row().unwrap().unwrap();
+                }
+                File::options().write(true).open(&p).unwrap().set_len(100_000).unwrap();
+                loop {
+                    match rdr.read_row() {
+                        Ok(Some(_)) => {}
+                        Ok(None) => panic!("thread {t}: truncation unnoticed"),
+                        Err(e) => {
+                            assert!(matches!(e.kind(), ErrorKind::FileChanged), "{e}");
+                            return;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in truncators {
+        t.join().unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for c in churners {
+        assert!(c.join().unwrap() > 0);
+    }
+}
