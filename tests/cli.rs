@@ -341,7 +341,7 @@ fn dialect_options() {
 #[test]
 fn data_errors_name_path_line_record_and_byte() {
     let bad = sample("cli_bad.csv");
-    let e = fails(&["count", &bad], 1, "found record with 2 fields");
+    let e = fails(&["stats", &bad], 1, "found record with 2 fields");
     assert_eq!(
         e,
         format!("fastcsv: {bad}:4: record 3, byte 49: found record with 2 fields, but the previous record has 3 fields\n")
@@ -498,4 +498,13 @@ fn help_has_examples_and_version() {
     assert_eq!(v, format!("fastcsv {}\n", env!("CARGO_PKG_VERSION")));
     let o = run(&[]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn count_counts_ragged_rows() {
+    let bad = format!("{}/samples/cli_bad.csv", env!("CARGO_MANIFEST_DIR"));
+    let plain = run(&["count", "--flexible", &bad]);
+    let o = run(&["count", &bad]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.stdout, plain.stdout);
 }
