@@ -341,7 +341,7 @@ fn dialect_options() {
 #[test]
 fn data_errors_name_path_line_record_and_byte() {
     let bad = sample("cli_bad.csv");
-    let e = fails(&["count", &bad], 1, "found record with 2 fields");
+    let e = fails(&["stats", &bad], 1, "found record with 2 fields");
     assert_eq!(
         e,
         format!("fastcsv: {bad}:4: record 3, byte 49: found record with 2 fields, but the previous record has 3 fields\n")
@@ -488,7 +488,7 @@ fn progress_bar_only_on_a_terminal() {
 
 #[test]
 fn help_has_examples_and_version() {
-    for cmd in ["count", "headers", "select", "cat", "check", "stats"] {
+    for cmd in ["count", "headers", "select", "cat", "check", "stats", "bench"] {
         let out = ok(&[cmd, "--help"]);
         assert!(out.contains("Examples:"), "{cmd}: {out}");
         assert!(out.contains(&format!("fastcsv {cmd}")), "{cmd}");
@@ -539,4 +539,13 @@ fn bench_usage_errors() {
     assert_eq!(o.status.code(), Some(2));
     let o = run(&["bench", "x.csv", "--sizes", "1K,huge"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn count_counts_ragged_rows() {
+    let bad = format!("{}/samples/cli_bad.csv", env!("CARGO_MANIFEST_DIR"));
+    let plain = run(&["count", "--flexible", &bad]);
+    let o = run(&["count", &bad]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.stdout, plain.stdout);
 }

@@ -37,7 +37,7 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Count records (the header row is not counted).
+    /// Count records (the header row is not counted; ragged rows count).
     #[command(after_help = COUNT_HELP)]
     Count(CountArgs),
     /// List the header row's fields, numbered from 1.
@@ -74,7 +74,8 @@ Examples:
 
 const COUNT_HELP: &str = "\
 Output: with one input, the number alone. With several, one line per input,
-`PATH<TAB>COUNT`, then `total<TAB>COUNT`.
+`PATH<TAB>COUNT`, then `total<TAB>COUNT`. Empty lines are not records; rows
+of any length are (use `fastcsv check` to find ragged rows).
 
 Examples:
   fastcsv count export.csv
