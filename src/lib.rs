@@ -39,6 +39,8 @@
 mod dialect;
 mod error;
 mod filter;
+#[cfg(feature = "python")]
+mod py;
 mod reader;
 mod record;
 pub mod scan;
