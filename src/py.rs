@@ -602,6 +602,19 @@ fn row_to_list<'py>(
 // ---------------------------------------------------------------------------
 // The reader class
 
+/// The core's message, in the wording of the running CPython (3.12 changed
+/// the newline hint).
+fn python_message(py: Python<'_>, kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::NewlineInUnquotedField if py.version_info() < (3, 12) => {
+            "new-line character seen in unquoted field - \
+             do you need to open the file in universal-newline mode?"
+                .to_owned()
+        }
+        k => k.to_string(),
+    }
+}
+
 /// State of a reader over an iterable of `str` lines.
 struct LineSource {
     iter: Py<PyIterator>,
@@ -673,7 +686,7 @@ impl LineSource {
         if let Err(e) = self.convert(py, nonnumeric) {
             return e;
         }
-        exc::Error::new_err(kind.to_string())
+        exc::Error::new_err(python_message(py, kind))
     }
 
     fn next<'py>(

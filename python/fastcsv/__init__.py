@@ -196,7 +196,8 @@ def _text_fallback(kind: str, src: Any, extra: dict[str, Any]) -> Any:
         raise ValueError("filter= needs ASCII delimiter, quotechar and escapechar")
     errors = extra.get("errors", "strict")
     if kind == "path":
-        return open(src, encoding="utf-8-sig", errors=errors, newline="")
+        with open(src, encoding="utf-8-sig", errors=errors, newline="") as f:
+            return io.StringIO(f.read(), newline="")
     return io.StringIO(codecs.decode(src.read(), "utf-8-sig", errors), newline="")
 
 
