@@ -61,6 +61,7 @@ __all__ = [
     "QUOTE_NONE",
     "Error",
     "Dialect",
+    "__doc__",
     "excel",
     "excel_tab",
     "field_size_limit",
