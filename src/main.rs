@@ -1,1 +1,3 @@
-fn main(){}
+//! The `fastcsv` command-line tool (placeholder until the CLI lands).
+
+fn main() {}

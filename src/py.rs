@@ -196,12 +196,15 @@ impl Hasher for WordHasher {
     }
 }
 
+/// The `intern=True` cache: short field bytes to their shared `str`.
+type InternCache = HashMap<Box<[u8]>, Py<PyString>, BuildHasherDefault<WordHasher>>;
+
 /// Builds `str` objects from field bytes.
 struct StrMaker {
     /// Error handler name for invalid UTF-8 (`strict`, `replace`, ...).
     errors: std::ffi::CString,
     strict: bool,
-    cache: Option<HashMap<Box<[u8]>, Py<PyString>, BuildHasherDefault<WordHasher>>>,
+    cache: Option<InternCache>,
 }
 
 impl StrMaker {

@@ -1,7 +1,7 @@
 //! The reader: drives the scanner over a source and tracks positions.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 use crate::dialect::Dialect;
@@ -195,7 +195,7 @@ impl ReaderBuilder {
             }
             None => {
                 // Make sure reading works now (e.g. a directory fails here).
-                if let Err(e) = file.seek(SeekFrom::Current(0)) {
+                if let Err(e) = file.stream_position() {
                     if e.raw_os_error() == Some(libc::EISDIR) {
                         return Err(with_path(e.into()));
                     }

@@ -34,6 +34,7 @@ impl<'a> ReadBuffer<'a> {
     }
 
     /// Current capacity (for memory accounting in tests and `bench`).
+    #[allow(dead_code)] // its users (the `bench` harness) are not merged yet
     pub(crate) fn capacity(&self) -> usize {
         self.buf.len()
     }
