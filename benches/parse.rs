@@ -1,1 +1,3 @@
-fn main(){}
+//! Criterion benchmarks (placeholder until the benchmark suite lands).
+
+fn main() {}
