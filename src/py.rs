@@ -38,8 +38,8 @@ use pyo3::{ffi, intern};
 
 use crate::scan::{Fields, Scan, Scanner};
 use crate::{
-    Dialect, Error as CoreError, ErrorKind, Filter, Position, Reader as CoreReader,
-    ReaderBuilder, Row, SourceChoice,
+    Dialect, Error as CoreError, ErrorKind, Filter, Position, Reader as CoreReader, ReaderBuilder,
+    Row, SourceChoice,
 };
 
 mod exc {
@@ -211,11 +211,7 @@ impl StrMaker {
     fn new(errors: &str, intern: bool) -> PyResult<StrMaker> {
         let c = std::ffi::CString::new(errors)
             .map_err(|_| PyValueError::new_err("errors must not contain NUL"))?;
-        Ok(StrMaker {
-            errors: c,
-            strict: errors == "strict",
-            cache: intern.then(HashMap::default),
-        })
+        Ok(StrMaker { errors: c, strict: errors == "strict", cache: intern.then(HashMap::default) })
     }
 
     /// A `str` for `b`; `ascii` promises that every byte is below 0x80.
@@ -302,9 +298,7 @@ fn locate_decode_error(py: Python<'_>, e: PyErr, pos: String) -> PyErr {
             v.getattr("end")?,
             format!("{reason} ({pos})"),
         );
-        Ok(PyErr::from_value(
-            py.get_type::<pyo3::exceptions::PyUnicodeDecodeError>().call1(args)?,
-        ))
+        Ok(PyErr::from_value(py.get_type::<pyo3::exceptions::PyUnicodeDecodeError>().call1(args)?))
     })();
     attrs.unwrap_or(e)
 }
@@ -405,11 +399,8 @@ struct PyStream {
 impl Read for PyStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         Python::with_gil(|py| {
-            let r = self
-                .obj
-                .bind(py)
-                .call_method1(intern!(py, "read"), (buf.len(),))
-                .and_then(|r| {
+            let r =
+                self.obj.bind(py).call_method1(intern!(py, "read"), (buf.len(),)).and_then(|r| {
                     if r.is_none() {
                         // A non-blocking stream with no data yet.
                         return Ok(None);
@@ -479,10 +470,7 @@ impl Spec {
     /// Reads the options. The descriptor, if any, is taken over first, so
     /// that it is closed whatever fails afterwards.
     fn from_dict(d: &Bound<'_, PyDict>) -> PyResult<Spec> {
-        fn get<'py, T: FromPyObject<'py>>(
-            d: &Bound<'py, PyDict>,
-            k: &str,
-        ) -> PyResult<Option<T>> {
+        fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<Option<T>> {
             match d.get_item(k)? {
                 Some(v) if !v.is_none() => Ok(Some(v.extract()?)),
                 _ => Ok(None),
@@ -580,8 +568,12 @@ fn open_fd(b: &ReaderBuilder, mut file: File, offset: u64) -> PyResult<SendReade
 
 fn position_text(name: Option<&str>, pos: Position, field: usize) -> String {
     match name {
-        Some(n) => format!("field {field} of {n}:{}: record {}, byte {}", pos.line, pos.record, pos.byte),
-        None => format!("field {field} of line {}: record {}, byte {}", pos.line, pos.record, pos.byte),
+        Some(n) => {
+            format!("field {field} of {n}:{}: record {}, byte {}", pos.line, pos.record, pos.byte)
+        }
+        None => {
+            format!("field {field} of line {}: record {}, byte {}", pos.line, pos.record, pos.byte)
+        }
     }
 }
 
@@ -673,11 +665,7 @@ impl LineSource {
         Ok(())
     }
 
-    fn row<'py>(
-        &mut self,
-        py: Python<'py>,
-        nonnumeric: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
+    fn row<'py>(&mut self, py: Python<'py>, nonnumeric: bool) -> PyResult<Bound<'py, PyList>> {
         self.convert(py, nonnumeric)?;
         let items = self.done.drain(..).map(|o| o.into_bound(py)).collect();
         list_from(py, items)
@@ -957,7 +945,11 @@ struct Bulk {
     name: Option<String>,
 }
 
-fn open_bulk(py: Python<'_>, dialect: &Bound<'_, PyAny>, spec: &Bound<'_, PyDict>) -> PyResult<Bulk> {
+fn open_bulk(
+    py: Python<'_>,
+    dialect: &Bound<'_, PyAny>,
+    spec: &Bound<'_, PyDict>,
+) -> PyResult<Bulk> {
     let mut spec = Spec::from_dict(spec)?;
     let pd = PyDialect::from_py(dialect)?;
     let stash = PyErrStash::default();
