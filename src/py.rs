@@ -241,6 +241,11 @@ impl StrMaker {
     }
 }
 
+thread_local! {
+    /// Scratch space for decoding non-ASCII fields.
+    static CODE_POINTS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Creates a `str` from UTF-8 bytes: ASCII directly into a new compact
 /// string, anything else through CPython's decoder with the error handler.
 fn make_str<'py>(
@@ -265,6 +270,12 @@ fn make_str<'py>(
         }
         return Ok(s);
     }
+    let decoded = CODE_POINTS.with_borrow_mut(|cps| {
+        decode_utf8(b, cps).map(|max| str_from_code_points(py, cps, max))
+    });
+    if let Some(r) = decoded {
+        return r;
+    }
     // SAFETY: we hold the GIL; `b` and `errors` are valid for the call and
     // the result is a new reference or NULL with an exception set.
     let r = unsafe {
@@ -283,6 +294,77 @@ fn make_str<'py>(
         }
         other => other,
     }
+}
+
+/// Decodes strict UTF-8 (no overlong forms, surrogates or code points past
+/// U+10FFFF) into code points; returns the largest, or `None` at the first
+/// invalid sequence (the caller then asks CPython's decoder, whose error
+/// handling is the reference).
+fn decode_utf8(b: &[u8], out: &mut Vec<u32>) -> Option<u32> {
+    out.clear();
+    let cont = |i: usize| -> Option<u32> {
+        let c = *b.get(i)?;
+        (c & 0xC0 == 0x80).then_some(u32::from(c & 0x3F))
+    };
+    let (mut i, mut max) = (0, 0);
+    while i < b.len() {
+        let c0 = u32::from(b[i]);
+        let (cp, len) = match c0 {
+            0x00..=0x7F => (c0, 1),
+            0xC2..=0xDF => ((c0 & 0x1F) << 6 | cont(i + 1)?, 2),
+            0xE0..=0xEF => {
+                let cp = (c0 & 0x0F) << 12 | cont(i + 1)? << 6 | cont(i + 2)?;
+                if cp < 0x800 || (0xD800..=0xDFFF).contains(&cp) {
+                    return None;
+                }
+                (cp, 3)
+            }
+            0xF0..=0xF4 => {
+                let cp =
+                    (c0 & 0x07) << 18 | cont(i + 1)? << 12 | cont(i + 2)? << 6 | cont(i + 3)?;
+                if !(0x1_0000..=0x10_FFFF).contains(&cp) {
+                    return None;
+                }
+                (cp, 4)
+            }
+            _ => return None,
+        };
+        max = max.max(cp);
+        out.push(cp);
+        i += len;
+    }
+    Some(max)
+}
+
+/// A `str` from code points whose largest is `max`, allocated once at its
+/// final size and kind (CPython's decoder over-allocates mixed text and then
+/// shrinks it).
+fn str_from_code_points<'py>(py: Python<'py>, cps: &[u32], max: u32) -> PyResult<Bound<'py, PyAny>> {
+    let n = cps.len();
+    // SAFETY: we hold the GIL; PyUnicode_New returns a new reference (or
+    // NULL with an exception set) to a string of `n` code points of the
+    // kind that `max` calls for.
+    let o = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(n as ffi::Py_ssize_t, max))? };
+    // SAFETY: the string is fresh and unshared; its data holds exactly `n`
+    // code units of 1, 2 or 4 bytes (chosen by `max`, as tested here), and
+    // every code point fits its unit because none exceeds `max`.
+    unsafe {
+        let data = ffi::PyUnicode_DATA(o.as_ptr());
+        if max < 0x100 {
+            let d = std::slice::from_raw_parts_mut(data.cast::<u8>(), n);
+            for (u, &c) in d.iter_mut().zip(cps) {
+                *u = c as u8;
+            }
+        } else if max < 0x1_0000 {
+            let d = std::slice::from_raw_parts_mut(data.cast::<u16>(), n);
+            for (u, &c) in d.iter_mut().zip(cps) {
+                *u = c as u16;
+            }
+        } else {
+            std::ptr::copy_nonoverlapping(cps.as_ptr(), data.cast::<u32>(), n);
+        }
+    }
+    Ok(o)
 }
 
 /// Re-raises a `UnicodeDecodeError` with the field's position in its
@@ -316,19 +398,59 @@ fn to_float<'py>(s: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     unsafe { Bound::from_owned_ptr_or_err(s.py(), ffi::PyNumber_Float(s.as_ptr())) }
 }
 
-/// A list of exactly these items, built in place.
-fn list_from<'py>(py: Python<'py>, items: Vec<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyList>> {
-    let n = items.len();
+/// A list of `n` items made by `item(i)`, filled in place. If `item`
+/// fails, the partly filled list is dropped (its empty slots are NULL,
+/// which lists allow).
+fn build_list<'py>(
+    py: Python<'py>,
+    n: usize,
+    mut item: impl FnMut(usize) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
     // SAFETY: we hold the GIL; a new list of `n` NULL slots or NULL with an
     // exception set.
     let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(n as ffi::Py_ssize_t))? };
-    for (i, it) in items.into_iter().enumerate() {
-        // SAFETY: `list` is a fresh list of length `n` and `i < n`;
-        // PyList_SET_ITEM steals the reference we give up with into_ptr.
+    for i in 0..n {
+        let it = item(i)?;
+        // SAFETY: `list` is a fresh list of length `n`, `i < n` and slot
+        // `i` is still NULL; PyList_SET_ITEM steals the reference we give
+        // up with into_ptr.
         unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, it.into_ptr()) };
     }
     // SAFETY: PyList_New returned a list.
     Ok(unsafe { list.downcast_into_unchecked() })
+}
+
+/// A list of exactly these items.
+fn list_from<'py>(py: Python<'py>, items: Vec<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyList>> {
+    let n = items.len();
+    let mut it = items.into_iter();
+    build_list(py, n, |_| Ok(it.next().expect("n items")))
+}
+
+/// Pauses the cyclic garbage collector while a bulk read creates millions
+/// of lists (which cannot form cycles: they hold only `str` and `float`),
+/// so that it does not rescan the growing result again and again. The
+/// previous state is restored on drop.
+struct GcPause {
+    was_enabled: bool,
+}
+
+impl GcPause {
+    fn new(_py: Python<'_>) -> GcPause {
+        // SAFETY: the GIL is held (witnessed by `_py`).
+        let was_enabled = unsafe { ffi::PyGC_Disable() } != 0;
+        GcPause { was_enabled }
+    }
+}
+
+impl Drop for GcPause {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // SAFETY: a GcPause lives inside one GIL-holding call and is
+            // dropped there, so the GIL is held.
+            unsafe { ffi::PyGC_Enable() };
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -585,13 +707,16 @@ fn row_to_list<'py>(
     strs: &mut StrMaker,
     name: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let mut items = Vec::with_capacity(row.len());
-    for (i, b) in row.iter().enumerate() {
+    build_list(py, row.len(), |i| {
+        let b = row.get(i).unwrap_or_default();
         let pos = || position_text(name, row.position(), i);
         let s = strs.make(py, b, false, &pos)?;
-        items.push(if nonnumeric && row.is_numeric(i) { to_float(s)? } else { s });
-    }
-    list_from(py, items)
+        if nonnumeric && row.is_numeric(i) {
+            to_float(s)
+        } else {
+            Ok(s)
+        }
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -630,7 +755,6 @@ struct NativeSource {
     strs: StrMaker,
     stash: PyErrStash,
     name: Option<String>,
-    limit: i64,
 }
 
 // SAFETY: `StrMaker` holds a CString and `Py<PyString>` values, all `Send`;
@@ -656,7 +780,12 @@ impl LineSource {
     /// Converts the fields completed since the last call (CPython converts
     /// each field as it is saved, so a failing `float()` is raised at the
     /// field, before any later error on the same line).
+    /// Without QUOTE_NONNUMERIC nothing can fail, and the row is built at
+    /// once by `row`.
     fn convert(&mut self, py: Python<'_>, nonnumeric: bool) -> PyResult<()> {
+        if !nonnumeric {
+            return Ok(());
+        }
         for i in self.done.len()..self.fields.len() {
             let s = line_str(py, self.fields.get(b"", i))?;
             let v = if nonnumeric && self.fields.span(i).is_numeric() { to_float(s)? } else { s };
@@ -666,6 +795,10 @@ impl LineSource {
     }
 
     fn row<'py>(&mut self, py: Python<'py>, nonnumeric: bool) -> PyResult<Bound<'py, PyList>> {
+        if !nonnumeric {
+            let f = &self.fields;
+            return build_list(py, f.len(), |i| line_str(py, f.get(b"", i)));
+        }
         self.convert(py, nonnumeric)?;
         let items = self.done.drain(..).map(|o| o.into_bound(py)).collect();
         list_from(py, items)
@@ -743,11 +876,6 @@ impl NativeSource {
         py: Python<'py>,
         nonnumeric: bool,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        let limit = field_limit(py)?;
-        if limit != self.limit {
-            self.rdr.get().set_field_limit(Some(limit.max(0) as u64));
-            self.limit = limit;
-        }
         let rdr = self.rdr.get();
         match rdr.read_row() {
             Ok(Some(row)) => {
@@ -834,7 +962,6 @@ fn _native_reader(
             strs: StrMaker::new(&spec.errors, spec.intern)?,
             stash,
             name,
-            limit: field_limit(py)?,
         })),
     })
 }
@@ -922,6 +1049,7 @@ fn bulk<'py>(
     stash: &PyErrStash,
     mut each: impl FnMut(Vec<Bound<'py, PyAny>>) -> PyResult<()>,
 ) -> PyResult<()> {
+    let _gc = GcPause::new(py);
     let mut batch = Batch::default();
     loop {
         let more = py.allow_threads(|| batch.fill(rdr.get(), nonnumeric));

@@ -357,21 +357,6 @@ impl<'a> Reader<'a> {
         self.scanner.lines() + u64::from(self.mid_line_error)
     }
 
-    /// Changes the field size limit (in characters) for the rest of the
-    /// input; `None` removes it.
-    ///
-    /// ```
-    /// let d = fastcsv::Dialect::builder().headers(false).build().unwrap();
-    /// let mut rdr = fastcsv::Reader::builder().dialect(d).from_slice(b"abc\nabc\n");
-    /// assert!(rdr.read_row().is_ok());
-    /// rdr.set_field_limit(Some(2));
-    /// assert!(rdr.read_row().is_err());
-    /// ```
-    pub fn set_field_limit(&mut self, limit: Option<u64>) {
-        self.dialect.field_limit = limit;
-        self.scanner.set_field_limit(limit);
-    }
-
     /// Bytes consumed so far, from the start of the input.
     ///
     /// ```

@@ -184,15 +184,21 @@ def test_field_size_limit_is_shared_and_read_while_parsing(limit, tmp_path):
     with pytest.raises(csv.Error) as got:
         list(fastcsv.reader(lines))
     assert str(got.value) == str(want.value)
-    # Raising the limit mid-way takes effect at once.
+    # For iterables of str (the csv-compatible path) a change takes effect
+    # at once, as in csv; native inputs read the limit when opened.
     fastcsv.field_size_limit(2)
-    for src in (lines, p):
-        r = fastcsv.reader(src)
-        with pytest.raises(csv.Error):
+    r = fastcsv.reader(lines)
+    with pytest.raises(csv.Error):
+        next(r)
+    fastcsv.field_size_limit(100)
+    assert next(r) == ["abcdef"]
+    fastcsv.field_size_limit(2)
+    r = fastcsv.reader(p)
+    fastcsv.field_size_limit(100)
+    for _ in range(2):
+        with pytest.raises(csv.Error, match=r"field larger than field limit \(2\)"):
             next(r)
-        fastcsv.field_size_limit(100)
-        assert next(r) == ["abcdef"]
-        fastcsv.field_size_limit(2)
+    assert list(fastcsv.reader(p)) == [["abc", "de"], ["abcdef"]]
 
 
 def test_field_size_limit_counts_characters(limit):
