@@ -757,9 +757,6 @@ struct NativeSource {
     name: Option<String>,
 }
 
-// SAFETY: `StrMaker` holds a CString and `Py<PyString>` values, all `Send`;
-// it is only reached through `&mut` (the class's exclusive borrow).
-unsafe impl Sync for NativeSource {}
 
 enum Input {
     Lines(Box<LineSource>),
