@@ -113,6 +113,11 @@ impl PyDialect {
             ascii_char(&d.getattr(intern!(py, "quotechar"))?, "quotechar")?
         };
         let escape = ascii_char(&d.getattr(intern!(py, "escapechar"))?, "escapechar")?;
+        if quoting == QUOTE_NONNUMERIC && escape.is_some() && py.version_info() >= (3, 13) {
+            // 3.13 also converts unquoted fields that begin with the escape
+            // character; the core has 3.11's rule.
+            return Err(unsupported("QUOTE_NONNUMERIC with escapechar on 3.13+"));
+        }
         Ok(PyDialect {
             delimiter,
             quote,
@@ -722,11 +727,11 @@ fn row_to_list<'py>(
 // ---------------------------------------------------------------------------
 // The reader class
 
-/// The core's message, in the wording of the running CPython (3.12 changed
+/// The core's message, in the wording of the running CPython (3.13 changed
 /// the newline hint).
 fn python_message(py: Python<'_>, kind: &ErrorKind) -> String {
     match kind {
-        ErrorKind::NewlineInUnquotedField if py.version_info() < (3, 12) => {
+        ErrorKind::NewlineInUnquotedField if py.version_info() < (3, 13) => {
             "new-line character seen in unquoted field - \
              do you need to open the file in universal-newline mode?"
                 .to_owned()

@@ -82,12 +82,11 @@ __all__ = [
     "VERSION",
 ]
 
-# Python 3.12+ quoting modes; the native reader hands them to the stdlib.
-for _name in ("QUOTE_STRINGS", "QUOTE_NOTNULL"):
-    if hasattr(_stdcsv, _name):
-        globals()[_name] = getattr(_stdcsv, _name)
-        __all__.append(_name)
-del _name
+if sys.version_info >= (3, 12):
+    # Newer quoting modes; fastcsv hands them to the stdlib reader.
+    from csv import QUOTE_NOTNULL, QUOTE_STRINGS
+
+    __all__ += ["QUOTE_NOTNULL", "QUOTE_STRINGS"]
 
 # Keywords fastcsv adds to the stdlib's. All but `filter` need a native input
 # (a path or a binary file).
