@@ -4,8 +4,16 @@ import csv
 import io
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import fastcsv
+
+# `pytest --hypothesis-profile=deep` for a longer differential run.
+settings.register_profile("default", max_examples=400, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("deep", max_examples=5000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("default")
 
 
 def drain(rdr, max_errors=5):

@@ -29,8 +29,8 @@ dialect_st = st.fixed_dictionaries({
     "strict": st.booleans(),
 })
 
-SETTINGS = settings(max_examples=400, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+# Example counts come from the profile loaded in conftest.py.
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def valid(d):
@@ -123,7 +123,7 @@ params_st = st.dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@SETTINGS
 @given(params_st, st.sampled_from(["excel", "excel-tab", "unix", "nope", 5, csv.excel]))
 def test_validation_errors_match(params, dialect):
     def attempt(mod):
