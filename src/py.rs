@@ -251,8 +251,10 @@ thread_local! {
     static CODE_POINTS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Creates a `str` from UTF-8 bytes: ASCII directly into a new compact
-/// string, anything else through CPython's decoder with the error handler.
+/// Creates a `str` from UTF-8 bytes: ASCII is copied straight into a new
+/// compact string, valid UTF-8 is decoded here at its final kind, and
+/// invalid UTF-8 goes through CPython's decoder with the error handler
+/// (whose behaviour is the reference), located when it raises.
 fn make_str<'py>(
     py: Python<'py>,
     b: &[u8],
@@ -275,8 +277,12 @@ fn make_str<'py>(
         }
         return Ok(s);
     }
-    let decoded = CODE_POINTS.with_borrow_mut(|cps| {
-        decode_utf8(b, cps).map(|max| str_from_code_points(py, cps, max))
+    let decode =
+        |cps: &mut Vec<u32>| decode_utf8(b, cps).map(|max| str_from_code_points(py, cps, max));
+    let decoded = CODE_POINTS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut cps) => decode(&mut cps),
+        // Re-entered (nothing here runs Python code, but be safe).
+        Err(_) => decode(&mut Vec::new()),
     });
     if let Some(r) = decoded {
         return r;
@@ -325,8 +331,7 @@ fn decode_utf8(b: &[u8], out: &mut Vec<u32>) -> Option<u32> {
                 (cp, 3)
             }
             0xF0..=0xF4 => {
-                let cp =
-                    (c0 & 0x07) << 18 | cont(i + 1)? << 12 | cont(i + 2)? << 6 | cont(i + 3)?;
+                let cp = (c0 & 0x07) << 18 | cont(i + 1)? << 12 | cont(i + 2)? << 6 | cont(i + 3)?;
                 if !(0x1_0000..=0x10_FFFF).contains(&cp) {
                     return None;
                 }
@@ -344,12 +349,17 @@ fn decode_utf8(b: &[u8], out: &mut Vec<u32>) -> Option<u32> {
 /// A `str` from code points whose largest is `max`, allocated once at its
 /// final size and kind (CPython's decoder over-allocates mixed text and then
 /// shrinks it).
-fn str_from_code_points<'py>(py: Python<'py>, cps: &[u32], max: u32) -> PyResult<Bound<'py, PyAny>> {
+fn str_from_code_points<'py>(
+    py: Python<'py>,
+    cps: &[u32],
+    max: u32,
+) -> PyResult<Bound<'py, PyAny>> {
     let n = cps.len();
     // SAFETY: we hold the GIL; PyUnicode_New returns a new reference (or
     // NULL with an exception set) to a string of `n` code points of the
     // kind that `max` calls for.
-    let o = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(n as ffi::Py_ssize_t, max))? };
+    let o =
+        unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(n as ffi::Py_ssize_t, max))? };
     // SAFETY: the string is fresh and unshared; its data holds exactly `n`
     // code units of 1, 2 or 4 bytes (chosen by `max`, as tested here), and
     // every code point fits its unit because none exceeds `max`.
@@ -761,7 +771,6 @@ struct NativeSource {
     stash: PyErrStash,
     name: Option<String>,
 }
-
 
 enum Input {
     Lines(Box<LineSource>),
