@@ -246,11 +246,6 @@ impl StrMaker {
     }
 }
 
-thread_local! {
-    /// Scratch space for decoding non-ASCII fields.
-    static CODE_POINTS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// Creates a `str` from UTF-8 bytes: ASCII is copied straight into a new
 /// compact string, valid UTF-8 is decoded here at its final kind, and
 /// invalid UTF-8 goes through CPython's decoder with the error handler
@@ -277,15 +272,8 @@ fn make_str<'py>(
         }
         return Ok(s);
     }
-    let decode =
-        |cps: &mut Vec<u32>| decode_utf8(b, cps).map(|max| str_from_code_points(py, cps, max));
-    let decoded = CODE_POINTS.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut cps) => decode(&mut cps),
-        // Re-entered (nothing here runs Python code, but be safe).
-        Err(_) => decode(&mut Vec::new()),
-    });
-    if let Some(r) = decoded {
-        return r;
+    if let Ok(s) = std::str::from_utf8(b) {
+        return str_from_utf8(py, s);
     }
     // SAFETY: we hold the GIL; `b` and `errors` are valid for the call and
     // the result is a new reference or NULL with an exception set.
@@ -307,76 +295,47 @@ fn make_str<'py>(
     }
 }
 
-/// Decodes strict UTF-8 (no overlong forms, surrogates or code points past
-/// U+10FFFF) into code points; returns the largest, or `None` at the first
-/// invalid sequence (the caller then asks CPython's decoder, whose error
-/// handling is the reference).
-fn decode_utf8(b: &[u8], out: &mut Vec<u32>) -> Option<u32> {
-    out.clear();
-    let cont = |i: usize| -> Option<u32> {
-        let c = *b.get(i)?;
-        (c & 0xC0 == 0x80).then_some(u32::from(c & 0x3F))
+/// A `str` from valid UTF-8 that is not all ASCII, allocated once at its
+/// final length and kind (CPython's decoder over-allocates mixed text and
+/// then shrinks it). The length is the number of non-continuation bytes;
+/// the largest lead byte tells the kind: below 0xC4 every character is
+/// below U+0100, below 0xF0 below U+10000.
+fn str_from_utf8<'py>(py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyAny>> {
+    let b = s.as_bytes();
+    let n = b.iter().filter(|&&c| (c as i8) >= -0x40).count();
+    let lead = b.iter().copied().max().unwrap_or(0);
+    let max: u32 = match lead {
+        0x00..=0x7F => 0x7F,
+        0x80..=0xC3 => 0xFF,
+        0xC4..=0xEF => 0xFFFF,
+        _ => 0x10_FFFF,
     };
-    let (mut i, mut max) = (0, 0);
-    while i < b.len() {
-        let c0 = u32::from(b[i]);
-        let (cp, len) = match c0 {
-            0x00..=0x7F => (c0, 1),
-            0xC2..=0xDF => ((c0 & 0x1F) << 6 | cont(i + 1)?, 2),
-            0xE0..=0xEF => {
-                let cp = (c0 & 0x0F) << 12 | cont(i + 1)? << 6 | cont(i + 2)?;
-                if cp < 0x800 || (0xD800..=0xDFFF).contains(&cp) {
-                    return None;
-                }
-                (cp, 3)
-            }
-            0xF0..=0xF4 => {
-                let cp = (c0 & 0x07) << 18 | cont(i + 1)? << 12 | cont(i + 2)? << 6 | cont(i + 3)?;
-                if !(0x1_0000..=0x10_FFFF).contains(&cp) {
-                    return None;
-                }
-                (cp, 4)
-            }
-            _ => return None,
-        };
-        max = max.max(cp);
-        out.push(cp);
-        i += len;
-    }
-    Some(max)
-}
-
-/// A `str` from code points whose largest is `max`, allocated once at its
-/// final size and kind (CPython's decoder over-allocates mixed text and then
-/// shrinks it).
-fn str_from_code_points<'py>(
-    py: Python<'py>,
-    cps: &[u32],
-    max: u32,
-) -> PyResult<Bound<'py, PyAny>> {
-    let n = cps.len();
     // SAFETY: we hold the GIL; PyUnicode_New returns a new reference (or
-    // NULL with an exception set) to a string of `n` code points of the
-    // kind that `max` calls for.
+    // NULL with an exception set) to a string of `n` code points whose kind
+    // suits `max`. Since `lead` occurs in `s`, some character needs that
+    // kind, so the string is canonical.
     let o =
         unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(n as ffi::Py_ssize_t, max))? };
     // SAFETY: the string is fresh and unshared; its data holds exactly `n`
-    // code units of 1, 2 or 4 bytes (chosen by `max`, as tested here), and
-    // every code point fits its unit because none exceeds `max`.
+    // code units of 1, 2 or 4 bytes as chosen by `max`; `s` has exactly `n`
+    // characters and none exceeds `max`.
     unsafe {
         let data = ffi::PyUnicode_DATA(o.as_ptr());
-        if max < 0x100 {
+        if max <= 0xFF {
             let d = std::slice::from_raw_parts_mut(data.cast::<u8>(), n);
-            for (u, &c) in d.iter_mut().zip(cps) {
+            for (u, c) in d.iter_mut().zip(s.chars()) {
                 *u = c as u8;
             }
-        } else if max < 0x1_0000 {
+        } else if max <= 0xFFFF {
             let d = std::slice::from_raw_parts_mut(data.cast::<u16>(), n);
-            for (u, &c) in d.iter_mut().zip(cps) {
+            for (u, c) in d.iter_mut().zip(s.chars()) {
                 *u = c as u16;
             }
         } else {
-            std::ptr::copy_nonoverlapping(cps.as_ptr(), data.cast::<u32>(), n);
+            let d = std::slice::from_raw_parts_mut(data.cast::<u32>(), n);
+            for (u, c) in d.iter_mut().zip(s.chars()) {
+                *u = c as u32;
+            }
         }
     }
     Ok(o)
