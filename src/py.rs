@@ -1019,7 +1019,6 @@ fn bulk<'py>(
     stash: &PyErrStash,
     mut each: impl FnMut(Vec<Bound<'py, PyAny>>) -> PyResult<()>,
 ) -> PyResult<()> {
-    let _gc = GcPause::new(py);
     let mut batch = Batch::default();
     loop {
         let more = py.allow_threads(|| batch.fill(rdr.get(), nonnumeric));
@@ -1064,6 +1063,9 @@ fn _read<'py>(
     spec: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyList>> {
     let mut b = open_bulk(py, dialect, spec)?;
+    // Paused until the result list exists: creating it would otherwise
+    // start a collection over every row just made.
+    let _gc = GcPause::new(py);
     let mut rows: Vec<Bound<'py, PyAny>> = Vec::new();
     let nn = b.pd.nonnumeric;
     bulk(py, &mut b.rdr, nn, &mut b.strs, b.name.as_deref(), &b.stash, |items| {
@@ -1086,6 +1088,7 @@ fn _read_columns<'py>(
     header: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut b = open_bulk(py, dialect, spec)?;
+    let _gc = GcPause::new(py);
     let nn = b.pd.nonnumeric;
     let empty = PyString::new(py, "").into_any();
     let mut names: Option<Vec<Bound<'py, PyAny>>> = if header { None } else { Some(Vec::new()) };
