@@ -27,8 +27,7 @@ import time
 
 import fastcsv
 
-WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu "
-         "café naïve Zürich 東京 smörgåsbord").split()
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "café", "naïve", "Zürich", "東京", "smörgåsbord"]
 
 
 def gen_numeric(path: str, size: int, seed: int = 1) -> None:

@@ -55,31 +55,31 @@ from ._fastcsv import Reader, _Unsupported
 VERSION: str = _fastcsv.__version__
 
 __all__ = [
-    "QUOTE_MINIMAL",
     "QUOTE_ALL",
-    "QUOTE_NONNUMERIC",
+    "QUOTE_MINIMAL",
     "QUOTE_NONE",
-    "Error",
+    "QUOTE_NONNUMERIC",
+    "VERSION",
     "Dialect",
+    "DictReader",
+    "DictWriter",
+    "Error",
+    "Reader",
+    "Sniffer",
     "__doc__",
+    "__version__",
     "excel",
     "excel_tab",
     "field_size_limit",
-    "reader",
-    "writer",
-    "register_dialect",
     "get_dialect",
     "list_dialects",
-    "Sniffer",
-    "unregister_dialect",
-    "__version__",
-    "DictReader",
-    "DictWriter",
-    "unix_dialect",
-    "Reader",
     "read",
     "read_columns",
-    "VERSION",
+    "reader",
+    "register_dialect",
+    "unix_dialect",
+    "unregister_dialect",
+    "writer",
 ]
 
 if sys.version_info >= (3, 12):
@@ -109,7 +109,7 @@ def _is_binary_file(f: object) -> bool:
         return False
     try:
         probe = read(0)
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure means "not a binary file"
         return False
     return isinstance(probe, (bytes, bytearray))
 

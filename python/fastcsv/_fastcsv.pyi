@@ -4,12 +4,12 @@ from typing import Any, final
 
 __all__ = [
     "Reader",
+    "_Unsupported",
+    "__version__",
     "_lines_reader",
     "_native_reader",
     "_read",
     "_read_columns",
-    "_Unsupported",
-    "__version__",
 ]
 
 __version__: str

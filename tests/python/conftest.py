@@ -3,10 +3,9 @@
 import csv
 import io
 
+import fastcsv
 import pytest
 from hypothesis import HealthCheck, settings
-
-import fastcsv
 
 # `pytest --hypothesis-profile=deep` for a longer differential run.
 settings.register_profile("default", max_examples=400, deadline=None,

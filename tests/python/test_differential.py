@@ -6,12 +6,11 @@ import io
 import os
 import tempfile
 
+import fastcsv
 import pytest
+from conftest import drain
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
-import fastcsv
-from conftest import drain
 
 PIECES = ["a", "b", "1", "2.5", "-", ",", ";", "\t", '"', "'", "\\", " ", "\r",
           "\n", "\r\n", "\x00", "é", "€", "#", "x y"]

@@ -5,10 +5,9 @@ import gc
 import io
 import sys
 
+import fastcsv
 import psutil
 import pytest
-
-import fastcsv
 
 MiB = 1 << 20
 

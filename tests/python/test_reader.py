@@ -8,9 +8,8 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 import fastcsv
+import pytest
 from conftest import drain
 
 
@@ -102,15 +101,15 @@ def test_nul_surrogates_and_unicode_are_data():
 
 def test_strict_errors_and_recovery_match():
     text = 'a,"b"x,c\nd,e\n"open\n'
-    for kw in [dict(strict=True), dict(strict=False)]:
+    for kw in [{"strict": True}, {"strict": False}]:
         assert drain(fastcsv.reader(io.StringIO(text, newline=""), **kw)) == \
             drain(csv.reader(io.StringIO(text, newline=""), **kw))
 
 
 def test_escapechar_skipinitialspace_doublequote():
     text = 'a\\,b, "c""d",  e\\\nf\n"x\\"y"\n'
-    for kw in [dict(escapechar="\\"), dict(escapechar="\\", doublequote=False),
-               dict(skipinitialspace=True, escapechar="\\"), dict(quoting=csv.QUOTE_NONE, escapechar="\\")]:
+    for kw in [{"escapechar": "\\"}, {"escapechar": "\\", "doublequote": False},
+               {"skipinitialspace": True, "escapechar": "\\"}, {"quoting": csv.QUOTE_NONE, "escapechar": "\\"}]:
         assert drain(fastcsv.reader(io.StringIO(text, newline=""), **kw)) == \
             drain(csv.reader(io.StringIO(text, newline=""), **kw))
 
@@ -132,9 +131,9 @@ def test_filter_on_lines():
 # --- validation ------------------------------------------------------------------
 
 @pytest.mark.parametrize("kw", [
-    dict(delimiter=""), dict(delimiter="ab"), dict(delimiter=1),
-    dict(quotechar="ab"), dict(quoting=7), dict(quoting=csv.QUOTE_MINIMAL, quotechar=None),
-    dict(escapechar="xy"), dict(lineterminator=1), dict(bogus=1),
+    {"delimiter": ""}, {"delimiter": "ab"}, {"delimiter": 1},
+    {"quotechar": "ab"}, {"quoting": 7}, {"quoting": csv.QUOTE_MINIMAL, "quotechar": None},
+    {"escapechar": "xy"}, {"lineterminator": 1}, {"bogus": 1},
 ])
 def test_validation_messages(kw):
     with pytest.raises(Exception) as want:
@@ -275,9 +274,8 @@ def test_error_positions(tmp_path):
     assert str(e.value) == f"{p}:3: record 2, byte 11: ',' expected after '\"'"
     assert r.line_num == 3
     assert next(r) == ["e"]
-    with open(p, "rb") as f:
-        with pytest.raises(csv.Error, match=rf"^{p}:3: record 2, byte 11: "):
-            fastcsv.read(f, strict=True)
+    with open(p, "rb") as f, pytest.raises(csv.Error, match=rf"^{p}:3: record 2, byte 11: "):
+        fastcsv.read(f, strict=True)
     with pytest.raises(csv.Error, match=r"^line 3: record 2, byte 11: "):
         fastcsv.read(io.BytesIO(p.read_bytes()), strict=True)
     q = write(tmp_path, 'a\n"open', "eof.csv")
@@ -404,8 +402,8 @@ def dict_rows(mod, src, **kw):
 
 
 @pytest.mark.parametrize("kw", [
-    {}, dict(restkey="rest", restval="?"), dict(fieldnames=["x", "y"]),
-    dict(fieldnames=iter(["x", "y"])), dict(delimiter=";"),
+    {}, {"restkey": "rest", "restval": "?"}, {"fieldnames": ["x", "y"]},
+    {"fieldnames": iter(["x", "y"])}, {"delimiter": ";"},
 ])
 def test_dictreader_matches(kw):
     text = "a,b\r\n1,2\r\n\r\n3\r\n4,5,6,7\r\n"
