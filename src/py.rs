@@ -488,33 +488,32 @@ impl PyErrStash {
 
 /// A binary Python stream read through its `read(n)` method.
 struct PyStream {
-    obj: Py<PyAny>,
+    /// The stream's `read1` when it has one (buffered streams: returns what
+    /// is available after at most one raw read, so rows from a pipe are not
+    /// held back until a whole buffer is full), else its `read`.
+    read: Py<PyAny>,
     stash: PyErrStash,
 }
 
 impl Read for PyStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         Python::with_gil(|py| {
-            let r =
-                self.obj.bind(py).call_method1(intern!(py, "read"), (buf.len(),)).and_then(|r| {
-                    if r.is_none() {
-                        // A non-blocking stream with no data yet.
-                        return Ok(None);
-                    }
-                    match r.downcast::<PyBytes>() {
-                        Ok(b) => Ok(Some(b.as_bytes().to_vec())),
-                        Err(_) => Err(PyTypeError::new_err(format!(
-                            "read() should return bytes, not {}",
-                            r.get_type().name()?
-                        ))),
-                    }
-                });
-            match r {
-                Ok(Some(b)) => {
-                    let n = b.len().min(buf.len());
-                    buf[..n].copy_from_slice(&b[..n]);
-                    Ok(n)
+            let r = self.read.bind(py).call1((buf.len(),)).and_then(|r| {
+                if r.is_none() {
+                    // A non-blocking stream with no data yet.
+                    return Ok(None);
                 }
+                let b = r.downcast::<PyBytes>().map_err(|_| {
+                    let name = r.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+                    PyTypeError::new_err(format!("read() should return bytes, not {name}"))
+                })?;
+                let b = b.as_bytes();
+                let n = b.len().min(buf.len());
+                buf[..n].copy_from_slice(&b[..n]);
+                Ok(Some(n))
+            });
+            match r {
+                Ok(Some(n)) => Ok(n),
                 Ok(None) => Err(io::Error::new(io::ErrorKind::WouldBlock, "no data")),
                 Err(e) => {
                     self.stash.put(e);
@@ -627,7 +626,12 @@ fn open_native(
         return b.from_path(p).map(SendReader).map_err(|e| map_error(e, &no_stash));
     }
     if let Some(obj) = &spec.stream {
-        let s = PyStream { obj: obj.clone_ref(py), stash: stash.clone() };
+        let obj = obj.bind(py);
+        let read = match obj.getattr(intern!(py, "read1")) {
+            Ok(f) => f,
+            Err(_) => obj.getattr(intern!(py, "read"))?,
+        };
+        let s = PyStream { read: read.unbind(), stash: stash.clone() };
         return Ok(SendReader(b.from_reader(s)));
     }
     Err(PyTypeError::new_err("no input given"))

@@ -423,3 +423,17 @@ def test_dictreader_keys_are_header_objects_and_lazy(tmp_path):
     assert fastcsv.DictReader([]).fieldnames is None
     p = write(tmp_path, "h\n1\n")
     assert list(fastcsv.DictReader(p)) == [{"h": "1"}]
+
+
+def test_rows_from_a_pipe_arrive_promptly():
+    writer_code = "import time\nprint('a,b', flush=True)\ntime.sleep(3)\nprint('c,d')\n"
+    child = subprocess.Popen([sys.executable, "-c", writer_code], stdout=subprocess.PIPE)
+    try:
+        t0 = time.monotonic()
+        r = fastcsv.reader(child.stdout)
+        assert next(r) == ["a", "b"]
+        assert time.monotonic() - t0 < 2.5
+        assert list(r) == [["c", "d"]]
+    finally:
+        child.stdout.close()
+        child.wait()
