@@ -272,8 +272,8 @@ fn make_str<'py>(
         }
         return Ok(s);
     }
-    if let Ok(s) = std::str::from_utf8(b) {
-        return str_from_utf8(py, s);
+    if let Some(r) = str_from_utf8(py, b) {
+        return r;
     }
     // SAFETY: we hold the GIL; `b` and `errors` are valid for the call and
     // the result is a new reference or NULL with an exception set.
@@ -295,16 +295,64 @@ fn make_str<'py>(
     }
 }
 
-/// A `str` from valid UTF-8 that is not all ASCII, allocated once at its
-/// final length and kind (CPython's decoder over-allocates mixed text and
-/// then shrinks it). The length is the number of non-continuation bytes;
-/// the largest lead byte tells the kind: below 0xC4 every character is
-/// below U+0100, below 0xF0 below U+10000.
-fn str_from_utf8<'py>(py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyAny>> {
-    let b = s.as_bytes();
+/// Decodes strict UTF-8 (no overlong forms, surrogates or code points past
+/// U+10FFFF) into `out`, one unit per code point. False when `b` is not
+/// strict UTF-8 or does not hold exactly `out.len()` code points.
+fn decode_utf8_into<T>(b: &[u8], out: &mut [T], unit: impl Fn(u32) -> T) -> bool {
+    let cont = |k: usize| -> Option<u32> {
+        let c = *b.get(k)?;
+        (c & 0xC0 == 0x80).then_some(u32::from(c & 0x3F))
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < b.len() {
+        let c0 = u32::from(b[i]);
+        let (cp, len) = match c0 {
+            0x00..=0x7F => (c0, 1),
+            0xC2..=0xDF => match cont(i + 1) {
+                Some(c1) => ((c0 & 0x1F) << 6 | c1, 2),
+                None => return false,
+            },
+            0xE0..=0xEF => match (cont(i + 1), cont(i + 2)) {
+                (Some(c1), Some(c2)) => {
+                    let cp = (c0 & 0x0F) << 12 | c1 << 6 | c2;
+                    if cp < 0x800 || (0xD800..=0xDFFF).contains(&cp) {
+                        return false;
+                    }
+                    (cp, 3)
+                }
+                _ => return false,
+            },
+            0xF0..=0xF4 => match (cont(i + 1), cont(i + 2), cont(i + 3)) {
+                (Some(c1), Some(c2), Some(c3)) => {
+                    let cp = (c0 & 0x07) << 18 | c1 << 12 | c2 << 6 | c3;
+                    if !(0x1_0000..=0x10_FFFF).contains(&cp) {
+                        return false;
+                    }
+                    (cp, 4)
+                }
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let Some(slot) = out.get_mut(j) else {
+            return false;
+        };
+        *slot = unit(cp);
+        i += len;
+        j += 1;
+    }
+    j == out.len()
+}
+
+/// A `str` from bytes that are not all ASCII, when they are strict UTF-8:
+/// allocated once at its final length and kind (CPython's decoder
+/// over-allocates mixed text and then shrinks it) and decoded in one pass.
+/// The length is the number of non-continuation bytes; the largest byte
+/// tells the kind (below 0xC4 every character is below U+0100, below 0xF0
+/// below U+10000). `None` when the bytes are not strict UTF-8.
+fn str_from_utf8<'py>(py: Python<'py>, b: &[u8]) -> Option<PyResult<Bound<'py, PyAny>>> {
     let n = b.iter().filter(|&&c| (c as i8) >= -0x40).count();
-    let lead = b.iter().copied().max().unwrap_or(0);
-    let max: u32 = match lead {
+    let max: u32 = match b.iter().copied().max().unwrap_or(0) {
         0x00..=0x7F => 0x7F,
         0x80..=0xC3 => 0xFF,
         0xC4..=0xEF => 0xFFFF,
@@ -312,33 +360,32 @@ fn str_from_utf8<'py>(py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyAny>> {
     };
     // SAFETY: we hold the GIL; PyUnicode_New returns a new reference (or
     // NULL with an exception set) to a string of `n` code points whose kind
-    // suits `max`. Since `lead` occurs in `s`, some character needs that
-    // kind, so the string is canonical.
-    let o =
-        unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(n as ffi::Py_ssize_t, max))? };
-    // SAFETY: the string is fresh and unshared; its data holds exactly `n`
-    // code units of 1, 2 or 4 bytes as chosen by `max`; `s` has exactly `n`
-    // characters and none exceeds `max`.
-    unsafe {
+    // suits `max`.
+    let o = match unsafe {
+        Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(n as ffi::Py_ssize_t, max))
+    } {
+        Ok(o) => o,
+        Err(e) => return Some(Err(e)),
+    };
+    // SAFETY: the string is fresh and unshared, and its data holds exactly
+    // `n` code units of 1, 2 or 4 bytes as chosen by `max`; the slices
+    // cover exactly those units.
+    let ok = unsafe {
         let data = ffi::PyUnicode_DATA(o.as_ptr());
         if max <= 0xFF {
             let d = std::slice::from_raw_parts_mut(data.cast::<u8>(), n);
-            for (u, c) in d.iter_mut().zip(s.chars()) {
-                *u = c as u8;
-            }
+            decode_utf8_into(b, d, |c| c as u8)
         } else if max <= 0xFFFF {
             let d = std::slice::from_raw_parts_mut(data.cast::<u16>(), n);
-            for (u, c) in d.iter_mut().zip(s.chars()) {
-                *u = c as u16;
-            }
+            decode_utf8_into(b, d, |c| c as u16)
         } else {
             let d = std::slice::from_raw_parts_mut(data.cast::<u32>(), n);
-            for (u, c) in d.iter_mut().zip(s.chars()) {
-                *u = c as u32;
-            }
+            decode_utf8_into(b, d, |c| c)
         }
-    }
-    Ok(o)
+    };
+    // Valid UTF-8 whose largest byte is below 0xC4 (or 0xF0) has no
+    // character at or past U+0100 (or U+10000): the kind is canonical.
+    ok.then_some(Ok(o))
 }
 
 /// Re-raises a `UnicodeDecodeError` with the field's position in its
