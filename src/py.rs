@@ -1196,6 +1196,36 @@ fn _read_columns<'py>(
     Ok(out)
 }
 
+// ---------------------------------------------------------------------------
+// DictReader
+
+/// One `csv.DictReader` row: `dict(zip(names, row))`, then the extra
+/// fields as a list under `restkey`, or `restval` for each missing name.
+/// `names` is the field names as a list or tuple.
+#[pyfunction]
+fn _make_dict<'py>(
+    py: Python<'py>,
+    names: &Bound<'py, PyAny>,
+    row: &Bound<'py, PyList>,
+    restkey: &Bound<'py, PyAny>,
+    restval: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let names = names.downcast::<pyo3::types::PySequence>()?;
+    let (lf, lr) = (names.len()?, row.len());
+    let d = PyDict::new(py);
+    for i in 0..lf.min(lr) {
+        d.set_item(names.get_item(i)?, row.get_item(i)?)?;
+    }
+    if lf < lr {
+        d.set_item(restkey, row.get_slice(lf, lr))?;
+    } else {
+        for i in lr..lf {
+            d.set_item(names.get_item(i)?, restval)?;
+        }
+    }
+    Ok(d)
+}
+
 /// Private helpers used by `fastcsv/__init__.py`.
 #[pymodule(gil_used = false)]
 #[pyo3(name = "_fastcsv")]
@@ -1205,6 +1235,7 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_native_reader, m)?)?;
     m.add_function(wrap_pyfunction!(_read, m)?)?;
     m.add_function(wrap_pyfunction!(_read_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(_make_dict, m)?)?;
     m.add("_Unsupported", m.py().get_type::<_Unsupported>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -340,3 +340,34 @@ class DictReader(_stdcsv.DictReader):
         self.reader = reader(f, dialect, *args, **kwds)
         self.dialect = dialect
         self.line_num = 0
+
+    def __next__(self) -> dict[Any, Any]:
+        # csv.DictReader.__next__, with the dict built natively when the
+        # field names are a list or tuple; subclasses (which may override
+        # `fieldnames`) keep the stdlib's code.
+        if type(self) is not DictReader:
+            return super().__next__()
+        if self.line_num == 0:
+            # Used only for its side effect.
+            self.fieldnames  # noqa: B018
+        row = next(self.reader)
+        self.line_num = self.reader.line_num
+        # Unlike the basic reader, DictReader does not return empty rows.
+        while row == []:
+            row = next(self.reader)
+        # Reading the property also updates line_num, as in csv.
+        names: Any = self.fieldnames
+        if type(names) in (list, tuple) and type(row) is list:
+            return _fastcsv._make_dict(names, row, self.restkey, self.restval)
+        # The stdlib's code, property reads included (typeshed's types for
+        # DictReader are narrower than what csv accepts).
+        this: Any = self
+        d = dict(zip(this.fieldnames, row))
+        lf = len(this.fieldnames)
+        lr = len(row)
+        if lf < lr:
+            d[this.restkey] = row[lf:]
+        elif lf > lr:
+            for key in this.fieldnames[lr:]:
+                d[key] = this.restval
+        return d

@@ -7,6 +7,7 @@ __all__ = [
     "_Unsupported",
     "__version__",
     "_lines_reader",
+    "_make_dict",
     "_native_reader",
     "_read",
     "_read_columns",
@@ -40,6 +41,11 @@ def _native_reader(dialect: Any, spec: dict[str, Any]) -> Reader:
 
 def _read(dialect: Any, spec: dict[str, Any]) -> list[list[Any]]:
     """Every row of a native input."""
+
+def _make_dict(
+    names: list[Any] | tuple[Any, ...], row: list[Any], restkey: Any, restval: Any
+) -> dict[Any, Any]:
+    """One DictReader row."""
 
 def _read_columns(dialect: Any, spec: dict[str, Any], header: bool = True) -> dict[str, list[Any]]:
     """The columns of a native input."""

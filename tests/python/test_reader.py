@@ -437,3 +437,29 @@ def test_rows_from_a_pipe_arrive_promptly():
     finally:
         child.stdout.close()
         child.wait()
+
+
+@pytest.mark.parametrize("kw", [
+    {}, {"fieldnames": ("x", "y")}, {"fieldnames": ["k", "k", "z"]},
+    {"restkey": "rest", "restval": 0}, {"fieldnames": []},
+])
+def test_dictreader_native_dicts_and_subclasses_match(kw):
+    text = "a,b,c\r\n1,2\r\n\r\n\r\n3,4,5,6\r\n7\r\n"
+
+    class Sub(fastcsv.DictReader):
+        pass
+
+    want = dict_rows(csv, io.StringIO(text, newline=""), **kw)
+    assert dict_rows(fastcsv, io.StringIO(text, newline=""), **kw) == want
+
+    class Mod:
+        DictReader = Sub
+
+    assert dict_rows(Mod, io.StringIO(text, newline=""), **kw) == want
+
+
+def test_dictreader_line_num_after_blank_rows_matches():
+    text = "h\r\n\r\n\r\nv\r\n"
+    r, s = fastcsv.DictReader(io.StringIO(text, newline="")), csv.DictReader(io.StringIO(text, newline=""))
+    assert next(r) == next(s) == {"h": "v"}
+    assert r.line_num == s.line_num
