@@ -162,10 +162,10 @@ def _own_fd(f: Any) -> tuple[int, int] | None:
 
 def _spec(kind: str, src: Any, extra: dict[str, Any]) -> dict[str, Any]:
     """Options for the native functions; checks encoding and errors."""
-    encoding = extra.get("encoding", "utf-8")
+    encoding = extra.get("encoding") or "utf-8"
     if codecs.lookup(encoding).name not in ("utf-8", "utf-8-sig"):
         raise ValueError(f"fastcsv reads UTF-8 only, not {encoding!r}")
-    errors = extra.get("errors", "strict")
+    errors = extra.get("errors") or "strict"
     if not isinstance(errors, str):
         raise TypeError(f"errors must be str, not {type(errors).__name__}")
     codecs.lookup_error(errors)  # LookupError for an unknown handler
@@ -194,7 +194,7 @@ def _text_fallback(kind: str, src: Any, extra: dict[str, Any]) -> Any:
     """The native input as text lines, for the stdlib reader."""
     if extra.get("filter") is not None:
         raise ValueError("filter= needs ASCII delimiter, quotechar and escapechar")
-    errors = extra.get("errors", "strict")
+    errors = extra.get("errors") or "strict"
     if kind == "path":
         with open(src, encoding="utf-8-sig", errors=errors, newline="") as f:
             return io.StringIO(f.read(), newline="")
