@@ -52,6 +52,8 @@ pub mod bench;
 mod dialect;
 mod error;
 mod filter;
+#[cfg(feature = "python")]
+mod py;
 mod reader;
 mod record;
 pub mod scan;

@@ -369,6 +369,20 @@ impl Scanner {
         }
     }
 
+    /// Changes the field size limit (in characters) from the next byte on,
+    /// as Python's `csv.field_size_limit()` takes effect immediately.
+    ///
+    /// ```
+    /// use fastcsv::scan::{Fields, Scan, Scanner};
+    /// let mut s = Scanner::new(&fastcsv::Dialect::default());
+    /// s.set_field_limit(Some(2));
+    /// let (mut f, mut pos) = (Fields::default(), 0);
+    /// assert!(matches!(s.scan(b"abc\n", &mut pos, &mut f), Scan::Error(..)));
+    /// ```
+    pub fn set_field_limit(&mut self, limit: Option<u64>) {
+        self.limit = limit.unwrap_or(u64::MAX);
+    }
+
     /// Lines consumed so far (Python's `reader.line_num`).
     ///
     /// ```

@@ -1,0 +1,373 @@
+"""fastcsv: a fast, correct CSV reader with the semantics of Python's csv.
+
+``import fastcsv as csv`` is a drop-in replacement for the standard library
+module when reading: ``reader`` and ``DictReader`` give the same rows,
+``line_num`` values, errors and messages as CPython's ``csv``, and every
+other name (``writer``, ``Sniffer``, ``register_dialect``, ``QUOTE_*``,
+``field_size_limit``, ``Error``, ...) is the standard library's own.
+
+On top of that, ``reader``, ``read`` and ``read_columns`` accept a path or a
+binary file and parse it natively (memory-mapped or buffered), and the bulk
+functions scan with the GIL released.
+
+Dialects are resolved and validated by the standard library, so invalid
+settings raise exactly the ``TypeError``/``ValueError`` ``csv`` raises. A
+dialect whose delimiter, quote or escape character is not ASCII is handed to
+the standard library reader unchanged.
+"""
+
+from __future__ import annotations
+
+import _csv
+import codecs
+import csv as _stdcsv
+import io
+import os
+import stat
+import sys
+from csv import (
+    QUOTE_ALL,
+    QUOTE_MINIMAL,
+    QUOTE_NONE,
+    QUOTE_NONNUMERIC,
+    Dialect,
+    DictWriter,
+    Error,
+    Sniffer,
+    __version__,
+    excel,
+    excel_tab,
+    field_size_limit,
+    get_dialect,
+    list_dialects,
+    register_dialect,
+    unix_dialect,
+    unregister_dialect,
+    writer,
+)
+from typing import Any
+
+from . import _fastcsv
+from ._fastcsv import Reader, _Unsupported
+
+#: The version of the fastcsv package (``__version__`` is the ``csv``
+#: module's, so that ``import fastcsv as csv`` changes nothing).
+VERSION: str = _fastcsv.__version__
+
+__all__ = [
+    "QUOTE_ALL",
+    "QUOTE_MINIMAL",
+    "QUOTE_NONE",
+    "QUOTE_NONNUMERIC",
+    "VERSION",
+    "Dialect",
+    "DictReader",
+    "DictWriter",
+    "Error",
+    "Reader",
+    "Sniffer",
+    "__doc__",
+    "__version__",
+    "excel",
+    "excel_tab",
+    "field_size_limit",
+    "get_dialect",
+    "list_dialects",
+    "read",
+    "read_columns",
+    "reader",
+    "register_dialect",
+    "unix_dialect",
+    "unregister_dialect",
+    "writer",
+]
+
+if sys.version_info >= (3, 12):
+    # Newer quoting modes; fastcsv hands them to the stdlib reader.
+    from csv import QUOTE_NOTNULL, QUOTE_STRINGS
+
+    __all__ += ["QUOTE_NOTNULL", "QUOTE_STRINGS"]
+
+# Keywords fastcsv adds to the stdlib's. All but `filter` need a native input
+# (a path or a binary file).
+_NATIVE_ONLY = ("encoding", "errors", "source", "buffer_size", "intern")
+_EXTRA = _NATIVE_ONLY + ("filter",)
+
+
+def _pop_extra(fmtparams: dict[str, Any]) -> dict[str, Any]:
+    """Removes fastcsv's own keywords so the stdlib validates the rest."""
+    return {k: fmtparams.pop(k) for k in _EXTRA if k in fmtparams}
+
+
+def _is_binary_file(f: object) -> bool:
+    if isinstance(f, io.TextIOBase):
+        return False
+    if isinstance(f, (io.RawIOBase, io.BufferedIOBase)):
+        return True
+    read = getattr(f, "read", None)
+    if not callable(read):
+        return False
+    try:
+        probe = read(0)
+    except Exception:  # noqa: BLE001 - any failure means "not a binary file"
+        return False
+    return isinstance(probe, (bytes, bytearray))
+
+
+def _classify(source: object, allow_bytes: bool = False) -> tuple[str, Any]:
+    """``("path", p)``, ``("binary", file)`` or ``("lines", iterable)``."""
+    if isinstance(source, (str, os.PathLike)):
+        return "path", os.fspath(source)
+    if allow_bytes and isinstance(source, (bytes, bytearray, memoryview)):
+        return "binary", io.BytesIO(source)
+    if _is_binary_file(source):
+        return "binary", source
+    return "lines", source
+
+
+def _own_fd(f: Any) -> tuple[int, int] | None:
+    """A new descriptor for a binary file that is a regular file, and the
+    file object's logical position; ``None`` when there is none."""
+    try:
+        fd = f.fileno()
+        st = os.fstat(fd)
+    except (AttributeError, OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    try:
+        pos = f.tell()
+    except (AttributeError, OSError, ValueError):
+        return None
+    new = None
+    if sys.platform.startswith("linux"):
+        # An independent open file description: reading it does not move
+        # the file object's own offset.
+        try:
+            new = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            new = None
+        else:
+            st2 = os.fstat(new)
+            if (st2.st_dev, st2.st_ino) != (st.st_dev, st.st_ino):
+                os.close(new)
+                new = None
+    if new is None:
+        if os.name != "posix":
+            return None
+        # Shares the offset with `f`: reading moves it.
+        new = os.dup(fd)
+    return new, pos
+
+
+def _spec(kind: str, src: Any, extra: dict[str, Any]) -> dict[str, Any]:
+    """Options for the native functions; checks encoding and errors."""
+    encoding = extra.get("encoding") or "utf-8"
+    if codecs.lookup(encoding).name not in ("utf-8", "utf-8-sig"):
+        raise ValueError(f"fastcsv reads UTF-8 only, not {encoding!r}")
+    errors = extra.get("errors") or "strict"
+    if not isinstance(errors, str):
+        raise TypeError(f"errors must be str, not {type(errors).__name__}")
+    codecs.lookup_error(errors)  # LookupError for an unknown handler
+    spec: dict[str, Any] = {
+        "errors": errors,
+        "filter": extra.get("filter"),
+        "source": extra.get("source"),
+        "buffer_size": extra.get("buffer_size"),
+        "intern": bool(extra.get("intern", False)),
+    }
+    if kind == "path":
+        spec["path"] = src
+        return spec
+    name = getattr(src, "name", None)
+    if isinstance(name, str):
+        spec["name"] = name
+    fd = _own_fd(src)
+    if fd is not None:
+        spec["fd"], spec["offset"] = fd
+    else:
+        spec["stream"] = src
+    return spec
+
+
+def _text_fallback(kind: str, src: Any, extra: dict[str, Any]) -> Any:
+    """The native input as text lines, for the stdlib reader."""
+    if extra.get("filter") is not None:
+        raise ValueError("filter= needs ASCII delimiter, quotechar and escapechar")
+    errors = extra.get("errors") or "strict"
+    if kind == "path":
+        with open(src, encoding="utf-8-sig", errors=errors, newline="") as f:
+            return io.StringIO(f.read(), newline="")
+    return io.StringIO(codecs.decode(src.read(), "utf-8-sig", errors), newline="")
+
+
+def reader(csvfile: Any, /, dialect: Any = "excel", **fmtparams: Any) -> Any:
+    """A reader like ``csv.reader``: iterate it for rows (``list[str]``).
+
+    ``csvfile`` is any iterable of ``str`` lines (a text file opened with
+    ``newline=''``, a list, a generator): lines are pulled one at a time and
+    rows, ``line_num`` and errors are exactly ``csv.reader``'s. It may also
+    be a path or a binary file, parsed natively (UTF-8, BOM removed); errors
+    then carry the position: ``path:line: record N, byte B: message``.
+
+    Extra keywords (native inputs only, except ``filter``):
+    ``encoding='utf-8'``, ``errors='strict'`` (or ``'replace'``, ...),
+    ``filter=None|'controls'|'all-controls'|'invisible'``,
+    ``source='auto'|'mmap'|'read'``, ``buffer_size=``, ``intern=False``.
+    """
+    extra = _pop_extra(fmtparams)
+    kind, src = _classify(csvfile)
+    if kind == "lines":
+        bad = [k for k in _NATIVE_ONLY if k in extra]
+        if bad:
+            raise TypeError(f"{bad[0]!r} applies to paths and binary files only")
+        it = iter(src)
+        d = _csv.reader((), dialect, **fmtparams).dialect
+        try:
+            return _fastcsv._lines_reader(it, d, extra.get("filter"))
+        except _Unsupported:
+            if extra.get("filter") is not None:
+                raise ValueError(
+                    "filter= needs ASCII delimiter, quotechar and escapechar"
+                ) from None
+            return _csv.reader(it, dialect, **fmtparams)
+    d = _csv.reader((), dialect, **fmtparams).dialect
+    spec = _spec(kind, src, extra)
+    try:
+        return _fastcsv._native_reader(d, spec)
+    except _Unsupported:
+        return _csv.reader(_text_fallback(kind, src, extra), dialect, **fmtparams)
+
+
+def read(source: Any, /, dialect: Any = "excel", **fmtparams: Any) -> list[list[Any]]:
+    """All rows of ``source`` at once: ``list(reader(source, ...))``, faster.
+
+    Paths, binary files and ``bytes`` are scanned with the GIL released
+    (Ctrl-C interrupts between batches); ``intern=True`` makes repeated
+    short values share one ``str`` object. Other iterables go through
+    :func:`reader`.
+    """
+    extra = _pop_extra(fmtparams)
+    kind, src = _classify(source, allow_bytes=True)
+    if kind == "lines":
+        return list(reader(src, dialect, **fmtparams, **extra))
+    d = _csv.reader((), dialect, **fmtparams).dialect
+    spec = _spec(kind, src, extra)
+    try:
+        return _fastcsv._read(d, spec)
+    except _Unsupported:
+        return list(_csv.reader(_text_fallback(kind, src, extra), dialect, **fmtparams))
+
+
+def _columns(rows: Any, header: bool) -> dict[str, list[Any]]:
+    names: list[Any] | None = None if header else []
+    cols: list[list[Any]] = []
+    n = 0
+    for row in rows:
+        if not row:
+            continue
+        if names is None:
+            if len(set(row)) != len(row):
+                dup = next(x for x in row if row.count(x) > 1)
+                raise ValueError(f"duplicate column name {dup!r}")
+            names = list(row)
+            cols = [[] for _ in row]
+            continue
+        if len(row) > len(cols):
+            if header:
+                raise Error(
+                    f"row {n + 1} has {len(row)} fields, the header has {len(cols)}"
+                )
+            while len(cols) < len(row):
+                names.append(str(len(cols)))
+                cols.append([""] * n)
+        for c, v in zip(cols, row):
+            c.append(v)
+        for c in cols[len(row):]:
+            c.append("")
+        n += 1
+    return dict(zip(names or [], cols))
+
+
+def read_columns(
+    source: Any, /, dialect: Any = "excel", header: bool = True, **fmtparams: Any
+) -> dict[str, list[Any]]:
+    """The columns of ``source`` as ``{name: values}``.
+
+    With ``header=True`` the first non-empty row names the columns (a
+    duplicate name is a ``ValueError``) and a longer row is a ``csv.Error``;
+    with ``header=False`` the columns are named ``"0"``, ``"1"``, ... Short
+    rows are padded with ``""`` and empty rows are skipped. Inputs and
+    keywords are those of :func:`read`.
+    """
+    extra = _pop_extra(fmtparams)
+    kind, src = _classify(source, allow_bytes=True)
+    if kind == "lines":
+        return _columns(reader(src, dialect, **fmtparams, **extra), header)
+    d = _csv.reader((), dialect, **fmtparams).dialect
+    spec = _spec(kind, src, extra)
+    try:
+        return _fastcsv._read_columns(d, spec, header)
+    except _Unsupported:
+        rows = _csv.reader(_text_fallback(kind, src, extra), dialect, **fmtparams)
+        return _columns(rows, header)
+
+
+# Newer CPython versions turn an iterator of field names into a list.
+_LIST_FIELDNAMES = "iter" in _stdcsv.DictReader.__init__.__code__.co_names
+
+
+class DictReader(_stdcsv.DictReader):
+    """``csv.DictReader`` over :func:`fastcsv.reader`: same fields, same
+    lazy ``fieldnames``, ``restkey``/``restval`` handling, and empty rows
+    skipped. ``f`` may also be a path or a binary file."""
+
+    def __init__(
+        self,
+        f: Any,
+        fieldnames: Any = None,
+        restkey: Any = None,
+        restval: Any = None,
+        dialect: Any = "excel",
+        *args: Any,
+        **kwds: Any,
+    ) -> None:
+        if _LIST_FIELDNAMES and fieldnames is not None and iter(fieldnames) is fieldnames:
+            fieldnames = list(fieldnames)
+        self._fieldnames = fieldnames
+        self.restkey = restkey
+        self.restval = restval
+        self.reader = reader(f, dialect, *args, **kwds)
+        self.dialect = dialect
+        self.line_num = 0
+
+    def __next__(self) -> dict[Any, Any]:
+        # csv.DictReader.__next__, with the dict built natively when the
+        # field names are a list or tuple; subclasses (which may override
+        # `fieldnames`) keep the stdlib's code.
+        if type(self) is not DictReader:
+            return super().__next__()
+        if self.line_num == 0:
+            # Used only for its side effect.
+            self.fieldnames  # noqa: B018
+        row = next(self.reader)
+        self.line_num = self.reader.line_num
+        # Unlike the basic reader, DictReader does not return empty rows.
+        while row == []:
+            row = next(self.reader)
+        # Reading the property also updates line_num, as in csv.
+        names: Any = self.fieldnames
+        if type(names) in (list, tuple) and type(row) is list:
+            return _fastcsv._make_dict(names, row, self.restkey, self.restval)
+        # The stdlib's code, property reads included (typeshed's types for
+        # DictReader are narrower than what csv accepts).
+        this: Any = self
+        d = dict(zip(this.fieldnames, row))
+        lf = len(this.fieldnames)
+        lr = len(row)
+        if lf < lr:
+            d[this.restkey] = row[lf:]
+        elif lf > lr:
+            for key in this.fieldnames[lr:]:
+                d[key] = this.restval
+        return d

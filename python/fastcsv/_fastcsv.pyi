@@ -1,0 +1,51 @@
+"""The native module behind :mod:`fastcsv` (private: use the package)."""
+
+from typing import Any, final
+
+__all__ = [
+    "Reader",
+    "_Unsupported",
+    "__version__",
+    "_lines_reader",
+    "_make_dict",
+    "_native_reader",
+    "_read",
+    "_read_columns",
+]
+
+__version__: str
+
+@final
+class Reader:
+    """A CSV reader: iterate it for rows, like ``_csv.reader``."""
+
+    @property
+    def dialect(self) -> Any:
+        """The validated ``_csv.Dialect`` in use."""
+
+    @property
+    def line_num(self) -> int:
+        """Lines read so far."""
+
+    def __iter__(self) -> Reader: ...
+    def __next__(self) -> list[Any]: ...
+
+class _Unsupported(ValueError):
+    """The dialect needs the stdlib reader."""
+
+def _lines_reader(lines: Any, dialect: Any, filter: str | None = None) -> Reader:
+    """A reader over an iterable of ``str`` lines."""
+
+def _native_reader(dialect: Any, spec: dict[str, Any]) -> Reader:
+    """A reader over a path, a descriptor or a binary stream."""
+
+def _read(dialect: Any, spec: dict[str, Any]) -> list[list[Any]]:
+    """Every row of a native input."""
+
+def _make_dict(
+    names: list[Any] | tuple[Any, ...], row: list[Any], restkey: Any, restval: Any
+) -> dict[Any, Any]:
+    """One DictReader row."""
+
+def _read_columns(dialect: Any, spec: dict[str, Any], header: bool = True) -> dict[str, list[Any]]:
+    """The columns of a native input."""

@@ -1,0 +1,1242 @@
+//! The Python extension module `fastcsv._fastcsv` (feature `python`).
+//!
+//! This file converts arguments and results and maps errors; the parsing is
+//! the core's. The public Python API (`fastcsv.reader`, `fastcsv.read`,
+//! `fastcsv.DictReader`, ...) lives in `python/fastcsv/__init__.py`, which
+//! resolves and validates dialects with the standard library (so the
+//! `TypeError`/`ValueError` messages are CPython's own), decides what kind
+//! of input it was given, and calls the private functions defined here:
+//!
+//! * `_lines_reader(iterable, dialect, filter)`: a reader over an iterable
+//!   of `str` lines, fed one line at a time to a line-fed
+//!   [`Scanner`], exactly as `_csv.c` processes them;
+//! * `_native_reader(dialect, spec)`: a reader over a path, a file
+//!   descriptor or a binary stream, through the core [`Reader`](CoreReader);
+//! * `_read(dialect, spec)` and `_read_columns(dialect, spec, header)`: bulk
+//!   reads that scan with the GIL released, in batches, and then build the
+//!   Python objects.
+//!
+//! Any dialect the core cannot reproduce exactly (a non-ASCII delimiter,
+//! quote or escape character, a quoting mode other than the four of 3.11, a
+//! combination the core's builder rejects) raises the private exception
+//! `_Unsupported`, and the Python layer hands the input to the stdlib.
+//!
+//! Only the crate's public API is used here.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{self, Read};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyBytes, PyDict, PyIterator, PyList, PySet, PyString};
+use pyo3::{ffi, intern};
+
+use crate::scan::{Fields, Scan, Scanner};
+use crate::{
+    Dialect, Error as CoreError, ErrorKind, Filter, Position, Reader as CoreReader, ReaderBuilder,
+    Row, SourceChoice,
+};
+
+mod exc {
+    pyo3::import_exception!(_csv, Error);
+}
+
+pyo3::create_exception!(
+    _fastcsv,
+    _Unsupported,
+    PyValueError,
+    "The dialect cannot be parsed natively; the caller falls back to the stdlib."
+);
+
+/// `_csv.QUOTE_NONNUMERIC` and `_csv.QUOTE_NONE`.
+const QUOTE_NONNUMERIC: i64 = 2;
+const QUOTE_NONE: i64 = 3;
+
+/// Fields at most this long are looked up in the `intern=True` cache.
+const INTERN_MAX_LEN: usize = 24;
+/// The cache stops growing at this many distinct values.
+const INTERN_MAX_ENTRIES: usize = 1 << 16;
+/// A bulk-read batch ends after this many bytes of field data ...
+const BATCH_BYTES: usize = 4 << 20;
+/// ... or this many rows, whichever comes first.
+const BATCH_ROWS: usize = 1 << 16;
+
+// ---------------------------------------------------------------------------
+// Dialects
+
+/// The reader settings of a validated `_csv.Dialect`, as bytes.
+#[derive(Clone, Copy, Debug)]
+struct PyDialect {
+    delimiter: u8,
+    quote: Option<u8>,
+    escape: Option<u8>,
+    double_quote: bool,
+    skip_initial_space: bool,
+    strict: bool,
+    nonnumeric: bool,
+}
+
+fn unsupported(what: &str) -> PyErr {
+    _Unsupported::new_err(what.to_owned())
+}
+
+/// A one-character ASCII string as a byte; `None` stays `None`.
+fn ascii_char(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<u8>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    let s = obj.downcast::<PyString>()?;
+    match s.to_str().map(str::as_bytes) {
+        Ok(&[b]) if b.is_ascii() => Ok(Some(b)),
+        _ => Err(unsupported(what)),
+    }
+}
+
+impl PyDialect {
+    /// Reads a `_csv.Dialect` (as returned by `csv.reader(...).dialect`).
+    fn from_py(d: &Bound<'_, PyAny>) -> PyResult<PyDialect> {
+        let py = d.py();
+        let quoting: i64 = d.getattr(intern!(py, "quoting"))?.extract()?;
+        if !(0..=QUOTE_NONE).contains(&quoting) {
+            return Err(unsupported("quoting"));
+        }
+        let delimiter = ascii_char(&d.getattr(intern!(py, "delimiter"))?, "delimiter")?
+            .ok_or_else(|| unsupported("delimiter"))?;
+        let quote = if quoting == QUOTE_NONE {
+            None
+        } else {
+            ascii_char(&d.getattr(intern!(py, "quotechar"))?, "quotechar")?
+        };
+        let escape = ascii_char(&d.getattr(intern!(py, "escapechar"))?, "escapechar")?;
+        if quoting == QUOTE_NONNUMERIC && escape.is_some() && py.version_info() >= (3, 13) {
+            // 3.13 also converts unquoted fields that begin with the escape
+            // character; the core has 3.11's rule.
+            return Err(unsupported("QUOTE_NONNUMERIC with escapechar on 3.13+"));
+        }
+        Ok(PyDialect {
+            delimiter,
+            quote,
+            escape,
+            double_quote: d.getattr(intern!(py, "doublequote"))?.is_truthy()?,
+            skip_initial_space: d.getattr(intern!(py, "skipinitialspace"))?.is_truthy()?,
+            strict: d.getattr(intern!(py, "strict"))?.is_truthy()?,
+            nonnumeric: quoting == QUOTE_NONNUMERIC,
+        })
+    }
+
+    /// The core dialect with Python's reader semantics: no header, ragged
+    /// rows allowed, empty lines kept as empty rows.
+    fn core(&self, filter: Filter, limit: Option<u64>, strip_bom: bool) -> PyResult<Dialect> {
+        Dialect::builder()
+            .delimiter(self.delimiter)
+            .quote(self.quote)
+            .escape(self.escape)
+            .double_quote(self.double_quote)
+            .skip_initial_space(self.skip_initial_space)
+            .strict(self.strict)
+            .headers(false)
+            .flexible(true)
+            .skip_empty_lines(false)
+            .strip_bom(strip_bom)
+            .filter(filter)
+            .field_limit(limit)
+            .build()
+            .map_err(|e| unsupported(&e.message()))
+    }
+}
+
+fn parse_filter(f: Option<&str>) -> PyResult<Filter> {
+    match f {
+        None => Ok(Filter::Off),
+        Some(s) => Filter::parse(s).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "filter must be None, 'controls', 'all-controls' or 'invisible', not {s:?}"
+            ))
+        }),
+    }
+}
+
+/// The stdlib's current `field_size_limit()`, shared with `csv`.
+fn field_limit(py: Python<'_>) -> PyResult<i64> {
+    static FUNC: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
+    FUNC.import(py, "_csv", "field_size_limit")?.call0()?.extract()
+}
+
+/// Python's limit as the core's (`None` when a limit is effectively
+/// absent). Limits below 1 cannot be expressed; the caller falls back.
+fn core_limit(limit: i64) -> PyResult<Option<u64>> {
+    if limit < 1 {
+        return Err(unsupported("field_size_limit below 1"));
+    }
+    Ok(Some(limit as u64))
+}
+
+// ---------------------------------------------------------------------------
+// Strings
+
+/// A small, fast hasher for the intern cache (FNV-1a over 8-byte words).
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.0 ^ 0xcbf2_9ce4_8422_2325;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h ^ w).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29);
+        }
+        for &b in chunks.remainder() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// The `intern=True` cache: short field bytes to their shared `str`.
+type InternCache = HashMap<Box<[u8]>, Py<PyString>, BuildHasherDefault<WordHasher>>;
+
+/// Builds `str` objects from field bytes.
+struct StrMaker {
+    /// Error handler name for invalid UTF-8 (`strict`, `replace`, ...).
+    errors: std::ffi::CString,
+    strict: bool,
+    cache: Option<InternCache>,
+}
+
+impl StrMaker {
+    fn new(errors: &str, intern: bool) -> PyResult<StrMaker> {
+        let c = std::ffi::CString::new(errors)
+            .map_err(|_| PyValueError::new_err("errors must not contain NUL"))?;
+        Ok(StrMaker { errors: c, strict: errors == "strict", cache: intern.then(HashMap::default) })
+    }
+
+    /// A `str` for `b`; `ascii` promises that every byte is below 0x80.
+    /// On a decoding error, `pos` describes where the field is.
+    fn make<'py>(
+        &mut self,
+        py: Python<'py>,
+        b: &[u8],
+        ascii: bool,
+        pos: &dyn Fn() -> String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(cache) = &mut self.cache {
+            if b.len() <= INTERN_MAX_LEN {
+                if let Some(s) = cache.get(b) {
+                    return Ok(s.bind(py).clone().into_any());
+                }
+                let s = make_str(py, b, ascii, &self.errors, self.strict, pos)?;
+                if cache.len() < INTERN_MAX_ENTRIES {
+                    if let Ok(ps) = s.downcast::<PyString>() {
+                        cache.insert(b.into(), ps.clone().unbind());
+                    }
+                }
+                return Ok(s);
+            }
+        }
+        make_str(py, b, ascii, &self.errors, self.strict, pos)
+    }
+}
+
+/// Creates a `str` from UTF-8 bytes: ASCII is copied straight into a new
+/// compact string, valid UTF-8 is decoded here at its final kind, and
+/// invalid UTF-8 goes through CPython's decoder with the error handler
+/// (whose behaviour is the reference), located when it raises.
+fn make_str<'py>(
+    py: Python<'py>,
+    b: &[u8],
+    ascii: bool,
+    errors: &std::ffi::CStr,
+    strict: bool,
+    pos: &dyn Fn() -> String,
+) -> PyResult<Bound<'py, PyAny>> {
+    if ascii || b.is_ascii() {
+        let len = b.len() as ffi::Py_ssize_t;
+        // SAFETY: we hold the GIL; PyUnicode_New returns a new reference
+        // (or NULL with an exception set), checked by from_owned_ptr_or_err.
+        let s = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(len, 127))? };
+        // SAFETY: a compact ASCII string of `len` characters has exactly
+        // `len` writable one-byte code units at PyUnicode_DATA (plus the
+        // terminating NUL it already has); nobody else can see it yet.
+        unsafe {
+            let dst = ffi::PyUnicode_DATA(s.as_ptr()).cast::<u8>();
+            std::ptr::copy_nonoverlapping(b.as_ptr(), dst, b.len());
+        }
+        return Ok(s);
+    }
+    if let Some(r) = str_from_utf8(py, b) {
+        return r;
+    }
+    // SAFETY: we hold the GIL; `b` and `errors` are valid for the call and
+    // the result is a new reference or NULL with an exception set.
+    let r = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyUnicode_DecodeUTF8(
+                b.as_ptr().cast(),
+                b.len() as ffi::Py_ssize_t,
+                errors.as_ptr(),
+            ),
+        )
+    };
+    match r {
+        Err(e) if strict && e.is_instance_of::<pyo3::exceptions::PyUnicodeDecodeError>(py) => {
+            Err(locate_decode_error(py, e, pos()))
+        }
+        other => other,
+    }
+}
+
+/// Decodes strict UTF-8 (no overlong forms, surrogates or code points past
+/// U+10FFFF) into `out`, one unit per code point. False when `b` is not
+/// strict UTF-8 or does not hold exactly `out.len()` code points.
+fn decode_utf8_into<T>(b: &[u8], out: &mut [T], unit: impl Fn(u32) -> T) -> bool {
+    let cont = |k: usize| -> Option<u32> {
+        let c = *b.get(k)?;
+        (c & 0xC0 == 0x80).then_some(u32::from(c & 0x3F))
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < b.len() {
+        let c0 = u32::from(b[i]);
+        let (cp, len) = match c0 {
+            0x00..=0x7F => (c0, 1),
+            0xC2..=0xDF => match cont(i + 1) {
+                Some(c1) => ((c0 & 0x1F) << 6 | c1, 2),
+                None => return false,
+            },
+            0xE0..=0xEF => match (cont(i + 1), cont(i + 2)) {
+                (Some(c1), Some(c2)) => {
+                    let cp = (c0 & 0x0F) << 12 | c1 << 6 | c2;
+                    if cp < 0x800 || (0xD800..=0xDFFF).contains(&cp) {
+                        return false;
+                    }
+                    (cp, 3)
+                }
+                _ => return false,
+            },
+            0xF0..=0xF4 => match (cont(i + 1), cont(i + 2), cont(i + 3)) {
+                (Some(c1), Some(c2), Some(c3)) => {
+                    let cp = (c0 & 0x07) << 18 | c1 << 12 | c2 << 6 | c3;
+                    if !(0x1_0000..=0x10_FFFF).contains(&cp) {
+                        return false;
+                    }
+                    (cp, 4)
+                }
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let Some(slot) = out.get_mut(j) else {
+            return false;
+        };
+        *slot = unit(cp);
+        i += len;
+        j += 1;
+    }
+    j == out.len()
+}
+
+/// A `str` from bytes that are not all ASCII, when they are strict UTF-8:
+/// allocated once at its final length and kind (CPython's decoder
+/// over-allocates mixed text and then shrinks it) and decoded in one pass.
+/// The length is the number of non-continuation bytes; the largest byte
+/// tells the kind (below 0xC4 every character is below U+0100, below 0xF0
+/// below U+10000). `None` when the bytes are not strict UTF-8.
+fn str_from_utf8<'py>(py: Python<'py>, b: &[u8]) -> Option<PyResult<Bound<'py, PyAny>>> {
+    let n = b.iter().filter(|&&c| (c as i8) >= -0x40).count();
+    let max: u32 = match b.iter().copied().max().unwrap_or(0) {
+        0x00..=0x7F => 0x7F,
+        0x80..=0xC3 => 0xFF,
+        0xC4..=0xEF => 0xFFFF,
+        _ => 0x10_FFFF,
+    };
+    // SAFETY: we hold the GIL; PyUnicode_New returns a new reference (or
+    // NULL with an exception set) to a string of `n` code points whose kind
+    // suits `max`.
+    let o = match unsafe {
+        Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(n as ffi::Py_ssize_t, max))
+    } {
+        Ok(o) => o,
+        Err(e) => return Some(Err(e)),
+    };
+    // SAFETY: the string is fresh and unshared, and its data holds exactly
+    // `n` code units of 1, 2 or 4 bytes as chosen by `max`; the slices
+    // cover exactly those units.
+    let ok = unsafe {
+        let data = ffi::PyUnicode_DATA(o.as_ptr());
+        if max <= 0xFF {
+            let d = std::slice::from_raw_parts_mut(data.cast::<u8>(), n);
+            decode_utf8_into(b, d, |c| c as u8)
+        } else if max <= 0xFFFF {
+            let d = std::slice::from_raw_parts_mut(data.cast::<u16>(), n);
+            decode_utf8_into(b, d, |c| c as u16)
+        } else {
+            let d = std::slice::from_raw_parts_mut(data.cast::<u32>(), n);
+            decode_utf8_into(b, d, |c| c)
+        }
+    };
+    // Valid UTF-8 whose largest byte is below 0xC4 (or 0xF0) has no
+    // character at or past U+0100 (or U+10000): the kind is canonical.
+    ok.then_some(Ok(o))
+}
+
+/// Re-raises a `UnicodeDecodeError` with the field's position in its
+/// reason; `start`/`end` stay relative to the field's bytes (`object`).
+fn locate_decode_error(py: Python<'_>, e: PyErr, pos: String) -> PyErr {
+    let v = e.value(py);
+    let attrs = (|| -> PyResult<PyErr> {
+        let reason: String = v.getattr("reason")?.extract()?;
+        let args = (
+            v.getattr("encoding")?,
+            v.getattr("object")?,
+            v.getattr("start")?,
+            v.getattr("end")?,
+            format!("{reason} ({pos})"),
+        );
+        Ok(PyErr::from_value(py.get_type::<pyo3::exceptions::PyUnicodeDecodeError>().call1(args)?))
+    })();
+    attrs.unwrap_or(e)
+}
+
+/// Decoder for the line-fed reader: the bytes came from a `str`, so they
+/// are UTF-8, possibly with surrogates encoded by `surrogatepass`.
+fn line_str<'py>(py: Python<'py>, b: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    make_str(py, b, false, c"surrogatepass", false, &String::new)
+}
+
+/// The float CPython's QUOTE_NONNUMERIC makes of a field.
+fn to_float<'py>(s: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: we hold the GIL; PyNumber_Float returns a new reference or
+    // NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(s.py(), ffi::PyNumber_Float(s.as_ptr())) }
+}
+
+/// A list of `n` items made by `item(i)`, filled in place. If `item`
+/// fails, the partly filled list is dropped (its empty slots are NULL,
+/// which lists allow).
+fn build_list<'py>(
+    py: Python<'py>,
+    n: usize,
+    mut item: impl FnMut(usize) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    // SAFETY: we hold the GIL; a new list of `n` NULL slots or NULL with an
+    // exception set.
+    let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(n as ffi::Py_ssize_t))? };
+    for i in 0..n {
+        let it = item(i)?;
+        // SAFETY: `list` is a fresh list of length `n`, `i < n` and slot
+        // `i` is still NULL; PyList_SET_ITEM steals the reference we give
+        // up with into_ptr.
+        unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, it.into_ptr()) };
+    }
+    // SAFETY: PyList_New returned a list.
+    Ok(unsafe { list.downcast_into_unchecked() })
+}
+
+/// A list of exactly these items.
+fn list_from<'py>(py: Python<'py>, items: Vec<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyList>> {
+    let n = items.len();
+    let mut it = items.into_iter();
+    build_list(py, n, |_| Ok(it.next().expect("n items")))
+}
+
+/// Pauses the cyclic garbage collector while a bulk read creates millions
+/// of lists (which cannot form cycles: they hold only `str` and `float`),
+/// so that it does not rescan the growing result again and again. The
+/// previous state is restored on drop.
+struct GcPause {
+    was_enabled: bool,
+}
+
+impl GcPause {
+    fn new(_py: Python<'_>) -> GcPause {
+        // SAFETY: the GIL is held (witnessed by `_py`).
+        let was_enabled = unsafe { ffi::PyGC_Disable() } != 0;
+        GcPause { was_enabled }
+    }
+}
+
+impl Drop for GcPause {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // SAFETY: a GcPause lives inside one GIL-holding call and is
+            // dropped there, so the GIL is held.
+            unsafe { ffi::PyGC_Enable() };
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+
+/// A `csv.Error` with the core error's full text (path, line, record, byte).
+fn csv_error(e: &CoreError) -> PyErr {
+    exc::Error::new_err(e.to_string())
+}
+
+/// Maps a core error to a Python exception. A Python exception raised by a
+/// wrapped stream's `read` is re-raised as is.
+fn map_error(e: CoreError, stash: &PyErrStash) -> PyErr {
+    if let Some(err) = stash.take() {
+        return err;
+    }
+    if e.is_data() {
+        return csv_error(&e);
+    }
+    let path = e.path().map(|p| p.display().to_string());
+    match e.into_kind() {
+        ErrorKind::Io(io) => io_error(io, path),
+        kind => PyValueError::new_err(kind.to_string()),
+    }
+}
+
+fn io_error(io: io::Error, path: Option<String>) -> PyErr {
+    match io.raw_os_error() {
+        // OSError(errno, strerror, filename) picks the subclass
+        // (FileNotFoundError, PermissionError, ...) from errno.
+        Some(errno) => {
+            let msg = io::Error::from_raw_os_error(errno).to_string();
+            let msg = msg.split(" (os error").next().unwrap_or(&msg).to_owned();
+            match path {
+                Some(p) => PyOSError::new_err((errno, msg, p)),
+                None => PyOSError::new_err((errno, msg)),
+            }
+        }
+        None => PyErr::from(io),
+    }
+}
+
+/// Where a wrapped Python stream leaves the exception its `read` raised,
+/// for the reader to re-raise instead of a generic I/O error.
+#[derive(Clone, Default)]
+struct PyErrStash(Arc<Mutex<Option<PyErr>>>);
+
+impl PyErrStash {
+    fn put(&self, e: PyErr) {
+        if let Ok(mut g) = self.0.lock() {
+            *g = Some(e);
+        }
+    }
+    fn take(&self) -> Option<PyErr> {
+        self.0.lock().ok().and_then(|mut g| g.take())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Sources
+
+/// A binary Python stream read through its `read(n)` method.
+struct PyStream {
+    /// The stream's `read1` when it has one (buffered streams: returns what
+    /// is available after at most one raw read, so rows from a pipe are not
+    /// held back until a whole buffer is full), else its `read`.
+    read: Py<PyAny>,
+    stash: PyErrStash,
+}
+
+impl Read for PyStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Python::with_gil(|py| {
+            let r = self.read.bind(py).call1((buf.len(),)).and_then(|r| {
+                if r.is_none() {
+                    // A non-blocking stream with no data yet.
+                    return Ok(None);
+                }
+                let b = r.downcast::<PyBytes>().map_err(|_| {
+                    let name = r.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+                    PyTypeError::new_err(format!("read() should return bytes, not {name}"))
+                })?;
+                let b = b.as_bytes();
+                let n = b.len().min(buf.len());
+                buf[..n].copy_from_slice(&b[..n]);
+                Ok(Some(n))
+            });
+            match r {
+                Ok(Some(n)) => Ok(n),
+                Ok(None) => Err(io::Error::new(io::ErrorKind::WouldBlock, "no data")),
+                Err(e) => {
+                    self.stash.put(e);
+                    Err(io::Error::other("exception in read()"))
+                }
+            }
+        })
+    }
+}
+
+/// A core reader that may move between threads.
+///
+/// `Reader<'static>` is not `Send` only because it can hold a
+/// `Box<dyn Read>`; every reader stored here is built by [`open_native`]
+/// from a `File` or a [`PyStream`], both `Send`. It is `Sync` because a
+/// shared reference gives access to nothing (the only accessor takes
+/// `&mut self`), like `std::sync::Exclusive`.
+struct SendReader(CoreReader<'static>);
+
+// SAFETY: see the type's documentation: every value is built from `Send`
+// parts (a `File` or a `PyStream` holding `Py<PyAny>` and an `Arc<Mutex>`).
+unsafe impl Send for SendReader {}
+// SAFETY: no method takes `&self`, so sharing `&SendReader` between threads
+// exposes nothing.
+unsafe impl Sync for SendReader {}
+
+impl SendReader {
+    fn get(&mut self) -> &mut CoreReader<'static> {
+        &mut self.0
+    }
+}
+
+/// What the Python layer resolved the input to, plus the native options.
+struct Spec {
+    path: Option<PathBuf>,
+    /// A descriptor the Python layer created for us alone (now owned).
+    fd: Option<File>,
+    offset: u64,
+    stream: Option<Py<PyAny>>,
+    name: Option<String>,
+    errors: String,
+    filter: Filter,
+    source: SourceChoice,
+    buffer_size: Option<usize>,
+    intern: bool,
+}
+
+impl Spec {
+    /// Reads the options. The descriptor, if any, is taken over first, so
+    /// that it is closed whatever fails afterwards.
+    fn from_dict(d: &Bound<'_, PyDict>) -> PyResult<Spec> {
+        fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<Option<T>> {
+            match d.get_item(k)? {
+                Some(v) if !v.is_none() => Ok(Some(v.extract()?)),
+                _ => Ok(None),
+            }
+        }
+        let fd = match get::<i32>(d, "fd")? {
+            Some(raw) => Some(take_fd(raw)?),
+            None => None,
+        };
+        let source: Option<String> = get(d, "source")?;
+        let source = match source.as_deref() {
+            None => SourceChoice::Auto,
+            Some(s) => SourceChoice::parse(s).ok_or_else(|| {
+                PyValueError::new_err(format!("source must be 'auto', 'mmap' or 'read', not {s:?}"))
+            })?,
+        };
+        let filter: Option<String> = get(d, "filter")?;
+        let buffer_size: Option<usize> = get(d, "buffer_size")?;
+        if buffer_size == Some(0) {
+            return Err(PyValueError::new_err("buffer_size must be positive"));
+        }
+        Ok(Spec {
+            path: get(d, "path")?,
+            fd,
+            offset: get(d, "offset")?.unwrap_or(0),
+            stream: get(d, "stream")?,
+            name: get(d, "name")?,
+            errors: get(d, "errors")?.unwrap_or_else(|| "strict".to_owned()),
+            filter: parse_filter(filter.as_deref())?,
+            source,
+            buffer_size,
+            intern: get(d, "intern")?.unwrap_or(false),
+        })
+    }
+}
+
+/// Opens the input described by `spec` with the core reader.
+fn open_native(
+    py: Python<'_>,
+    pd: &PyDialect,
+    spec: &mut Spec,
+    stash: &PyErrStash,
+) -> PyResult<SendReader> {
+    let limit = core_limit(field_limit(py)?)?;
+    let mut b = ReaderBuilder::new();
+    b.dialect(pd.core(spec.filter, limit, true)?).source(spec.source);
+    if let Some(n) = spec.buffer_size {
+        b.buffer_size(n);
+    }
+    if let Some(name) = &spec.name {
+        b.path(name);
+    }
+    let no_stash = PyErrStash::default();
+    if let Some(file) = spec.fd.take() {
+        return open_fd(&b, file, spec.offset);
+    }
+    if let Some(p) = &spec.path {
+        return b.from_path(p).map(SendReader).map_err(|e| map_error(e, &no_stash));
+    }
+    if let Some(obj) = &spec.stream {
+        let obj = obj.bind(py);
+        let read = match obj.getattr(intern!(py, "read1")) {
+            Ok(f) => f,
+            Err(_) => obj.getattr(intern!(py, "read"))?,
+        };
+        let s = PyStream { read: read.unbind(), stash: stash.clone() };
+        return Ok(SendReader(b.from_reader(s)));
+    }
+    Err(PyTypeError::new_err("no input given"))
+}
+
+/// Takes ownership of a raw descriptor.
+#[cfg(unix)]
+fn take_fd(raw: i32) -> PyResult<File> {
+    use std::os::fd::FromRawFd;
+    if raw < 0 {
+        return Err(PyValueError::new_err("negative file descriptor"));
+    }
+    // SAFETY: the Python layer passes a descriptor it has just created
+    // (os.open or os.dup) for us alone and never uses or closes it again;
+    // from here on the `File` owns it and closes it on drop.
+    Ok(unsafe { File::from_raw_fd(raw) })
+}
+
+#[cfg(not(unix))]
+fn take_fd(_: i32) -> PyResult<File> {
+    Err(PyValueError::new_err("file descriptors are supported on Unix only"))
+}
+
+/// Reads an owned file from `offset` on.
+fn open_fd(b: &ReaderBuilder, mut file: File, offset: u64) -> PyResult<SendReader> {
+    use std::io::{Seek, SeekFrom};
+    let none = PyErrStash::default();
+    file.seek(SeekFrom::Start(offset)).map_err(|e| io_error(e, None))?;
+    b.from_file(file).map(SendReader).map_err(|e| map_error(e, &none))
+}
+
+// ---------------------------------------------------------------------------
+// Row building
+
+fn position_text(name: Option<&str>, pos: Position, field: usize) -> String {
+    match name {
+        Some(n) => {
+            format!("field {field} of {n}:{}: record {}, byte {}", pos.line, pos.record, pos.byte)
+        }
+        None => {
+            format!("field {field} of line {}: record {}, byte {}", pos.line, pos.record, pos.byte)
+        }
+    }
+}
+
+/// A Python list for one core row.
+fn row_to_list<'py>(
+    py: Python<'py>,
+    row: &Row<'_>,
+    nonnumeric: bool,
+    strs: &mut StrMaker,
+    name: Option<&str>,
+) -> PyResult<Bound<'py, PyList>> {
+    build_list(py, row.len(), |i| {
+        let b = row.get(i).unwrap_or_default();
+        let pos = || position_text(name, row.position(), i);
+        let s = strs.make(py, b, false, &pos)?;
+        if nonnumeric && row.is_numeric(i) {
+            to_float(s)
+        } else {
+            Ok(s)
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------
+// The reader class
+
+/// The core's message, in the wording of the running CPython (3.13 changed
+/// the newline hint).
+fn python_message(py: Python<'_>, kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::NewlineInUnquotedField if py.version_info() < (3, 13) => {
+            "new-line character seen in unquoted field - \
+             do you need to open the file in universal-newline mode?"
+                .to_owned()
+        }
+        k => k.to_string(),
+    }
+}
+
+/// State of a reader over an iterable of `str` lines.
+struct LineSource {
+    iter: Py<PyIterator>,
+    scanner: Scanner,
+    fields: Fields,
+    /// Python's `line_num`: lines taken from the iterator.
+    line_num: u64,
+    /// Objects made from the fields completed so far in this record.
+    done: Vec<Py<PyAny>>,
+    /// The current line's UTF-8, when the `str` has surrogates.
+    buf: Vec<u8>,
+    limit: i64,
+}
+
+/// State of a reader over a native input.
+struct NativeSource {
+    rdr: SendReader,
+    strs: StrMaker,
+    stash: PyErrStash,
+    name: Option<String>,
+}
+
+enum Input {
+    Lines(Box<LineSource>),
+    Native(Box<NativeSource>),
+}
+
+/// A CSV reader: iterate it for rows (`list[str]`), like `_csv.reader`.
+#[pyclass(module = "fastcsv._fastcsv", name = "Reader")]
+pub struct PyReader {
+    /// The validated `_csv.Dialect` in use.
+    #[pyo3(get)]
+    dialect: Py<PyAny>,
+    nonnumeric: bool,
+    input: Input,
+}
+
+impl LineSource {
+    /// Converts the fields completed since the last call (CPython converts
+    /// each field as it is saved, so a failing `float()` is raised at the
+    /// field, before any later error on the same line).
+    /// Without QUOTE_NONNUMERIC nothing can fail, and the row is built at
+    /// once by `row`.
+    fn convert(&mut self, py: Python<'_>, nonnumeric: bool) -> PyResult<()> {
+        if !nonnumeric {
+            return Ok(());
+        }
+        for i in self.done.len()..self.fields.len() {
+            let s = line_str(py, self.fields.get(b"", i))?;
+            let v = if nonnumeric && self.fields.span(i).is_numeric() { to_float(s)? } else { s };
+            self.done.push(v.unbind());
+        }
+        Ok(())
+    }
+
+    fn row<'py>(&mut self, py: Python<'py>, nonnumeric: bool) -> PyResult<Bound<'py, PyList>> {
+        if !nonnumeric {
+            let f = &self.fields;
+            return build_list(py, f.len(), |i| line_str(py, f.get(b"", i)));
+        }
+        self.convert(py, nonnumeric)?;
+        let items = self.done.drain(..).map(|o| o.into_bound(py)).collect();
+        list_from(py, items)
+    }
+
+    /// Fails the current record the way `_csv.c` does: fields completed
+    /// before the error are converted first (their error wins).
+    fn fail(&mut self, py: Python<'_>, nonnumeric: bool, kind: &ErrorKind) -> PyErr {
+        if let Err(e) = self.convert(py, nonnumeric) {
+            return e;
+        }
+        exc::Error::new_err(python_message(py, kind))
+    }
+
+    fn next<'py>(
+        &mut self,
+        py: Python<'py>,
+        nonnumeric: bool,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        // `Reader_iternext` starts every call with `parse_reset`.
+        self.scanner.reset();
+        self.done.clear();
+        let limit = field_limit(py)?;
+        if limit != self.limit {
+            self.scanner.set_field_limit(Some(limit.max(0) as u64));
+            self.limit = limit;
+        }
+        let mut iter = self.iter.bind(py).clone();
+        loop {
+            let item = match iter.next() {
+                Some(item) => item?,
+                None => {
+                    return match self.scanner.finish(&[], &mut self.fields) {
+                        Scan::Row => self.row(py, nonnumeric).map(Some),
+                        Scan::Error(k, _) => Err(self.fail(py, nonnumeric, &k)),
+                        Scan::End | Scan::NeedInput => Ok(None),
+                    };
+                }
+            };
+            let Ok(line) = item.downcast::<PyString>() else {
+                return Err(exc::Error::new_err(format!(
+                    "iterator should return strings, not {:.200} \
+                     (the file should be opened in text mode)",
+                    item.get_type().name()?.to_str()?
+                )));
+            };
+            self.line_num += 1;
+            let bytes: &[u8] = match line.to_str() {
+                Ok(s) => s.as_bytes(),
+                Err(_) => {
+                    // Lone surrogates: carry them through as CPython does.
+                    let b = line.call_method1(intern!(py, "encode"), ("utf-8", "surrogatepass"))?;
+                    self.buf.clear();
+                    self.buf.extend_from_slice(b.downcast::<PyBytes>()?.as_bytes());
+                    &self.buf
+                }
+            };
+            let mut pos = 0;
+            match self.scanner.scan(bytes, &mut pos, &mut self.fields) {
+                Scan::Error(k, _) => return Err(self.fail(py, nonnumeric, &k)),
+                Scan::Row | Scan::NeedInput | Scan::End => {}
+            }
+            match self.scanner.end_line(&mut self.fields) {
+                Scan::Row => return self.row(py, nonnumeric).map(Some),
+                Scan::Error(k, _) => return Err(self.fail(py, nonnumeric, &k)),
+                Scan::NeedInput | Scan::End => self.convert(py, nonnumeric)?,
+            }
+        }
+    }
+}
+
+impl NativeSource {
+    fn next<'py>(
+        &mut self,
+        py: Python<'py>,
+        nonnumeric: bool,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let rdr = self.rdr.get();
+        match rdr.read_row() {
+            Ok(Some(row)) => {
+                row_to_list(py, &row, nonnumeric, &mut self.strs, self.name.as_deref()).map(Some)
+            }
+            Ok(None) => match self.stash.take() {
+                Some(e) => Err(e),
+                None => Ok(None),
+            },
+            Err(e) => Err(map_error(e, &self.stash)),
+        }
+    }
+}
+
+#[pymethods]
+impl PyReader {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        match &mut self.input {
+            Input::Lines(s) => s.next(py, self.nonnumeric),
+            Input::Native(s) => s.next(py, self.nonnumeric),
+        }
+    }
+
+    /// Lines read so far (the number of lines taken from the iterator, or
+    /// of line ends consumed in a native input).
+    #[getter]
+    fn line_num(&mut self) -> u64 {
+        match &mut self.input {
+            Input::Lines(s) => s.line_num,
+            Input::Native(s) => s.rdr.get().line(),
+        }
+    }
+}
+
+/// A reader over an iterable of `str` lines.
+#[pyfunction]
+#[pyo3(signature = (lines, dialect, filter=None))]
+fn _lines_reader(
+    py: Python<'_>,
+    lines: &Bound<'_, PyAny>,
+    dialect: &Bound<'_, PyAny>,
+    filter: Option<&str>,
+) -> PyResult<PyReader> {
+    let pd = PyDialect::from_py(dialect)?;
+    let limit = field_limit(py)?;
+    let d = pd.core(parse_filter(filter)?, core_limit(limit)?, false)?;
+    let iter = lines.try_iter()?.unbind();
+    Ok(PyReader {
+        dialect: dialect.clone().unbind(),
+        nonnumeric: pd.nonnumeric,
+        input: Input::Lines(Box::new(LineSource {
+            iter,
+            scanner: Scanner::line_fed(&d),
+            fields: Fields::default(),
+            line_num: 0,
+            done: Vec::new(),
+            buf: Vec::new(),
+            limit,
+        })),
+    })
+}
+
+/// A reader over a path, a file descriptor or a binary stream.
+#[pyfunction]
+fn _native_reader(
+    py: Python<'_>,
+    dialect: &Bound<'_, PyAny>,
+    spec: &Bound<'_, PyDict>,
+) -> PyResult<PyReader> {
+    let mut spec = Spec::from_dict(spec)?;
+    let pd = PyDialect::from_py(dialect)?;
+    let stash = PyErrStash::default();
+    let rdr = open_native(py, &pd, &mut spec, &stash)?;
+    let name = spec.name.clone().or_else(|| spec.path.as_ref().map(|p| p.display().to_string()));
+    Ok(PyReader {
+        dialect: dialect.clone().unbind(),
+        nonnumeric: pd.nonnumeric,
+        input: Input::Native(Box::new(NativeSource {
+            rdr,
+            strs: StrMaker::new(&spec.errors, spec.intern)?,
+            stash,
+            name,
+        })),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Bulk reads
+
+/// Rows scanned without the GIL, waiting to become Python objects.
+#[derive(Default)]
+struct Batch {
+    /// Field bytes, back to back.
+    data: Vec<u8>,
+    /// End offset in `data` of each field.
+    ends: Vec<usize>,
+    /// Per field: began with an ordinary byte (kept for QUOTE_NONNUMERIC).
+    numeric: Vec<bool>,
+    /// Per row: index into `ends` one past its last field, and position.
+    rows: Vec<(usize, Position)>,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.data.clear();
+        self.ends.clear();
+        self.numeric.clear();
+        self.rows.clear();
+    }
+
+    /// Reads rows until the batch is full. `Ok(false)` at end of input.
+    fn fill(&mut self, rdr: &mut CoreReader<'_>, nonnumeric: bool) -> Result<bool, CoreError> {
+        self.clear();
+        while self.data.len() < BATCH_BYTES && self.rows.len() < BATCH_ROWS {
+            let Some(row) = rdr.read_row()? else {
+                return Ok(false);
+            };
+            for (i, f) in row.iter().enumerate() {
+                self.data.extend_from_slice(f);
+                self.ends.push(self.data.len());
+                if nonnumeric {
+                    self.numeric.push(row.is_numeric(i));
+                }
+            }
+            self.rows.push((self.ends.len(), row.position()));
+        }
+        Ok(true)
+    }
+
+    /// Calls `each(fields)` for every row, fields as Python objects.
+    fn build<'py>(
+        &self,
+        py: Python<'py>,
+        nonnumeric: bool,
+        strs: &mut StrMaker,
+        name: Option<&str>,
+        mut each: impl FnMut(Vec<Bound<'py, PyAny>>) -> PyResult<()>,
+    ) -> PyResult<()> {
+        let ascii = self.data.is_ascii();
+        let (mut f, mut start) = (0, 0);
+        for &(row_end, pos) in &self.rows {
+            let mut items = Vec::with_capacity(row_end - f);
+            let first = f;
+            while f < row_end {
+                let end = self.ends[f];
+                let field = f - first;
+                let at = || position_text(name, pos, field);
+                let s = strs.make(py, &self.data[start..end], ascii, &at)?;
+                items.push(if nonnumeric && self.numeric[f] { to_float(s)? } else { s });
+                start = end;
+                f += 1;
+            }
+            each(items)?;
+        }
+        Ok(())
+    }
+}
+
+/// Scans `rdr` in batches with the GIL released, handing each batch's rows
+/// to `each`. Checks for signals (Ctrl-C) between batches.
+fn bulk<'py>(
+    py: Python<'py>,
+    rdr: &mut SendReader,
+    nonnumeric: bool,
+    strs: &mut StrMaker,
+    name: Option<&str>,
+    stash: &PyErrStash,
+    mut each: impl FnMut(Vec<Bound<'py, PyAny>>) -> PyResult<()>,
+) -> PyResult<()> {
+    let mut batch = Batch::default();
+    loop {
+        let more = py.allow_threads(|| batch.fill(rdr.get(), nonnumeric));
+        let more = more.map_err(|e| map_error(e, stash))?;
+        batch.build(py, nonnumeric, strs, name, &mut each)?;
+        if let Some(e) = stash.take() {
+            return Err(e);
+        }
+        py.check_signals()?;
+        if !more {
+            return Ok(());
+        }
+    }
+}
+
+struct Bulk {
+    pd: PyDialect,
+    rdr: SendReader,
+    strs: StrMaker,
+    stash: PyErrStash,
+    name: Option<String>,
+}
+
+fn open_bulk(
+    py: Python<'_>,
+    dialect: &Bound<'_, PyAny>,
+    spec: &Bound<'_, PyDict>,
+) -> PyResult<Bulk> {
+    let mut spec = Spec::from_dict(spec)?;
+    let pd = PyDialect::from_py(dialect)?;
+    let stash = PyErrStash::default();
+    let rdr = open_native(py, &pd, &mut spec, &stash)?;
+    let name = spec.name.clone().or_else(|| spec.path.as_ref().map(|p| p.display().to_string()));
+    Ok(Bulk { pd, rdr, strs: StrMaker::new(&spec.errors, spec.intern)?, stash, name })
+}
+
+/// Every row of a native input, as a list of lists.
+#[pyfunction]
+fn _read<'py>(
+    py: Python<'py>,
+    dialect: &Bound<'py, PyAny>,
+    spec: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyList>> {
+    let mut b = open_bulk(py, dialect, spec)?;
+    // Paused until the result list exists: creating it would otherwise
+    // start a collection over every row just made.
+    let _gc = GcPause::new(py);
+    let mut rows: Vec<Bound<'py, PyAny>> = Vec::new();
+    let nn = b.pd.nonnumeric;
+    bulk(py, &mut b.rdr, nn, &mut b.strs, b.name.as_deref(), &b.stash, |items| {
+        rows.push(list_from(py, items)?.into_any());
+        Ok(())
+    })?;
+    list_from(py, rows)
+}
+
+/// The columns of a native input: `{name: [values...]}`. With
+/// `header=True` the first non-empty row names the columns and longer rows
+/// are an error; otherwise columns are named `"0"`, `"1"`, ... Short rows
+/// are padded with `""`; empty rows are skipped.
+#[pyfunction]
+#[pyo3(signature = (dialect, spec, header=true))]
+fn _read_columns<'py>(
+    py: Python<'py>,
+    dialect: &Bound<'py, PyAny>,
+    spec: &Bound<'py, PyDict>,
+    header: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut b = open_bulk(py, dialect, spec)?;
+    let _gc = GcPause::new(py);
+    let nn = b.pd.nonnumeric;
+    let empty = PyString::new(py, "").into_any();
+    let mut names: Option<Vec<Bound<'py, PyAny>>> = if header { None } else { Some(Vec::new()) };
+    let mut cols: Vec<Vec<Bound<'py, PyAny>>> = Vec::new();
+    let mut nrows = 0usize;
+    let name = b.name.clone();
+    bulk(py, &mut b.rdr, nn, &mut b.strs, name.as_deref(), &b.stash, |items| {
+        if items.is_empty() {
+            return Ok(());
+        }
+        let Some(names) = &mut names else {
+            let seen = PySet::empty(py)?;
+            for n in &items {
+                if seen.contains(n)? {
+                    return Err(PyValueError::new_err(format!(
+                        "duplicate column name {}",
+                        n.repr()?
+                    )));
+                }
+                seen.add(n)?;
+            }
+            cols = items.iter().map(|_| Vec::new()).collect();
+            names = Some(items);
+            return Ok(());
+        };
+        if items.len() > cols.len() {
+            if header {
+                return Err(exc::Error::new_err(format!(
+                    "row {} has {} fields, the header has {}",
+                    nrows + 1,
+                    items.len(),
+                    cols.len()
+                )));
+            }
+            while cols.len() < items.len() {
+                names.push(PyString::new(py, &cols.len().to_string()).into_any());
+                cols.push(vec![empty.clone(); nrows]);
+            }
+        }
+        let n = items.len();
+        for (c, v) in cols.iter_mut().zip(items) {
+            c.push(v);
+        }
+        for c in &mut cols[n..] {
+            c.push(empty.clone());
+        }
+        nrows += 1;
+        Ok(())
+    })?;
+    let out = PyDict::new(py);
+    for (k, v) in names.unwrap_or_default().into_iter().zip(cols) {
+        out.set_item(k, list_from(py, v)?)?;
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// DictReader
+
+/// One `csv.DictReader` row: `dict(zip(names, row))`, then the extra
+/// fields as a list under `restkey`, or `restval` for each missing name.
+/// `names` is the field names as a list or tuple.
+#[pyfunction]
+fn _make_dict<'py>(
+    py: Python<'py>,
+    names: &Bound<'py, PyAny>,
+    row: &Bound<'py, PyList>,
+    restkey: &Bound<'py, PyAny>,
+    restval: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let names = names.downcast::<pyo3::types::PySequence>()?;
+    let (lf, lr) = (names.len()?, row.len());
+    let d = PyDict::new(py);
+    for i in 0..lf.min(lr) {
+        d.set_item(names.get_item(i)?, row.get_item(i)?)?;
+    }
+    if lf < lr {
+        d.set_item(restkey, row.get_slice(lf, lr))?;
+    } else {
+        for i in lr..lf {
+            d.set_item(names.get_item(i)?, restval)?;
+        }
+    }
+    Ok(d)
+}
+
+/// Private helpers used by `fastcsv/__init__.py`.
+#[pymodule(gil_used = false)]
+#[pyo3(name = "_fastcsv")]
+fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyReader>()?;
+    m.add_function(wrap_pyfunction!(_lines_reader, m)?)?;
+    m.add_function(wrap_pyfunction!(_native_reader, m)?)?;
+    m.add_function(wrap_pyfunction!(_read, m)?)?;
+    m.add_function(wrap_pyfunction!(_read_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(_make_dict, m)?)?;
+    m.add("_Unsupported", m.py().get_type::<_Unsupported>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,159 @@
+"""Hypothesis: fastcsv against the stdlib csv module, through every input
+kind, on random dialects and random text."""
+
+import csv
+import io
+import os
+import tempfile
+
+import fastcsv
+import pytest
+from conftest import drain
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+PIECES = ["a", "b", "1", "2.5", "-", ",", ";", "\t", '"', "'", "\\", " ", "\r",
+          "\n", "\r\n", "\x00", "é", "€", "#", "x y"]
+
+text_st = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
+
+dialect_st = st.fixed_dictionaries({
+    "delimiter": st.sampled_from([",", ";", "\t", " ", "a"]),
+    "quotechar": st.sampled_from(['"', "'", None]),
+    "escapechar": st.sampled_from([None, None, "\\", '"', "'"]),
+    "quoting": st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL,
+                                csv.QUOTE_NONNUMERIC, csv.QUOTE_NONE]),
+    "doublequote": st.booleans(),
+    "skipinitialspace": st.booleans(),
+    "strict": st.booleans(),
+})
+
+# Example counts come from the profile loaded in conftest.py.
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def valid(d):
+    try:
+        csv.reader([], **d)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def expected(text, d):
+    return drain(csv.reader(io.StringIO(text, newline=""), **d))
+
+
+@SETTINGS
+@given(text_st, dialect_st)
+def test_text_file_and_lines(text, d):
+    assume(valid(d))
+    want = expected(text, d)
+    assert drain(fastcsv.reader(io.StringIO(text, newline=""), **d)) == want
+    lines = io.StringIO(text, newline="").readlines()
+    assert drain(fastcsv.reader(lines, **d)) == drain(csv.reader(lines, **d))
+    # Another newline mode: the lines differ, the readers must not.
+    lines = io.StringIO(text).readlines()
+    assert drain(fastcsv.reader(iter(lines), **d)) == drain(csv.reader(iter(lines), **d))
+
+
+def strip_position(events):
+    """Native errors read `path:line: record N, byte B: message`; keep the
+    message (checked against the position elsewhere)."""
+    out = []
+    for e in events:
+        if e[0] == "error" and e[1] == "Error":
+            out.append(("error", "Error", e[2].split(": ", 2)[-1], e[3]))
+        else:
+            out.append(e)
+    return out
+
+
+def native_kinds(path, d):
+    yield "path", lambda: fastcsv.reader(path, **d)
+    yield "mmap", lambda: fastcsv.reader(path, source="mmap", **d)
+    yield "read-1", lambda: fastcsv.reader(path, source="read", buffer_size=1, **d)
+    with open(path, "rb") as f:
+        yield "binary", lambda: fastcsv.reader(f, **d)
+    with open(path, "rb") as f:
+        data = f.read()
+    yield "stream", lambda: fastcsv.reader(io.BytesIO(data), buffer_size=3, **d)
+
+
+@SETTINGS
+@given(text_st, dialect_st)
+def test_native_inputs(text, d):
+    assume(valid(d))
+    want = expected(text, d)
+    nonnumeric_failure = any(e[0] == "error" and e[1] == "ValueError" for e in want)
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode())
+        for kind, make in native_kinds(path, d):
+            got = strip_position(drain(make()))
+            if nonnumeric_failure:
+                # Native inputs convert QUOTE_NONNUMERIC fields when the
+                # record is complete (see README): the rows before the
+                # failure and the failure's message must agree.
+                first = next(i for i, e in enumerate(want) if e[0] == "error")
+                assert got[:first] == want[:first], kind
+                assert got[first][0] == "error", kind
+            else:
+                assert got == want, kind
+        got_bulk = None
+        try:
+            got_bulk = fastcsv.read(path, **d)
+        except (csv.Error, ValueError):
+            assert any(e[0] == "error" for e in want)
+        if got_bulk is not None:
+            assert not any(e[0] == "error" for e in want)
+            assert got_bulk == [e[0] for e in want]
+    finally:
+        os.unlink(path)
+
+
+params_st = st.dictionaries(
+    st.sampled_from(["delimiter", "quotechar", "escapechar", "quoting",
+                     "lineterminator", "doublequote", "skipinitialspace",
+                     "strict", "bogus"]),
+    st.sampled_from(["", ",", "ab", "é", None, 0, 1, 3, 7, True, 2.5, '"', "\n"]),
+    max_size=4,
+)
+
+
+@SETTINGS
+@given(params_st, st.sampled_from(["excel", "excel-tab", "unix", "nope", 5, csv.excel]))
+def test_validation_errors_match(params, dialect):
+    def attempt(mod):
+        try:
+            r = mod.reader(["a,b\r\n"], dialect, **params)
+        except Exception as e:  # noqa: BLE001 - compared below
+            return ("raised", type(e), str(e))
+        return ("ok", drain(r))
+
+    assert attempt(fastcsv) == attempt(csv)
+
+
+BYTE_PIECES = [b"a", b",", b'"', b"\n", b"\r\n", b"\xc3\xa9", b"\xe2\x82\xac",
+               b"\xf0\x9f\x98\x80", b"\xc3", b"\xff", b"\x80", b"\xed\xa0\x80",
+               b"\xf4\x90\x80\x80", b"\xe0\x80\xaf", b"\xef\xbb\xbf", b"\x00"]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(BYTE_PIECES), max_size=30).map(b"".join),
+       st.sampled_from(["strict", "replace", "surrogateescape", "backslashreplace"]))
+def test_decoding_matches_python(data, errors):
+    """Invalid UTF-8 never hides an ASCII byte from the decoder, so parsing
+    then decoding each field equals decoding then parsing. ('ignore' is
+    left out: a line of only invalid bytes is one empty field, not an empty
+    row.)"""
+    try:
+        text = data.decode("utf-8-sig", errors)
+    except UnicodeDecodeError:
+        with pytest.raises(UnicodeDecodeError):
+            fastcsv.read(data, errors=errors)
+        return
+    want = list(csv.reader(io.StringIO(text, newline="")))
+    assert fastcsv.read(data, errors=errors) == want
+    assert list(fastcsv.reader(io.BytesIO(data), errors=errors)) == want

@@ -1,0 +1,74 @@
+"""Memory: many small readers and a bulk read leave RSS flat; returned
+objects hold no extra references."""
+
+import gc
+import io
+import sys
+
+import fastcsv
+import psutil
+import pytest
+
+MiB = 1 << 20
+
+
+def rss():
+    gc.collect()
+    return psutil.Process().memory_info().rss
+
+
+@pytest.fixture
+def small(tmp_path):
+    p = tmp_path / "small.csv"
+    p.write_text('a,b,"c d"\n1,2,3\n')
+    return p
+
+
+def churn(small, n):
+    for _ in range(n):
+        assert len(list(fastcsv.reader(small))) == 2
+        assert len(list(fastcsv.reader(["a,b\n", "c,d\n"]))) == 2
+        with open(small, "rb") as f:
+            assert len(fastcsv.read(f)) == 2
+        assert len(fastcsv.read(io.BytesIO(b"x,y\n"), intern=True)) == 1
+
+
+def test_many_small_readers_leave_rss_flat(small):
+    churn(small, 1_000)  # warm up allocators and caches
+    before = rss()
+    churn(small, 10_000)
+    grown = rss() - before
+    assert grown < 4 * MiB, f"RSS grew by {grown / MiB:.1f} MiB"
+
+
+def test_bulk_read_leaves_rss_flat(tmp_path):
+    p = tmp_path / "bulk.csv"
+    p.write_bytes(b"alpha,1234,\"quoted, text\",\xc3\xa9t\xc3\xa9\n" * 200_000)
+    rows = fastcsv.read(p)
+    assert len(rows) == 200_000
+    del rows
+    before = rss()
+    for _ in range(3):
+        rows = fastcsv.read(p)
+        assert len(rows) == 200_000
+        del rows
+    grown = rss() - before
+    assert grown < 8 * MiB, f"RSS grew by {grown / MiB:.1f} MiB"
+
+
+def test_refcounts_are_sane(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text("hello,world\n")
+    for rows in (fastcsv.read(p), list(fastcsv.reader(p)),
+                 list(fastcsv.reader(["hello,world\n"]))):
+        row = rows[0]
+        # Held by `rows` and by `row` (+1 for the argument).
+        assert sys.getrefcount(row) == 3
+        # Each field: held by the row and the loop variable (+1 for the
+        # argument).
+        assert [sys.getrefcount(f) for f in row] == [3, 3]
+        del row
+    r = fastcsv.reader(p)
+    row = next(r)
+    assert sys.getrefcount(row) == 2
+    assert sys.getrefcount(r) == 2

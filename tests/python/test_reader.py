@@ -1,0 +1,465 @@
+"""fastcsv's reader, DictReader and bulk functions, against the stdlib
+where there is one."""
+
+import csv
+import io
+import signal
+import subprocess
+import sys
+import time
+
+import fastcsv
+import pytest
+from conftest import drain
+
+
+def write(tmp_path, data, name="data.csv"):
+    p = tmp_path / name
+    p.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return p
+
+
+# --- the module is a complete swap -------------------------------------------
+
+def test_reexports_are_the_stdlib_objects():
+    for name in ["register_dialect", "get_dialect", "list_dialects",
+                 "unregister_dialect", "QUOTE_MINIMAL", "QUOTE_ALL",
+                 "QUOTE_NONNUMERIC", "QUOTE_NONE", "Dialect", "excel",
+                 "excel_tab", "unix_dialect", "Sniffer", "writer",
+                 "DictWriter", "__version__", "field_size_limit", "Error"]:
+        assert getattr(fastcsv, name) is getattr(csv, name), name
+    assert fastcsv.Error is csv.Error
+    assert set(csv.__all__) <= set(fastcsv.__all__)
+    assert issubclass(fastcsv.DictReader, csv.DictReader)
+    assert isinstance(fastcsv.VERSION, str) and fastcsv.VERSION
+
+
+def test_registered_dialects_and_dialect_attribute():
+    fastcsv.register_dialect("semi", delimiter=";", quoting=csv.QUOTE_NONE)
+    try:
+        r = fastcsv.reader(['a;"b"\r\n'], "semi")
+        assert list(r) == [["a", '"b"']]
+        assert r.dialect.delimiter == ";"
+        assert r.dialect.quoting == csv.QUOTE_NONE
+        assert r.line_num == 1
+    finally:
+        fastcsv.unregister_dialect("semi")
+
+
+# --- iterables of str ----------------------------------------------------------
+
+def test_pulls_one_line_at_a_time():
+    f = io.StringIO("a,b\nc,d\ne,f\n", newline="")
+    g = io.StringIO("a,b\nc,d\ne,f\n", newline="")
+    r, s = fastcsv.reader(f), csv.reader(g)
+    assert next(r) == next(s) == ["a", "b"]
+    assert f.readline() == g.readline() == "c,d\n"
+    assert next(r) == next(s) == ["e", "f"]
+    assert r.line_num == s.line_num == 2
+
+
+def test_generator_is_not_read_ahead():
+    pulled = []
+
+    def gen():
+        for line in ["x\n", '"multi\n', 'line"\n', "y\n"]:
+            pulled.append(line)
+            yield line
+
+    r = fastcsv.reader(gen())
+    assert next(r) == ["x"]
+    assert len(pulled) == 1
+    assert next(r) == ["multi\nline"]
+    assert len(pulled) == 3 and r.line_num == 3
+
+
+def test_non_str_lines():
+    for bad, name in [([b"a,b\n"], "bytes"), ([1], "int"), ([None], "NoneType")]:
+        with pytest.raises(csv.Error) as e1:
+            list(csv.reader(bad))
+        with pytest.raises(csv.Error) as e2:
+            list(fastcsv.reader(bad))
+        assert str(e1.value) == str(e2.value)
+        assert f"not {name} (the file should be opened in text mode)" in str(e2.value)
+
+
+def test_errors_from_the_iterator_propagate():
+    def gen():
+        yield "a\n"
+        raise KeyError("boom")
+
+    r = fastcsv.reader(gen())
+    assert next(r) == ["a"]
+    with pytest.raises(KeyError):
+        next(r)
+
+
+def test_nul_surrogates_and_unicode_are_data():
+    lines = ["a\x00b,\udcff,é€😀\n", '"q\x00",x\n']
+    assert list(fastcsv.reader(lines)) == list(csv.reader(lines))
+
+
+def test_strict_errors_and_recovery_match():
+    text = 'a,"b"x,c\nd,e\n"open\n'
+    for kw in [{"strict": True}, {"strict": False}]:
+        assert drain(fastcsv.reader(io.StringIO(text, newline=""), **kw)) == \
+            drain(csv.reader(io.StringIO(text, newline=""), **kw))
+
+
+def test_escapechar_skipinitialspace_doublequote():
+    text = 'a\\,b, "c""d",  e\\\nf\n"x\\"y"\n'
+    for kw in [{"escapechar": "\\"}, {"escapechar": "\\", "doublequote": False},
+               {"skipinitialspace": True, "escapechar": "\\"}, {"quoting": csv.QUOTE_NONE, "escapechar": "\\"}]:
+        assert drain(fastcsv.reader(io.StringIO(text, newline=""), **kw)) == \
+            drain(csv.reader(io.StringIO(text, newline=""), **kw))
+
+
+def test_non_ascii_dialect_falls_back_to_the_stdlib():
+    r = fastcsv.reader(["aéb\n"], delimiter="é")
+    assert type(r) is type(csv.reader([]))
+    assert list(r) == [["a", "b"]]
+
+
+def test_filter_on_lines():
+    assert list(fastcsv.reader(["a\x07b,c\n"], filter="controls")) == [["ab", "c"]]
+    with pytest.raises(ValueError):
+        fastcsv.reader(["a"], filter="bogus")
+    with pytest.raises(TypeError):
+        fastcsv.reader(["a"], encoding="utf-8")
+
+
+# --- validation ------------------------------------------------------------------
+
+@pytest.mark.parametrize("kw", [
+    {"delimiter": ""}, {"delimiter": "ab"}, {"delimiter": 1},
+    {"quotechar": "ab"}, {"quoting": 7}, {"quoting": csv.QUOTE_MINIMAL, "quotechar": None},
+    {"escapechar": "xy"}, {"lineterminator": 1}, {"bogus": 1},
+])
+def test_validation_messages(kw):
+    with pytest.raises(Exception) as want:
+        csv.reader([], **kw)
+    for src in ([], "somewhere.csv"):
+        with pytest.raises(type(want.value)) as got:
+            fastcsv.reader(src, **kw)
+        assert str(got.value) == str(want.value)
+
+
+def test_unknown_dialect_and_non_iterable():
+    for args in [([], "nope"), (5,), (5, "nope")]:
+        with pytest.raises(Exception) as want:
+            csv.reader(*args)
+        with pytest.raises(type(want.value)) as got:
+            fastcsv.reader(*args)
+        assert str(got.value) == str(want.value)
+
+
+def test_native_keyword_validation(tmp_path):
+    p = write(tmp_path, "a\n")
+    with pytest.raises(ValueError, match="UTF-8 only"):
+        fastcsv.reader(p, encoding="latin-1")
+    with pytest.raises(LookupError):
+        fastcsv.reader(p, errors="no-such-handler")
+    with pytest.raises(ValueError, match="source"):
+        fastcsv.reader(p, source="telepathy")
+    with pytest.raises(ValueError, match="filter"):
+        fastcsv.reader(p, filter="everything")
+    assert list(fastcsv.reader(p, encoding="UTF8")) == [["a"]]
+
+
+# --- field_size_limit ----------------------------------------------------------------
+
+def test_field_size_limit_is_shared_and_read_while_parsing(limit, tmp_path):
+    p = write(tmp_path, "abc,de\nabcdef\n")
+    lines = ["abc,de\n", "abcdef\n"]
+    fastcsv.field_size_limit(5)
+    assert csv.field_size_limit() == 5
+    for src in (lines, p):
+        r = fastcsv.reader(src)
+        assert next(r) == ["abc", "de"]
+        with pytest.raises(csv.Error, match=r"field larger than field limit \(5\)"):
+            next(r)
+    with pytest.raises(csv.Error) as want:
+        list(csv.reader(lines))
+    with pytest.raises(csv.Error) as got:
+        list(fastcsv.reader(lines))
+    assert str(got.value) == str(want.value)
+    # For iterables of str (the csv-compatible path) a change takes effect
+    # at once, as in csv; native inputs read the limit when opened.
+    fastcsv.field_size_limit(2)
+    r = fastcsv.reader(lines)
+    with pytest.raises(csv.Error):
+        next(r)
+    fastcsv.field_size_limit(100)
+    assert next(r) == ["abcdef"]
+    fastcsv.field_size_limit(2)
+    r = fastcsv.reader(p)
+    fastcsv.field_size_limit(100)
+    for _ in range(2):
+        with pytest.raises(csv.Error, match=r"field larger than field limit \(2\)"):
+            next(r)
+    assert list(fastcsv.reader(p)) == [["abc", "de"], ["abcdef"]]
+
+
+def test_field_size_limit_counts_characters(limit):
+    fastcsv.field_size_limit(3)
+    assert list(fastcsv.reader(["ééé\n"])) == [["ééé"]]
+    with pytest.raises(csv.Error):
+        list(fastcsv.reader(["éééé\n"]))
+
+
+# --- QUOTE_NONNUMERIC ----------------------------------------------------------------
+
+def test_quote_nonnumeric(tmp_path):
+    text = '1,"2", 3.5 ,-1e3,,"x"\n'
+    want = list(csv.reader([text], quoting=csv.QUOTE_NONNUMERIC))
+    assert want == [[1.0, "2", 3.5, -1000.0, "", "x"]] or want[0][4] != ""
+    assert list(fastcsv.reader([text], quoting=csv.QUOTE_NONNUMERIC)) == want
+    p = write(tmp_path, text)
+    assert list(fastcsv.reader(p, quoting=csv.QUOTE_NONNUMERIC)) == want
+    assert fastcsv.read(p, quoting=csv.QUOTE_NONNUMERIC) == want
+
+
+def test_quote_nonnumeric_errors_match():
+    for text in ["1,abc\n2\n", 'x,"a\nb"\n3\n', "1\n,\n"]:
+        assert drain(fastcsv.reader(io.StringIO(text, newline=""), quoting=csv.QUOTE_NONNUMERIC)) \
+            == drain(csv.reader(io.StringIO(text, newline=""), quoting=csv.QUOTE_NONNUMERIC))
+
+
+# --- native inputs --------------------------------------------------------------------
+
+def test_native_inputs_agree(tmp_path):
+    text = '\ufeffh1,h2\r\n"a,b",c\r\n\r\n1,"x""y"\r\n"multi\nline",é\n'
+    want = list(csv.reader(io.StringIO(text[1:], newline="")))
+    p = write(tmp_path, text)
+    assert list(fastcsv.reader(p)) == want
+    assert list(fastcsv.reader(str(p), source="mmap")) == want
+    assert list(fastcsv.reader(p, source="read", buffer_size=2)) == want
+    with open(p, "rb") as f:
+        assert list(fastcsv.reader(f)) == want
+    with open(p, "rb", buffering=0) as f:
+        assert list(fastcsv.reader(f)) == want
+    assert list(fastcsv.reader(io.BytesIO(text.encode()))) == want
+    assert fastcsv.read(p) == want
+    assert fastcsv.read(text.encode()) == want
+    assert fastcsv.read(io.BytesIO(text.encode()), buffer_size=1) == want
+    assert fastcsv.read(io.StringIO(text[1:], newline="")) == want
+    r = fastcsv.reader(p)
+    list(r)
+    assert r.line_num == 6
+
+
+def test_binary_file_position_is_honoured_and_kept(tmp_path):
+    p = write(tmp_path, "skip\na,b\nc,d\n")
+    with open(p, "rb") as f:
+        assert f.readline() == b"skip\n"
+        assert list(fastcsv.reader(f)) == [["a", "b"], ["c", "d"]]
+        # The file object's own position is unchanged.
+        assert f.readline() == b"a,b\n"
+
+
+def test_text_file_object(tmp_path):
+    p = write(tmp_path, 'a,"b\r\nc"\r\nd\re\n')
+    for newline in ["", None, "\n", "\r\n", "\r"]:
+        with open(p, newline=newline) as f, open(p, newline=newline) as g:
+            assert drain(fastcsv.reader(f)) == drain(csv.reader(g))
+
+
+def test_error_positions(tmp_path):
+    p = write(tmp_path, 'a,b\nc,d\n"x"y,z\ne\n')
+    r = fastcsv.reader(p, strict=True)
+    assert next(r) == ["a", "b"]
+    assert next(r) == ["c", "d"]
+    with pytest.raises(csv.Error) as e:
+        next(r)
+    assert str(e.value) == f"{p}:3: record 2, byte 11: ',' expected after '\"'"
+    assert r.line_num == 3
+    assert next(r) == ["e"]
+    with open(p, "rb") as f, pytest.raises(csv.Error, match=rf"^{p}:3: record 2, byte 11: "):
+        fastcsv.read(f, strict=True)
+    with pytest.raises(csv.Error, match=r"^line 3: record 2, byte 11: "):
+        fastcsv.read(io.BytesIO(p.read_bytes()), strict=True)
+    q = write(tmp_path, 'a\n"open', "eof.csv")
+    with pytest.raises(csv.Error, match=rf"^{q}:2: record 1, byte 2: unexpected end of data$"):
+        fastcsv.read(q, strict=True)
+
+
+def test_unicode_decode_errors(tmp_path):
+    p = write(tmp_path, b"a,b\nok,\xffbad\n\xc3\xa9,z\n")
+    r = fastcsv.reader(p)
+    assert next(r) == ["a", "b"]
+    with pytest.raises(UnicodeDecodeError) as e:
+        next(r)
+    err = e.value
+    assert err.object == b"\xffbad" and err.start == 0 and err.end == 1
+    assert f"field 1 of {p}:2: record 1, byte 4" in str(err)
+    assert next(r) == ["é", "z"]
+    with pytest.raises(UnicodeDecodeError):
+        fastcsv.read(p)
+    assert fastcsv.read(p, errors="replace")[1] == ["ok", "\ufffdbad"]
+    assert list(fastcsv.reader(p, errors="replace"))[1] == ["ok", "\ufffdbad"]
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(FileNotFoundError) as e:
+        fastcsv.reader(tmp_path / "nope.csv")
+    assert e.value.filename == str(tmp_path / "nope.csv")
+    with pytest.raises(IsADirectoryError):
+        fastcsv.read(tmp_path)
+
+
+def test_stream_exceptions_propagate():
+    class Broken(io.RawIOBase):
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            raise RuntimeError("disk on fire")
+
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        list(fastcsv.reader(Broken()))
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        fastcsv.read(Broken())
+
+
+def test_filter_native(tmp_path):
+    p = write(tmp_path, "a\x00b,c\u200bd\n")
+    assert fastcsv.read(p, filter="controls") == [["ab", "c\u200bd"]]
+    assert fastcsv.read(p, filter="invisible") == [["ab", "cd"]]
+
+
+def test_non_ascii_dialect_native_fallback(tmp_path):
+    p = write(tmp_path, "\ufeffaéb\nc\n")
+    assert list(fastcsv.reader(p, delimiter="é")) == [["a", "b"], ["c"]]
+    assert fastcsv.read(p, delimiter="é") == [["a", "b"], ["c"]]
+    with open(p, "rb") as f:
+        assert fastcsv.read(f, delimiter="é") == [["a", "b"], ["c"]]
+
+
+# --- bulk ---------------------------------------------------------------------------
+
+def test_read_intern_shares_strings(tmp_path):
+    p = write(tmp_path, "city,n\n" + "Paris,1\nOslo,2\n" * 100)
+    rows = fastcsv.read(p, intern=True)
+    assert rows == fastcsv.read(p)
+    assert rows[1][0] is rows[3][0] and rows[2][0] is rows[4][0]
+    assert fastcsv.read(p)[1][0] is not fastcsv.read(p)[3][0]
+
+
+def test_read_columns(tmp_path):
+    p = write(tmp_path, "a,b,c\n1,2,3\n\n4,5\n")
+    want = {"a": ["1", "4"], "b": ["2", "5"], "c": ["3", ""]}
+    assert fastcsv.read_columns(p) == want
+    assert fastcsv.read_columns(io.StringIO(p.read_text(), newline="")) == want
+    assert fastcsv.read_columns(p, header=False) == {
+        "0": ["a", "1", "4"], "1": ["b", "2", "5"], "2": ["c", "3", ""]}
+    q = write(tmp_path, "a,b\n1,2,3\n", "long.csv")
+    with pytest.raises(csv.Error, match="row 1 has 3 fields, the header has 2"):
+        fastcsv.read_columns(q)
+    assert fastcsv.read_columns(q, header=False) == {"0": ["a", "1"], "1": ["b", "2"], "2": ["", "3"]}
+    d = write(tmp_path, "a,a\n1,2\n", "dup.csv")
+    with pytest.raises(ValueError, match="duplicate column name 'a'"):
+        fastcsv.read_columns(d)
+    assert fastcsv.read_columns(write(tmp_path, "", "empty.csv")) == {}
+
+
+def test_ctrl_c_interrupts_a_bulk_read(tmp_path):
+    p = tmp_path / "big.csv"
+    p.write_bytes(b"alpha,beta,gamma,delta\n" * 3_000_000)
+    script = (
+        "import sys, time, fastcsv\n"
+        "print('go', flush=True)\n"
+        "while True:\n"
+        "    fastcsv.read(sys.argv[1])\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, str(p)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "go\n"
+        time.sleep(0.5)  # well inside a read
+        child.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
+        _, err = child.communicate(timeout=10)
+        assert time.monotonic() - t0 < 1.0
+    finally:
+        child.kill()
+        child.wait()
+    assert "KeyboardInterrupt" in err
+
+
+# --- DictReader ------------------------------------------------------------------------
+
+def dict_rows(mod, src, **kw):
+    r = mod.DictReader(src, **kw)
+    out = []
+    try:
+        names = r.fieldnames
+        out.append(names if names is None else list(names))
+        for row in r:
+            out.append((row, r.line_num))
+    except Exception as e:  # noqa: BLE001 - compared with the stdlib's
+        out.append((type(e), str(e)))
+    return out
+
+
+@pytest.mark.parametrize("kw", [
+    {}, {"restkey": "rest", "restval": "?"}, {"fieldnames": ["x", "y"]},
+    {"fieldnames": iter(["x", "y"])}, {"delimiter": ";"},
+])
+def test_dictreader_matches(kw):
+    text = "a,b\r\n1,2\r\n\r\n3\r\n4,5,6,7\r\n"
+    want = dict_rows(csv, io.StringIO(text, newline=""), **dict(kw))
+    if "fieldnames" in kw and not isinstance(kw["fieldnames"], list):
+        kw = dict(kw, fieldnames=iter(["x", "y"]))
+    got = dict_rows(fastcsv, io.StringIO(text, newline=""), **kw)
+    assert got == want
+
+
+def test_dictreader_keys_are_header_objects_and_lazy(tmp_path):
+    r = fastcsv.DictReader(["h1,h2\n", "1,2\n"])
+    assert r.line_num == 0
+    header = r.fieldnames
+    row = next(r)
+    assert [id(k) for k in row] == [id(k) for k in header]
+    assert fastcsv.DictReader([]).fieldnames is None
+    p = write(tmp_path, "h\n1\n")
+    assert list(fastcsv.DictReader(p)) == [{"h": "1"}]
+
+
+def test_rows_from_a_pipe_arrive_promptly():
+    writer_code = "import time\nprint('a,b', flush=True)\ntime.sleep(3)\nprint('c,d')\n"
+    child = subprocess.Popen([sys.executable, "-c", writer_code], stdout=subprocess.PIPE)
+    try:
+        t0 = time.monotonic()
+        r = fastcsv.reader(child.stdout)
+        assert next(r) == ["a", "b"]
+        assert time.monotonic() - t0 < 2.5
+        assert list(r) == [["c", "d"]]
+    finally:
+        child.stdout.close()
+        child.wait()
+
+
+@pytest.mark.parametrize("kw", [
+    {}, {"fieldnames": ("x", "y")}, {"fieldnames": ["k", "k", "z"]},
+    {"restkey": "rest", "restval": 0}, {"fieldnames": []},
+])
+def test_dictreader_native_dicts_and_subclasses_match(kw):
+    text = "a,b,c\r\n1,2\r\n\r\n\r\n3,4,5,6\r\n7\r\n"
+
+    class Sub(fastcsv.DictReader):
+        pass
+
+    want = dict_rows(csv, io.StringIO(text, newline=""), **kw)
+    assert dict_rows(fastcsv, io.StringIO(text, newline=""), **kw) == want
+
+    class Mod:
+        DictReader = Sub
+
+    assert dict_rows(Mod, io.StringIO(text, newline=""), **kw) == want
+
+
+def test_dictreader_line_num_after_blank_rows_matches():
+    text = "h\r\n\r\n\r\nv\r\n"
+    r, s = fastcsv.DictReader(io.StringIO(text, newline="")), csv.DictReader(io.StringIO(text, newline=""))
+    assert next(r) == next(s) == {"h": "v"}
+    assert r.line_num == s.line_num
