@@ -11,6 +11,7 @@ need maturin maturin
 need pytest pytest
 need hypothesis hypothesis
 need mypy mypy
+need psutil psutil
 
 echo "== Rust tests"
 cargo test --features cli
