@@ -33,6 +33,7 @@ pub struct ReaderBuilder {
     source: SourceChoice,
     map_limit: Option<u64>,
     path: Option<PathBuf>,
+    block_scan: bool,
 }
 
 impl Default for ReaderBuilder {
@@ -55,7 +56,24 @@ impl ReaderBuilder {
             source: SourceChoice::Auto,
             map_limit: None,
             path: None,
+            block_scan: true,
         }
+    }
+
+    /// Whether to scan 64-byte blocks with SIMD bitmasks (default on).
+    /// The output is identical either way: records the block scanner
+    /// cannot prove regular go through the byte state machine. Turning it
+    /// off is for comparisons and tests.
+    ///
+    /// ```
+    /// let data = b"a,b\n\"x\"\"y\",2\n";
+    /// let on = fastcsv::ReaderBuilder::new().from_slice(data).count_rows().unwrap();
+    /// let off = fastcsv::ReaderBuilder::new().block_scan(false).from_slice(data).count_rows().unwrap();
+    /// assert_eq!((on, off), (1, 1));
+    /// ```
+    pub fn block_scan(&mut self, on: bool) -> &mut Self {
+        self.block_scan = on;
+        self
     }
 
     /// The dialect to parse with.
@@ -257,11 +275,13 @@ impl<'a> Reader<'a> {
         reason: SourceReason,
         offset: usize,
     ) -> Reader<'a> {
+        let mut scanner = Scanner::new(&b.dialect);
+        scanner.set_block_scan(b.block_scan);
         Reader {
             src,
             kind,
             reason,
-            scanner: Scanner::new(&b.dialect),
+            scanner,
             fields: Fields::default(),
             dialect: b.dialect.clone(),
             path: b.path.clone(),
@@ -469,10 +489,39 @@ impl<'a> Reader<'a> {
             self.ensure_headers()?;
         }
         let mut n = 0;
-        while self.advance()? {
+        loop {
+            n += self.count_regular()?;
+            if !self.advance()? {
+                return Ok(n);
+            }
             n += 1;
         }
-        Ok(n)
+    }
+
+    /// Counts the records the block scanner can take without the state
+    /// machine (see `scan::block`), from the current position up to the
+    /// first one it cannot, which `advance` then reads.
+    fn count_regular(&mut self) -> Result<u64> {
+        if self.done {
+            return Ok(0);
+        }
+        if !self.started {
+            self.start()?;
+        }
+        self.rec_start += self.pos;
+        self.pos = 0;
+        let data = match &self.src {
+            Src::Slice(s) => &s[self.rec_start..],
+            Src::Mapped(m) => &m.bytes()[self.rec_start..],
+            Src::Read(b) => &b.data()[self.rec_start..],
+        };
+        let check = !self.dialect.flexible;
+        let k = self.scanner.block_count(data, &mut self.pos, &mut self.expected, check);
+        if k > 0 {
+            self.records += k;
+            self.mid_line_error = false;
+        }
+        Ok(k)
     }
 
     #[inline]
