@@ -12,7 +12,8 @@
 //! * `OUT`: the file to write (`-` for stdout).
 //!
 //! Every file starts with a header row. On success the number of records
-//! (header included) and bytes is printed to stderr as `records=N bytes=B`.
+//! (header included), bytes and LF bytes is printed to stderr as
+//! `records=N bytes=B newlines=L`.
 //! See `benches/README.md`.
 
 use std::io::{self, BufWriter, Write};
@@ -116,7 +117,8 @@ const CITIES: &[&str] = &[
     "Lima",
 ];
 
-fn parse_size(s: &str) -> Option<u64> {
+/// Parses `100M`, `1G`, `64K` or a plain byte count.
+pub fn parse_size(s: &str) -> Option<u64> {
     let s = s.trim();
     let (num, mult) = match s.as_bytes().last()? {
         b'K' | b'k' => (&s[..s.len() - 1], 1u64 << 10),
@@ -270,6 +272,59 @@ fn wide_row(out: &mut Vec<u8>, rng: &mut Rng, _id: u64) {
     out.push(b'\n');
 }
 
+/// What a generated file holds, counted while writing it (independently of
+/// any parser): records (header included), bytes and LF bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// Records, the header row included.
+    pub records: u64,
+    /// File size in bytes.
+    pub bytes: u64,
+    /// Number of LF bytes (what a newline count finds).
+    pub newlines: u64,
+}
+
+/// Writes a `shape` file of at least `size` bytes to `w`.
+pub fn generate(shape: &str, size: u64, seed: u64, w: &mut dyn Write) -> io::Result<Stats> {
+    type Shape = (fn(&mut Vec<u8>), fn(&mut Vec<u8>, &mut Rng, u64));
+    let (header, row): Shape = match shape {
+        "numeric" => (numeric_header, numeric_row),
+        "text" => (text_header, text_row),
+        "wide" => (wide_header, wide_row),
+        other => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("unknown shape {other:?} (numeric, text, wide)"),
+            ))
+        }
+    };
+    let mut rng = Rng::new(seed);
+    let mut chunk = Vec::with_capacity(1 << 20);
+    header(&mut chunk);
+    let mut st = Stats { records: 1, bytes: 0, newlines: 0 };
+    let mut flush = |chunk: &mut Vec<u8>, st: &mut Stats| -> io::Result<()> {
+        w.write_all(chunk)?;
+        st.bytes += chunk.len() as u64;
+        st.newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        chunk.clear();
+        Ok(())
+    };
+    while st.bytes + (chunk.len() as u64) < size {
+        row(&mut chunk, &mut rng, st.records);
+        st.records += 1;
+        if chunk.len() >= 1 << 19 {
+            flush(&mut chunk, &mut st)?;
+        }
+    }
+    flush(&mut chunk, &mut st)?;
+    w.flush()?;
+    Ok(st)
+}
+
+/// The default seed.
+pub const SEED: u64 = 0x5EED;
+
+#[allow(dead_code)] // unused where this file is included as a module
 fn main() -> io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = "usage: gen_data numeric|text|wide SIZE[K|M|G] OUT [SEED]";
@@ -277,16 +332,6 @@ fn main() -> io::Result<()> {
         eprintln!("{usage}");
         std::process::exit(2);
     }
-    type Shape = (fn(&mut Vec<u8>), fn(&mut Vec<u8>, &mut Rng, u64));
-    let (header, row): Shape = match args[0].as_str() {
-        "numeric" => (numeric_header, numeric_row),
-        "text" => (text_header, text_row),
-        "wide" => (wide_header, wide_row),
-        other => {
-            eprintln!("unknown shape {other:?}; {usage}");
-            std::process::exit(2);
-        }
-    };
     let Some(size) = parse_size(&args[1]) else {
         eprintln!("bad size {:?}; {usage}", args[1]);
         std::process::exit(2);
@@ -296,7 +341,7 @@ fn main() -> io::Result<()> {
             eprintln!("bad seed {s:?}");
             std::process::exit(2)
         }),
-        None => 0x5EED,
+        None => SEED,
     };
     let sink: Box<dyn Write> = if args[2] == "-" {
         Box::new(io::stdout().lock())
@@ -304,22 +349,15 @@ fn main() -> io::Result<()> {
         Box::new(std::fs::File::create(&args[2])?)
     };
     let mut w = BufWriter::with_capacity(1 << 20, sink);
-    let mut rng = Rng::new(seed);
-    let mut chunk = Vec::with_capacity(1 << 20);
-    header(&mut chunk);
-    let (mut written, mut records) = (0u64, 1u64);
-    while written + (chunk.len() as u64) < size {
-        row(&mut chunk, &mut rng, records);
-        records += 1;
-        if chunk.len() >= 1 << 19 {
-            w.write_all(&chunk)?;
-            written += chunk.len() as u64;
-            chunk.clear();
+    match generate(&args[0], size, seed, &mut w) {
+        Ok(st) => {
+            eprintln!("records={} bytes={} newlines={}", st.records, st.bytes, st.newlines);
+            Ok(())
         }
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+            eprintln!("{e}; {usage}");
+            std::process::exit(2)
+        }
+        Err(e) => Err(e),
     }
-    w.write_all(&chunk)?;
-    written += chunk.len() as u64;
-    w.flush()?;
-    eprintln!("records={records} bytes={written}");
-    Ok(())
 }
