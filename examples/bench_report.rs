@@ -35,6 +35,10 @@ fn main() {
         SHAPES.iter().map(|s| s.to_string()).collect()
     };
     let engines = engines();
+    // For profiling: run only engines whose `task/engine/source` label
+    // contains this (no tables are printed then).
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let label = |e: &Engine| format!("{}/{}/{}", e.task.name(), e.name, e.src.name());
     println!(
         "block scanner kernel: `{}`; {reps} runs per engine, round robin; median \
          seconds and GiB/s of input.\n",
@@ -48,11 +52,22 @@ fn main() {
         for rep in 0..reps {
             eprintln!("{shape}: run {}/{reps}", rep + 1);
             for (k, e) in engines.iter().enumerate() {
+                if !only.is_empty() && !label(e).contains(&only) {
+                    continue;
+                }
                 let t = Instant::now();
                 let (_, sum) = run_checked(e, &inp);
                 times[k].push(t.elapsed().as_secs_f64());
                 sums[k] = sum;
             }
+        }
+        if !only.is_empty() {
+            for (k, e) in engines.iter().enumerate() {
+                if !times[k].is_empty() {
+                    println!("{}: {:.3} s", label(e), median(&mut times[k]));
+                }
+            }
+            continue;
         }
         let med: Vec<f64> = times.iter_mut().map(|t| median(t)).collect();
         // Engines visiting the same fields must have seen the same bytes.

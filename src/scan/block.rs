@@ -55,7 +55,7 @@
 
 use std::sync::OnceLock;
 
-use super::{Fields, Scanner, State};
+use super::{Fields, Scanner, Span, State, NUMERIC, QUOTED};
 use crate::dialect::{Dialect, Terminator};
 
 /// Raw comparison masks of one 64-byte block (bit `i` = byte `i`).
@@ -76,25 +76,18 @@ pub(crate) struct Masks {
 }
 
 /// The bytes a kernel looks for. `quote_on` is all ones when the dialect
-/// has a quote character and zero otherwise (then `bytes[1]` is unused).
+/// has a quote character and zero otherwise (then `bytes[1]` is unused);
+/// `extra` says whether the escape and space needles are wanted.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Needles {
     bytes: [u8; 6],
     quote_on: u64,
+    extra: bool,
 }
-
-/// A block classifier: reads 64 bytes at `p`.
-///
-/// # Safety
-///
-/// `p` must be valid for reads of 64 bytes, and the CPU must support the
-/// instruction sets the kernel was compiled for (guaranteed for the kernels
-/// returned by [`kernels`]).
-type Kernel = unsafe fn(*const u8, &Needles) -> Masks;
 
 /// Prefix XOR without special instructions: bit `i` of the result is the
 /// XOR of bits `0..=i` of `x`.
-#[inline]
+#[inline(always)]
 fn prefix_xor(mut x: u64) -> u64 {
     x ^= x << 1;
     x ^= x << 2;
@@ -105,202 +98,290 @@ fn prefix_xor(mut x: u64) -> u64 {
     x
 }
 
-/// Portable kernel, one byte at a time. Used where no SIMD kernel exists,
-/// and as the oracle for the SIMD kernels in tests.
-///
-/// # Safety
-///
-/// `p` must be valid for reads of 64 bytes.
-#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
-unsafe fn kernel_portable<const EXTRA: bool>(p: *const u8, n: &Needles) -> Masks {
-    // SAFETY: the caller guarantees 64 readable bytes at `p`.
-    let block = unsafe { std::slice::from_raw_parts(p, 64) };
-    let mut m = Masks::default();
-    for (i, &c) in block.iter().enumerate() {
-        let bit = 1u64 << i;
-        m.delim |= if c == n.bytes[0] { bit } else { 0 };
-        m.quote |= if c == n.bytes[1] { bit } else { 0 };
-        m.nl_a |= if c == n.bytes[2] { bit } else { 0 };
-        m.nl_b |= if c == n.bytes[3] { bit } else { 0 };
-        if EXTRA {
-            m.esc |= if c == n.bytes[4] { bit } else { 0 };
-            m.space |= if c == n.bytes[5] { bit } else { 0 };
+/// A way of classifying 64 bytes. Implementations are `#[inline(always)]`
+/// and are only ever inlined into functions compiled for their
+/// instruction set (see `x86::record_*`), as memchr does, so that the
+/// whole scanning loop is compiled with AVX2 or SSE2 enabled and the
+/// comparisons stay in registers.
+trait Kernel {
+    /// Compares the 64 bytes at `p` with the needles.
+    ///
+    /// # Safety
+    ///
+    /// `p` must be valid for reads of 64 bytes, and the CPU must support
+    /// the kernel's instruction set.
+    unsafe fn masks(p: *const u8, n: &Needles) -> Masks;
+}
+
+/// One byte at a time: where no SIMD kernel exists, and the oracle for the
+/// SIMD kernels in tests.
+struct Portable;
+
+impl Kernel for Portable {
+    #[inline(always)]
+    unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+        // SAFETY: the caller guarantees 64 readable bytes at `p`.
+        let block = unsafe { std::slice::from_raw_parts(p, 64) };
+        let mut m = Masks::default();
+        for (i, &c) in block.iter().enumerate() {
+            let bit = 1u64 << i;
+            m.delim |= if c == n.bytes[0] { bit } else { 0 };
+            m.quote |= if c == n.bytes[1] { bit } else { 0 };
+            m.nl_a |= if c == n.bytes[2] { bit } else { 0 };
+            m.nl_b |= if c == n.bytes[3] { bit } else { 0 };
+            if n.extra {
+                m.esc |= if c == n.bytes[4] { bit } else { 0 };
+                m.space |= if c == n.bytes[5] { bit } else { 0 };
+            }
         }
+        m.quote &= n.quote_on;
+        m.quote_prefix = prefix_xor(m.quote);
+        m
     }
-    m.quote &= n.quote_on;
-    m.quote_prefix = prefix_xor(m.quote);
-    m
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{prefix_xor, Masks, Needles};
+    use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner};
     use std::arch::x86_64::*;
 
     /// Prefix XOR by carry-less multiplication with all ones.
     ///
     /// # Safety
     ///
-    /// The CPU must support `pclmulqdq` (and SSE2).
-    #[target_feature(enable = "sse2,pclmulqdq")]
-    #[inline]
+    /// The CPU must support `pclmulqdq`.
+    #[inline(always)]
     unsafe fn prefix_xor_clmul(x: u64) -> u64 {
-        let a = _mm_set_epi64x(0, x as i64);
-        let ones = _mm_set1_epi8(-1);
-        _mm_cvtsi128_si64(_mm_clmulepi64_si128(a, ones, 0)) as u64
+        // SAFETY: the caller guarantees pclmulqdq (SSE2 is baseline).
+        unsafe {
+            let a = _mm_set_epi64x(0, x as i64);
+            let ones = _mm_set1_epi8(-1);
+            _mm_cvtsi128_si64(_mm_clmulepi64_si128(a, ones, 0)) as u64
+        }
     }
 
-    macro_rules! sse2_body {
-        ($p:ident, $n:ident, $extra:ident) => {{
-            // SAFETY: the caller guarantees 64 readable bytes at `p`;
-            // unaligned loads have no alignment requirement.
-            let v: [__m128i; 4] = unsafe {
-                [
-                    _mm_loadu_si128($p as *const __m128i),
-                    _mm_loadu_si128($p.add(16) as *const __m128i),
-                    _mm_loadu_si128($p.add(32) as *const __m128i),
-                    _mm_loadu_si128($p.add(48) as *const __m128i),
-                ]
-            };
-            macro_rules! eq {
-                ($b:expr) => {{
-                    let needle = _mm_set1_epi8($b as i8);
-                    let mut m = 0u64;
-                    for (k, x) in v.iter().enumerate() {
-                        let bits = _mm_movemask_epi8(_mm_cmpeq_epi8(*x, needle)) as u32 as u64;
-                        m |= bits << (16 * k);
-                    }
-                    m
-                }};
-            }
-            let mut m = Masks {
-                delim: eq!($n.bytes[0]),
-                quote: eq!($n.bytes[1]) & $n.quote_on,
-                nl_a: eq!($n.bytes[2]),
-                nl_b: eq!($n.bytes[3]),
-                ..Masks::default()
-            };
-            if $extra {
-                m.esc = eq!($n.bytes[4]);
-                m.space = eq!($n.bytes[5]);
-            }
-            m
-        }};
-    }
-
-    macro_rules! avx2_body {
-        ($p:ident, $n:ident, $extra:ident) => {{
-            // SAFETY: the caller guarantees 64 readable bytes at `p`;
-            // unaligned loads have no alignment requirement.
-            let (lo, hi) = unsafe {
-                (
-                    _mm256_loadu_si256($p as *const __m256i),
-                    _mm256_loadu_si256($p.add(32) as *const __m256i),
-                )
-            };
-            macro_rules! eq {
-                ($b:expr) => {{
-                    let needle = _mm256_set1_epi8($b as i8);
-                    let a = _mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, needle)) as u32 as u64;
-                    let b = _mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, needle)) as u32 as u64;
-                    a | (b << 32)
-                }};
-            }
-            let mut m = Masks {
-                delim: eq!($n.bytes[0]),
-                quote: eq!($n.bytes[1]) & $n.quote_on,
-                nl_a: eq!($n.bytes[2]),
-                nl_b: eq!($n.bytes[3]),
-                ..Masks::default()
-            };
-            if $extra {
-                m.esc = eq!($n.bytes[4]);
-                m.space = eq!($n.bytes[5]);
-            }
-            m
-        }};
-    }
-
-    /// AVX2 compares, carry-less-multiply prefix XOR.
-    ///
-    /// # Safety
-    ///
-    /// `p` must be valid for reads of 64 bytes; the CPU must support AVX2
-    /// and `pclmulqdq`.
-    #[target_feature(enable = "avx2,pclmulqdq")]
-    pub(super) unsafe fn avx2_clmul<const EXTRA: bool>(p: *const u8, n: &Needles) -> Masks {
-        let mut m = avx2_body!(p, n, EXTRA);
-        // SAFETY: this function is only called on CPUs with pclmulqdq.
-        m.quote_prefix = unsafe { prefix_xor_clmul(m.quote) };
-        m
-    }
-
-    /// SSE2 compares, carry-less-multiply prefix XOR.
-    ///
-    /// # Safety
-    ///
-    /// `p` must be valid for reads of 64 bytes; the CPU must support
-    /// `pclmulqdq`.
-    #[target_feature(enable = "sse2,pclmulqdq")]
-    pub(super) unsafe fn sse2_clmul<const EXTRA: bool>(p: *const u8, n: &Needles) -> Masks {
-        let mut m = sse2_body!(p, n, EXTRA);
-        // SAFETY: this function is only called on CPUs with pclmulqdq.
-        m.quote_prefix = unsafe { prefix_xor_clmul(m.quote) };
-        m
-    }
-
-    /// SSE2 compares (part of x86-64), portable prefix XOR.
+    /// SSE2 comparisons, 16 bytes at a time.
     ///
     /// # Safety
     ///
     /// `p` must be valid for reads of 64 bytes.
-    #[target_feature(enable = "sse2")]
-    pub(super) unsafe fn sse2<const EXTRA: bool>(p: *const u8, n: &Needles) -> Masks {
-        let mut m = sse2_body!(p, n, EXTRA);
-        m.quote_prefix = prefix_xor(m.quote);
-        m
+    #[inline(always)]
+    unsafe fn sse2_masks(p: *const u8, n: &Needles) -> Masks {
+        // SAFETY: the caller guarantees 64 readable bytes at `p`; unaligned
+        // loads have no alignment requirement; SSE2 is part of x86-64.
+        unsafe {
+            let v = [
+                _mm_loadu_si128(p as *const __m128i),
+                _mm_loadu_si128(p.add(16) as *const __m128i),
+                _mm_loadu_si128(p.add(32) as *const __m128i),
+                _mm_loadu_si128(p.add(48) as *const __m128i),
+            ];
+            // A macro, not a closure: closures are separate functions that
+            // would not inherit the caller's target features.
+            macro_rules! eq {
+                ($b:expr) => {{
+                    let needle = _mm_set1_epi8($b as i8);
+                    let m0 = _mm_movemask_epi8(_mm_cmpeq_epi8(v[0], needle)) as u32 as u64;
+                    let m1 = _mm_movemask_epi8(_mm_cmpeq_epi8(v[1], needle)) as u32 as u64;
+                    let m2 = _mm_movemask_epi8(_mm_cmpeq_epi8(v[2], needle)) as u32 as u64;
+                    let m3 = _mm_movemask_epi8(_mm_cmpeq_epi8(v[3], needle)) as u32 as u64;
+                    m0 | (m1 << 16) | (m2 << 32) | (m3 << 48)
+                }};
+            }
+            let mut m = Masks {
+                delim: eq!(n.bytes[0]),
+                quote: eq!(n.bytes[1]) & n.quote_on,
+                nl_a: eq!(n.bytes[2]),
+                nl_b: eq!(n.bytes[3]),
+                ..Masks::default()
+            };
+            if n.extra {
+                m.esc = eq!(n.bytes[4]);
+                m.space = eq!(n.bytes[5]);
+            }
+            m
+        }
+    }
+
+    /// SSE2 compares, portable prefix XOR.
+    pub(super) struct Sse2;
+    impl Kernel for Sse2 {
+        #[inline(always)]
+        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+            // SAFETY: forwarded from the caller.
+            let mut m = unsafe { sse2_masks(p, n) };
+            m.quote_prefix = prefix_xor(m.quote);
+            m
+        }
+    }
+
+    /// SSE2 compares, carry-less-multiply prefix XOR.
+    pub(super) struct Sse2Clmul;
+    impl Kernel for Sse2Clmul {
+        #[inline(always)]
+        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+            // SAFETY: forwarded from the caller (who guarantees pclmulqdq).
+            unsafe {
+                let mut m = sse2_masks(p, n);
+                m.quote_prefix = prefix_xor_clmul(m.quote);
+                m
+            }
+        }
+    }
+
+    /// AVX2 compares, 32 bytes at a time; carry-less-multiply prefix XOR.
+    pub(super) struct Avx2Clmul;
+    impl Kernel for Avx2Clmul {
+        #[inline(always)]
+        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+            // SAFETY: the caller guarantees 64 readable bytes at `p` and
+            // AVX2 and pclmulqdq; unaligned loads need no alignment.
+            unsafe {
+                let lo = _mm256_loadu_si256(p as *const __m256i);
+                let hi = _mm256_loadu_si256(p.add(32) as *const __m256i);
+                // A macro, not a closure: closures are separate functions
+                // that would not inherit the caller's target features.
+                macro_rules! eq {
+                    ($b:expr) => {{
+                        let needle = _mm256_set1_epi8($b as i8);
+                        let a = _mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, needle)) as u32 as u64;
+                        let b = _mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, needle)) as u32 as u64;
+                        a | (b << 32)
+                    }};
+                }
+                let mut m = Masks {
+                    delim: eq!(n.bytes[0]),
+                    quote: eq!(n.bytes[1]) & n.quote_on,
+                    nl_a: eq!(n.bytes[2]),
+                    nl_b: eq!(n.bytes[3]),
+                    ..Masks::default()
+                };
+                if n.extra {
+                    m.esc = eq!(n.bytes[4]);
+                    m.space = eq!(n.bytes[5]);
+                }
+                m.quote_prefix = prefix_xor_clmul(m.quote);
+                m
+            }
+        }
+    }
+
+    /// Instantiates the scanning loops for one instruction set.
+    macro_rules! entry_points {
+        ($kernel:ident, $features:literal, $record:ident, $count:ident, $masks:ident) => {
+            /// [`Scanner::block_record_with`] compiled for this kernel.
+            ///
+            /// # Safety
+            ///
+            /// The CPU must support the kernel's instruction set.
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $record(
+                s: &mut Scanner,
+                input: &[u8],
+                r: usize,
+                out: &mut Fields,
+            ) -> Option<usize> {
+                s.block_record_with::<$kernel>(input, r, out)
+            }
+
+            /// [`Scanner::block_count_with`] compiled for this kernel.
+            ///
+            /// # Safety
+            ///
+            /// The CPU must support the kernel's instruction set.
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $count(
+                s: &mut Scanner,
+                input: &[u8],
+                pos: &mut usize,
+                expect: &mut Option<usize>,
+                check: bool,
+            ) -> u64 {
+                s.block_count_with::<$kernel>(input, pos, expect, check)
+            }
+
+            /// The kernel alone, for tests.
+            ///
+            /// # Safety
+            ///
+            /// `p` must be valid for reads of 64 bytes and the CPU must
+            /// support the kernel's instruction set.
+            #[cfg(test)]
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $masks(p: *const u8, n: &Needles) -> Masks {
+                // SAFETY: forwarded from the caller.
+                unsafe { $kernel::masks(p, n) }
+            }
+        };
+    }
+
+    entry_points!(Avx2Clmul, "avx2,pclmulqdq,popcnt,bmi1", record_avx2, count_avx2, masks_avx2);
+    entry_points!(
+        Sse2Clmul,
+        "sse2,pclmulqdq",
+        record_sse2_clmul,
+        count_sse2_clmul,
+        masks_sse2_clmul
+    );
+    entry_points!(Sse2, "sse2", record_sse2, count_sse2, masks_sse2);
+}
+
+/// The instruction sets the block scanner can use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Isa {
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Sse2,
+    #[cfg(target_arch = "x86_64")]
+    Sse2Clmul,
+    #[cfg(target_arch = "x86_64")]
+    Avx2Clmul,
+}
+
+impl Isa {
+    fn name(self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 => "sse2",
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2Clmul => "sse2+pclmulqdq",
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2Clmul => "avx2+pclmulqdq",
+        }
     }
 }
 
-/// The chosen kernels (without and with the escape/space needles) and the
-/// name of the instruction set.
-#[derive(Clone, Copy)]
-struct Kernels {
-    plain: Kernel,
-    extra: Kernel,
-    name: &'static str,
-}
-
-/// Detects the CPU once and caches the kernels to use.
-fn kernels() -> Kernels {
-    static CHOSEN: OnceLock<Kernels> = OnceLock::new();
+/// Detects the CPU once. The environment variable `FASTCSV_SIMD` (read
+/// once, at the first detection) can lower the choice to `sse2+pclmulqdq`,
+/// `sse2` or `portable`, to test and measure those paths; it never selects
+/// an instruction set the CPU lacks.
+fn isa() -> Isa {
+    static CHOSEN: OnceLock<Isa> = OnceLock::new();
     *CHOSEN.get_or_init(|| {
+        let want = std::env::var("FASTCSV_SIMD").unwrap_or_default();
+        if want == "portable" {
+            return Isa::Portable;
+        }
         #[cfg(target_arch = "x86_64")]
         {
             let clmul = std::arch::is_x86_feature_detected!("pclmulqdq");
-            if clmul && std::arch::is_x86_feature_detected!("avx2") {
-                return Kernels {
-                    plain: x86::avx2_clmul::<false>,
-                    extra: x86::avx2_clmul::<true>,
-                    name: "avx2+pclmulqdq",
-                };
+            // Every AVX2 CPU has these too, but check: popcnt and tzcnt
+            // count the structural bits.
+            let avx2 = std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("popcnt")
+                && std::arch::is_x86_feature_detected!("bmi1");
+            if want == "sse2" || !clmul {
+                return Isa::Sse2;
             }
-            if clmul {
-                return Kernels {
-                    plain: x86::sse2_clmul::<false>,
-                    extra: x86::sse2_clmul::<true>,
-                    name: "sse2+pclmulqdq",
-                };
+            if want == "sse2+pclmulqdq" || !avx2 {
+                return Isa::Sse2Clmul;
             }
-            Kernels { plain: x86::sse2::<false>, extra: x86::sse2::<true>, name: "sse2" }
+            Isa::Avx2Clmul
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            Kernels {
-                plain: kernel_portable::<false>,
-                extra: kernel_portable::<true>,
-                name: "portable",
-            }
+            Isa::Portable
         }
     })
 }
@@ -313,7 +394,7 @@ fn kernels() -> Kernels {
 /// assert!(["avx2+pclmulqdq", "sse2+pclmulqdq", "sse2", "portable"].contains(&isa));
 /// ```
 pub fn simd_level() -> &'static str {
-    kernels().name
+    isa().name()
 }
 
 /// What the previous block leaves to the next one.
@@ -371,33 +452,29 @@ fn from(k: usize) -> u64 {
 /// The classifier for one dialect.
 #[derive(Clone)]
 pub(crate) struct Classifier {
-    kernel: Kernel,
+    isa: Isa,
     needles: Needles,
     any_term: bool,
     double_quote: bool,
     quote: Option<u8>,
     term: u8,
     delim: u8,
-    has_esc: bool,
-    skip_space: bool,
+    /// All ones when the dialect has an escape byte.
+    esc_on: u64,
+    /// All ones with `skip_initial_space`.
+    space_on: u64,
 }
 
 impl Classifier {
     /// A classifier with the best kernel for this CPU.
     pub(crate) fn new(d: &Dialect) -> Classifier {
-        let k = kernels();
-        Classifier::with_kernels(d, k.plain, k.extra)
-    }
-
-    fn with_kernels(d: &Dialect, plain: Kernel, extra: Kernel) -> Classifier {
         let (any_term, term) = match d.terminator {
             Terminator::Any => (true, b'\n'),
             Terminator::Byte(t) => (false, t),
         };
         let (a, b) = if any_term { (b'\r', b'\n') } else { (term, term) };
-        let needs_extra = d.escape.is_some() || d.skip_initial_space;
         Classifier {
-            kernel: if needs_extra { extra } else { plain },
+            isa: isa(),
             needles: Needles {
                 bytes: [
                     d.delimiter,
@@ -408,14 +485,15 @@ impl Classifier {
                     b' ',
                 ],
                 quote_on: if d.quote.is_some() { !0 } else { 0 },
+                extra: d.escape.is_some() || d.skip_initial_space,
             },
             any_term,
             double_quote: d.double_quote,
             quote: d.quote,
             term,
             delim: d.delimiter,
-            has_esc: d.escape.is_some(),
-            skip_space: d.skip_initial_space,
+            esc_on: if d.escape.is_some() { !0 } else { 0 },
+            space_on: if d.skip_initial_space { !0 } else { 0 },
         }
     }
 
@@ -430,33 +508,64 @@ impl Classifier {
 
     /// Raw masks of `input[base..]`'s first 64 bytes (zero-padded when
     /// fewer remain), and the mask of bits that are real bytes.
-    #[inline]
-    fn masks(&self, input: &[u8], base: usize) -> (Masks, u64) {
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `K`'s instruction set.
+    #[inline(always)]
+    unsafe fn masks<K: Kernel>(&self, input: &[u8], base: usize) -> (Masks, u64) {
         let rest = &input[base..];
         if rest.len() >= 64 {
-            // SAFETY: `rest` has at least 64 bytes, and the kernel was
-            // chosen by `kernels()` for this CPU.
-            (unsafe { (self.kernel)(rest.as_ptr(), &self.needles) }, !0)
+            // SAFETY: `rest` has at least 64 bytes; the caller guarantees
+            // the instruction set.
+            (unsafe { K::masks(rest.as_ptr(), &self.needles) }, !0)
         } else {
-            let mut pad = [0u8; 64];
-            pad[..rest.len()].copy_from_slice(rest);
-            // SAFETY: `pad` is 64 bytes, and the kernel was chosen by
-            // `kernels()` for this CPU.
-            let m = unsafe { (self.kernel)(pad.as_ptr(), &self.needles) };
-            (m, below(rest.len()))
+            (self.tail_masks(rest), below(rest.len()))
         }
     }
 
+    /// Masks of the last, partial block, zero-padded, with the portable
+    /// kernel: out of line, so that the hot loop stays small.
+    #[cold]
+    #[inline(never)]
+    fn tail_masks(&self, rest: &[u8]) -> Masks {
+        let mut pad = [0u8; 64];
+        pad[..rest.len()].copy_from_slice(rest);
+        // SAFETY: `pad` is 64 bytes; the portable kernel needs no CPU
+        // features.
+        unsafe { Portable::masks(pad.as_ptr(), &self.needles) }
+    }
+
     /// Classifies the block at `input[base..]` and updates the carry.
-    #[inline]
-    fn block(&self, input: &[u8], base: usize, carry: &mut Carry) -> Block {
-        let (m, valid) = self.masks(input, base);
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `K`'s instruction set.
+    #[inline(always)]
+    unsafe fn block<K: Kernel>(&self, input: &[u8], base: usize, carry: &mut Carry) -> Block {
+        // SAFETY: forwarded from the caller.
+        let (m, valid) = unsafe { self.masks::<K>(input, base) };
         // Bits past the end of the input are garbage; bits below them only
         // depend on bits below them, so masking at the end is enough.
-        let x = m.quote_prefix ^ carry.inq;
         let q = m.quote & valid;
         let nl = (m.nl_a | m.nl_b) & valid;
         let d = m.delim & valid;
+        let lines = if self.any_term {
+            let cr = m.nl_a & valid;
+            let lf = m.nl_b & valid;
+            cr | (lf & !((cr << 1) | carry.cr))
+        } else {
+            nl
+        };
+        let cr_out = if self.any_term { (m.nl_a & valid) >> 63 } else { 0 };
+        if (q | carry.inq) == 0 && !self.needles.extra {
+            // No quote in play (the common case in numeric data): every
+            // delimiter and terminator is structural, and nothing is bad.
+            let structural = d | nl;
+            *carry = Carry { inq: 0, field_start: structural >> 63, close: 0, cr: cr_out };
+            return Block { delim: d, nl, bad: 0, pairs: 0, lines };
+        }
+        let x = m.quote_prefix ^ carry.inq;
         let open = q & x;
         let close = q & !x;
         let sd = d & !x;
@@ -482,26 +591,35 @@ impl Classifier {
             pairs = 0;
             bad = (open & !field_start) | (close & !before_struct);
         }
-        if self.has_esc {
-            bad |= m.esc & valid;
+        if self.needles.extra {
+            bad |= (m.esc & valid & self.esc_on) | (m.space & field_start & valid & self.space_on);
         }
-        if self.skip_space {
-            bad |= m.space & field_start & valid;
-        }
-        let lines = if self.any_term {
-            let cr = m.nl_a & valid;
-            let lf = m.nl_b & valid;
-            cr | (lf & !((cr << 1) | carry.cr))
-        } else {
-            nl
-        };
         *carry = Carry {
             inq: ((x as i64) >> 63) as u64,
             field_start: structural >> 63,
             close: close >> 63,
-            cr: if self.any_term { (m.nl_a & valid) >> 63 } else { 0 },
+            cr: cr_out,
         };
         Block { delim: sd, nl: snl, bad, pairs, lines }
+    }
+}
+
+/// The span `save` would produce for the regular field `input[a..e]` when
+/// the dialect has no filter, trim or field limit and the field has no
+/// doubled quotes: the bytes between the quotes, or the field itself; an
+/// empty field is `0..0`, as the state machine leaves it.
+#[inline(always)]
+fn plain_span(input: &[u8], a: usize, e: usize, quote: i32) -> Span {
+    if a == e {
+        Span { start: 0, end: 0, flags: 0 }
+    } else if i32::from(input[a]) == quote {
+        if a + 2 == e {
+            Span { start: 0, end: 0, flags: QUOTED }
+        } else {
+            Span { start: a + 1, end: e - 1, flags: QUOTED }
+        }
+    } else {
+        Span { start: a, end: e, flags: NUMERIC }
     }
 }
 
@@ -512,6 +630,29 @@ impl Scanner {
     /// `None`, having changed nothing, when the record is not regular (see
     /// the module docs) and must go through the state machine.
     pub(super) fn block_record(
+        &mut self,
+        input: &[u8],
+        r: usize,
+        out: &mut Fields,
+    ) -> Option<usize> {
+        match self.block.as_ref()?.isa {
+            Isa::Portable => self.block_record_with::<Portable>(input, r, out),
+            // SAFETY (all three): `isa()` chose the kernel after detecting
+            // its instruction set on this CPU.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2Clmul => unsafe { x86::record_avx2(self, input, r, out) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2Clmul => unsafe { x86::record_sse2_clmul(self, input, r, out) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 => unsafe { x86::record_sse2(self, input, r, out) },
+        }
+    }
+
+    /// [`Scanner::block_record`] with kernel `K`. Must only run where `K`'s
+    /// instruction set is available (it is inlined into the entry points
+    /// compiled for it).
+    #[inline(always)]
+    fn block_record_with<K: Kernel>(
         &mut self,
         input: &[u8],
         r: usize,
@@ -528,8 +669,12 @@ impl Scanner {
         let mut fstart = r;
         let mut dq_pending = false;
         let mut lines = 0u64;
+        // Fields can be pushed as spans directly when saving them would do
+        // nothing else.
+        let direct = self.limit == u64::MAX && !self.trim && !self.filter.active();
         while base < input.len() {
-            let b = cls.block(input, base, &mut carry);
+            // SAFETY: this function only runs where `K` is supported.
+            let b = unsafe { cls.block::<K>(input, base, &mut carry) };
             let ok = below(b.bad.trailing_zeros() as usize);
             let mut ends = (b.delim | b.nl) & ok;
             while ends != 0 {
@@ -537,7 +682,9 @@ impl Scanner {
                 let p = base + k;
                 let lo = fstart.saturating_sub(base);
                 let dq = dq_pending || b.pairs & below(k) & from(lo) != 0;
-                if !self.block_field(input, fstart, p, dq, out) {
+                if direct && !dq {
+                    out.spans.push(plain_span(input, fstart, p, self.quote));
+                } else if !self.block_field(input, fstart, p, dq, out) {
                     self.block_abandon(out);
                     return None;
                 }
@@ -650,7 +797,34 @@ impl Scanner {
         expect: &mut Option<usize>,
         check: bool,
     ) -> u64 {
-        let Some(cls) = self.block.clone().filter(|_| self.block_on) else {
+        let Some(isa) = self.block.as_ref().filter(|_| self.block_on).map(|c| c.isa) else {
+            return 0;
+        };
+        match isa {
+            Isa::Portable => self.block_count_with::<Portable>(input, pos, expect, check),
+            // SAFETY (all three): `isa()` chose the kernel after detecting
+            // its instruction set on this CPU.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2Clmul => unsafe { x86::count_avx2(self, input, pos, expect, check) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2Clmul => unsafe { x86::count_sse2_clmul(self, input, pos, expect, check) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 => unsafe { x86::count_sse2(self, input, pos, expect, check) },
+        }
+    }
+
+    /// [`Scanner::block_count`] with kernel `K`. Must only run where `K`'s
+    /// instruction set is available (it is inlined into the entry points
+    /// compiled for it).
+    #[inline(always)]
+    fn block_count_with<K: Kernel>(
+        &mut self,
+        input: &[u8],
+        pos: &mut usize,
+        expect: &mut Option<usize>,
+        check: bool,
+    ) -> u64 {
+        let Some(cls) = self.block.clone() else {
             return 0;
         };
         if self.state != State::StartRecord || self.skip_lf {
@@ -669,7 +843,8 @@ impl Scanner {
         // Delimiters and line ends of the current record in earlier blocks.
         let (mut delims, mut lines) = (0usize, 0u64);
         'blocks: while base < n {
-            let b = cls.block(input, base, &mut carry);
+            // SAFETY: this function only runs where `K` is supported.
+            let b = unsafe { cls.block::<K>(input, base, &mut carry) };
             let ok = below(b.bad.trailing_zeros() as usize);
             let mut lo = r.saturating_sub(base); // local start of the current record
             let mut ends = b.nl & ok & from(lo);
@@ -730,14 +905,18 @@ mod tests {
     /// Every kernel available on this CPU agrees with the portable one.
     #[test]
     fn kernels_agree_with_portable() {
-        let mut all: Vec<(&str, Kernel, Kernel)> = Vec::new();
+        type Masker = unsafe fn(*const u8, &Needles) -> Masks;
+        let mut all: Vec<(&str, Masker)> = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
-            all.push(("sse2", x86::sse2::<false>, x86::sse2::<true>));
+            all.push(("sse2", x86::masks_sse2));
             if std::arch::is_x86_feature_detected!("pclmulqdq") {
-                all.push(("sse2_clmul", x86::sse2_clmul::<false>, x86::sse2_clmul::<true>));
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    all.push(("avx2_clmul", x86::avx2_clmul::<false>, x86::avx2_clmul::<true>));
+                all.push(("sse2_clmul", x86::masks_sse2_clmul));
+                if std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("popcnt")
+                    && std::arch::is_x86_feature_detected!("bmi1")
+                {
+                    all.push(("avx2_clmul", x86::masks_avx2));
                 }
             }
         }
@@ -754,19 +933,15 @@ mod tests {
             let needles = Needles {
                 bytes: [b',', b'"', b'\r', b'\n', b'\\', b' '],
                 quote_on: if round % 7 == 0 { 0 } else { !0 },
+                extra: round % 3 == 0,
             };
             // SAFETY: `block` is 64 bytes; portable needs no CPU features.
-            let want = unsafe { kernel_portable::<true>(block.as_ptr(), &needles) };
-            // SAFETY: as above.
-            let want_plain = unsafe { kernel_portable::<false>(block.as_ptr(), &needles) };
-            for (name, plain, extra) in &all {
+            let want = unsafe { Portable::masks(block.as_ptr(), &needles) };
+            for (name, masks) in &all {
                 // SAFETY: `block` is 64 bytes and each kernel was pushed
                 // only after detecting its CPU features.
-                let got = unsafe { extra(block.as_ptr(), &needles) };
-                assert_eq!(got, want, "{name} with extra needles");
-                // SAFETY: as above.
-                let got = unsafe { plain(block.as_ptr(), &needles) };
-                assert_eq!(got, want_plain, "{name}");
+                let got = unsafe { masks(block.as_ptr(), &needles) };
+                assert_eq!(got, want, "{name}");
             }
         }
     }
@@ -788,7 +963,8 @@ mod tests {
         let mut carry = Carry::record_start();
         // a,"b,c","d""e"\n  then a mid-field quote
         let input = b"a,\"b,c\",\"d\"\"e\"\nx\"y\n";
-        let b = c.block(input, 0, &mut carry);
+        // SAFETY: the portable kernel needs no CPU features.
+        let b = unsafe { c.block::<Portable>(input, 0, &mut carry) };
         assert_eq!(b.delim, 1 << 1 | 1 << 7);
         // The bad quote opens a false quoted region: nothing after it is
         // structural, which is why records with bad bits fall back.
