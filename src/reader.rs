@@ -277,6 +277,8 @@ impl<'a> Reader<'a> {
     ) -> Reader<'a> {
         let mut scanner = Scanner::new(&b.dialect);
         scanner.set_block_scan(b.block_scan);
+        // `advance` calls `forget_blocks` on every refill.
+        scanner.set_block_cache(true);
         Reader {
             src,
             kind,
@@ -567,6 +569,7 @@ impl<'a> Reader<'a> {
         }
         if let Src::Read(b) = &mut self.src {
             while b.data().len() < 3 && !b.is_eof() {
+                self.scanner.forget_blocks();
                 if let Err(e) = b.refill(0) {
                     self.done = true;
                     return Err(self.decorate(e));
@@ -601,6 +604,7 @@ impl<'a> Reader<'a> {
                 Scan::NeedInput => {
                     if let Src::Read(b) = &mut self.src {
                         if !b.is_eof() {
+                            self.scanner.forget_blocks();
                             match b.refill(self.rec_start) {
                                 Ok(shift) => {
                                     self.base += shift as u64;

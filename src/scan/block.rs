@@ -433,6 +433,22 @@ struct Block {
     lines: u64,
 }
 
+/// The block in which the last record ended, kept so that the next record
+/// (which starts in it) does not classify it again. Addresses are absolute,
+/// so that it survives the caller re-slicing the same input; the reader
+/// drops it whenever the bytes at those addresses may change (a buffer
+/// refill), and only the reader turns it on.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Cache {
+    /// Address of the next record's first byte.
+    next: usize,
+    /// Address of the block's first byte.
+    base: usize,
+    block: Block,
+    /// The carry after the block.
+    carry: Carry,
+}
+
 /// Bits `0..k` (k <= 64).
 #[inline]
 fn below(k: usize) -> u64 {
@@ -664,23 +680,41 @@ impl Scanner {
             return None;
         }
         let cls = cls.clone();
-        let mut carry = Carry::record_start();
-        let mut base = r;
+        let at = |i: isize| (input.as_ptr() as usize).wrapping_add(i as usize);
+        // Resume in the block the previous record ended in, if it is cached.
+        // `base` is signed: callers that re-slice the input at each record
+        // (the reader does) put that block's start before `input[0]`.
+        let r_ = r as isize;
+        let (mut base, mut carry, mut cached) = match self.block_cache.take() {
+            Some(c) if c.next == at(r_) => {
+                (r_ - c.next.wrapping_sub(c.base) as isize, c.carry, Some(c.block))
+            }
+            _ => (r_, Carry::record_start(), None),
+        };
+        // Offset of `x` (at or after the record start) in the block.
+        let rel = |x: usize, base: isize| (x as isize - base).max(0) as usize;
         let mut fstart = r;
         let mut dq_pending = false;
         let mut lines = 0u64;
         // Fields can be pushed as spans directly when saving them would do
         // nothing else.
         let direct = self.limit == u64::MAX && !self.trim && !self.filter.active();
-        while base < input.len() {
-            // SAFETY: this function only runs where `K` is supported.
-            let b = unsafe { cls.block::<K>(input, base, &mut carry) };
-            let ok = below(b.bad.trailing_zeros() as usize);
-            let mut ends = (b.delim | b.nl) & ok;
+        while base < input.len() as isize {
+            let b = match cached.take() {
+                Some(b) => b,
+                // SAFETY: this function only runs where `K` is supported;
+                // past the cached block, `base > r >= 0`.
+                None => unsafe { cls.block::<K>(input, base as usize, &mut carry) },
+            };
+            // Bits before the record (in a cached block) are not ours.
+            let mine = from(rel(r, base));
+            let ok = below((b.bad & mine).trailing_zeros() as usize);
+            let mut ends = (b.delim | b.nl) & ok & mine;
             while ends != 0 {
                 let k = ends.trailing_zeros() as usize;
-                let p = base + k;
-                let lo = fstart.saturating_sub(base);
+                // At or after the record start, so not negative.
+                let p = (base + k as isize) as usize;
+                let lo = rel(fstart, base);
                 let dq = dq_pending || b.pairs & below(k) & from(lo) != 0;
                 if direct && !dq {
                     out.spans.push(plain_span(input, fstart, p, self.quote));
@@ -703,20 +737,24 @@ impl Scanner {
                     }
                     self.rec_off = r;
                     self.rec_line = self.lines + 1;
-                    self.lines += lines + u64::from((b.lines & below(k + 1)).count_ones());
+                    self.lines += lines + u64::from((b.lines & below(k + 1) & mine).count_ones());
                     self.state = State::StartRecord;
                     self.row_ready = true;
+                    if self.cache_blocks && (i as isize) < base + 64 {
+                        let (next, base) = (at(i as isize), at(base));
+                        self.block_cache = Some(Cache { next, base, block: b, carry });
+                    }
                     return Some(i);
                 }
                 fstart = p + 1;
                 dq_pending = false;
                 ends &= ends - 1;
             }
-            if b.bad != 0 {
+            if b.bad & mine != 0 {
                 break;
             }
-            lines += u64::from(b.lines.count_ones());
-            dq_pending |= b.pairs & from(fstart.saturating_sub(base)) != 0;
+            lines += u64::from((b.lines & mine).count_ones());
+            dq_pending |= b.pairs & from(rel(fstart, base)) != 0;
             base += 64;
         }
         self.block_abandon(out);

@@ -272,6 +272,11 @@ pub struct Scanner {
     block: Option<block::Classifier>,
     /// Whether `scan` and `block_count` use `block`.
     block_on: bool,
+    /// Whether the caller promises to call `forget_blocks` whenever the
+    /// bytes it passes may change (the reader does).
+    cache_blocks: bool,
+    /// The block the last record ended in (see `block::Cache`).
+    block_cache: Option<block::Cache>,
 
     state: State,
     rec_off: usize,
@@ -372,6 +377,8 @@ impl Scanner {
             quoted_table,
             block: if line_fed { None } else { Some(block::Classifier::new(d)) },
             block_on: !line_fed,
+            cache_blocks: false,
+            block_cache: None,
             state: State::StartRecord,
             rec_off: 0,
             rec_line: 1,
@@ -458,6 +465,7 @@ impl Scanner {
     /// assert!(s.at_record_start());
     /// ```
     pub fn reset(&mut self) {
+        self.block_cache = None;
         self.state = State::StartRecord;
         self.row_ready = true;
         self.skip_lf = false;
@@ -488,6 +496,21 @@ impl Scanner {
     /// ```
     pub fn set_block_scan(&mut self, on: bool) {
         self.block_on = on && self.block.is_some();
+    }
+
+    /// Lets the block scanner keep the classified block in which a record
+    /// ended for the next record. The caller must then call
+    /// [`forget_blocks`](Scanner::forget_blocks) whenever the bytes at
+    /// addresses it has passed may change (the reader: on every refill).
+    pub(crate) fn set_block_cache(&mut self, on: bool) {
+        self.cache_blocks = on;
+        self.block_cache = None;
+    }
+
+    /// Drops the cached block (see `set_block_cache`).
+    #[inline]
+    pub(crate) fn forget_blocks(&mut self) {
+        self.block_cache = None;
     }
 
     /// True between records (nothing of a record has been consumed).
