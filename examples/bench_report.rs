@@ -15,6 +15,22 @@ use std::time::Instant;
 
 use support::{engines, input, run_checked, Engine, Src, Task, SHAPES};
 
+/// CPU time (user + system) of this thread, in seconds: unlike wall time,
+/// it does not count the time the thread waits for a core that other
+/// processes hold.
+fn cpu_time() -> f64 {
+    let mut ru: libc::rusage = unsafe_zeroed_rusage();
+    // SAFETY: `ru` is a valid, writable rusage.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+fn unsafe_zeroed_rusage() -> libc::rusage {
+    // SAFETY: rusage is plain old data; all zeroes is a valid value.
+    unsafe { std::mem::zeroed() }
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -48,6 +64,7 @@ fn main() {
         let inp = input(shape, &size);
         let gib = inp.stats.bytes as f64 / (1u64 << 30) as f64;
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); engines.len()];
+        let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); engines.len()];
         let mut sums: Vec<u64> = vec![0; engines.len()];
         for rep in 0..reps {
             eprintln!("{shape}: run {}/{reps}", rep + 1);
@@ -55,21 +72,24 @@ fn main() {
                 if !only.is_empty() && !label(e).contains(&only) {
                     continue;
                 }
-                let t = Instant::now();
+                let (t, c) = (Instant::now(), cpu_time());
                 let (_, sum) = run_checked(e, &inp);
                 times[k].push(t.elapsed().as_secs_f64());
+                cpu[k].push(cpu_time() - c);
                 sums[k] = sum;
             }
         }
         if !only.is_empty() {
             for (k, e) in engines.iter().enumerate() {
                 if !times[k].is_empty() {
-                    println!("{}: {:.3} s", label(e), median(&mut times[k]));
+                    let (w, c) = (median(&mut times[k]), median(&mut cpu[k]));
+                    println!("{}: {w:.3} s wall, {c:.3} s cpu", label(e));
                 }
             }
             continue;
         }
         let med: Vec<f64> = times.iter_mut().map(|t| median(t)).collect();
+        let med_cpu: Vec<f64> = cpu.iter_mut().map(|t| median(t)).collect();
         // Engines visiting the same fields must have seen the same bytes.
         for task in [Task::Fields, Task::Select, Task::Utf8] {
             let seen: Vec<(&Engine, u64)> = engines
@@ -83,20 +103,21 @@ fn main() {
             }
         }
         println!("### `{shape}`: {:.2} GiB, {} records\n", gib, inp.stats.records);
-        println!("| task | engine | source | median s | GiB/s | min s | max s |");
-        println!("|---|---|---|---:|---:|---:|---:|");
+        println!("| task | engine | source | median s | GiB/s | min s | max s | median CPU s |");
+        println!("|---|---|---|---:|---:|---:|---:|---:|");
         for (k, e) in engines.iter().enumerate() {
             let (lo, hi) =
                 times[k].iter().fold((f64::MAX, 0f64), |(a, b), &t| (a.min(t), b.max(t)));
             println!(
-                "| {} | {} | {} | {:.3} | {:.2} | {:.3} | {:.3} |",
+                "| {} | {} | {} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3} |",
                 e.task.name(),
                 e.name,
                 e.src.name(),
                 med[k],
                 gib / med[k],
                 lo,
-                hi
+                hi,
+                med_cpu[k]
             );
         }
         let find = |name: &str, task: Task, src: Src| {

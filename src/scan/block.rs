@@ -710,12 +710,36 @@ impl Scanner {
             let mine = from(rel(r, base));
             let ok = below((b.bad & mine).trailing_zeros() as usize);
             let mut ends = (b.delim | b.nl) & ok & mine;
+            if direct && !dq_pending && b.pairs == 0 {
+                // The common case, in a tight loop: the delimiters before
+                // the record's end (if it is in this block) end plain
+                // fields.
+                let nl = b.nl & ends;
+                let mut delims = ends & (nl & nl.wrapping_neg()).wrapping_sub(1);
+                ends &= !delims;
+                // At most 64 spans: write them into reserved capacity with
+                // a local count, so the vector's length is stored once.
+                out.spans.reserve(64);
+                let spare = out.spans.spare_capacity_mut();
+                let mut n = 0;
+                while delims != 0 {
+                    let p = (base + delims.trailing_zeros() as isize) as usize;
+                    spare[n].write(plain_span(input, fstart, p, self.quote));
+                    n += 1;
+                    fstart = p + 1;
+                    delims &= delims - 1;
+                }
+                let len = out.spans.len() + n;
+                // SAFETY: the `n` spans after the old length were just
+                // written (and `n <= 64 <=` the reserved spare capacity).
+                unsafe { out.spans.set_len(len) };
+            }
             while ends != 0 {
                 let k = ends.trailing_zeros() as usize;
                 // At or after the record start, so not negative.
                 let p = (base + k as isize) as usize;
                 let lo = rel(fstart, base);
-                let dq = dq_pending || b.pairs & below(k) & from(lo) != 0;
+                let dq = dq_pending || (b.pairs != 0 && b.pairs & below(k) & from(lo) != 0);
                 if direct && !dq {
                     out.spans.push(plain_span(input, fstart, p, self.quote));
                 } else if !self.block_field(input, fstart, p, dq, out) {
