@@ -324,6 +324,16 @@ pub fn engines() -> Vec<Engine> {
             run: |i, s| fastcsv_count(i, s, true),
         },
         Engine {
+            name: "fastcsv from_slice (pre-faulted map)",
+            task: Count,
+            src: Mapped,
+            run: |i, _| {
+                let d = Dialect::builder().headers(false).build().expect("dialect");
+                let n = ReaderBuilder::new().dialect(d).from_slice(i.bytes()).count_rows();
+                (n.expect("count"), 0)
+            },
+        },
+        Engine {
             name: "fastcsv (state machine only)",
             task: Count,
             src: Mapped,

@@ -459,6 +459,12 @@ fn below(k: usize) -> u64 {
     }
 }
 
+/// The bits below the lowest set bit of `x` (all of them when `x` is 0).
+#[inline(always)]
+fn below_lowest(x: u64) -> u64 {
+    (x & x.wrapping_neg()).wrapping_sub(1)
+}
+
 /// Bits `k..64` (k <= 64).
 #[inline]
 fn from(k: usize) -> u64 {
@@ -708,7 +714,7 @@ impl Scanner {
             };
             // Bits before the record (in a cached block) are not ours.
             let mine = from(rel(r, base));
-            let ok = below((b.bad & mine).trailing_zeros() as usize);
+            let ok = below_lowest(b.bad & mine);
             let mut ends = (b.delim | b.nl) & ok & mine;
             if direct && !dq_pending && b.pairs == 0 {
                 // The common case, in a tight loop: the delimiters before
@@ -907,7 +913,7 @@ impl Scanner {
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
             let b = unsafe { cls.block::<K>(input, base, &mut carry) };
-            let ok = below(b.bad.trailing_zeros() as usize);
+            let ok = below_lowest(b.bad);
             let mut lo = r.saturating_sub(base); // local start of the current record
             let mut ends = b.nl & ok & from(lo);
             while ends != 0 {
