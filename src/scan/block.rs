@@ -908,14 +908,17 @@ impl Scanner {
         let mut count = 0u64;
         let mut carry = Carry::record_start();
         let mut base = r;
-        // Delimiters and line ends of the current record in earlier blocks.
-        let (mut delims, mut lines) = (0usize, 0u64);
+        let lines0 = self.lines;
+        // Structural delimiters and line ends from `*pos` to `base`, and
+        // delimiters up to the current record's start.
+        let (mut d_total, mut l_total) = (0u64, 0u64);
+        let mut d_rec = 0u64;
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
             let b = unsafe { cls.block::<K>(input, base, &mut carry) };
-            let ok = below_lowest(b.bad);
-            let mut lo = r.saturating_sub(base); // local start of the current record
-            let mut ends = b.nl & ok & from(lo);
+            // Record ends before the first bad byte, not before `r` (the LF
+            // of a CRLF that straddles blocks).
+            let mut ends = b.nl & below_lowest(b.bad) & from(r - base.min(r));
             while ends != 0 {
                 let k = ends.trailing_zeros() as usize;
                 let p = base + k;
@@ -932,33 +935,31 @@ impl Scanner {
                 if (end - r) as u64 > self.limit {
                     break 'blocks;
                 }
-                let fields = delims + (b.delim & below(k) & from(lo)).count_ones() as usize + 1;
+                let d_end = d_total + u64::from((b.delim & below(k)).count_ones());
                 if check {
+                    let fields = (d_end - d_rec) as usize + 1;
                     match *expect {
                         None => *expect = Some(fields),
                         Some(e) if e != fields => break 'blocks,
                         Some(_) => {}
                     }
                 }
+                let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
                 self.rec_off = r;
                 self.rec_line = self.lines + 1;
-                self.lines += lines + u64::from((b.lines & below(k + 1) & from(lo)).count_ones());
+                self.lines = lines0 + l_end;
                 count += 1;
-                r = end;
-                (delims, lines) = (0, 0);
+                (r, d_rec) = (end, d_end);
                 if !starts_ok(r) {
                     break 'blocks;
                 }
-                lo = r - base;
-                ends &= from(lo);
+                ends &= from(r - base);
             }
             if b.bad != 0 {
                 break;
             }
-            if lo < 64 {
-                delims += (b.delim & from(lo)).count_ones() as usize;
-                lines += u64::from((b.lines & from(lo)).count_ones());
-            }
+            d_total += u64::from(b.delim.count_ones());
+            l_total += u64::from(b.lines.count_ones());
             base += 64;
         }
         *pos = r;
