@@ -385,9 +385,7 @@ impl DialectBuilder {
                 return Err(Error::config("delimiter and escape must differ"));
             }
             if Some(e) == d.quote && d.double_quote {
-                return Err(Error::config(
-                    "escape equal to quote needs double_quote(false)",
-                ));
+                return Err(Error::config("escape equal to quote needs double_quote(false)"));
             }
         }
         if let Some(c) = d.comment {
@@ -419,10 +417,7 @@ mod tests {
             (Dialect::builder().comment(Some(b'"')).clone(), "comment"),
             (Dialect::builder().field_limit(Some(0)).clone(), "field_limit"),
             (
-                Dialect::builder()
-                    .terminator(Terminator::Byte(b';'))
-                    .delimiter(b';')
-                    .clone(),
+                Dialect::builder().terminator(Terminator::Byte(b';')).delimiter(b';').clone(),
                 "delimiter",
             ),
         ];
@@ -434,11 +429,8 @@ mod tests {
 
     #[test]
     fn custom_terminator_frees_newlines() {
-        let d = Dialect::builder()
-            .terminator(Terminator::Byte(b';'))
-            .delimiter(b'\n')
-            .build()
-            .unwrap();
+        let d =
+            Dialect::builder().terminator(Terminator::Byte(b';')).delimiter(b'\n').build().unwrap();
         assert_eq!(d.delimiter(), b'\n');
     }
 }

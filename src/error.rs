@@ -216,12 +216,9 @@ impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ErrorKind::UnexpectedEof => f.write_str("unexpected end of data"),
-            ErrorKind::QuoteExpected { delimiter, quote } => write!(
-                f,
-                "'{}' expected after '{}'",
-                char::from(*delimiter),
-                char::from(*quote)
-            ),
+            ErrorKind::QuoteExpected { delimiter, quote } => {
+                write!(f, "'{}' expected after '{}'", char::from(*delimiter), char::from(*quote))
+            }
             ErrorKind::NewlineInUnquotedField => f.write_str(
                 "new-line character seen in unquoted field - \
                  do you need to open the file with newline=''?",
@@ -229,19 +226,17 @@ impl fmt::Display for ErrorKind {
             ErrorKind::FieldTooLarge { limit } => {
                 write!(f, "field larger than field limit ({limit})")
             }
-            ErrorKind::RecordTooLarge { limit } => write!(
-                f,
-                "record larger than the maximum buffer size ({limit} bytes)"
-            ),
+            ErrorKind::RecordTooLarge { limit } => {
+                write!(f, "record larger than the maximum buffer size ({limit} bytes)")
+            }
             ErrorKind::RaggedRow { expected, found } => write!(
                 f,
                 "found record with {found} fields, but the previous record \
                  has {expected} fields"
             ),
-            ErrorKind::Utf8 { field, valid_up_to } => write!(
-                f,
-                "invalid UTF-8 in field {field} at byte {valid_up_to} of the field"
-            ),
+            ErrorKind::Utf8 { field, valid_up_to } => {
+                write!(f, "invalid UTF-8 in field {field} at byte {valid_up_to} of the field")
+            }
             ErrorKind::FileChanged => f.write_str("file changed while reading"),
             ErrorKind::Config(msg) => f.write_str(msg),
             ErrorKind::Io(e) => write!(f, "{e}"),
@@ -317,10 +312,7 @@ mod tests {
         let e = Error::new(ErrorKind::UnexpectedEof).with_position(p);
         assert_eq!(e.to_string(), "line 3: record 2, byte 10: unexpected end of data");
         let e = e.with_path("data.csv");
-        assert_eq!(
-            e.to_string(),
-            "data.csv:3: record 2, byte 10: unexpected end of data"
-        );
+        assert_eq!(e.to_string(), "data.csv:3: record 2, byte 10: unexpected end of data");
         let io = Error::from(io::Error::new(io::ErrorKind::NotFound, "nope")).with_path("x.csv");
         assert_eq!(io.to_string(), "x.csv: nope");
     }

@@ -54,8 +54,16 @@ impl FilterTable {
         }
         match (b, s.get(1), s.get(2)) {
             (0xc2, Some(0xad), _) => 2,
-            (0xe2, Some(0x80), Some(&c)) if (0x8b..=0x8f).contains(&c) || (0xaa..=0xae).contains(&c) => 3,
-            (0xe2, Some(0x81), Some(&c)) if (0xa0..=0xa4).contains(&c) || (0xa6..=0xa9).contains(&c) => 3,
+            (0xe2, Some(0x80), Some(&c))
+                if (0x8b..=0x8f).contains(&c) || (0xaa..=0xae).contains(&c) =>
+            {
+                3
+            }
+            (0xe2, Some(0x81), Some(&c))
+                if (0xa0..=0xa4).contains(&c) || (0xa6..=0xa9).contains(&c) =>
+            {
+                3
+            }
             (0xef, Some(0xbb), Some(0xbf)) => 3,
             _ => 0,
         }
@@ -135,11 +143,10 @@ mod tests {
         assert_eq!(filt(Filter::Off, s), s.to_vec());
         assert_eq!(filt(Filter::Controls, s), b"a\tb\r\nc".to_vec());
         assert_eq!(filt(Filter::AllControls, s), b"abc".to_vec());
-        let u = "x\u{00ad}y\u{200b}\u{200f}z\u{202a}\u{2060}\u{2066}\u{feff}\u{00e9}\u{2014}\u{2065}!".as_bytes();
-        assert_eq!(
-            filt(Filter::Invisible, u),
-            "xyz\u{00e9}\u{2014}\u{2065}!".as_bytes().to_vec()
-        );
+        let u =
+            "x\u{00ad}y\u{200b}\u{200f}z\u{202a}\u{2060}\u{2066}\u{feff}\u{00e9}\u{2014}\u{2065}!"
+                .as_bytes();
+        assert_eq!(filt(Filter::Invisible, u), "xyz\u{00e9}\u{2014}\u{2065}!".as_bytes().to_vec());
         assert_eq!(filt(Filter::Controls, u), u.to_vec());
         // truncated sequences are kept
         assert_eq!(filt(Filter::Invisible, b"\xe2\x80"), b"\xe2\x80".to_vec());

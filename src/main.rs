@@ -1,1 +1,39 @@
-fn main(){}
+//! `fastcsv`: the command-line tool. Argument parsing lives in
+//! `cli::args`, the commands in `cli::commands`; this file only dispatches
+//! and turns failures into messages and exit statuses:
+//!
+//! * 0: success, or standard output was closed early (`| head`);
+//! * 1: a data or I/O error (one line on standard error: `fastcsv: ...`),
+//!   or `check` found problems;
+//! * 2: a usage error (clap's own, or a bad column or dialect setting).
+
+mod cli;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::args::{Cli, Command};
+use cli::{commands, Failure};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Count(a) => commands::count(a),
+        Command::Headers(a) => commands::headers(a),
+        Command::Select(a) => commands::select(a),
+        Command::Cat(a) => commands::cat(a),
+        Command::Check(a) => commands::check(a),
+        Command::Stats(a) => commands::stats(a),
+    };
+    let (message, code) = match result {
+        Ok(()) | Err(Failure::BrokenPipe) => return ExitCode::SUCCESS,
+        Err(Failure::Reported) => return ExitCode::from(1),
+        Err(Failure::Fatal(m)) => (m, 1),
+        Err(Failure::Usage(m)) => (m, 2),
+    };
+    // Nothing sensible is left to do if standard error is gone too.
+    let _ = writeln!(std::io::stderr().lock(), "fastcsv: {message}");
+    ExitCode::from(code)
+}

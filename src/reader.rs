@@ -1,7 +1,7 @@
 //! The reader: drives the scanner over a source and tracks positions.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 use crate::dialect::Dialect;
@@ -212,11 +212,10 @@ impl ReaderBuilder {
                 Ok(Reader::new(self, Src::Mapped(m), kind, reason, offset))
             }
             None => {
-                // Make sure reading works now (e.g. a directory fails here).
-                if let Err(e) = file.seek(SeekFrom::Current(0)) {
-                    if e.raw_os_error() == Some(libc::EISDIR) {
-                        return Err(with_path(e.into()));
-                    }
+                // A directory opens fine on Unix but cannot be read: say so now.
+                if file.metadata().is_ok_and(|m| m.is_dir()) {
+                    let e = std::io::Error::from_raw_os_error(libc::EISDIR);
+                    return Err(with_path(e.into()));
                 }
                 let buf = ReadBuffer::new(Box::new(file), self.buffer_size, self.max_buffer_size);
                 Ok(Reader::new(self, Src::Read(buf), kind, reason, 0))
@@ -263,8 +262,9 @@ pub struct Reader<'a> {
     started: bool,
     done: bool,
     row_pos: Position,
-    /// An error stopped the scan inside a line that is not counted yet.
-    mid_line_error: bool,
+    /// An error stopped the scan inside a line that is not counted yet:
+    /// the line number Python's `line_num` would show.
+    err_line: Option<u64>,
 }
 
 impl<'a> Reader<'a> {
@@ -297,7 +297,7 @@ impl<'a> Reader<'a> {
             started: false,
             done: false,
             row_pos: Position::default(),
-            mid_line_error: false,
+            err_line: None,
         }
     }
 
@@ -376,7 +376,7 @@ impl<'a> Reader<'a> {
     /// assert_eq!(rdr.line(), 3);
     /// ```
     pub fn line(&self) -> u64 {
-        self.scanner.lines() + u64::from(self.mid_line_error)
+        self.err_line.unwrap_or_else(|| self.scanner.lines())
     }
 
     /// Bytes consumed so far, from the start of the input.
@@ -521,7 +521,7 @@ impl<'a> Reader<'a> {
         let k = self.scanner.block_count(data, &mut self.pos, &mut self.expected, check);
         if k > 0 {
             self.records += k;
-            self.mid_line_error = false;
+            self.err_line = None;
         }
         Ok(k)
     }
@@ -546,9 +546,16 @@ impl<'a> Reader<'a> {
                 record: self.records,
             }
         } else {
+            // The line holding byte `off`: one past the lines counted, unless
+            // it is the LF of a CRLF whose CR was already counted.
+            let data = self.data();
+            let in_crlf = self.dialect.terminator == crate::Terminator::Any
+                && off > 0
+                && data.get(off) == Some(&b'\n')
+                && data[off - 1] == b'\r';
             Position {
                 byte: self.base + (self.rec_start + off) as u64,
-                line: self.scanner.lines() + 1,
+                line: self.scanner.lines() + u64::from(!in_crlf),
                 record: self.records,
             }
         };
@@ -592,7 +599,7 @@ impl<'a> Reader<'a> {
         }
         self.rec_start += self.pos;
         self.pos = 0;
-        self.mid_line_error = false;
+        self.err_line = None;
         loop {
             let data = match &self.src {
                 Src::Slice(s) => &s[self.rec_start..],
@@ -646,7 +653,7 @@ impl<'a> Reader<'a> {
                 }
                 Scan::Error(k, off) => {
                     let e = self.err_at(k, off);
-                    self.mid_line_error = true;
+                    self.err_line = e.position().map(|p| p.line);
                     self.records += 1;
                     self.scanner.recover();
                     self.rec_start += off;

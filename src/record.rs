@@ -129,10 +129,7 @@ impl<'r> Row<'r> {
     /// ```
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &'r [u8]> + 'r {
         let (input, fields) = (self.input, self.fields);
-        fields
-            .spans()
-            .iter()
-            .map(move |s| s.bytes(input, fields.scratch()))
+        fields.spans().iter().map(move |s| s.bytes(input, fields.scratch()))
     }
 
     /// All fields as UTF-8 strings.
@@ -163,9 +160,7 @@ impl<'r> Row<'r> {
 
 impl std::fmt::Debug for Row<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.iter().map(|b| String::from_utf8_lossy(b)))
-            .finish()
+        f.debug_list().entries(self.iter().map(|b| String::from_utf8_lossy(b))).finish()
     }
 }
 
@@ -298,8 +293,6 @@ impl RowBuf {
 
 impl std::fmt::Debug for RowBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.iter().map(|b| String::from_utf8_lossy(b)))
-            .finish()
+        f.debug_list().entries(self.iter().map(|b| String::from_utf8_lossy(b))).finish()
     }
 }

@@ -53,17 +53,17 @@ fn quoting() {
     case(&mut d(), "x,\"", &[&["x", ""]], "");
     case(&mut d(), "\"a\nb", &[&["a\nb"]], "");
     case(&mut d(), "\"a\" ,b\n", &[&["a ", "b"]], "");
-    case(&mut d().quote(None), "\"a,b\"\n", &[&["\"a", "b\""]], "");
-    case(&mut d().double_quote(false), "\"a\"\"b\"\n", &[&["a\"b\""]], "");
+    case(d().quote(None), "\"a,b\"\n", &[&["\"a", "b\""]], "");
+    case(d().double_quote(false), "\"a\"\"b\"\n", &[&["a\"b\""]], "");
 }
 
 #[test]
 fn strict() {
-    case(&mut d().strict(true), "\"a\"b\n", &[], "',' expected after '\"'");
-    case(&mut d().strict(true), "x\n\"abc", &[&["x"]], "unexpected end of data");
-    case(&mut d().strict(true), "\"a\",\"b\"\n", &[&["a", "b"]], "");
+    case(d().strict(true), "\"a\"b\n", &[], "',' expected after '\"'");
+    case(d().strict(true), "x\n\"abc", &[&["x"]], "unexpected end of data");
+    case(d().strict(true), "\"a\",\"b\"\n", &[&["a", "b"]], "");
     // recovery after the error: the rest of the line is dropped
-    case(&mut d().strict(true), "\"a\"b,c\nd\n", &[], "',' expected after '\"'");
+    case(d().strict(true), "\"a\"b,c\nd\n", &[], "',' expected after '\"'");
 }
 
 #[test]
@@ -80,39 +80,39 @@ fn escapes() {
     case(&mut e(), "a\\\r\nb\n", &[&["a\r"], &["b"]], "");
     case(&mut e(), "a\\", &[&["a\n"]], "");
     case(&mut e(), "\"a\\", &[&["a\n"]], "");
-    case(&mut e().strict(true), "a\\", &[], "unexpected end of data");
+    case(e().strict(true), "a\\", &[], "unexpected end of data");
     case(&mut e(), "\\\\", &[&["\\"]], "");
-    case(&mut e().quote(None), "a\\\"b\n", &[&["a\"b"]], "");
+    case(e().quote(None), "a\\\"b\n", &[&["a\"b"]], "");
 }
 
 #[test]
 fn spaces_comments_terminators() {
-    case(&mut d().skip_initial_space(true), "a, b,  c\n", &[&["a", "b", "c"]], "");
-    case(&mut d().skip_initial_space(true), "a, \"b,c\"\n", &[&["a", "b,c"]], "");
-    case(&mut d().comment(Some(b'#')), "#x,y\na\n#z\r\nb", &[&["a"], &["b"]], "");
-    case(&mut d().comment(Some(b'#')), "a,#b\n", &[&["a", "#b"]], "");
-    case(&mut d().terminator(Terminator::Byte(b';')), "a,b;c\nd;", &[&["a", "b"], &["c\nd"]], "");
-    case(&mut d().skip_empty_lines(true), "\n\na\n\r\n\rb\n\n", &[&["a"], &["b"]], "");
-    case(&mut d().trim(true), " a ,\" b \",c\t\n", &[&["a", " b ", "c"]], "");
-    case(&mut d().delimiter(b'\t'), "a\tb\t\n", &[&["a", "b", ""]], "");
+    case(d().skip_initial_space(true), "a, b,  c\n", &[&["a", "b", "c"]], "");
+    case(d().skip_initial_space(true), "a, \"b,c\"\n", &[&["a", "b,c"]], "");
+    case(d().comment(Some(b'#')), "#x,y\na\n#z\r\nb", &[&["a"], &["b"]], "");
+    case(d().comment(Some(b'#')), "a,#b\n", &[&["a", "#b"]], "");
+    case(d().terminator(Terminator::Byte(b';')), "a,b;c\nd;", &[&["a", "b"], &["c\nd"]], "");
+    case(d().skip_empty_lines(true), "\n\na\n\r\n\rb\n\n", &[&["a"], &["b"]], "");
+    case(d().trim(true), " a ,\" b \",c\t\n", &[&["a", " b ", "c"]], "");
+    case(d().delimiter(b'\t'), "a\tb\t\n", &[&["a", "b", ""]], "");
 }
 
 #[test]
 fn nul_and_filter() {
     case(&mut d(), "a\0b,\0\n", &[&["a\0b", "\0"]], "");
-    case(&mut d().filter(Filter::Controls), "a\0b,\"x\ty\x07\"\n", &[&["ab", "x\ty"]], "");
-    case(&mut d().filter(Filter::AllControls), "\"x\r\ny\",\tz\n", &[&["xy", "z"]], "");
-    case(&mut d().filter(Filter::Invisible), "a\u{200b}b,\u{feff}c\n", &[&["ab", "c"]], "");
-    case(&mut d().filter(Filter::Controls), "\"a\"\"\x01b\"\n", &[&["a\"b"]], "");
+    case(d().filter(Filter::Controls), "a\0b,\"x\ty\x07\"\n", &[&["ab", "x\ty"]], "");
+    case(d().filter(Filter::AllControls), "\"x\r\ny\",\tz\n", &[&["xy", "z"]], "");
+    case(d().filter(Filter::Invisible), "a\u{200b}b,\u{feff}c\n", &[&["ab", "c"]], "");
+    case(d().filter(Filter::Controls), "\"a\"\"\x01b\"\n", &[&["a\"b"]], "");
 }
 
 #[test]
 fn field_limit_counts_characters() {
-    case(&mut d().field_limit(Some(3)), "abc,d\n", &[&["abc", "d"]], "");
-    case(&mut d().field_limit(Some(3)), "x\nabcd,d\n", &[&["x"]], "field larger than field limit (3)");
-    case(&mut d().field_limit(Some(3)), "\u{e9}\u{e9}\u{e9}\n", &[&["\u{e9}\u{e9}\u{e9}"]], "");
-    case(&mut d().field_limit(Some(3)), "\"ab\"\"\"\n", &[&["ab\""]], "");
-    case(&mut d().field_limit(Some(3)), "\"ab\"\"c\"\n", &[], "field larger than field limit (3)");
+    case(d().field_limit(Some(3)), "abc,d\n", &[&["abc", "d"]], "");
+    case(d().field_limit(Some(3)), "x\nabcd,d\n", &[&["x"]], "field larger than field limit (3)");
+    case(d().field_limit(Some(3)), "\u{e9}\u{e9}\u{e9}\n", &[&["\u{e9}\u{e9}\u{e9}"]], "");
+    case(d().field_limit(Some(3)), "\"ab\"\"\"\n", &[&["ab\""]], "");
+    case(d().field_limit(Some(3)), "\"ab\"\"c\"\n", &[], "field larger than field limit (3)");
 }
 
 #[test]
@@ -145,7 +145,11 @@ fn every_error_kind_has_path_line_and_byte() {
     let cases: Vec<(Dialect, &str, &str)> = vec![
         (d().strict(true).build().unwrap(), "h\n\"a\"b\n", ":2: record 1, byte 5: ',' expected"),
         (d().strict(true).build().unwrap(), "h\n\"ab", ":2: record 1, byte 2: unexpected end"),
-        (d().field_limit(Some(2)).build().unwrap(), "h\nabc\n", ":2: record 1, byte 4: field larger"),
+        (
+            d().field_limit(Some(2)).build().unwrap(),
+            "h\nabc\n",
+            ":2: record 1, byte 4: field larger",
+        ),
         (d().build().unwrap(), "h,i\nabc\n", ":2: record 1, byte 4: found record with 1"),
     ];
     for (dialect, input, needle) in cases {
@@ -171,11 +175,10 @@ fn every_error_kind_has_path_line_and_byte() {
     }
     let e = fastcsv::Reader::from_path(dir.path().join("missing.csv")).err().unwrap();
     assert!(e.to_string().contains("missing.csv"), "{e}");
-    // a directory: error, not a panic
-    let mut r = fastcsv::Reader::from_path(dir.path());
-    if let Ok(rdr) = r.as_mut() {
-        assert!(rdr.read_row().is_err());
-    }
+    // a directory: a clear error naming it, not a panic
+    let e = fastcsv::Reader::from_path(dir.path()).err().unwrap();
+    assert!(e.to_string().contains("Is a directory"), "{e}");
+    assert!(e.to_string().starts_with(&*dir.path().to_string_lossy()), "{e}");
 }
 
 #[test]
@@ -185,4 +188,12 @@ fn record_too_large_for_buffer() {
         fastcsv::Reader::builder().buffer_size(8).max_buffer_size(32).from_reader(big.as_bytes());
     let e = rdr.read_row().unwrap_err();
     assert!(e.to_string().contains("record larger than the maximum buffer size (32"), "{e}");
+}
+
+#[test]
+fn error_line_inside_crlf_in_quotes() {
+    // The LF of a CRLF inside quotes is on the same line as the CR.
+    let dialect = scan_dialect(d().field_limit(Some(5)).quote(Some(b'\'')).delimiter(b'\t'));
+    let out = check_all(&dialect, b"'#,,,\r\n");
+    assert_eq!(out.error, Some(("field larger than field limit (5)".to_string(), 1)));
 }

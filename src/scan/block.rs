@@ -830,19 +830,19 @@ impl Scanner {
                 let mut search = seg;
                 while let Some(k) = memchr::memchr(q, &input[search..end]) {
                     let j = search + k;
-                    if !self.add(input, seg, j, out) {
+                    if self.add(input, seg, j, out).is_err() {
                         return false;
                     }
                     seg = j + 1;
                     search = j + 2;
                 }
             }
-            if !self.add(input, seg, end, out) {
+            if self.add(input, seg, end, out).is_err() {
                 return false;
             }
         } else {
             self.numeric = a < e;
-            if !self.add(input, a, e, out) {
+            if self.add(input, a, e, out).is_err() {
                 return false;
             }
         }

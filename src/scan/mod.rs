@@ -562,21 +562,39 @@ impl Scanner {
         }
     }
 
-    /// Field-size check, in characters as Python counts them.
+    /// Field-size check, in characters as Python counts them, after
+    /// `input[a..b]` was appended. Returns the offset of the first byte past
+    /// the limit, if the field is now over it.
     #[cold]
-    fn over_limit(&self, input: &[u8], out: &Fields) -> bool {
+    fn over_limit(&self, input: &[u8], a: usize, b: usize, out: &Fields) -> Option<usize> {
+        let is_start = |c: &u8| (*c as i8) >= -0x40;
         let bytes =
             if self.owned { &out.scratch[self.sstart..] } else { &input[self.fstart..self.fend] };
-        let chars = bytes.iter().filter(|&&b| (b as i8) >= -0x40).count();
-        chars as u64 > self.limit
+        let total = bytes.iter().filter(|c| is_start(c)).count() as u64;
+        if total <= self.limit {
+            return None;
+        }
+        let new = &input[a..b];
+        let before = total - new.iter().filter(|c| is_start(c)).count() as u64;
+        // The (limit + 1)-th character starts inside `new`.
+        let mut seen = before;
+        for (k, c) in new.iter().enumerate() {
+            if is_start(c) {
+                seen += 1;
+                if seen > self.limit {
+                    return Some(a + k);
+                }
+            }
+        }
+        Some(a)
     }
 
-    /// Appends `input[a..b]` to the current field. Returns false when the
-    /// field is now over the size limit.
+    /// Appends `input[a..b]` to the current field. Fails with the offset of
+    /// the first byte past the field size limit.
     #[inline]
-    fn add(&mut self, input: &[u8], a: usize, b: usize, out: &mut Fields) -> bool {
+    fn add(&mut self, input: &[u8], a: usize, b: usize, out: &mut Fields) -> Result<(), usize> {
         if a == b {
-            return true;
+            return Ok(());
         }
         if self.owned {
             out.scratch.extend_from_slice(&input[a..b]);
@@ -591,23 +609,28 @@ impl Scanner {
             self.owned = true;
         }
         if self.flen(out) as u64 > self.limit {
-            return !self.over_limit(input, out);
+            if let Some(at) = self.over_limit(input, a, b, out) {
+                return Err(at);
+            }
         }
-        true
+        Ok(())
     }
 
     /// Appends a byte that is not in the input (the `\n` Python adds for
-    /// EOL after an escape).
-    fn add_byte(&mut self, input: &[u8], c: u8, out: &mut Fields) -> bool {
+    /// EOL after an escape). Fails when the field is now over the limit.
+    fn add_byte(&mut self, input: &[u8], c: u8, out: &mut Fields) -> Result<(), usize> {
         if !self.owned {
             out.scratch.extend_from_slice(&input[self.fstart..self.fend]);
             self.owned = true;
         }
         out.scratch.push(c);
         if self.flen(out) as u64 > self.limit {
-            return !self.over_limit(input, out);
+            let n = input.len();
+            if self.over_limit(input, n, n, out).is_some() {
+                return Err(n);
+            }
         }
-        true
+        Ok(())
     }
 
     /// Python's `parse_save_field`, plus filtering and trimming.
@@ -719,10 +742,8 @@ impl Scanner {
         }
         macro_rules! add {
             ($a:expr, $b:expr) => {
-                if !self.add(input, $a, $b, out) {
-                    // Point at the first byte past the limit.
-                    let excess = (self.flen(out) as u64 - self.limit) as usize;
-                    give!(self.limit_error(($b as usize).saturating_sub(excess)));
+                if let Err(at) = self.add(input, $a, $b, out) {
+                    give!(self.limit_error(at));
                 }
             };
         }
@@ -882,7 +903,7 @@ impl Scanner {
                     if self.is_nl(c) {
                         self.count_nl(input, i);
                     }
-                    self.state = if c == b'\r' || c == b'\n' {
+                    self.state = if c == b'\r' || c == b'\n' || self.is_nl(c) {
                         State::AfterEscapedCrnl
                     } else {
                         State::InField
@@ -982,14 +1003,14 @@ impl Scanner {
                 Scan::Row
             }
             State::EscapedChar => {
-                if !self.add_byte(input, b'\n', out) {
+                if self.add_byte(input, b'\n', out).is_err() {
                     return self.limit_error(at);
                 }
                 self.state = State::InField;
                 Scan::NeedInput
             }
             State::EscapeInQuotedField => {
-                if !self.add_byte(input, b'\n', out) {
+                if self.add_byte(input, b'\n', out).is_err() {
                     return self.limit_error(at);
                 }
                 self.state = State::InQuotedField;

@@ -306,7 +306,10 @@ pub fn parse(d: &Dialect, input: &[u8]) -> RefOutput {
         // End of input, possibly in the middle of a record.
         if p.state != St::StartRecord && (!p.field.is_empty() || p.state == St::InQuotedField) {
             if d.strict {
-                return RefOutput { rows, error: Some(("unexpected end of data".into(), line_num)) };
+                return RefOutput {
+                    rows,
+                    error: Some(("unexpected end of data".into(), line_num)),
+                };
             }
             p.save();
             rows.push(RefRow { fields: std::mem::take(&mut p.fields), line: line_num });

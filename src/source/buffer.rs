@@ -33,11 +33,6 @@ impl<'a> ReadBuffer<'a> {
         self.eof
     }
 
-    /// Current capacity (for memory accounting in tests and `bench`).
-    pub(crate) fn capacity(&self) -> usize {
-        self.buf.len()
-    }
-
     /// Moves `data()[keep_from..]` to the front and reads more. Returns how
     /// many bytes were dropped from the front (the caller shifts its
     /// offsets), or sets EOF when the reader is exhausted.

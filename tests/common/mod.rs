@@ -39,7 +39,8 @@ pub fn check_all(d: &Dialect, input: &[u8]) -> RefOutput {
     let got = via_reader(Reader::builder().dialect(d.clone()).from_slice(input));
     assert_eq!(got, want, "slice vs reference on {:?} with {d:?}", String::from_utf8_lossy(input));
     for &n in SIZES {
-        let got = via_reader(Reader::builder().dialect(d.clone()).buffer_size(n).from_reader(input));
+        let got =
+            via_reader(Reader::builder().dialect(d.clone()).buffer_size(n).from_reader(input));
         assert_eq!(got, want, "buffered({n}) vs reference on {:?}", String::from_utf8_lossy(input));
     }
     want

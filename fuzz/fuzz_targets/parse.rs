@@ -1,0 +1,69 @@
+//! Fuzz target: any bytes, any dialect. The fast engine must never panic and
+//! must agree with the reference engine, over a slice and over the buffered
+//! source with a small buffer.
+//!
+//! Run with `cargo +nightly fuzz run parse` from the repository root.
+#![no_main]
+
+use fastcsv::scan::reference::{self, RefOutput, RefRow};
+use fastcsv::{Dialect, Filter, Reader, Terminator};
+use libfuzzer_sys::fuzz_target;
+
+fn collect(mut rdr: Reader<'_>) -> RefOutput {
+    let mut rows = Vec::new();
+    loop {
+        match rdr.read_row() {
+            Ok(Some(row)) => {
+                let fields = row.iter().map(|f| f.to_vec()).collect();
+                rows.push(RefRow { fields, line: rdr.line() });
+            }
+            Ok(None) => return RefOutput { rows, error: None },
+            Err(e) => return RefOutput { rows, error: Some((e.message(), rdr.line())) },
+        }
+    }
+}
+
+fn dialect(cfg: &[u8]) -> Option<Dialect> {
+    let b = |i: usize| cfg.get(i).copied().unwrap_or(0);
+    let pick = |x: u8, opts: &[u8]| opts[x as usize % opts.len()];
+    let mut d = Dialect::builder();
+    d.delimiter(pick(b(0), b",;\t|"))
+        .quote(match b(1) % 3 {
+            0 => Some(b'"'),
+            1 => Some(b'\''),
+            _ => None,
+        })
+        .escape(if b(2) % 2 == 0 { None } else { Some(b'\\') })
+        .double_quote(b(3) % 2 == 0)
+        .skip_initial_space(b(4) % 2 == 1)
+        .strict(b(5) % 2 == 1)
+        .comment(if b(6) % 3 == 0 { Some(b'#') } else { None })
+        .terminator(if b(7) % 4 == 0 { Terminator::Byte(b';') } else { Terminator::Any })
+        .skip_empty_lines(b(8) % 2 == 1)
+        .trim(b(9) % 2 == 1)
+        .filter(match b(10) % 4 {
+            0 => Filter::Off,
+            1 => Filter::Controls,
+            2 => Filter::AllControls,
+            _ => Filter::Invisible,
+        })
+        .field_limit(if b(11) % 3 == 0 { Some(u64::from(b(12)) + 1) } else { None })
+        .headers(false)
+        .flexible(true)
+        .strip_bom(false);
+    d.build().ok()
+}
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() < 13 {
+        return;
+    }
+    let (cfg, input) = data.split_at(13);
+    let Some(d) = dialect(cfg) else { return };
+    let want = reference::parse(&d, input);
+    let got = collect(Reader::builder().dialect(d.clone()).from_slice(input));
+    assert_eq!(got, want, "slice");
+    let size = usize::from(cfg[12] % 16) + 1;
+    let got = collect(Reader::builder().dialect(d).buffer_size(size).from_reader(input));
+    assert_eq!(got, want, "buffered({size})");
+});

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every test of the project: Rust (unit, integration, property and doc
+# tests, with the CLI) and Python (pytest against the installed package).
+# Installs what it needs (maturin, pytest, hypothesis, mypy) when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+need() { "$PY" -c "import $1" 2>/dev/null || "$PY" -m pip install -q "$2"; }
+need maturin maturin
+need pytest pytest
+need hypothesis hypothesis
+need mypy mypy
+
+echo "== Rust tests"
+cargo test --features cli
+
+echo "== Python package"
+"$PY" -m pip install -q --force-reinstall --no-deps .
+
+echo "== Python tests"
+"$PY" -m pytest tests/python -q

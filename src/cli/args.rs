@@ -1,0 +1,401 @@
+//! Command-line arguments: the clap definitions and the value parsers for
+//! option values that clap cannot check on its own (bytes, sizes).
+//!
+//! Every bad value is rejected here, so clap reports it as a usage error
+//! (exit status 2) before any input is opened.
+
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use fastcsv::{Dialect, Filter, SourceChoice};
+
+use super::selection::Selection;
+
+/// Top-level help text shared by every command.
+const ABOUT: &str = "A fast, correct CSV reader for large exports.
+
+Files are memory-mapped when possible; `-` or no FILE reads standard input. \
+Empty lines are not records. Parsing follows Python's csv module.";
+
+/// `fastcsv`: the command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "fastcsv",
+    version,
+    about = ABOUT,
+    after_help = MAIN_HELP,
+    propagate_version = true
+)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Count records (the header row is not counted; ragged rows count).
+    #[command(after_help = COUNT_HELP)]
+    Count(CountArgs),
+    /// List the header row's fields, numbered from 1.
+    #[command(after_help = HEADERS_HELP)]
+    Headers(HeadersArgs),
+    /// Select columns by name or 1-based index, ranges and negation.
+    #[command(after_help = SELECT_HELP)]
+    Select(SelectArgs),
+    /// Concatenate files with the same header, converting the format.
+    #[command(after_help = CAT_HELP)]
+    Cat(CatArgs),
+    /// Validate strictly and list each problem with its position.
+    #[command(after_help = CHECK_HELP)]
+    Check(CheckArgs),
+    /// Per-column statistics: counts, distinct values, lengths, types.
+    #[command(after_help = STATS_HELP)]
+    Stats(StatsArgs),
+}
+
+const MAIN_HELP: &str = "\
+Exit status: 0 on success (also when the output pipe closes early, as with
+`| head`); 1 on a data or I/O error, reported on standard error as
+`fastcsv: PATH:LINE: record N, byte B: MESSAGE`, or when `check` finds
+problems; 2 on a usage error.
+
+Examples:
+  fastcsv count export.csv
+  fastcsv select id,email export.csv --to jsonl | head
+  fastcsv check --max-errors 100 export.csv";
+
+const COUNT_HELP: &str = "\
+Output: with one input, the number alone. With several, one line per input,
+`PATH<TAB>COUNT`, then `total<TAB>COUNT`. Empty lines are not records; rows
+of any length are (use `fastcsv check` to find ragged rows).
+
+Examples:
+  fastcsv count export.csv
+  fastcsv count --no-headers part-*.csv
+  zcat big.csv.gz | fastcsv count";
+
+const HEADERS_HELP: &str = "\
+Examples:
+  fastcsv headers export.csv
+  fastcsv headers --just-names -d tab export.tsv";
+
+const SELECT_HELP: &str = "\
+COLUMNS is a comma-separated list of items, applied in order:
+  name         the column with that header name (quote it as \"a,b\" or \"2024\"
+               when it holds a comma or is all digits)
+  3            the third column (indices start at 1)
+  2-5, a-c     ranges by index or name, inclusive; 5-2 runs backwards;
+               3- runs to the last column, -3 from the first
+  !item        removes the item's columns; a list that starts with `!`
+               starts from all columns
+Columns can repeat (`1,1`). The header row is written first unless
+--no-headers.
+
+Examples:
+  fastcsv select name,email export.csv
+  fastcsv select '2-5,!3' export.csv
+  fastcsv select '!notes' export.csv --to jsonl";
+
+const CAT_HELP: &str = "\
+All inputs must have the same header row (it is written once).
+Formats: csv quotes only fields holding the delimiter, a quote, CR or LF;
+tsv escapes TAB, LF, CR and backslash as \\t \\n \\r \\\\; jsonl writes one
+JSON object per record keyed by the header (arrays with --no-headers), with
+every value a string.
+
+Examples:
+  fastcsv cat part-1.csv part-2.csv > all.csv
+  fastcsv cat -d ';' export.csv --to tsv
+  fastcsv cat export.csv --to jsonl | head";
+
+const CHECK_HELP: &str = "\
+Parses in strict mode and reports, one per line on standard output,
+  PATH:LINE: record N, byte B: MESSAGE
+for unterminated quotes, text after a closing quote, ragged rows (unless
+--flexible), invalid UTF-8 and NUL bytes. For the last two, B is the start of
+the record and the message names the field. Exits 1 if anything was found.
+
+Examples:
+  fastcsv check export.csv
+  fastcsv check --max-errors 100 --flexible export.csv";
+
+const STATS_HELP: &str = "\
+For each column: non-empty and empty counts; distinct non-empty values
+(exact up to 10000, then a HyperLogLog estimate with about 1% error, shown
+as ~N); the shortest and longest non-empty value in characters; whether every
+non-empty value parses as a 64-bit integer and as a float.
+
+Examples:
+  fastcsv stats export.csv
+  fastcsv stats --json export.csv";
+
+/// Options that say how to read the input, shared by every command.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Input options")]
+pub struct InputArgs {
+    /// Field delimiter: one byte, `tab`, `\t` or `\xHH`.
+    #[arg(short, long, value_name = "BYTE", default_value = ",", value_parser = parse_byte)]
+    pub delimiter: u8,
+    /// Quote character.
+    #[arg(long, value_name = "BYTE", default_value = "\"", value_parser = parse_byte)]
+    pub quote: u8,
+    /// Turn quoting off: quotes are ordinary data.
+    #[arg(long, conflicts_with = "quote")]
+    pub no_quote: bool,
+    /// Escape character: the byte after it is taken literally.
+    #[arg(long, value_name = "BYTE", value_parser = parse_byte)]
+    pub escape: Option<u8>,
+    /// A doubled quote inside quotes is not a literal quote.
+    #[arg(long)]
+    pub no_doublequote: bool,
+    /// Skip lines that start with this byte.
+    #[arg(long, value_name = "BYTE", value_parser = parse_byte)]
+    pub comment: Option<u8>,
+    /// Ignore spaces right after a delimiter.
+    #[arg(long)]
+    pub skip_initial_space: bool,
+    /// Malformed quoting is an error instead of being repaired.
+    #[arg(long)]
+    pub strict: bool,
+    /// Records may have different numbers of fields.
+    #[arg(long)]
+    pub flexible: bool,
+    /// The first record is data, not a header row.
+    #[arg(long)]
+    pub no_headers: bool,
+    /// Remove non-visible characters from fields.
+    #[arg(
+        long,
+        value_name = "WHICH",
+        value_parser = PossibleValuesParser::new(["off", "controls", "all-controls", "invisible"])
+            .map(|s| Filter::parse(&s).unwrap_or_default()),
+    )]
+    pub filter: Option<Filter>,
+    /// How to read files: map them, read() them, or choose.
+    #[arg(
+        long,
+        value_name = "HOW",
+        default_value = "auto",
+        value_parser = PossibleValuesParser::new(["auto", "mmap", "read"])
+            .map(|s| SourceChoice::parse(&s).unwrap_or_default()),
+    )]
+    pub source: SourceChoice,
+    /// Size of the read() buffer: bytes or with a K, M or G suffix.
+    #[arg(long, value_name = "SIZE", default_value = "128K", value_parser = parse_size)]
+    pub buffer_size: usize,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl InputArgs {
+    /// The dialect these options describe. Empty lines are always skipped:
+    /// they are not records. `strict` forces strict parsing (for `check`).
+    pub fn dialect(&self, strict: bool) -> fastcsv::Result<Dialect> {
+        Dialect::builder()
+            .delimiter(self.delimiter)
+            .quote((!self.no_quote).then_some(self.quote))
+            .escape(self.escape)
+            .double_quote(!self.no_doublequote)
+            .comment(self.comment)
+            .skip_initial_space(self.skip_initial_space)
+            .strict(self.strict || strict)
+            .flexible(self.flexible)
+            .headers(!self.no_headers)
+            .filter(self.filter.unwrap_or_default())
+            .skip_empty_lines(true)
+            .build()
+    }
+}
+
+/// `fastcsv count`.
+#[derive(Debug, Args)]
+pub struct CountArgs {
+    /// Input files (`-` or none: standard input).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+}
+
+/// `fastcsv headers`.
+#[derive(Debug, Args)]
+pub struct HeadersArgs {
+    /// Input file (`-` or none: standard input).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Print only the names, without numbers.
+    #[arg(long)]
+    pub just_names: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+}
+
+/// Output formats of `select` and `cat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// CSV with minimal quoting (RFC 4180), LF line ends.
+    Csv,
+    /// Tab-separated; TAB, LF, CR and backslash escaped as \t \n \r \\.
+    Tsv,
+    /// One JSON object (or array, with --no-headers) per record.
+    Jsonl,
+}
+
+/// Output options of `select` and `cat`.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Output options")]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", default_value = "csv")]
+    pub to: Format,
+    /// Delimiter of CSV output (default: the input delimiter).
+    #[arg(long, value_name = "BYTE", value_parser = parse_byte)]
+    pub out_delimiter: Option<u8>,
+}
+
+/// `fastcsv select`.
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// Columns to keep, e.g. `name,3,5-7,!notes` (see below).
+    #[arg(value_name = "COLUMNS", value_parser = Selection::parse_arg)]
+    pub columns: Selection,
+    /// Input file (`-` or none: standard input).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+}
+
+/// `fastcsv cat`.
+#[derive(Debug, Args)]
+pub struct CatArgs {
+    /// Input files (`-` or none: standard input).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+}
+
+/// `fastcsv check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Input file (`-` or none: standard input).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Stop after this many problems.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_errors: u64,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+}
+
+/// `fastcsv stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Input file (`-` or none: standard input).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Write a JSON array of per-column objects instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+}
+
+/// Parses a one-byte option value: a single byte, `tab`, `\t`, or `\xHH`.
+pub fn parse_byte(s: &str) -> Result<u8, String> {
+    match s {
+        "tab" | "\\t" => return Ok(b'\t'),
+        "space" => return Ok(b' '),
+        _ => {}
+    }
+    if let Some(hex) = s.strip_prefix("\\x") {
+        if hex.len() == 2 {
+            if let Ok(b) = u8::from_str_radix(hex, 16) {
+                return Ok(b);
+            }
+        }
+        return Err(format!("`{s}`: expected \\x and two hex digits"));
+    }
+    match s.as_bytes() {
+        [b] => Ok(*b),
+        [] => Err("expected one byte, got nothing".into()),
+        _ => Err(format!("`{s}` is {} bytes; expected one byte, `tab`, `\\t` or `\\xHH`", s.len())),
+    }
+}
+
+/// Parses a size: a number of bytes, optionally followed by `K`, `M` or `G`
+/// (powers of 1024; `KB`, `KiB`, `k` are accepted too).
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    let (num, unit) = t.split_at(digits);
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a number of bytes such as 65536, 128K or 1M"))?;
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => return Err(format!("`{s}`: unknown unit `{unit}` (use K, M or G)")),
+    };
+    let size = n.checked_mul(1 << shift).ok_or_else(|| format!("`{s}` is too large"))?;
+    if size == 0 {
+        return Err("the buffer size must be at least 1 byte".into());
+    }
+    Ok(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes() {
+        assert_eq!(parse_byte(","), Ok(b','));
+        assert_eq!(parse_byte("tab"), Ok(b'\t'));
+        assert_eq!(parse_byte("\\t"), Ok(b'\t'));
+        assert_eq!(parse_byte("\t"), Ok(b'\t'));
+        assert_eq!(parse_byte("\\x1f"), Ok(0x1f));
+        assert!(parse_byte("").is_err());
+        assert!(parse_byte(";;").is_err());
+        assert!(parse_byte("\u{e9}").is_err());
+        assert!(parse_byte("\\xzz").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("128K"), Ok(128 << 10));
+        assert_eq!(parse_size("1M"), Ok(1 << 20));
+        assert_eq!(parse_size("2MiB"), Ok(2 << 20));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("12X").is_err());
+        assert!(parse_size("K").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
+    }
+
+    #[test]
+    fn clap_definitions_are_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,292 @@
+//! The commands. Each reads through [`Input`] and writes to a locked,
+//! buffered standard output; none allocates per field.
+
+use std::io::{self, BufWriter, StdoutLock, Write};
+
+use fastcsv::{Position, RowBuf};
+
+use super::args::{
+    CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, SelectArgs, StatsArgs,
+};
+use super::output::RecordWriter;
+use super::stats::{self, Stats};
+use super::{inputs, path_arg, write_failure, Failure, Input};
+
+/// Standard output, locked and buffered.
+fn stdout() -> BufWriter<StdoutLock<'static>> {
+    BufWriter::with_capacity(256 << 10, io::stdout().lock())
+}
+
+/// `fastcsv count`: one number, or `PATH<TAB>COUNT` lines and a total.
+pub fn count(a: &CountArgs) -> Result<(), Failure> {
+    let paths = inputs(&a.files);
+    let mut out = stdout();
+    let mut total = 0u64;
+    // Counting does not need rectangular records: a ragged row is a record.
+    let mut args = a.input.clone();
+    args.flexible = true;
+    for p in &paths {
+        let mut input = Input::open(*p, &args, false)?;
+        let n = input.count()?;
+        total += n;
+        if paths.len() > 1 {
+            writeln!(out, "{}\t{n}", input.name)?;
+            out.flush()?;
+        }
+    }
+    if paths.len() > 1 {
+        writeln!(out, "total\t{total}")?;
+    } else {
+        writeln!(out, "{total}")?;
+    }
+    Ok(out.flush()?)
+}
+
+/// `fastcsv headers`: `N   name` lines (or names alone).
+pub fn headers(a: &HeadersArgs) -> Result<(), Failure> {
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
+    let mut out = stdout();
+    let header = first_record(&mut input)?;
+    let Some(h) = header else {
+        return Ok(());
+    };
+    let width = h.len().to_string().len();
+    for (i, name) in h.iter().enumerate() {
+        if a.input.no_headers {
+            // No names: the columns of the first record, by number.
+            writeln!(out, "{}", i + 1)?;
+            continue;
+        }
+        if !a.just_names {
+            write!(out, "{:<width$}   ", i + 1)?;
+        }
+        out.write_all(name)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(out.flush()?)
+}
+
+/// The header row, or with `--no-headers` the first record.
+fn first_record(input: &mut Input) -> Result<Option<RowBuf>, Failure> {
+    if input.reader.dialect().headers() {
+        return Ok(input.reader.headers()?.cloned());
+    }
+    Ok(input.reader.read_row()?.map(|r| r.to_owned()))
+}
+
+/// The header row's fields as slices.
+fn fields(h: &RowBuf) -> Vec<&[u8]> {
+    h.iter().collect()
+}
+
+/// `fastcsv select`.
+pub fn select(a: &SelectArgs) -> Result<(), Failure> {
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
+    let name = input.name.clone();
+    let header = input.reader.headers()?.cloned();
+    let delimiter = a.output.out_delimiter.unwrap_or(a.input.delimiter);
+    let format = a.output.to;
+    // With a header the selection is resolved now; without, on the first
+    // record (whose width is then the number of columns).
+    let (mut cols, mut w) = match &header {
+        Some(h) => {
+            let names = fields(h);
+            let c = a.columns.resolve(Some(&names), names.len()).map_err(Failure::Usage)?;
+            let picked: Vec<&[u8]> = c.iter().map(|&i| names[i]).collect();
+            let mut w = RecordWriter::new(stdout(), format, delimiter, Some(&picked));
+            if format != Format::Jsonl {
+                w.write(picked.iter().copied())
+                    .map_err(|e| write_failure(&name, e, h.position(), |f| c[f]))?;
+            }
+            (Some(c), w)
+        }
+        None => (None, RecordWriter::new(stdout(), format, delimiter, None)),
+    };
+    input.each_row(|row| {
+        let c = match &cols {
+            Some(c) => c,
+            None => cols.insert(a.columns.resolve(None, row.len()).map_err(Failure::Usage)?),
+        };
+        w.write(c.iter().map(|&i| row.get(i).unwrap_or_default()))
+            .map_err(|e| write_failure(&name, e, row.position(), |f| c[f]))
+    })?;
+    w.into_inner()?;
+    Ok(())
+}
+
+/// `fastcsv cat`: every input's records, the shared header once.
+///
+/// All header rows are compared before anything is written, so a mismatch
+/// leaves no partial output. Files are opened twice (once for the header,
+/// once to stream) so that only one is open at a time; standard input is
+/// kept open from the first pass.
+pub fn cat(a: &CatArgs) -> Result<(), Failure> {
+    let delimiter = a.output.out_delimiter.unwrap_or(a.input.delimiter);
+    let format = a.output.to;
+    let paths = inputs(&a.files);
+    // The first input with a header row, and that row.
+    let mut first: Option<(String, RowBuf)> = None;
+    let mut stdin: Option<Input> = None;
+    // No progress bar for the header pass.
+    let header_pass = InputArgs { quiet: true, ..a.input.clone() };
+    for p in &paths {
+        let mut input = Input::open(*p, &header_pass, false)?;
+        if let Some(h) = input.reader.headers()? {
+            match &first {
+                Some((first_name, fh)) if fh != h => {
+                    let show = |r: &RowBuf| {
+                        String::from_utf8_lossy(&r.iter().collect::<Vec<_>>().join(&b","[..]))
+                            .into_owned()
+                    };
+                    return Err(Failure::Fatal(format!(
+                        "{}: the header row ({}) differs from {first_name}'s ({})",
+                        input.name,
+                        show(h),
+                        show(fh)
+                    )));
+                }
+                Some(_) => {}
+                None => first = Some((input.name.clone(), h.clone())),
+            }
+        }
+        if p.is_none() {
+            stdin = Some(input);
+        }
+    }
+    let mut w = match &first {
+        Some((name, h)) => {
+            let names = fields(h);
+            let mut w = RecordWriter::new(stdout(), format, delimiter, Some(&names));
+            if format != Format::Jsonl {
+                w.write(names.iter().copied())
+                    .map_err(|e| write_failure(name, e, h.position(), |f| f))?;
+            }
+            w
+        }
+        None => RecordWriter::new(stdout(), format, delimiter, None),
+    };
+    for p in &paths {
+        let mut input = match (p, stdin.take()) {
+            (None, Some(input)) => input,
+            (_, s) => {
+                stdin = s;
+                let mut input = Input::open(*p, &a.input, false)?;
+                input.reader.headers()?;
+                input
+            }
+        };
+        let name = input.name.clone();
+        input.each_row(|row| {
+            w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))
+        })?;
+    }
+    w.into_inner()?;
+    Ok(())
+}
+
+/// `fastcsv check`: strict parsing; every problem on its own line.
+pub fn check(a: &CheckArgs) -> Result<(), Failure> {
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, true)?;
+    let name = input.name.clone();
+    let mut out = stdout();
+    let mut problems = 0u64;
+    // Records seen, as one past the highest 0-based record index (a record
+    // that ends the input unterminated is not in `records_read`).
+    let mut seen = 0u64;
+    let mut report = |out: &mut BufWriter<_>, line: String| -> Result<bool, Failure> {
+        writeln!(out, "{line}")?;
+        problems += 1;
+        Ok(problems >= a.max_errors)
+    };
+    // Field contents the parser accepts but an export should not hold.
+    let content = |pos: Position, i: usize, f: &[u8]| -> Option<String> {
+        let at = |what: String| {
+            format!("{name}:{}: record {}, byte {}: {what}", pos.line, pos.record, pos.byte)
+        };
+        if let Some(z) = memchr::memchr(0, f) {
+            return Some(at(format!("NUL byte in column {} (byte {z} of the field)", i + 1)));
+        }
+        std::str::from_utf8(f).err().map(|e| {
+            at(format!("invalid UTF-8 in column {} (byte {} of the field)", i + 1, e.valid_up_to()))
+        })
+    };
+    let mut full = false;
+    let header = match input.reader.headers() {
+        Ok(h) => h.cloned(),
+        Err(e) if e.is_data() => {
+            seen = seen.max(e.position().map_or(0, |p| p.record + 1));
+            full = report(&mut out, e.to_string())?;
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(h) = &header {
+        for (i, f) in h.iter().enumerate() {
+            if let Some(p) = content(h.position(), i, f) {
+                full = full || report(&mut out, p)?;
+            }
+        }
+    }
+    while !full {
+        match input.reader.read_row() {
+            Ok(Some(row)) => {
+                for (i, f) in row.iter().enumerate() {
+                    if let Some(p) = content(row.position(), i, f) {
+                        if report(&mut out, p)? {
+                            full = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            Ok(None) => break,
+            Err(e) if e.is_data() => {
+                seen = seen.max(e.position().map_or(0, |p| p.record + 1));
+                full = report(&mut out, e.to_string())?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let had_header = input.reader.dialect().headers() && seen.max(input.reader.records_read()) > 0;
+    let records = seen.max(input.reader.records_read()) - u64::from(had_header);
+    let s = |n: u64| if n == 1 { "" } else { "s" };
+    if problems == 0 {
+        writeln!(out, "{name}: ok, {records} record{}", s(records))?;
+    } else {
+        let more = if full {
+            format!(" (stopped after --max-errors {})", a.max_errors)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "{name}: {problems} problem{} in {records} record{}{more}",
+            s(problems),
+            s(records)
+        )?;
+    }
+    out.flush()?;
+    if problems > 0 {
+        return Err(Failure::Reported);
+    }
+    Ok(())
+}
+
+/// `fastcsv stats`: a table (or JSON) with one entry per column.
+pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
+    let names: Vec<String> = match input.reader.headers()? {
+        Some(h) => h.iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect(),
+        None => Vec::new(),
+    };
+    let mut st = Stats::default();
+    input.each_row(|row| {
+        st.add(row.iter());
+        Ok(())
+    })?;
+    let summary = st.finish(&names);
+    let text = if a.json { stats::json(&summary) } else { stats::table(&summary) };
+    let mut out = stdout();
+    out.write_all(text.as_bytes())?;
+    Ok(out.flush()?)
+}

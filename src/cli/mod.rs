@@ -1,0 +1,249 @@
+//! The `fastcsv` command line: argument definitions ([`args`]), column
+//! selections ([`selection`]), output formats ([`output`]), statistics
+//! ([`stats`]) and the commands themselves ([`commands`]).
+//!
+//! Everything here uses the library's public API only.
+
+pub mod args;
+pub mod commands;
+pub mod output;
+pub mod selection;
+pub mod stats;
+
+use std::fs::File;
+use std::io::{self, IsTerminal};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fastcsv::{Reader, ReaderBuilder, Row};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use args::InputArgs;
+use output::WriteError;
+
+/// Why a command stopped early; each maps to an exit status in `main`.
+#[derive(Debug)]
+pub enum Failure {
+    /// The invocation is wrong (exit status 2).
+    Usage(String),
+    /// A data or I/O error, already formatted (exit status 1).
+    Fatal(String),
+    /// Problems were found and already reported (exit status 1).
+    Reported,
+    /// Standard output was closed (`| head`): stop quietly (exit status 0).
+    BrokenPipe,
+}
+
+impl From<fastcsv::Error> for Failure {
+    fn from(e: fastcsv::Error) -> Failure {
+        match e.kind() {
+            fastcsv::ErrorKind::Config(_) => Failure::Usage(e.to_string()),
+            _ => Failure::Fatal(e.to_string()),
+        }
+    }
+}
+
+/// Errors writing standard output.
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Failure {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            Failure::BrokenPipe
+        } else {
+            Failure::Fatal(format!("<stdout>: {e}"))
+        }
+    }
+}
+
+/// The name standard input goes by in messages.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Inputs smaller than this never get a progress bar.
+pub const PROGRESS_MIN_BYTES: u64 = 64 << 20;
+
+/// The FILE arguments, with none meaning standard input (`None`).
+pub fn inputs(files: &[PathBuf]) -> Vec<Option<&Path>> {
+    if files.is_empty() {
+        return vec![None];
+    }
+    files.iter().map(|p| (p.as_os_str() != "-").then_some(p.as_path())).collect()
+}
+
+/// A single FILE argument, with `-` or none meaning standard input.
+pub fn path_arg(file: Option<&Path>) -> Option<&Path> {
+    file.filter(|p| p.as_os_str() != "-")
+}
+
+/// One open input: the reader, its name for messages, a progress bar.
+pub struct Input {
+    /// The reader.
+    pub reader: Reader<'static>,
+    /// The path as given, or `<stdin>`.
+    pub name: String,
+    progress: Progress,
+}
+
+impl Input {
+    /// Opens a path (or standard input for `None`) with the dialect and
+    /// source options of `args`; `strict` forces strict parsing.
+    pub fn open(path: Option<&Path>, args: &InputArgs, strict: bool) -> Result<Input, Failure> {
+        let dialect = args.dialect(strict).map_err(|e| Failure::Usage(e.message()))?;
+        let mut b = ReaderBuilder::new();
+        b.dialect(dialect).source(args.source).buffer_size(args.buffer_size);
+        let (reader, name, size) = match path {
+            Some(p) => {
+                let name = p.display().to_string();
+                let size = std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| m.len());
+                (b.from_path(p)?, name, size)
+            }
+            None => {
+                b.path(STDIN_NAME);
+                match stdin_file() {
+                    // A redirected file can be mapped like any other.
+                    Some(f) => {
+                        let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                        (b.from_file(f)?, STDIN_NAME.to_string(), size)
+                    }
+                    None => (b.from_reader(io::stdin().lock()), STDIN_NAME.to_string(), None),
+                }
+            }
+        };
+        let progress = Progress::new(size, args.quiet);
+        Ok(Input { reader, name, progress })
+    }
+
+    /// Calls `f` on every remaining record, advancing the progress bar.
+    pub fn each_row(
+        &mut self,
+        mut f: impl FnMut(&Row<'_>) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
+        let mut n: u32 = 0;
+        while let Some(row) = self.reader.read_row()? {
+            f(&row)?;
+            n = n.wrapping_add(1);
+            if n % 16_384 == 0 {
+                self.progress.set(self.reader.byte_offset());
+            }
+        }
+        self.progress.finish();
+        Ok(())
+    }
+
+    /// Counts the remaining records (quickly when no bar is shown).
+    pub fn count(&mut self) -> Result<u64, Failure> {
+        if !self.progress.is_shown() {
+            return Ok(self.reader.count_rows()?);
+        }
+        let mut n = 0u64;
+        self.each_row(|_| {
+            n += 1;
+            Ok(())
+        })?;
+        Ok(n)
+    }
+}
+
+/// A writer error for the record at `pos` of the input called `name` as a
+/// failure; `column` maps the written field index to the input's.
+pub fn write_failure(
+    name: &str,
+    e: WriteError,
+    pos: fastcsv::Position,
+    column: impl Fn(usize) -> usize,
+) -> Failure {
+    match e {
+        WriteError::Io(e) => e.into(),
+        WriteError::Utf8 { field, valid_up_to } => Failure::Fatal(format!(
+            "{name}:{}: record {}, byte {}: invalid UTF-8 in column {} (byte {valid_up_to} \
+             of the field); JSON output needs UTF-8",
+            pos.line,
+            pos.record,
+            pos.byte,
+            column(field) + 1,
+        )),
+    }
+}
+
+/// Standard input as a `File` (a duplicate of descriptor 0), so that a
+/// redirected regular file can be mapped.
+#[cfg(unix)]
+fn stdin_file() -> Option<File> {
+    use std::os::fd::AsFd;
+    io::stdin().as_fd().try_clone_to_owned().ok().map(File::from)
+}
+
+#[cfg(not(unix))]
+fn stdin_file() -> Option<File> {
+    None
+}
+
+/// Whether to draw a progress bar: only on a terminal, only for inputs of
+/// known size above [`PROGRESS_MIN_BYTES`], never with `--quiet`.
+pub fn wants_progress(stderr_is_terminal: bool, quiet: bool, size: Option<u64>) -> bool {
+    stderr_is_terminal && !quiet && size.is_some_and(|s| s > PROGRESS_MIN_BYTES)
+}
+
+/// A progress bar on standard error, or nothing.
+struct Progress(Option<ProgressBar>);
+
+impl Progress {
+    fn new(size: Option<u64>, quiet: bool) -> Progress {
+        if !wants_progress(io::stderr().is_terminal(), quiet, size) {
+            return Progress(None);
+        }
+        let bar = ProgressBar::with_draw_target(size, ProgressDrawTarget::stderr_with_hz(4));
+        let style = ProgressStyle::with_template(
+            "{bar:30} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta}",
+        )
+        .expect("the progress template is valid");
+        bar.set_style(style);
+        bar.enable_steady_tick(Duration::from_millis(250));
+        Progress(Some(bar))
+    }
+
+    fn is_shown(&self) -> bool {
+        self.0.is_some()
+    }
+
+    #[inline]
+    fn set(&self, pos: u64) {
+        if let Some(b) = &self.0 {
+            b.set_position(pos);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_only_for_big_inputs_on_a_terminal() {
+        let big = Some(PROGRESS_MIN_BYTES + 1);
+        assert!(wants_progress(true, false, big));
+        assert!(!wants_progress(false, false, big));
+        assert!(!wants_progress(true, true, big));
+        assert!(!wants_progress(true, false, Some(1000)));
+        assert!(!wants_progress(true, false, None));
+    }
+
+    #[test]
+    fn dash_and_nothing_mean_stdin() {
+        assert_eq!(inputs(&[]), vec![None]);
+        let files = [PathBuf::from("-"), PathBuf::from("a.csv")];
+        assert_eq!(inputs(&files), vec![None, Some(Path::new("a.csv"))]);
+        assert_eq!(path_arg(Some(Path::new("-"))), None);
+        assert_eq!(path_arg(Some(Path::new("b"))), Some(Path::new("b")));
+    }
+}

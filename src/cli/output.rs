@@ -1,0 +1,385 @@
+//! Record writers for `select` and `cat`: CSV with minimal quoting, TSV
+//! with backslash escapes, and JSON lines.
+//!
+//! Writers copy field bytes straight into the caller's buffered writer; no
+//! field is allocated. A word-at-a-time test per format says whether a
+//! field holds bytes that need work (quoting or escaping); fields without
+//! such bytes, nearly all of them, are copied whole.
+
+use std::io::{self, Write};
+
+use super::args::Format;
+
+/// Why a record could not be written.
+#[derive(Debug)]
+pub enum WriteError {
+    /// The output failed (a closed pipe included).
+    Io(io::Error),
+    /// JSON output needs UTF-8 text; field `field` is not.
+    Utf8 {
+        /// 0-based field index in the written record.
+        field: usize,
+        /// Offset of the first invalid byte in the field.
+        valid_up_to: usize,
+    },
+}
+
+impl From<io::Error> for WriteError {
+    fn from(e: io::Error) -> WriteError {
+        WriteError::Io(e)
+    }
+}
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// Which bytes of a field need work (quoting or escaping): up to four given
+/// bytes, and optionally every byte below 0x20. The test runs on eight bytes
+/// at a time (SWAR): `(y - 0x01..) & !y & 0x80..` is non-zero exactly when
+/// some byte of `y` is zero, so `y = x ^ splat(b)` finds `b`; likewise
+/// `(x - splat(0x20)) & !x & 0x80..` finds bytes below 0x20. Most fields
+/// need no work and are copied whole after one or two word tests.
+#[derive(Clone, Copy, Debug)]
+struct Needles {
+    splats: [u64; 4],
+    controls: bool,
+    /// A byte that is not a needle, to pad the last partial word.
+    filler: u8,
+}
+
+impl Needles {
+    const fn new(bytes: [u8; 4], controls: bool) -> Needles {
+        let mut splats = [0; 4];
+        let mut i = 0;
+        while i < 4 {
+            splats[i] = LO * bytes[i] as u64;
+            i += 1;
+        }
+        // At most four needles: one of five letters is free.
+        let mut filler = b'a';
+        while filler == bytes[0] || filler == bytes[1] || filler == bytes[2] || filler == bytes[3] {
+            filler += 1;
+        }
+        Needles { splats, controls, filler }
+    }
+
+    #[inline(always)]
+    fn word(&self, x: u64) -> bool {
+        let mut m = 0;
+        for s in self.splats {
+            let y = x ^ s;
+            m |= y.wrapping_sub(LO) & !y;
+        }
+        if self.controls {
+            m |= x.wrapping_sub(LO * 0x20) & !x;
+        }
+        m & HI != 0
+    }
+
+    /// True when some byte of `f` is a needle. Every byte is tested
+    /// through whole-word loads: 8-byte words (the last one overlapping the
+    /// one before), two overlapping 4-byte loads for 4 to 7 bytes, and the
+    /// first, middle and last bytes for 1 to 3, padded with `filler`.
+    #[inline(always)]
+    fn any(&self, f: &[u8]) -> bool {
+        let n = f.len();
+        if n >= 8 {
+            let mut chunks = f.chunks_exact(8);
+            for c in &mut chunks {
+                if self.word(u64::from_le_bytes(c.try_into().expect("8 bytes"))) {
+                    return true;
+                }
+            }
+            return !chunks.remainder().is_empty()
+                && self.word(u64::from_le_bytes(f[n - 8..].try_into().expect("8 bytes")));
+        }
+        let x = if n >= 4 {
+            let lo = u32::from_le_bytes(f[..4].try_into().expect("4 bytes"));
+            let hi = u32::from_le_bytes(f[n - 4..].try_into().expect("4 bytes"));
+            u64::from(lo) | (u64::from(hi) << 32)
+        } else if n > 0 {
+            let three = u64::from(f[0]) | (u64::from(f[n / 2]) << 8) | (u64::from(f[n - 1]) << 16);
+            (LO * u64::from(self.filler)) & !0xFF_FFFF | three
+        } else {
+            return false;
+        };
+        self.word(x)
+    }
+}
+
+/// Bytes TSV output escapes.
+const TSV_NEEDLES: Needles = Needles::new(*b"\t\n\r\\", false);
+
+/// Bytes JSON strings escape: the quote, the backslash, controls.
+const JSON_NEEDLES: Needles = Needles::new(*b"\"\\\"\"", true);
+
+enum Kind {
+    Csv {
+        needles: Needles,
+        delimiter: u8,
+    },
+    Tsv,
+    /// `keys[i]` is the already-escaped `"name":` for field `i`; no keys
+    /// means arrays. A record is built in `line` and written only once
+    /// every field proved to be UTF-8, so that output never ends in half a
+    /// record.
+    Jsonl {
+        keys: Vec<Vec<u8>>,
+        line: Vec<u8>,
+    },
+}
+
+/// Writes records in one output format.
+pub struct RecordWriter<W: Write> {
+    out: W,
+    kind: Kind,
+}
+
+impl<W: Write> RecordWriter<W> {
+    /// A writer for `format`. `delimiter` is the CSV delimiter; `keys` are
+    /// the JSON object keys (the header row), or `None` for JSON arrays.
+    pub fn new(out: W, format: Format, delimiter: u8, keys: Option<&[&[u8]]>) -> Self {
+        let kind = match format {
+            Format::Csv => Kind::Csv {
+                needles: Needles::new([delimiter, b'"', b'\r', b'\n'], false),
+                delimiter,
+            },
+            Format::Tsv => Kind::Tsv,
+            Format::Jsonl => Kind::Jsonl {
+                keys: keys
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|k| {
+                        let mut v = Vec::with_capacity(k.len() + 3);
+                        json_string(&mut v, &String::from_utf8_lossy(k));
+                        v.push(b':');
+                        v
+                    })
+                    .collect(),
+                line: Vec::new(),
+            },
+        };
+        RecordWriter { out, kind }
+    }
+
+    /// Writes one record from its fields.
+    pub fn write<'a, I>(&mut self, fields: I) -> Result<(), WriteError>
+    where
+        I: IntoIterator<Item = &'a [u8]>,
+    {
+        let out = &mut self.out;
+        match &mut self.kind {
+            Kind::Csv { needles, delimiter } => {
+                let mut n = 0usize;
+                let mut last_empty = false;
+                for f in fields {
+                    if n > 0 {
+                        out.write_all(&[*delimiter])?;
+                    }
+                    csv_field(out, f, needles)?;
+                    n += 1;
+                    last_empty = f.is_empty();
+                }
+                // A record of one empty field would read back as an empty
+                // line, which is no record at all: quote it (as Python does).
+                if n == 1 && last_empty {
+                    out.write_all(b"\"\"")?;
+                }
+                out.write_all(b"\n")?;
+            }
+            Kind::Tsv => {
+                for (i, f) in fields.into_iter().enumerate() {
+                    if i > 0 {
+                        out.write_all(b"\t")?;
+                    }
+                    tsv_field(out, f)?;
+                }
+                out.write_all(b"\n")?;
+            }
+            Kind::Jsonl { keys, line } => {
+                let object = !keys.is_empty();
+                line.clear();
+                let out = line;
+                out.write_all(if object { b"{" } else { b"[" })?;
+                for (i, f) in fields.into_iter().enumerate() {
+                    let s = std::str::from_utf8(f)
+                        .map_err(|e| WriteError::Utf8 { field: i, valid_up_to: e.valid_up_to() })?;
+                    if i > 0 {
+                        out.write_all(b",")?;
+                    }
+                    if object {
+                        match keys.get(i) {
+                            Some(k) => out.write_all(k)?,
+                            // Fields past the header (--flexible): keyed by
+                            // their 1-based column number.
+                            None => write!(out, "\"{}\":", i + 1)?,
+                        }
+                    }
+                    json_str(out, s)?;
+                }
+                out.write_all(if object { b"}\n" } else { b"]\n" })?;
+                self.out.write_all(out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Writes a CSV field, quoted only if it holds one of the `needles`.
+#[inline(always)]
+fn csv_field(out: &mut impl Write, f: &[u8], needles: &Needles) -> io::Result<()> {
+    if !needles.any(f) {
+        return out.write_all(f);
+    }
+    out.write_all(b"\"")?;
+    let mut rest = f;
+    while let Some(i) = memchr::memchr(b'"', rest) {
+        out.write_all(&rest[..=i])?;
+        out.write_all(b"\"")?;
+        rest = &rest[i + 1..];
+    }
+    out.write_all(rest)?;
+    out.write_all(b"\"")
+}
+
+/// Writes a TSV field with TAB, LF, CR and backslash escaped.
+#[inline]
+fn tsv_field(out: &mut impl Write, f: &[u8]) -> io::Result<()> {
+    if !TSV_NEEDLES.any(f) {
+        return out.write_all(f);
+    }
+    let mut start = 0;
+    for (i, &b) in f.iter().enumerate() {
+        if matches!(b, b'\t' | b'\n' | b'\r' | b'\\') {
+            out.write_all(&f[start..i])?;
+            out.write_all(match b {
+                b'\t' => b"\\t",
+                b'\n' => b"\\n",
+                b'\r' => b"\\r",
+                _ => b"\\\\",
+            })?;
+            start = i + 1;
+        }
+    }
+    out.write_all(&f[start..])
+}
+
+/// Writes `s` as a JSON string literal.
+fn json_str(out: &mut impl Write, s: &str) -> io::Result<()> {
+    let f = s.as_bytes();
+    out.write_all(b"\"")?;
+    if !JSON_NEEDLES.any(f) {
+        out.write_all(f)?;
+        return out.write_all(b"\"");
+    }
+    let mut start = 0;
+    for (i, &b) in f.iter().enumerate() {
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            out.write_all(&f[start..i])?;
+            match b {
+                b'"' => out.write_all(b"\\\"")?,
+                b'\\' => out.write_all(b"\\\\")?,
+                b'\n' => out.write_all(b"\\n")?,
+                b'\r' => out.write_all(b"\\r")?,
+                b'\t' => out.write_all(b"\\t")?,
+                _ => write!(out, "\\u{b:04x}")?,
+            }
+            start = i + 1;
+        }
+    }
+    out.write_all(&f[start..])?;
+    out.write_all(b"\"")
+}
+
+/// Appends `s` as a JSON string literal to `v`.
+pub fn json_string(v: &mut Vec<u8>, s: &str) {
+    json_str(v, s).expect("writing to a Vec cannot fail");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(format: Format, keys: Option<&[&[u8]]>, rows: &[&[&[u8]]]) -> String {
+        let mut w = RecordWriter::new(Vec::new(), format, b',', keys);
+        for r in rows {
+            w.write(r.iter().copied()).unwrap();
+        }
+        String::from_utf8(w.into_inner().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn csv_quotes_minimally() {
+        let out = render(
+            Format::Csv,
+            None,
+            &[&[b"plain", b"a,b", b"say \"hi\"", b"two\nlines", b"cr\r", b""], &[b""], &[]],
+        );
+        assert_eq!(out, "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\"cr\r\",\n\"\"\n\n");
+    }
+
+    #[test]
+    fn csv_round_trips_through_the_reader() {
+        let rows: &[&[&[u8]]] = &[&[b"x", b"\"", b",\"\r\n"], &[b"", b"", b"z"]];
+        let text = render(Format::Csv, None, rows);
+        let d = fastcsv::Dialect::builder().headers(false).build().unwrap();
+        let mut rdr = fastcsv::Reader::builder().dialect(d).from_slice(text.as_bytes());
+        for want in rows {
+            let row = rdr.read_row().unwrap().unwrap();
+            assert_eq!(row.iter().collect::<Vec<_>>(), want.to_vec());
+        }
+        assert!(rdr.read_row().unwrap().is_none());
+    }
+
+    #[test]
+    fn needles_find_every_byte_at_every_position() {
+        let csv = Needles::new([b';', b'"', b'\r', b'\n'], false);
+        for len in 0..20 {
+            let plain = vec![b'x'; len];
+            assert!(!csv.any(&plain));
+            assert!(!JSON_NEEDLES.any(&plain) && !TSV_NEEDLES.any(&plain));
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut f = plain.clone();
+                    f[at] = b;
+                    let want = matches!(b, b';' | b'"' | b'\r' | b'\n');
+                    assert_eq!(csv.any(&f), want, "{b} at {at} of {len}");
+                    let want = b < 0x20 || b == b'"' || b == b'\\';
+                    assert_eq!(JSON_NEEDLES.any(&f), want, "{b} at {at} of {len}");
+                    let want = matches!(b, b'\t' | b'\n' | b'\r' | b'\\');
+                    assert_eq!(TSV_NEEDLES.any(&f), want, "{b} at {at} of {len}");
+                }
+            }
+        }
+        // The padding byte never matches, whatever the needles.
+        assert!(!Needles::new(*b"abcd", false).any(b"xyz"));
+    }
+
+    #[test]
+    fn tsv_escapes() {
+        let out = render(Format::Tsv, None, &[&[b"a\tb", b"c\\d", b"e\nf\r"]]);
+        assert_eq!(out, "a\\tb\tc\\\\d\te\\nf\\r\n");
+    }
+
+    #[test]
+    fn jsonl_objects_and_arrays() {
+        let keys: &[&[u8]] = &[b"na\"me", b"n"];
+        let out = render(Format::Jsonl, Some(keys), &[&[b"x\x01\\", b"1", b"extra"]]);
+        assert_eq!(out, "{\"na\\\"me\":\"x\\u0001\\\\\",\"n\":\"1\",\"3\":\"extra\"}\n");
+        let out = render(Format::Jsonl, None, &[&[b"a", b"\xc3\xa9\t"]]);
+        assert_eq!(out, "[\"a\",\"\u{e9}\\t\"]\n");
+    }
+
+    #[test]
+    fn jsonl_rejects_invalid_utf8() {
+        let mut w = RecordWriter::new(Vec::new(), Format::Jsonl, b',', None);
+        let e = w.write([&b"ok"[..], b"ab\xff"]).unwrap_err();
+        assert!(matches!(e, WriteError::Utf8 { field: 1, valid_up_to: 2 }));
+    }
+}

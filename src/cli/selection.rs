@@ -1,0 +1,330 @@
+//! Column selections for `fastcsv select`: `name,3,5-7,!notes`.
+//!
+//! A selection is parsed from the command line before any input is read
+//! (syntax errors are usage errors), then resolved against the header row
+//! (or the first record's width with `--no-headers`) into 0-based indices.
+//!
+//! Items apply in order. A plain item appends its columns; a `!item` removes
+//! every occurrence of its columns; a list whose first item is negated
+//! starts from all columns. An unquoted item that is not all digits is
+//! first looked up as a whole header name, then split at each `-` in turn
+//! as a range whose ends are names or indices (so `first-name` works as a
+//! name and `a-c` as a range). Quoted names (`"a,b"`, `"2024"`) are always
+//! names.
+
+use std::fmt;
+
+/// One end of a range, or a single column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum End {
+    /// 1-based index.
+    Index(usize),
+    /// A header name.
+    Name(String),
+    /// An unquoted word, resolved against the header: index, name, range.
+    Raw(String),
+    /// The first or last column (an open range end).
+    Open,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Target {
+    One(End),
+    Range(End, End),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Item {
+    negated: bool,
+    target: Target,
+}
+
+/// A parsed, not yet resolved, column selection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selection {
+    items: Vec<Item>,
+    text: String,
+}
+
+impl fmt::Display for Selection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// A piece of an item: quoted text or a run of unquoted text.
+#[derive(Debug, PartialEq, Eq)]
+enum Piece {
+    Quoted(String),
+    Raw(String),
+}
+
+impl Selection {
+    /// Parses the COLUMNS argument (a clap value parser).
+    pub fn parse_arg(s: &str) -> Result<Selection, String> {
+        let mut items = Vec::new();
+        for pieces in split_items(s)? {
+            items.push(parse_item(pieces)?);
+        }
+        if items.is_empty() {
+            return Err("the column list is empty".into());
+        }
+        Ok(Selection { items, text: s.to_string() })
+    }
+
+    /// Resolves the selection to 0-based column indices. `names` is the
+    /// header row (`None` with `--no-headers`), `width` the number of
+    /// columns.
+    pub fn resolve(&self, names: Option<&[&[u8]]>, width: usize) -> Result<Vec<usize>, String> {
+        let mut out: Vec<usize> = match self.items.first() {
+            Some(first) if first.negated => (0..width).collect(),
+            _ => Vec::new(),
+        };
+        for item in &self.items {
+            let cols = resolve_target(&item.target, names, width)?;
+            if item.negated {
+                out.retain(|c| !cols.contains(c));
+            } else {
+                out.extend(cols);
+            }
+        }
+        if out.is_empty() {
+            return Err(format!("the selection `{}` selects no column", self.text));
+        }
+        Ok(out)
+    }
+}
+
+/// Splits at top-level commas into items, each a list of pieces; `""`
+/// inside quotes is a literal quote.
+fn split_items(s: &str) -> Result<Vec<(bool, Vec<Piece>)>, String> {
+    let mut items = Vec::new();
+    let mut pieces = Vec::new();
+    let mut raw = String::new();
+    let mut negated = false;
+    let mut at_item_start = true;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '!' if at_item_start => {
+                negated = true;
+                at_item_start = false;
+            }
+            ',' => {
+                if !raw.is_empty() {
+                    pieces.push(Piece::Raw(std::mem::take(&mut raw)));
+                }
+                if pieces.is_empty() {
+                    return Err(format!("`{s}`: empty item in the column list"));
+                }
+                items.push((negated, std::mem::take(&mut pieces)));
+                negated = false;
+                at_item_start = true;
+            }
+            '"' => {
+                at_item_start = false;
+                if !raw.is_empty() {
+                    pieces.push(Piece::Raw(std::mem::take(&mut raw)));
+                }
+                let mut name = String::new();
+                loop {
+                    match chars.next() {
+                        Some('"') if chars.peek() == Some(&'"') => {
+                            chars.next();
+                            name.push('"');
+                        }
+                        Some('"') => break,
+                        Some(c) => name.push(c),
+                        None => return Err(format!("`{s}`: unterminated quote")),
+                    }
+                }
+                pieces.push(Piece::Quoted(name));
+            }
+            c => {
+                at_item_start = false;
+                raw.push(c);
+            }
+        }
+    }
+    if !raw.is_empty() {
+        pieces.push(Piece::Raw(raw));
+    }
+    if pieces.is_empty() {
+        if !items.is_empty() || negated {
+            return Err(format!("`{s}`: empty item in the column list"));
+        }
+        return Ok(items);
+    }
+    items.push((negated, pieces));
+    Ok(items)
+}
+
+/// An unquoted range end: digits are an index, nothing is open, anything
+/// else a name.
+fn raw_end(s: &str) -> Result<End, String> {
+    if s.is_empty() {
+        Ok(End::Open)
+    } else if s.bytes().all(|b| b.is_ascii_digit()) {
+        index(s).map(End::Index)
+    } else {
+        Ok(End::Name(s.to_string()))
+    }
+}
+
+fn index(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("column indices start at 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a valid column index")),
+    }
+}
+
+fn parse_item((negated, pieces): (bool, Vec<Piece>)) -> Result<Item, String> {
+    use Piece::{Quoted, Raw};
+    let target = match pieces.as_slice() {
+        [Raw(r)] if r.bytes().all(|b| b.is_ascii_digit()) => Target::One(End::Index(index(r)?)),
+        [Raw(r)] => Target::One(End::Raw(r.clone())),
+        [Quoted(q)] => Target::One(End::Name(q.clone())),
+        [Quoted(a), Raw(r)] if r.starts_with('-') => {
+            Target::Range(End::Name(a.clone()), raw_end(&r[1..])?)
+        }
+        [Raw(r), Quoted(b)] if r.ends_with('-') => {
+            Target::Range(raw_end(&r[..r.len() - 1])?, End::Name(b.clone()))
+        }
+        [Quoted(a), Raw(d), Quoted(b)] if d == "-" => {
+            Target::Range(End::Name(a.clone()), End::Name(b.clone()))
+        }
+        _ => {
+            return Err("a column item is a name, an index or a range like a-b; \
+                 quote names that contain commas or quotes"
+                .into())
+        }
+    };
+    Ok(Item { negated, target })
+}
+
+fn find_name(names: Option<&[&[u8]]>, name: &str) -> Result<Option<usize>, String> {
+    let Some(names) = names else {
+        return Err(format!(
+            "column name `{name}` needs a header row (drop --no-headers or use indices)"
+        ));
+    };
+    Ok(names.iter().position(|n| *n == name.as_bytes()))
+}
+
+fn end_index(
+    end: &End,
+    names: Option<&[&[u8]]>,
+    width: usize,
+    open: usize,
+) -> Result<usize, String> {
+    match end {
+        End::Open => Ok(open),
+        End::Index(i) if *i <= width => Ok(i - 1),
+        End::Index(i) => Err(format!("column {i} is out of range: there are {width} columns")),
+        End::Name(n) | End::Raw(n) => {
+            find_name(names, n)?.ok_or_else(|| format!("no column named `{n}` in the header row"))
+        }
+    }
+}
+
+fn span(a: usize, b: usize) -> Vec<usize> {
+    if a <= b {
+        (a..=b).collect()
+    } else {
+        (b..=a).rev().collect()
+    }
+}
+
+fn resolve_target(t: &Target, names: Option<&[&[u8]]>, width: usize) -> Result<Vec<usize>, String> {
+    let last = width.saturating_sub(1);
+    match t {
+        Target::One(End::Raw(raw)) => {
+            // A whole header name wins; otherwise try it as a range at each
+            // dash, left to right.
+            if let Some(i) = find_name(names, raw).unwrap_or(None) {
+                return Ok(vec![i]);
+            }
+            for (at, _) in raw.match_indices('-') {
+                let (Ok(a), Ok(b)) = (raw_end(&raw[..at]), raw_end(&raw[at + 1..])) else {
+                    continue;
+                };
+                if let (Ok(a), Ok(b)) =
+                    (end_index(&a, names, width, 0), end_index(&b, names, width, last))
+                {
+                    if width > 0 {
+                        return Ok(span(a, b));
+                    }
+                }
+            }
+            find_name(names, raw)?;
+            Err(format!("no column named `{raw}` in the header row"))
+        }
+        Target::One(end) => Ok(vec![end_index(end, names, width, 0)?]),
+        Target::Range(a, b) => {
+            let a = end_index(a, names, width, 0)?;
+            let b = end_index(b, names, width, last)?;
+            if width == 0 {
+                return Ok(Vec::new());
+            }
+            Ok(span(a, b))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HDR: [&[u8]; 5] = [b"id", b"first-name", b"last", b"a,b", b"2024"];
+
+    fn sel(spec: &str) -> Result<Vec<usize>, String> {
+        Selection::parse_arg(spec)?.resolve(Some(&HDR), HDR.len())
+    }
+
+    #[test]
+    fn names_indices_and_ranges() {
+        assert_eq!(sel("id,3"), Ok(vec![0, 2]));
+        assert_eq!(sel("2-4"), Ok(vec![1, 2, 3]));
+        assert_eq!(sel("4-2"), Ok(vec![3, 2, 1]));
+        assert_eq!(sel("first-name"), Ok(vec![1]));
+        assert_eq!(sel("id-last"), Ok(vec![0, 1, 2]));
+        assert_eq!(sel("first-name-last"), Ok(vec![1, 2]));
+        assert_eq!(sel("4-"), Ok(vec![3, 4]));
+        assert_eq!(sel("-2"), Ok(vec![0, 1]));
+        assert_eq!(sel("\"a,b\""), Ok(vec![3]));
+        assert_eq!(
+            sel("\"2024\",2024"),
+            Err("column 2024 is out of range: there are 5 columns".into())
+        );
+        assert_eq!(sel("\"2024\""), Ok(vec![4]));
+        assert_eq!(sel("\"a,b\"-5"), Ok(vec![3, 4]));
+        assert_eq!(sel("1-\"a,b\""), Ok(vec![0, 1, 2, 3]));
+        assert_eq!(sel("1,1"), Ok(vec![0, 0]));
+    }
+
+    #[test]
+    fn negation() {
+        assert_eq!(sel("!last"), Ok(vec![0, 1, 3, 4]));
+        assert_eq!(sel("!2-3,!5"), Ok(vec![0, 3]));
+        assert_eq!(sel("1-5,!3"), Ok(vec![0, 1, 3, 4]));
+        assert_eq!(sel("!1-5").unwrap_err(), "the selection `!1-5` selects no column");
+    }
+
+    #[test]
+    fn errors() {
+        assert!(Selection::parse_arg("").is_err());
+        assert!(Selection::parse_arg("a,,b").is_err());
+        assert!(Selection::parse_arg("a,").is_err());
+        assert!(Selection::parse_arg("!").is_err());
+        assert!(Selection::parse_arg("0").is_err());
+        assert!(Selection::parse_arg("\"open").is_err());
+        assert!(Selection::parse_arg("\"a\"x").is_err());
+        assert_eq!(sel("nope"), Err("no column named `nope` in the header row".into()));
+        assert!(sel("9").unwrap_err().contains("out of range"));
+        let no_hdr = Selection::parse_arg("id").unwrap().resolve(None, 3);
+        assert!(no_hdr.unwrap_err().contains("--no-headers"));
+        let idx = Selection::parse_arg("3,1").unwrap().resolve(None, 3);
+        assert_eq!(idx, Ok(vec![2, 0]));
+    }
+}

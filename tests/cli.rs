@@ -1,0 +1,510 @@
+//! End-to-end tests of the `fastcsv` binary: every command on the samples
+//! in `samples/cli_*`, on standard input, and on bad input (exit statuses,
+//! messages on standard error, a closed output pipe).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fastcsv");
+
+fn sample(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(name).display().to_string()
+}
+
+/// Runs `fastcsv ARGS` with `stdin` as standard input.
+fn run_with(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        // The command may stop reading early; that is not a test failure.
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+fn run(args: &[&str]) -> Output {
+    run_with(args, b"")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// Asserts success and returns standard output.
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    assert_eq!(stderr(&o), "", "{args:?}");
+    stdout(&o)
+}
+
+/// Asserts exit status `code` and one `fastcsv: ` line on standard error
+/// containing `needle`; returns that line.
+fn fails(args: &[&str], code: i32, needle: &str) -> String {
+    let o = run(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+    assert!(!err.contains("panicked"), "{err}");
+    if code == 1 {
+        assert!(err.starts_with("fastcsv: "), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    err
+}
+
+fn temp_file(dir: &tempfile::TempDir, name: &str, data: &[u8]) -> String {
+    let p: PathBuf = dir.path().join(name);
+    std::fs::write(&p, data).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn count_one_file_several_files_and_stdin() {
+    let people = sample("cli_people.csv");
+    // Four data lines, one of them empty: the header and the empty line
+    // are not records.
+    assert_eq!(ok(&["count", &people]), "3\n");
+    assert_eq!(ok(&["count", "--no-headers", &people]), "4\n");
+    let two = sample("cli_people2.csv");
+    assert_eq!(ok(&["count", &people, &two]), format!("{people}\t3\n{two}\t1\ntotal\t4\n"));
+    let data = std::fs::read(&people).unwrap();
+    let o = run_with(&["count"], &data);
+    assert_eq!(stdout(&o), "3\n");
+    let o = run_with(&["count", "-", &two], &data);
+    assert_eq!(stdout(&o), format!("<stdin>\t3\n{two}\t1\ntotal\t4\n"));
+}
+
+#[test]
+fn count_agrees_across_sources_and_buffer_sizes() {
+    let people = sample("cli_people.csv");
+    for src in ["auto", "mmap", "read"] {
+        for size in ["1", "7", "1K", "1M"] {
+            let args = ["count", "--source", src, "--buffer-size", size, &people];
+            assert_eq!(ok(&args), "3\n", "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn count_of_empty_and_header_only_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = temp_file(&dir, "empty.csv", b"");
+    let header = temp_file(&dir, "header.csv", b"a,b\n\n\n");
+    assert_eq!(ok(&["count", &empty]), "0\n");
+    assert_eq!(ok(&["count", &header]), "0\n");
+}
+
+#[test]
+fn headers_numbered_and_bare() {
+    let people = sample("cli_people.csv");
+    assert_eq!(ok(&["headers", &people]), "1   id\n2   name\n3   city\n4   score\n");
+    assert_eq!(ok(&["headers", "--just-names", &people]), "id\nname\ncity\nscore\n");
+    assert_eq!(ok(&["headers", "--no-headers", &people]), "1\n2\n3\n4\n");
+    let wide: String = (1..=12).map(|i| format!("c{i}")).collect::<Vec<_>>().join(",");
+    let o = run_with(&["headers", "-"], format!("{wide}\n").as_bytes());
+    let out = stdout(&o);
+    assert!(out.starts_with("1    c1\n"), "{out}");
+    assert!(out.ends_with("12   c12\n"), "{out}");
+}
+
+#[test]
+fn select_by_name_index_range_and_negation() {
+    let people = sample("cli_people.csv");
+    assert_eq!(
+        ok(&["select", "name,1", &people]),
+        "name,id\nAnn,1\nBob,2\n\"C\u{e9} \"\"C\"\"\",3\n"
+    );
+    let want = "id,name,score\n1,Ann,9.5\n2,Bob,7\n3,\"C\u{e9} \"\"C\"\"\",\n";
+    assert_eq!(ok(&["select", "!city", &people]), want);
+    assert_eq!(ok(&["select", "1-4,!3", &people]), want);
+    assert_eq!(ok(&["select", "id-name,score", &people]), want);
+    assert_eq!(
+        ok(&["select", "3-2", &people]),
+        "city,name\n\"Paris, FR\",Ann\nOslo,Bob\nRome,\"C\u{e9} \"\"C\"\"\"\n"
+    );
+    assert_eq!(
+        ok(&["select", "--no-headers", "3-", &people]),
+        "city,score\n\"Paris, FR\",9.5\nOslo,7\nRome,\n"
+    );
+}
+
+#[test]
+fn select_formats() {
+    let people = sample("cli_people.csv");
+    assert_eq!(
+        ok(&["select", "name,city", "--to", "tsv", &people]),
+        "name\tcity\nAnn\tParis, FR\nBob\tOslo\nC\u{e9} \"C\"\tRome\n"
+    );
+    assert_eq!(
+        ok(&["select", "id,name", "--to", "jsonl", &people]),
+        "{\"id\":\"1\",\"name\":\"Ann\"}\n{\"id\":\"2\",\"name\":\"Bob\"}\n\
+         {\"id\":\"3\",\"name\":\"C\u{e9} \\\"C\\\"\"}\n"
+    );
+    assert_eq!(
+        ok(&["select", "2", "--to", "jsonl", "--no-headers", &people]),
+        "[\"name\"]\n[\"Ann\"]\n[\"Bob\"]\n[\"C\u{e9} \\\"C\\\"\"]\n"
+    );
+    assert_eq!(
+        ok(&["select", "city,id", "--out-delimiter", ";", &people]),
+        "city;id\nParis, FR;1\nOslo;2\nRome;3\n"
+    );
+}
+
+#[test]
+fn select_usage_errors_exit_2() {
+    let people = sample("cli_people.csv");
+    fails(&["select", "nope", &people], 2, "fastcsv: no column named `nope`");
+    fails(&["select", "9", &people], 2, "column 9 is out of range: there are 4 columns");
+    fails(&["select", "!1-4", &people], 2, "selects no column");
+    fails(&["select", "name", "--no-headers", &people], 2, "needs a header row");
+    fails(&["select", "0", &people], 2, "indices start at 1");
+    fails(&["select", "a,,b", &people], 2, "empty item");
+    fails(&["select", "--to", "xml", "1", &people], 2, "invalid value 'xml'");
+}
+
+#[test]
+fn cat_concatenates_and_converts() {
+    let (a, b) = (sample("cli_people.csv"), sample("cli_people2.csv"));
+    assert_eq!(
+        ok(&["cat", &a, &b]),
+        "id,name,city,score\n1,Ann,\"Paris, FR\",9.5\n2,Bob,Oslo,7\n\
+         3,\"C\u{e9} \"\"C\"\"\",Rome,\n4,Dan,Lima,8\n"
+    );
+    assert_eq!(
+        ok(&["cat", &b, "--to", "jsonl"]),
+        "{\"id\":\"4\",\"name\":\"Dan\",\"city\":\"Lima\",\"score\":\"8\"}\n"
+    );
+    // Tab-separated in, minimal CSV out, and back.
+    let tsv = ok(&["cat", &a, "--to", "tsv"]);
+    let o = run_with(&["cat", "-d", "tab", "--out-delimiter", ","], tsv.as_bytes());
+    assert_eq!(stdout(&o), ok(&["cat", &a]));
+    let o = run_with(&["cat", "-d", "\\t", "--to", "tsv"], tsv.as_bytes());
+    assert_eq!(stdout(&o), tsv);
+}
+
+#[test]
+fn cat_quotes_only_what_needs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = temp_file(
+        &dir,
+        "q.csv",
+        b"a,b,c\n\"plain\",\"has \"\"q\"\"\",\"two\r\nlines\"\n\"\",x,\"semi;colon\"\n",
+    );
+    assert_eq!(
+        ok(&["cat", &f]),
+        "a,b,c\nplain,\"has \"\"q\"\"\",\"two\r\nlines\"\n,x,semi;colon\n"
+    );
+    assert_eq!(
+        ok(&["cat", "--out-delimiter", ";", &f]),
+        "a;b;c\nplain;\"has \"\"q\"\"\";\"two\r\nlines\"\n;x;\"semi;colon\"\n"
+    );
+    // A record of one empty field stays a record.
+    let one = temp_file(&dir, "one.csv", b"a\n\"\"\nx\n");
+    assert_eq!(ok(&["cat", &one]), "a\n\"\"\nx\n");
+    assert_eq!(ok(&["count", &one]), "2\n");
+}
+
+#[test]
+fn cat_rejects_different_headers() {
+    let (a, other) = (sample("cli_people.csv"), sample("cli_other.csv"));
+    let err = fails(&["cat", &a, &other], 1, "the header row (id,email) differs");
+    assert!(err.contains(&format!("{other}:")), "{err}");
+    // Nothing is written before the headers are known to agree.
+    assert_eq!(run(&["cat", &a, &other]).stdout, b"");
+    // Standard input between two files is read once, in its place.
+    let two = sample("cli_people2.csv");
+    let o = run_with(&["cat", &two, "-", &two], &std::fs::read(&a).unwrap());
+    assert_eq!(stdout(&o).lines().count(), 1 + 1 + 3 + 1, "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("id,name,city,score\n4,Dan,Lima,8\n1,Ann,"));
+    // With --no-headers nothing is compared.
+    let out = ok(&["cat", "--no-headers", &a, &other]);
+    assert_eq!(out.lines().count(), 6);
+}
+
+#[test]
+fn check_lists_each_problem_with_its_position() {
+    let bad = sample("cli_bad.csv");
+    let o = run(&["check", &bad]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "{bad}:3: record 2, byte 30: ',' expected after '\"'\n\
+             {bad}:4: record 3, byte 49: found record with 2 fields, but the previous record has 3 fields\n\
+             {bad}:5: record 4, byte 57: invalid UTF-8 in column 2 (byte 3 of the field)\n\
+             {bad}:6: record 5, byte 72: NUL byte in column 2 (byte 3 of the field)\n\
+             {bad}:7: record 6, byte 85: unexpected end of data\n\
+             {bad}: 5 problems in 6 records\n"
+        )
+    );
+    let o = run(&["check", "--max-errors", "2", &bad]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 3, "{out}");
+    assert!(out.ends_with("2 problems in 3 records (stopped after --max-errors 2)\n"), "{out}");
+    // --flexible accepts the short row.
+    let o = run(&["check", "--flexible", &bad]);
+    assert_eq!(stdout(&o).lines().count(), 5);
+}
+
+#[test]
+fn check_passes_good_input() {
+    let people = sample("cli_people.csv");
+    assert_eq!(ok(&["check", &people]), format!("{people}: ok, 3 records\n"));
+    let data = std::fs::read(&people).unwrap();
+    let o = run_with(&["check"], &data);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "<stdin>: ok, 3 records\n");
+}
+
+#[test]
+fn stats_table_and_json() {
+    let people = sample("cli_people.csv");
+    assert_eq!(
+        ok(&["stats", &people]),
+        "#  column  non-empty  empty  distinct  min len  max len  integer  float\n\
+         1  id              3      0         3        1        1  yes      yes\n\
+         2  name            3      0         3        3        6  no       no\n\
+         3  city            3      0         3        4        9  no       no\n\
+         4  score           2      1         2        1        3  no       yes\n"
+    );
+    let json = ok(&["stats", "--json", &people]);
+    assert!(json.starts_with("[\n  {\"column\":\"id\",\"non_empty\":3,"), "{json}");
+    assert!(json.contains(
+        "{\"column\":\"score\",\"non_empty\":2,\"empty\":1,\"distinct\":2,\
+         \"distinct_exact\":true,\"min_len\":1,\"max_len\":3,\"integer\":false,\"float\":true}"
+    ));
+}
+
+#[test]
+fn stats_estimates_large_distinct_counts() {
+    let mut data = String::from("n,k\n");
+    for i in 0..30_000 {
+        data.push_str(&format!("{i},{}\n", i % 7));
+    }
+    let o = run_with(&["stats", "--json"], data.as_bytes());
+    let out = stdout(&o);
+    let n = out.lines().nth(1).unwrap();
+    assert!(n.contains("\"distinct_exact\":false"), "{n}");
+    let d: f64 =
+        n.split("\"distinct\":").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+    assert!((d - 30_000.0).abs() < 900.0, "{d}");
+    assert!(out.lines().nth(2).unwrap().contains("\"distinct\":7,\"distinct_exact\":true"));
+}
+
+#[test]
+fn dialect_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = temp_file(&dir, "d.csv", b"# exported\na;b\n'x;1'; \\;y\n\xe2\x80\x8bz\x07;2\n");
+    let args = [
+        "cat",
+        "-d",
+        ";",
+        "--quote",
+        "'",
+        "--escape",
+        "\\",
+        "--comment",
+        "#",
+        "--skip-initial-space",
+        "--filter",
+        "invisible",
+        "--to",
+        "tsv",
+        &f,
+    ];
+    assert_eq!(ok(&args), "a\tb\nx;1\t;y\nz\t2\n");
+    let no_quote = temp_file(&dir, "nq.csv", b"a,b\n\"x,y\"\n");
+    assert_eq!(ok(&["select", "2", "--no-quote", &no_quote]), "b\n\"y\"\"\"\n");
+    let dq = temp_file(&dir, "dq.csv", b"a\n\"x\"\"y\"\n");
+    assert_eq!(ok(&["cat", "--no-doublequote", "--to", "tsv", &dq]), "a\nx\"y\"\n");
+    let strict = temp_file(&dir, "s.csv", b"a\n\"x\"y\n");
+    assert_eq!(ok(&["cat", &strict]), "a\nxy\n");
+    fails(&["cat", "--strict", &strict], 1, ":2: record 1, byte 5: ',' expected after '\"'");
+}
+
+#[test]
+fn data_errors_name_path_line_record_and_byte() {
+    let bad = sample("cli_bad.csv");
+    let e = fails(&["stats", &bad], 1, "found record with 2 fields");
+    assert_eq!(
+        e,
+        format!("fastcsv: {bad}:4: record 3, byte 49: found record with 2 fields, but the previous record has 3 fields\n")
+    );
+    fails(
+        &["select", "name", "--flexible", "--to", "jsonl", &bad],
+        1,
+        &format!("{bad}:5: record 4, byte 57: invalid UTF-8 in column 2"),
+    );
+    // JSON output stops before the bad record: no half-written line.
+    let o = run(&["cat", "--flexible", "--to", "jsonl", &bad]);
+    assert!(stdout(&o).ends_with("}\n"));
+    fails(&["cat", "--strict", "--flexible", &bad], 1, "',' expected after '\"'");
+}
+
+#[test]
+fn io_errors_are_one_line_with_exit_1() {
+    fails(&["count", "/no/such/file.csv"], 1, "fastcsv: /no/such/file.csv: No such file");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    fails(&["count", &d], 1, &format!("fastcsv: {d}: Is a directory"));
+    fails(&["cat", &d], 1, "Is a directory");
+    fails(&["stats", &d], 1, "Is a directory");
+    fails(&["headers", "/no/such/file.csv"], 1, "No such file");
+    fails(&["check", "/no/such/file.csv"], 1, "No such file");
+    fails(&["select", "1", "/no/such/file.csv"], 1, "No such file");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn write_errors_other_than_a_closed_pipe_fail() {
+    let people = sample("cli_people.csv");
+    for cmd in ["cat", "count", "stats"] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let o = Command::new(BIN).args([cmd, &people]).stdout(full).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        assert_eq!(stderr(&o), "fastcsv: <stdout>: No space left on device (os error 28)\n");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn permission_denied() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let f = temp_file(&dir, "secret.csv", b"a\n1\n");
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // Root reads anything: drop to `nobody` with setpriv for this one.
+    let root = Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    let o = if root {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN, "count", &f])
+            .output()
+            .expect("setpriv (util-linux) is needed to test this as root")
+    } else {
+        Command::new(BIN).args(["count", &f]).output().unwrap()
+    };
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err, format!("fastcsv: {f}: Permission denied (os error 13)\n"));
+}
+
+#[test]
+fn bad_option_values_are_usage_errors() {
+    let people = sample("cli_people.csv");
+    fails(&["count", "-d", ";;", &people], 2, "expected one byte");
+    fails(&["count", "-d", "", &people], 2, "expected one byte");
+    fails(&["count", "--buffer-size", "12X", &people], 2, "unknown unit");
+    fails(&["count", "--buffer-size", "0", &people], 2, "at least 1 byte");
+    fails(&["count", "--filter", "bogus", &people], 2, "invalid value 'bogus'");
+    fails(&["count", "--source", "tape", &people], 2, "invalid value 'tape'");
+    fails(&["check", "--max-errors", "0", &people], 2, "--max-errors");
+    fails(&["count", "--bogus", &people], 2, "unexpected argument");
+    fails(&["count", "--quote", "'", "--no-quote", &people], 2, "cannot be used with");
+    fails(&["frobnicate"], 2, "unrecognized subcommand");
+    // Valid bytes that make no dialect.
+    let e = fails(&["count", "--quote", ",", &people], 2, "delimiter and quote must differ");
+    assert_eq!(e, "fastcsv: delimiter and quote must differ\n");
+    fails(&["count", "-d", "\\n", &people], 2, "expected one byte");
+    fails(&["count", "-d", "\n", &people], 2, "delimiter must not be a record terminator");
+}
+
+#[test]
+fn broken_pipe_exits_quietly() {
+    // Enough output to fill any pipe buffer many times over.
+    let mut data = String::from("a,b,c\n");
+    for i in 0..200_000 {
+        data.push_str(&format!("{i},\"x,{i}\",some text\n"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = temp_file(&dir, "big.csv", data.as_bytes());
+    for args in [
+        vec!["cat", &f],
+        vec!["select", "2,1", &f],
+        vec!["cat", "--to", "jsonl", &f],
+        vec!["cat", "--to", "tsv", &f],
+    ] {
+        let mut child = Command::new(BIN)
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 100];
+        child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+        drop(child.stdout.take()); // like `| head -c 100`
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+        assert_eq!(err, "", "{args:?}");
+    }
+}
+
+#[test]
+fn progress_bar_only_on_a_terminal() {
+    // Over the 64 MiB threshold.
+    let dir = tempfile::tempdir().unwrap();
+    let line = "0123456789,abcdefghijklmnopqrstuvwxyz,0123456789\n";
+    let rows = (65 << 20) / line.len() + 1;
+    let f = temp_file(&dir, "big.csv", format!("a,b,c\n{}", line.repeat(rows)).as_bytes());
+    // Standard error is a pipe here: no bar.
+    let o = run(&["count", &f]);
+    assert_eq!(stdout(&o), format!("{rows}\n"));
+    assert_eq!(stderr(&o), "");
+    // Under a pseudo-terminal (util-linux `script`) the bar is drawn on
+    // standard error, with bytes per second and an ETA, unless --quiet.
+    let on_tty = |quiet: &str| {
+        let cmd = format!("{BIN} count {quiet} {f}");
+        let o = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("`script` (util-linux) runs the command on a terminal");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let shown = on_tty("");
+    assert!(shown.contains(" MiB ") && shown.contains("/s ETA "), "{shown:?}");
+    assert!(shown.contains(&rows.to_string()), "{shown:?}");
+    let quiet = on_tty("--quiet");
+    assert_eq!(quiet.trim_end(), rows.to_string());
+}
+
+#[test]
+fn help_has_examples_and_version() {
+    for cmd in ["count", "headers", "select", "cat", "check", "stats"] {
+        let out = ok(&[cmd, "--help"]);
+        assert!(out.contains("Examples:"), "{cmd}: {out}");
+        assert!(out.contains(&format!("fastcsv {cmd}")), "{cmd}");
+        assert!(out.contains("--delimiter"), "{cmd}");
+    }
+    let v = ok(&["--version"]);
+    assert_eq!(v, format!("fastcsv {}\n", env!("CARGO_PKG_VERSION")));
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn count_counts_ragged_rows() {
+    let bad = format!("{}/samples/cli_bad.csv", env!("CARGO_MANIFEST_DIR"));
+    let plain = run(&["count", "--flexible", &bad]);
+    let o = run(&["count", &bad]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.stdout, plain.stdout);
+}
