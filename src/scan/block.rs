@@ -659,13 +659,14 @@ impl Scanner {
     ) -> Option<usize> {
         match self.block.as_ref()?.isa {
             Isa::Portable => self.block_record_with::<Portable>(input, r, out),
-            // SAFETY (all three): `isa()` chose the kernel after detecting
-            // its instruction set on this CPU.
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
             Isa::Avx2Clmul => unsafe { x86::record_avx2(self, input, r, out) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose pclmulqdq after detecting it.
             Isa::Sse2Clmul => unsafe { x86::record_sse2_clmul(self, input, r, out) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: SSE2 is part of x86-64.
             Isa::Sse2 => unsafe { x86::record_sse2(self, input, r, out) },
         }
     }
@@ -870,13 +871,14 @@ impl Scanner {
         };
         match isa {
             Isa::Portable => self.block_count_with::<Portable>(input, pos, expect, check),
-            // SAFETY (all three): `isa()` chose the kernel after detecting
-            // its instruction set on this CPU.
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
             Isa::Avx2Clmul => unsafe { x86::count_avx2(self, input, pos, expect, check) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose pclmulqdq after detecting it.
             Isa::Sse2Clmul => unsafe { x86::count_sse2_clmul(self, input, pos, expect, check) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: SSE2 is part of x86-64.
             Isa::Sse2 => unsafe { x86::count_sse2(self, input, pos, expect, check) },
         }
     }
