@@ -121,16 +121,29 @@ fn dialect() -> impl Strategy<Value = Option<Dialect>> {
             prop::bool::weighted(0.15),
         ),
         (prop::bool::weighted(0.2), prop::bool::weighted(0.15), 0..6u8, prop::bool::weighted(0.2)),
-        (prop::bool::weighted(0.1), 0..8u8, prop::bool::weighted(0.1)),
+        (prop::bool::weighted(0.1), 0..8u8, prop::bool::weighted(0.1), 0..8u8),
     )
         .prop_map(
-            |((quote, esc, dq, space), (strict, comment, term, empty), (trim, lim, filt))| {
+            |(
+                (quote, esc, dq, space),
+                (strict, comment, term, empty),
+                (trim, lim, filt, delim),
+            )| {
                 let terminator = match term {
                     0 => Terminator::Byte(b'\n'),
                     1 => Terminator::Byte(b';'),
                     _ => Terminator::Any,
                 };
+                // Mostly commas; also `;` (the terminator in some cases,
+                // which the builder rejects), tab and space.
+                let delimiter = match delim {
+                    0 => b';',
+                    1 => b'\t',
+                    2 => b' ',
+                    _ => b',',
+                };
                 Dialect::builder()
+                    .delimiter(delimiter)
                     .quote(quote.then_some(b'"'))
                     .escape(esc.then_some(b'\\'))
                     .double_quote(dq || !esc)
