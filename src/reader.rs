@@ -34,6 +34,7 @@ pub struct ReaderBuilder {
     map_limit: Option<u64>,
     release_threshold: u64,
     path: Option<PathBuf>,
+    block_scan: bool,
 }
 
 impl Default for ReaderBuilder {
@@ -57,7 +58,24 @@ impl ReaderBuilder {
             map_limit: None,
             release_threshold: DEFAULT_RELEASE_THRESHOLD,
             path: None,
+            block_scan: true,
         }
+    }
+
+    /// Whether to scan 64-byte blocks with SIMD bitmasks (default on).
+    /// The output is identical either way: records the block scanner
+    /// cannot prove regular go through the byte state machine. Turning it
+    /// off is for comparisons and tests.
+    ///
+    /// ```
+    /// let data = b"a,b\n\"x\"\"y\",2\n";
+    /// let on = fastcsv::ReaderBuilder::new().from_slice(data).count_rows().unwrap();
+    /// let off = fastcsv::ReaderBuilder::new().block_scan(false).from_slice(data).count_rows().unwrap();
+    /// assert_eq!((on, off), (1, 1));
+    /// ```
+    pub fn block_scan(&mut self, on: bool) -> &mut Self {
+        self.block_scan = on;
+        self
     }
 
     /// The dialect to parse with.
@@ -282,11 +300,15 @@ impl<'a> Reader<'a> {
         reason: SourceReason,
         offset: usize,
     ) -> Reader<'a> {
+        let mut scanner = Scanner::new(&b.dialect);
+        scanner.set_block_scan(b.block_scan);
+        // `advance` calls `forget_blocks` on every refill.
+        scanner.set_block_cache(true);
         Reader {
             src,
             kind,
             reason,
-            scanner: Scanner::new(&b.dialect),
+            scanner,
             fields: Fields::default(),
             dialect: b.dialect.clone(),
             path: b.path.clone(),
@@ -510,10 +532,39 @@ impl<'a> Reader<'a> {
             self.ensure_headers()?;
         }
         let mut n = 0;
-        while self.advance()? {
+        loop {
+            n += self.count_regular()?;
+            if !self.advance()? {
+                return Ok(n);
+            }
             n += 1;
         }
-        Ok(n)
+    }
+
+    /// Counts the records the block scanner can take without the state
+    /// machine (see `scan::block`), from the current position up to the
+    /// first one it cannot, which `advance` then reads.
+    fn count_regular(&mut self) -> Result<u64> {
+        if self.done {
+            return Ok(0);
+        }
+        if !self.started {
+            self.start()?;
+        }
+        self.rec_start += self.pos;
+        self.pos = 0;
+        let data = match &self.src {
+            Src::Slice(s) => &s[self.rec_start..],
+            Src::Mapped(m) => &m.bytes()[self.rec_start..],
+            Src::Read(b) => &b.data()[self.rec_start..],
+        };
+        let check = !self.dialect.flexible;
+        let k = self.scanner.block_count(data, &mut self.pos, &mut self.expected, check);
+        if k > 0 {
+            self.records += k;
+            self.err_line = None;
+        }
+        Ok(k)
     }
 
     #[inline]
@@ -567,6 +618,7 @@ impl<'a> Reader<'a> {
         }
         if let Src::Read(b) = &mut self.src {
             while b.data().len() < 3 && !b.is_eof() {
+                self.scanner.forget_blocks();
                 if let Err(e) = b.refill(0) {
                     self.done = true;
                     return Err(self.decorate(e));
@@ -607,6 +659,7 @@ impl<'a> Reader<'a> {
                 Scan::NeedInput => {
                     if let Src::Read(b) = &mut self.src {
                         if !b.is_eof() {
+                            self.scanner.forget_blocks();
                             match b.refill(self.rec_start) {
                                 Ok(shift) => {
                                     self.base += shift as u64;

@@ -27,11 +27,23 @@
 //!   byte before it is CR. A record that ends at CR sets `skip_lf` so that a
 //!   following LF (possibly in the next slice) is eaten as part of it.
 //!
+//! * Block scanning (`block.rs`): at each record start, `scan` first offers
+//!   the record to the 64-bytes-at-a-time SIMD classifier, which takes it
+//!   only if it can prove the record *regular* (quotes only at field starts,
+//!   before delimiters or terminators, or doubled; no escapes, no comment,
+//!   not empty) and then saves its fields through this file's own
+//!   `add`/`save`. Everything else is scanned here, byte by byte.
+//!
 //! If you add a state: add it to `State`, to `scan`, to `end_line` (what EOL
 //! does in it), to `finish` (what end of input does), and to the reference
-//! engine in `reference.rs`; then run the differential tests.
+//! engine in `reference.rs`; if it is reachable from a regular record, teach
+//! `block.rs` to mark the byte that leads to it as bad; then run the
+//! differential tests (`tests/engines.rs`, `tests/block.rs`).
 
+mod block;
 pub mod reference;
+
+pub use block::simd_level;
 
 use crate::dialect::{Dialect, Terminator};
 use crate::error::ErrorKind;
@@ -256,6 +268,15 @@ pub struct Scanner {
     quoted_needles: Needles,
     field_table: [bool; 256],
     quoted_table: [bool; 256],
+    /// The block classifier, when block scanning is on (stream mode).
+    block: Option<block::Classifier>,
+    /// Whether `scan` and `block_count` use `block`.
+    block_on: bool,
+    /// Whether the caller promises to call `forget_blocks` whenever the
+    /// bytes it passes may change (the reader does).
+    cache_blocks: bool,
+    /// The block the last record ended in (see `block::Cache`).
+    block_cache: Option<block::Cache>,
 
     state: State,
     rec_off: usize,
@@ -354,6 +375,10 @@ impl Scanner {
             quoted_needles,
             field_table,
             quoted_table,
+            block: if line_fed { None } else { Some(block::Classifier::new(d)) },
+            block_on: !line_fed,
+            cache_blocks: false,
+            block_cache: None,
             state: State::StartRecord,
             rec_off: 0,
             rec_line: 1,
@@ -454,12 +479,52 @@ impl Scanner {
     /// assert!(s.at_record_start());
     /// ```
     pub fn reset(&mut self) {
+        self.block_cache = None;
         self.state = State::StartRecord;
         self.row_ready = true;
         self.skip_lf = false;
         self.owned = self.line_fed;
         self.quoted = false;
         self.numeric = false;
+    }
+
+    /// Turns block scanning on or off (default: on for [`Scanner::new`],
+    /// unavailable for [`Scanner::line_fed`]). Block scanning reads 64
+    /// bytes at a time with SIMD bitmasks and hands every record it cannot
+    /// prove regular to the state machine, so the output is the same
+    /// either way; turning it off is for measuring and testing.
+    ///
+    /// ```
+    /// use fastcsv::scan::{Fields, Scan, Scanner};
+    /// let d = fastcsv::Dialect::default();
+    /// let input = b"a,\"b\"\"c\"\n";
+    /// let mut rows = Vec::new();
+    /// for on in [true, false] {
+    ///     let mut s = Scanner::new(&d);
+    ///     s.set_block_scan(on);
+    ///     let (mut f, mut pos) = (Fields::default(), 0);
+    ///     assert!(matches!(s.scan(input, &mut pos, &mut f), Scan::Row));
+    ///     rows.push((f.get(input, 1).to_vec(), f.span(1), s.lines()));
+    /// }
+    /// assert_eq!(rows[0], rows[1]);
+    /// ```
+    pub fn set_block_scan(&mut self, on: bool) {
+        self.block_on = on && self.block.is_some();
+    }
+
+    /// Lets the block scanner keep the classified block in which a record
+    /// ended for the next record. The caller must then call
+    /// [`forget_blocks`](Scanner::forget_blocks) whenever the bytes at
+    /// addresses it has passed may change (the reader: on every refill).
+    pub(crate) fn set_block_cache(&mut self, on: bool) {
+        self.cache_blocks = on;
+        self.block_cache = None;
+    }
+
+    /// Drops the cached block (see `set_block_cache`).
+    #[inline]
+    pub(crate) fn forget_blocks(&mut self) {
+        self.block_cache = None;
     }
 
     /// True between records (nothing of a record has been consumed).
@@ -718,6 +783,12 @@ impl Scanner {
                         if c == b'\n' {
                             i += 1;
                             continue;
+                        }
+                    }
+                    if self.block_on {
+                        if let Some(j) = self.block_record(input, i, out) {
+                            i = j;
+                            give!(Scan::Row);
                         }
                     }
                     self.rec_off = i;

@@ -1,0 +1,198 @@
+//! The benchmark report: every engine of `benches/support` on the three
+//! generated shapes, side by side, round robin (so that noise from other
+//! processes hits all engines alike), printing medians, throughput and the
+//! target ratios as markdown.
+//!
+//! Usage: `cargo run --release --example bench_report -- [SIZE] [REPS] [SHAPE...]`
+//! (defaults: `1G 5`, all shapes). Progress goes to stderr, the tables to
+//! stdout. Every run checks the record count against the generator's, and
+//! engines that visit the same fields must agree on their checksum.
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use std::time::Instant;
+
+use support::{engines, input, run_checked, Engine, Src, Task, SHAPES};
+
+/// CPU time (user + system) of this thread, in seconds: unlike wall time,
+/// it does not count the time the thread waits for a core that other
+/// processes hold.
+fn cpu_time() -> f64 {
+    let mut ru: libc::rusage = unsafe_zeroed_rusage();
+    // SAFETY: `ru` is a valid, writable rusage.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+fn unsafe_zeroed_rusage() -> libc::rusage {
+    // SAFETY: rusage is plain old data; all zeroes is a valid value.
+    unsafe { std::mem::zeroed() }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let size = args.first().cloned().unwrap_or_else(|| "1G".to_string());
+    let reps: usize = args.get(1).map_or(5, |s| s.parse().expect("REPS"));
+    let shapes: Vec<String> = if args.len() > 2 {
+        args[2..].to_vec()
+    } else {
+        SHAPES.iter().map(|s| s.to_string()).collect()
+    };
+    let engines = engines();
+    // For profiling: run only engines whose `task/engine/source` label
+    // contains this (no tables are printed then).
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let label = |e: &Engine| format!("{}/{}/{}", e.task.name(), e.name, e.src.name());
+    println!(
+        "block scanner kernel: `{}`; {reps} runs per engine, round robin; median \
+         seconds and GiB/s of input.\n",
+        fastcsv::scan::simd_level()
+    );
+    for shape in &shapes {
+        let inp = input(shape, &size);
+        let gib = inp.stats.bytes as f64 / (1u64 << 30) as f64;
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); engines.len()];
+        let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); engines.len()];
+        let mut sums: Vec<u64> = vec![0; engines.len()];
+        for rep in 0..reps {
+            eprintln!("{shape}: run {}/{reps}", rep + 1);
+            for (k, e) in engines.iter().enumerate() {
+                if !only.is_empty() && !label(e).contains(&only) {
+                    continue;
+                }
+                let (t, c) = (Instant::now(), cpu_time());
+                let (_, sum) = run_checked(e, &inp);
+                times[k].push(t.elapsed().as_secs_f64());
+                cpu[k].push(cpu_time() - c);
+                sums[k] = sum;
+            }
+        }
+        if !only.is_empty() {
+            for (k, e) in engines.iter().enumerate() {
+                if !times[k].is_empty() {
+                    let (w, c) = (median(&mut times[k]), median(&mut cpu[k]));
+                    println!("{}: {w:.3} s wall, {c:.3} s cpu", label(e));
+                }
+            }
+            continue;
+        }
+        let med: Vec<f64> = times.iter_mut().map(|t| median(t)).collect();
+        let med_cpu: Vec<f64> = cpu.iter_mut().map(|t| median(t)).collect();
+        // Engines visiting the same fields must have seen the same bytes.
+        for task in [Task::Fields, Task::Select, Task::Utf8] {
+            let seen: Vec<(&Engine, u64)> = engines
+                .iter()
+                .zip(&sums)
+                .filter(|(e, _)| e.task == task)
+                .map(|(e, &s)| (e, s))
+                .collect();
+            for (e, s) in &seen {
+                assert_eq!(*s, seen[0].1, "{} {} checksum differs on {shape}", e.name, task.name());
+            }
+        }
+        println!("### `{shape}`: {:.2} GiB, {} records\n", gib, inp.stats.records);
+        println!("| task | engine | source | median s | GiB/s | min s | max s | median CPU s |");
+        println!("|---|---|---|---:|---:|---:|---:|---:|");
+        for (k, e) in engines.iter().enumerate() {
+            let (lo, hi) =
+                times[k].iter().fold((f64::MAX, 0f64), |(a, b), &t| (a.min(t), b.max(t)));
+            println!(
+                "| {} | {} | {} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3} |",
+                e.task.name(),
+                e.name,
+                e.src.name(),
+                med[k],
+                gib / med[k],
+                lo,
+                hi,
+                med_cpu[k]
+            );
+        }
+        let find = |name: &str, task: Task, src: Src| {
+            let k = engines
+                .iter()
+                .position(|e| e.name == name && e.task == task && e.src == src)
+                .expect("engine");
+            med[k]
+        };
+        let ratio = |a: f64, b: f64| b / a; // speed of a relative to b (time b / time a)
+        let count = find("fastcsv", Task::Count, Src::Mapped);
+        let fields = find("fastcsv", Task::Fields, Src::Mapped);
+        let rows: Vec<(String, f64, &str)> = vec![
+            (
+                "count: fastcsv / simd-csv Splitter (mapped)".into(),
+                ratio(count, find("simd-csv Splitter", Task::Count, Src::Mapped)),
+                if shape == "text" { "≥ 1.5" } else { "≥ 1.0" },
+            ),
+            (
+                "count: fastcsv / simd-csv Splitter (buffered)".into(),
+                ratio(
+                    find("fastcsv", Task::Count, Src::Buffered),
+                    find("simd-csv Splitter", Task::Count, Src::Buffered),
+                ),
+                if shape == "text" { "≥ 1.5" } else { "≥ 1.0" },
+            ),
+            (
+                "count: fastcsv / memchr newline ceiling".into(),
+                ratio(count, find("memchr newlines (ceiling)", Task::Count, Src::Mapped)),
+                "≥ 0.5",
+            ),
+            (
+                "count: block scanner / state machine only".into(),
+                ratio(count, find("fastcsv (state machine only)", Task::Count, Src::Mapped)),
+                "",
+            ),
+            (
+                "fields: fastcsv / simd-csv ZeroCopyReader (mapped)".into(),
+                ratio(fields, find("simd-csv ZeroCopyReader", Task::Fields, Src::Mapped)),
+                "≥ 1.5",
+            ),
+            (
+                "fields: fastcsv / simd-csv ZeroCopyReader (buffered)".into(),
+                ratio(
+                    find("fastcsv", Task::Fields, Src::Buffered),
+                    find("simd-csv ZeroCopyReader", Task::Fields, Src::Buffered),
+                ),
+                "≥ 1.5",
+            ),
+            (
+                "fields: fastcsv / csv ByteRecord (mapped)".into(),
+                ratio(fields, find("csv ByteRecord", Task::Fields, Src::Mapped)),
+                "≥ 4",
+            ),
+            (
+                "fields: block scanner / state machine only".into(),
+                ratio(fields, find("fastcsv (state machine only)", Task::Fields, Src::Mapped)),
+                "",
+            ),
+            (
+                "count: buffered / mapped".into(),
+                ratio(find("fastcsv", Task::Count, Src::Buffered), count),
+                "≥ 0.85",
+            ),
+            (
+                "fields: buffered / mapped".into(),
+                ratio(find("fastcsv", Task::Fields, Src::Buffered), fields),
+                "≥ 0.85",
+            ),
+        ];
+        println!("\n| ratio (speed, from medians) | `{shape}` | target |");
+        println!("|---|---:|---|");
+        for (what, r, target) in rows {
+            println!("| {what} | {r:.2}x | {target} |");
+        }
+        println!();
+    }
+}

@@ -1,0 +1,1047 @@
+//! The block scanner: 64 bytes at a time, with bitmasks.
+//!
+//! BE ADVISED: this is a *shortcut* past the state machine in `mod.rs`, and
+//! it is only allowed to take records whose meaning it can prove equal to
+//! what the state machine would produce. Anything else is handed back,
+//! whole record at a time, to the state machine.
+//!
+//! # How a block is read
+//!
+//! A kernel (AVX2, SSE2 or portable, picked once at run time) compares 64
+//! input bytes against the delimiter, the quote, the two terminator bytes
+//! (CR and LF, or the single terminator byte twice), and optionally the
+//! escape byte and the space, giving one `u64` per needle (bit `i` is byte
+//! `i`). The inside-quotes mask is the prefix XOR of the quote bits
+//! (carry-less multiply by all ones when `pclmulqdq` is available), XORed
+//! with the carry from the block before. Delimiters and terminators outside
+//! quotes are the structural bytes: they end fields and records.
+//!
+//! # What makes a record "regular"
+//!
+//! The prefix XOR models quotes as toggles. That matches Python's reader
+//! only when every quote is one of:
+//!
+//! * an *opening* quote (inside-mask 1 at the quote) right after a field
+//!   start: a structural delimiter or terminator, or the record start;
+//! * a *closing* quote (inside-mask 0) right before a structural byte;
+//! * one of a doubled pair `""` inside a quoted field (closing quote right
+//!   before an opening quote), when `double_quote` is on.
+//!
+//! Every other quote, every escape byte and every space at a field start
+//! (with `skip_initial_space`) is marked *bad*. The parity of the prefix
+//! XOR is exact up to the first bad bit, so a record that ends before its
+//! first bad bit is regular; a record that contains one goes to the state
+//! machine, and block scanning restarts at the next record with fresh
+//! carries. Comments and empty lines are recognised at the record's first
+//! byte and also go to the state machine, as does a record that ends in CR
+//! at the very end of the input (it may need `skip_lf`).
+//!
+//! Regular records reuse the state machine's own `add`/`save` steps for
+//! their fields, so spans, `is_owned`/`is_quoted`/`is_numeric` flags,
+//! filtering, trimming and field-size limits come out identical; a field
+//! over the limit makes the record go back to the state machine, which then
+//! reports the error at the exact byte.
+//!
+//! # Line counting
+//!
+//! Python's `line_num` counts every CR, and every LF not preceded by CR
+//! (only the terminator byte with `Terminator::Byte`). The `lines` mask
+//! marks exactly those bytes, carrying "previous byte was CR" across
+//! blocks, and a record adds the popcount over its bytes.
+//!
+//! If you add a dialect option: decide whether the classifier can prove it
+//! absent per record (add a needle and mark it bad) — otherwise records
+//! using it must fall back. Then run `tests/block.rs`.
+
+use std::sync::OnceLock;
+
+use super::{Fields, Scanner, Span, State, NUMERIC, QUOTED};
+use crate::dialect::{Dialect, Terminator};
+
+/// Raw comparison masks of one 64-byte block (bit `i` = byte `i`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Masks {
+    delim: u64,
+    quote: u64,
+    /// Needle 2: CR, or the terminator byte.
+    nl_a: u64,
+    /// Needle 3: LF, or the terminator byte.
+    nl_b: u64,
+    /// Escape byte (zero unless `EXTRA`).
+    esc: u64,
+    /// Space (zero unless `EXTRA`).
+    space: u64,
+    /// Prefix XOR of `quote`: bit `i` is the parity of quotes at `0..=i`.
+    quote_prefix: u64,
+}
+
+/// The bytes a kernel looks for. `quote_on` is all ones when the dialect
+/// has a quote character and zero otherwise (then `bytes[1]` is unused);
+/// `extra` says whether the escape and space needles are wanted.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Needles {
+    bytes: [u8; 6],
+    quote_on: u64,
+    extra: bool,
+}
+
+/// Prefix XOR without special instructions: bit `i` of the result is the
+/// XOR of bits `0..=i` of `x`.
+#[inline(always)]
+fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
+}
+
+/// A way of classifying 64 bytes. Implementations are `#[inline(always)]`
+/// and are only ever inlined into functions compiled for their
+/// instruction set (see `x86::record_*`), as memchr does, so that the
+/// whole scanning loop is compiled with AVX2 or SSE2 enabled and the
+/// comparisons stay in registers.
+trait Kernel {
+    /// Compares the 64 bytes at `p` with the needles.
+    ///
+    /// # Safety
+    ///
+    /// `p` must be valid for reads of 64 bytes, and the CPU must support
+    /// the kernel's instruction set.
+    unsafe fn masks(p: *const u8, n: &Needles) -> Masks;
+}
+
+/// One byte at a time: where no SIMD kernel exists, and the oracle for the
+/// SIMD kernels in tests.
+struct Portable;
+
+impl Kernel for Portable {
+    #[inline(always)]
+    unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+        // SAFETY: the caller guarantees 64 readable bytes at `p`.
+        let block = unsafe { std::slice::from_raw_parts(p, 64) };
+        let mut m = Masks::default();
+        for (i, &c) in block.iter().enumerate() {
+            let bit = 1u64 << i;
+            m.delim |= if c == n.bytes[0] { bit } else { 0 };
+            m.quote |= if c == n.bytes[1] { bit } else { 0 };
+            m.nl_a |= if c == n.bytes[2] { bit } else { 0 };
+            m.nl_b |= if c == n.bytes[3] { bit } else { 0 };
+            if n.extra {
+                m.esc |= if c == n.bytes[4] { bit } else { 0 };
+                m.space |= if c == n.bytes[5] { bit } else { 0 };
+            }
+        }
+        m.quote &= n.quote_on;
+        m.quote_prefix = prefix_xor(m.quote);
+        m
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner};
+    use std::arch::x86_64::*;
+
+    /// Prefix XOR by carry-less multiplication with all ones.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `pclmulqdq`.
+    #[inline(always)]
+    unsafe fn prefix_xor_clmul(x: u64) -> u64 {
+        // SAFETY: the caller guarantees pclmulqdq (SSE2 is baseline).
+        unsafe {
+            let a = _mm_set_epi64x(0, x as i64);
+            let ones = _mm_set1_epi8(-1);
+            _mm_cvtsi128_si64(_mm_clmulepi64_si128(a, ones, 0)) as u64
+        }
+    }
+
+    /// SSE2 comparisons, 16 bytes at a time.
+    ///
+    /// # Safety
+    ///
+    /// `p` must be valid for reads of 64 bytes.
+    #[inline(always)]
+    unsafe fn sse2_masks(p: *const u8, n: &Needles) -> Masks {
+        // SAFETY: the caller guarantees 64 readable bytes at `p`; unaligned
+        // loads have no alignment requirement; SSE2 is part of x86-64.
+        unsafe {
+            let v = [
+                _mm_loadu_si128(p as *const __m128i),
+                _mm_loadu_si128(p.add(16) as *const __m128i),
+                _mm_loadu_si128(p.add(32) as *const __m128i),
+                _mm_loadu_si128(p.add(48) as *const __m128i),
+            ];
+            // A macro, not a closure: closures are separate functions that
+            // would not inherit the caller's target features.
+            macro_rules! eq {
+                ($b:expr) => {{
+                    let needle = _mm_set1_epi8($b as i8);
+                    let m0 = _mm_movemask_epi8(_mm_cmpeq_epi8(v[0], needle)) as u32 as u64;
+                    let m1 = _mm_movemask_epi8(_mm_cmpeq_epi8(v[1], needle)) as u32 as u64;
+                    let m2 = _mm_movemask_epi8(_mm_cmpeq_epi8(v[2], needle)) as u32 as u64;
+                    let m3 = _mm_movemask_epi8(_mm_cmpeq_epi8(v[3], needle)) as u32 as u64;
+                    m0 | (m1 << 16) | (m2 << 32) | (m3 << 48)
+                }};
+            }
+            let mut m = Masks {
+                delim: eq!(n.bytes[0]),
+                quote: eq!(n.bytes[1]) & n.quote_on,
+                nl_a: eq!(n.bytes[2]),
+                nl_b: eq!(n.bytes[3]),
+                ..Masks::default()
+            };
+            if n.extra {
+                m.esc = eq!(n.bytes[4]);
+                m.space = eq!(n.bytes[5]);
+            }
+            m
+        }
+    }
+
+    /// SSE2 compares, portable prefix XOR.
+    pub(super) struct Sse2;
+    impl Kernel for Sse2 {
+        #[inline(always)]
+        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+            // SAFETY: forwarded from the caller.
+            let mut m = unsafe { sse2_masks(p, n) };
+            m.quote_prefix = prefix_xor(m.quote);
+            m
+        }
+    }
+
+    /// SSE2 compares, carry-less-multiply prefix XOR.
+    pub(super) struct Sse2Clmul;
+    impl Kernel for Sse2Clmul {
+        #[inline(always)]
+        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+            // SAFETY: forwarded from the caller (who guarantees pclmulqdq).
+            unsafe {
+                let mut m = sse2_masks(p, n);
+                m.quote_prefix = prefix_xor_clmul(m.quote);
+                m
+            }
+        }
+    }
+
+    /// AVX2 compares, 32 bytes at a time; carry-less-multiply prefix XOR.
+    pub(super) struct Avx2Clmul;
+    impl Kernel for Avx2Clmul {
+        #[inline(always)]
+        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+            // SAFETY: the caller guarantees 64 readable bytes at `p` and
+            // AVX2 and pclmulqdq; unaligned loads need no alignment.
+            unsafe {
+                let lo = _mm256_loadu_si256(p as *const __m256i);
+                let hi = _mm256_loadu_si256(p.add(32) as *const __m256i);
+                // A macro, not a closure: closures are separate functions
+                // that would not inherit the caller's target features.
+                macro_rules! eq {
+                    ($b:expr) => {{
+                        let needle = _mm256_set1_epi8($b as i8);
+                        let a = _mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, needle)) as u32 as u64;
+                        let b = _mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, needle)) as u32 as u64;
+                        a | (b << 32)
+                    }};
+                }
+                let mut m = Masks {
+                    delim: eq!(n.bytes[0]),
+                    quote: eq!(n.bytes[1]) & n.quote_on,
+                    nl_a: eq!(n.bytes[2]),
+                    nl_b: eq!(n.bytes[3]),
+                    ..Masks::default()
+                };
+                if n.extra {
+                    m.esc = eq!(n.bytes[4]);
+                    m.space = eq!(n.bytes[5]);
+                }
+                m.quote_prefix = prefix_xor_clmul(m.quote);
+                m
+            }
+        }
+    }
+
+    /// Instantiates the scanning loops for one instruction set.
+    macro_rules! entry_points {
+        ($kernel:ident, $features:literal, $record:ident, $count:ident, $masks:ident) => {
+            /// [`Scanner::block_record_with`] compiled for this kernel.
+            ///
+            /// # Safety
+            ///
+            /// The CPU must support the kernel's instruction set.
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $record(
+                s: &mut Scanner,
+                input: &[u8],
+                r: usize,
+                out: &mut Fields,
+            ) -> Option<usize> {
+                s.block_record_with::<$kernel>(input, r, out)
+            }
+
+            /// [`Scanner::block_count_with`] compiled for this kernel.
+            ///
+            /// # Safety
+            ///
+            /// The CPU must support the kernel's instruction set.
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $count(
+                s: &mut Scanner,
+                input: &[u8],
+                pos: &mut usize,
+                expect: &mut Option<usize>,
+                check: bool,
+            ) -> u64 {
+                s.block_count_with::<$kernel>(input, pos, expect, check)
+            }
+
+            /// The kernel alone, for tests.
+            ///
+            /// # Safety
+            ///
+            /// `p` must be valid for reads of 64 bytes and the CPU must
+            /// support the kernel's instruction set.
+            #[cfg(test)]
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $masks(p: *const u8, n: &Needles) -> Masks {
+                // SAFETY: forwarded from the caller.
+                unsafe { $kernel::masks(p, n) }
+            }
+        };
+    }
+
+    entry_points!(Avx2Clmul, "avx2,pclmulqdq,popcnt,bmi1", record_avx2, count_avx2, masks_avx2);
+    entry_points!(
+        Sse2Clmul,
+        "sse2,pclmulqdq",
+        record_sse2_clmul,
+        count_sse2_clmul,
+        masks_sse2_clmul
+    );
+    entry_points!(Sse2, "sse2", record_sse2, count_sse2, masks_sse2);
+}
+
+/// The instruction sets the block scanner can use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Isa {
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Sse2,
+    #[cfg(target_arch = "x86_64")]
+    Sse2Clmul,
+    #[cfg(target_arch = "x86_64")]
+    Avx2Clmul,
+}
+
+impl Isa {
+    fn name(self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 => "sse2",
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2Clmul => "sse2+pclmulqdq",
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2Clmul => "avx2+pclmulqdq",
+        }
+    }
+}
+
+/// Detects the CPU once. The environment variable `FASTCSV_SIMD` (read
+/// once, at the first detection) can lower the choice to `sse2+pclmulqdq`,
+/// `sse2` or `portable`, to test and measure those paths; it never selects
+/// an instruction set the CPU lacks.
+fn isa() -> Isa {
+    static CHOSEN: OnceLock<Isa> = OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        let want = std::env::var("FASTCSV_SIMD").unwrap_or_default();
+        if want == "portable" {
+            return Isa::Portable;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            let clmul = std::arch::is_x86_feature_detected!("pclmulqdq");
+            // Every AVX2 CPU has these too, but check: popcnt and tzcnt
+            // count the structural bits.
+            let avx2 = std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("popcnt")
+                && std::arch::is_x86_feature_detected!("bmi1");
+            if want == "sse2" || !clmul {
+                return Isa::Sse2;
+            }
+            if want == "sse2+pclmulqdq" || !avx2 {
+                return Isa::Sse2Clmul;
+            }
+            Isa::Avx2Clmul
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            Isa::Portable
+        }
+    })
+}
+
+/// The instruction set the block scanner uses on this CPU: one of
+/// `avx2+pclmulqdq`, `sse2+pclmulqdq`, `sse2` or `portable`.
+///
+/// ```
+/// let isa = fastcsv::scan::simd_level();
+/// assert!(["avx2+pclmulqdq", "sse2+pclmulqdq", "sse2", "portable"].contains(&isa));
+/// ```
+pub fn simd_level() -> &'static str {
+    isa().name()
+}
+
+/// What the previous block leaves to the next one.
+#[derive(Clone, Copy, Debug)]
+struct Carry {
+    /// All ones when the previous block ended inside quotes.
+    inq: u64,
+    /// 1 when the previous byte starts a field (structural, or record
+    /// start).
+    field_start: u64,
+    /// 1 when the previous byte was a closing quote.
+    close: u64,
+    /// 1 when the previous byte was a CR that counts as a line end.
+    cr: u64,
+}
+
+impl Carry {
+    /// The carry at the first byte of a record.
+    fn record_start() -> Carry {
+        Carry { inq: 0, field_start: 1, close: 0, cr: 0 }
+    }
+}
+
+/// The structural view of one block.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    /// Delimiters outside quotes.
+    delim: u64,
+    /// Terminators outside quotes.
+    nl: u64,
+    /// Bytes that need the state machine (see the module docs).
+    bad: u64,
+    /// The first quote of each doubled pair.
+    pairs: u64,
+    /// Bytes that end a line for Python's `line_num`.
+    lines: u64,
+}
+
+/// The block in which the last record ended, kept so that the next record
+/// (which starts in it) does not classify it again. Addresses are absolute,
+/// so that it survives the caller re-slicing the same input; the reader
+/// drops it whenever the bytes at those addresses may change (a buffer
+/// refill), and only the reader turns it on.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Cache {
+    /// Address of the next record's first byte.
+    next: usize,
+    /// Address of the block's first byte.
+    base: usize,
+    block: Block,
+    /// The carry after the block.
+    carry: Carry,
+}
+
+/// Bits `0..k` (k <= 64).
+#[inline]
+fn below(k: usize) -> u64 {
+    if k >= 64 {
+        !0
+    } else {
+        (1u64 << k) - 1
+    }
+}
+
+/// The bits below the lowest set bit of `x` (all of them when `x` is 0).
+#[inline(always)]
+fn below_lowest(x: u64) -> u64 {
+    (x & x.wrapping_neg()).wrapping_sub(1)
+}
+
+/// Bits `k..64` (k <= 64).
+#[inline]
+fn from(k: usize) -> u64 {
+    !below(k)
+}
+
+/// The classifier for one dialect.
+#[derive(Clone)]
+pub(crate) struct Classifier {
+    isa: Isa,
+    needles: Needles,
+    any_term: bool,
+    double_quote: bool,
+    quote: Option<u8>,
+    term: u8,
+    delim: u8,
+    /// All ones when the dialect has an escape byte.
+    esc_on: u64,
+    /// All ones with `skip_initial_space`.
+    space_on: u64,
+}
+
+impl Classifier {
+    /// A classifier with the best kernel for this CPU.
+    pub(crate) fn new(d: &Dialect) -> Classifier {
+        let (any_term, term) = match d.terminator {
+            Terminator::Any => (true, b'\n'),
+            Terminator::Byte(t) => (false, t),
+        };
+        let (a, b) = if any_term { (b'\r', b'\n') } else { (term, term) };
+        Classifier {
+            isa: isa(),
+            needles: Needles {
+                bytes: [
+                    d.delimiter,
+                    d.quote.unwrap_or(d.delimiter),
+                    a,
+                    b,
+                    d.escape.unwrap_or(d.delimiter),
+                    b' ',
+                ],
+                quote_on: if d.quote.is_some() { !0 } else { 0 },
+                extra: d.escape.is_some() || d.skip_initial_space,
+            },
+            any_term,
+            double_quote: d.double_quote,
+            quote: d.quote,
+            term,
+            delim: d.delimiter,
+            esc_on: if d.escape.is_some() { !0 } else { 0 },
+            space_on: if d.skip_initial_space { !0 } else { 0 },
+        }
+    }
+
+    #[inline]
+    fn is_nl(&self, c: u8) -> bool {
+        if self.any_term {
+            c == b'\r' || c == b'\n'
+        } else {
+            c == self.term
+        }
+    }
+
+    /// Raw masks of `input[base..]`'s first 64 bytes (zero-padded when
+    /// fewer remain), and the mask of bits that are real bytes.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `K`'s instruction set.
+    #[inline(always)]
+    unsafe fn masks<K: Kernel>(&self, input: &[u8], base: usize) -> (Masks, u64) {
+        let rest = &input[base..];
+        if rest.len() >= 64 {
+            // SAFETY: `rest` has at least 64 bytes; the caller guarantees
+            // the instruction set.
+            (unsafe { K::masks(rest.as_ptr(), &self.needles) }, !0)
+        } else {
+            (self.tail_masks(rest), below(rest.len()))
+        }
+    }
+
+    /// Masks of the last, partial block, zero-padded, with the portable
+    /// kernel: out of line, so that the hot loop stays small.
+    #[cold]
+    #[inline(never)]
+    fn tail_masks(&self, rest: &[u8]) -> Masks {
+        let mut pad = [0u8; 64];
+        pad[..rest.len()].copy_from_slice(rest);
+        // SAFETY: `pad` is 64 bytes; the portable kernel needs no CPU
+        // features.
+        unsafe { Portable::masks(pad.as_ptr(), &self.needles) }
+    }
+
+    /// Classifies the block at `input[base..]` and updates the carry.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `K`'s instruction set.
+    #[inline(always)]
+    unsafe fn block<K: Kernel>(&self, input: &[u8], base: usize, carry: &mut Carry) -> Block {
+        // SAFETY: forwarded from the caller.
+        let (m, valid) = unsafe { self.masks::<K>(input, base) };
+        // Bits past the end of the input are garbage; bits below them only
+        // depend on bits below them, so masking at the end is enough.
+        let q = m.quote & valid;
+        let nl = (m.nl_a | m.nl_b) & valid;
+        let d = m.delim & valid;
+        let lines = if self.any_term {
+            let cr = m.nl_a & valid;
+            let lf = m.nl_b & valid;
+            cr | (lf & !((cr << 1) | carry.cr))
+        } else {
+            nl
+        };
+        let cr_out = if self.any_term { (m.nl_a & valid) >> 63 } else { 0 };
+        if (q | carry.inq) == 0 && !self.needles.extra {
+            // No quote in play (the common case in numeric data): every
+            // delimiter and terminator is structural, and nothing is bad.
+            let structural = d | nl;
+            *carry = Carry { inq: 0, field_start: structural >> 63, close: 0, cr: cr_out };
+            return Block { delim: d, nl, bad: 0, pairs: 0, lines };
+        }
+        let x = m.quote_prefix ^ carry.inq;
+        let open = q & x;
+        let close = q & !x;
+        let sd = d & !x;
+        let snl = nl & !x;
+        let structural = sd | snl;
+        let field_start = (structural << 1) | carry.field_start;
+        // The byte after the block, for quotes in bit 63.
+        let (next_struct, next_quote) = match input.get(base + 64) {
+            Some(&c) => {
+                (u64::from(c == self.delim || self.is_nl(c)), u64::from(Some(c) == self.quote))
+            }
+            None => (0, 0),
+        };
+        let before_struct = (structural >> 1) | (next_struct << 63);
+        let mut bad;
+        let pairs;
+        if self.double_quote {
+            let before_open = (open >> 1) | (next_quote << 63);
+            let after_close = (close << 1) | carry.close;
+            pairs = close & before_open;
+            bad = (open & !field_start & !after_close) | (close & !before_struct & !before_open);
+        } else {
+            pairs = 0;
+            bad = (open & !field_start) | (close & !before_struct);
+        }
+        if self.needles.extra {
+            bad |= (m.esc & valid & self.esc_on) | (m.space & field_start & valid & self.space_on);
+        }
+        *carry = Carry {
+            inq: ((x as i64) >> 63) as u64,
+            field_start: structural >> 63,
+            close: close >> 63,
+            cr: cr_out,
+        };
+        Block { delim: sd, nl: snl, bad, pairs, lines }
+    }
+}
+
+/// The span `save` would produce for the regular field `input[a..e]` when
+/// the dialect has no filter, trim or field limit and the field has no
+/// doubled quotes: the bytes between the quotes, or the field itself; an
+/// empty field is `0..0`, as the state machine leaves it.
+#[inline(always)]
+fn plain_span(input: &[u8], a: usize, e: usize, quote: i32) -> Span {
+    if a == e {
+        Span { start: 0, end: 0, flags: 0 }
+    } else if i32::from(input[a]) == quote {
+        if a + 2 == e {
+            Span { start: 0, end: 0, flags: QUOTED }
+        } else {
+            Span { start: a + 1, end: e - 1, flags: QUOTED }
+        }
+    } else {
+        Span { start: a, end: e, flags: NUMERIC }
+    }
+}
+
+impl Scanner {
+    /// Scans the whole record starting at `input[r]` with the block
+    /// classifier. Called in `StartRecord` (after `skip_lf`), with `out`
+    /// freshly cleared. Returns the offset past the record's terminator, or
+    /// `None`, having changed nothing, when the record is not regular (see
+    /// the module docs) and must go through the state machine.
+    pub(super) fn block_record(
+        &mut self,
+        input: &[u8],
+        r: usize,
+        out: &mut Fields,
+    ) -> Option<usize> {
+        match self.block.as_ref()?.isa {
+            Isa::Portable => self.block_record_with::<Portable>(input, r, out),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
+            Isa::Avx2Clmul => unsafe { x86::record_avx2(self, input, r, out) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose pclmulqdq after detecting it.
+            Isa::Sse2Clmul => unsafe { x86::record_sse2_clmul(self, input, r, out) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: SSE2 is part of x86-64.
+            Isa::Sse2 => unsafe { x86::record_sse2(self, input, r, out) },
+        }
+    }
+
+    /// [`Scanner::block_record`] with kernel `K`. Must only run where `K`'s
+    /// instruction set is available (it is inlined into the entry points
+    /// compiled for it).
+    #[inline(always)]
+    fn block_record_with<K: Kernel>(
+        &mut self,
+        input: &[u8],
+        r: usize,
+        out: &mut Fields,
+    ) -> Option<usize> {
+        let cls = self.block.as_ref()?;
+        let c0 = input[r];
+        if cls.is_nl(c0) || i32::from(c0) == self.comment {
+            return None;
+        }
+        let cls = cls.clone();
+        let at = |i: isize| (input.as_ptr() as usize).wrapping_add(i as usize);
+        // Resume in the block the previous record ended in, if it is cached.
+        // `base` is signed: callers that re-slice the input at each record
+        // (the reader does) put that block's start before `input[0]`.
+        let r_ = r as isize;
+        let (mut base, mut carry, mut cached) = match self.block_cache.take() {
+            Some(c) if c.next == at(r_) => {
+                (r_ - c.next.wrapping_sub(c.base) as isize, c.carry, Some(c.block))
+            }
+            _ => (r_, Carry::record_start(), None),
+        };
+        // Offset of `x` (at or after the record start) in the block.
+        let rel = |x: usize, base: isize| (x as isize - base).max(0) as usize;
+        let mut fstart = r;
+        let mut dq_pending = false;
+        let mut lines = 0u64;
+        // Fields can be pushed as spans directly when saving them would do
+        // nothing else.
+        let direct = self.limit == u64::MAX && !self.trim && !self.filter.active();
+        while base < input.len() as isize {
+            let b = match cached.take() {
+                Some(b) => b,
+                // SAFETY: this function only runs where `K` is supported;
+                // past the cached block, `base > r >= 0`.
+                None => unsafe { cls.block::<K>(input, base as usize, &mut carry) },
+            };
+            // Bits before the record (in a cached block) are not ours.
+            let mine = from(rel(r, base));
+            let ok = below_lowest(b.bad & mine);
+            let mut ends = (b.delim | b.nl) & ok & mine;
+            if direct && !dq_pending && b.pairs == 0 {
+                // The common case, in a tight loop: the delimiters before
+                // the record's end (if it is in this block) end plain
+                // fields.
+                let nl = b.nl & ends;
+                let mut delims = ends & (nl & nl.wrapping_neg()).wrapping_sub(1);
+                ends &= !delims;
+                // At most 64 spans: write them into reserved capacity with
+                // a local count, so the vector's length is stored once.
+                out.spans.reserve(64);
+                let spare = out.spans.spare_capacity_mut();
+                let mut n = 0;
+                while delims != 0 {
+                    let p = (base + delims.trailing_zeros() as isize) as usize;
+                    spare[n].write(plain_span(input, fstart, p, self.quote));
+                    n += 1;
+                    fstart = p + 1;
+                    delims &= delims - 1;
+                }
+                let len = out.spans.len() + n;
+                // SAFETY: the `n` spans after the old length were just
+                // written (and `n <= 64 <=` the reserved spare capacity).
+                unsafe { out.spans.set_len(len) };
+            }
+            while ends != 0 {
+                let k = ends.trailing_zeros() as usize;
+                // At or after the record start, so not negative.
+                let p = (base + k as isize) as usize;
+                let lo = rel(fstart, base);
+                let dq = dq_pending || (b.pairs != 0 && b.pairs & below(k) & from(lo) != 0);
+                if direct && !dq {
+                    out.spans.push(plain_span(input, fstart, p, self.quote));
+                } else if !self.block_field(input, fstart, p, dq, out) {
+                    self.block_abandon(out);
+                    return None;
+                }
+                if b.nl >> k & 1 != 0 {
+                    let mut i = p + 1;
+                    if input[p] == b'\r' && cls.any_term {
+                        match input.get(i) {
+                            Some(b'\n') => i += 1,
+                            Some(_) => {}
+                            None => {
+                                // The LF may come in the next input.
+                                self.block_abandon(out);
+                                return None;
+                            }
+                        }
+                    }
+                    self.rec_off = r;
+                    self.rec_line = self.lines + 1;
+                    self.lines += lines + u64::from((b.lines & below(k + 1) & mine).count_ones());
+                    self.state = State::StartRecord;
+                    self.row_ready = true;
+                    if self.cache_blocks && (i as isize) < base + 64 {
+                        let (next, base) = (at(i as isize), at(base));
+                        self.block_cache = Some(Cache { next, base, block: b, carry });
+                    }
+                    return Some(i);
+                }
+                fstart = p + 1;
+                dq_pending = false;
+                ends &= ends - 1;
+            }
+            if b.bad & mine != 0 {
+                break;
+            }
+            lines += u64::from((b.lines & mine).count_ones());
+            dq_pending |= b.pairs & from(rel(fstart, base)) != 0;
+            base += 64;
+        }
+        self.block_abandon(out);
+        None
+    }
+
+    /// Undoes a partial `block_record`: the record starts afresh.
+    fn block_abandon(&mut self, out: &mut Fields) {
+        out.clear();
+        self.fstart = 0;
+        self.fend = 0;
+        self.sstart = 0;
+        self.owned = false;
+        self.quoted = false;
+        self.numeric = false;
+    }
+
+    /// Saves the regular field `input[a..e]` through the state machine's
+    /// own `add`/`save`, in the same steps (so the same spans and flags).
+    /// `dq` says the field holds doubled quotes. False when the field is
+    /// over the size limit.
+    #[inline]
+    fn block_field(
+        &mut self,
+        input: &[u8],
+        a: usize,
+        e: usize,
+        dq: bool,
+        out: &mut Fields,
+    ) -> bool {
+        if a < e && i32::from(input[a]) == self.quote {
+            // `"content"`: the closing quote is at e - 1.
+            self.quoted = true;
+            let end = e - 1;
+            // `seg` starts the part being added; `search` is where the next
+            // quote is looked for.
+            let mut seg = a + 1;
+            if dq {
+                let q = self.quote as u8;
+                // The state machine adds up to the first quote of a pair,
+                // then goes on from the second quote (data) to the next.
+                // In a regular field every inner quote is such a pair.
+                let mut search = seg;
+                while let Some(k) = memchr::memchr(q, &input[search..end]) {
+                    let j = search + k;
+                    if self.add(input, seg, j, out).is_err() {
+                        return false;
+                    }
+                    seg = j + 1;
+                    search = j + 2;
+                }
+            }
+            if self.add(input, seg, end, out).is_err() {
+                return false;
+            }
+        } else {
+            self.numeric = a < e;
+            if self.add(input, a, e, out).is_err() {
+                return false;
+            }
+        }
+        self.save(input, out);
+        true
+    }
+
+    /// Counts the regular records from `input[*pos..]` without building
+    /// fields, as [`Reader::count_rows`](crate::Reader::count_rows) needs:
+    /// `lines()`, `record_offset()` and `record_line()` are updated as if
+    /// each had been scanned. Stops, with `*pos` at its first byte, at the
+    /// first record that needs the state machine, the first record whose
+    /// field count differs from `*expect` (when `check`), or the
+    /// unterminated end of the input. `*expect` is set from the first
+    /// record when `check` and unset.
+    pub(crate) fn block_count(
+        &mut self,
+        input: &[u8],
+        pos: &mut usize,
+        expect: &mut Option<usize>,
+        check: bool,
+    ) -> u64 {
+        let Some(isa) = self.block.as_ref().filter(|_| self.block_on).map(|c| c.isa) else {
+            return 0;
+        };
+        match isa {
+            Isa::Portable => self.block_count_with::<Portable>(input, pos, expect, check),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
+            Isa::Avx2Clmul => unsafe { x86::count_avx2(self, input, pos, expect, check) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose pclmulqdq after detecting it.
+            Isa::Sse2Clmul => unsafe { x86::count_sse2_clmul(self, input, pos, expect, check) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: SSE2 is part of x86-64.
+            Isa::Sse2 => unsafe { x86::count_sse2(self, input, pos, expect, check) },
+        }
+    }
+
+    /// [`Scanner::block_count`] with kernel `K`. Must only run where `K`'s
+    /// instruction set is available (it is inlined into the entry points
+    /// compiled for it).
+    #[inline(always)]
+    fn block_count_with<K: Kernel>(
+        &mut self,
+        input: &[u8],
+        pos: &mut usize,
+        expect: &mut Option<usize>,
+        check: bool,
+    ) -> u64 {
+        let Some(cls) = self.block.clone() else {
+            return 0;
+        };
+        if self.state != State::StartRecord || self.skip_lf {
+            return 0;
+        }
+        let n = input.len();
+        let mut r = *pos;
+        let comment = self.comment;
+        let starts_ok = |r: usize| r < n && !cls.is_nl(input[r]) && i32::from(input[r]) != comment;
+        if !starts_ok(r) {
+            return 0;
+        }
+        let mut count = 0u64;
+        let mut carry = Carry::record_start();
+        let mut base = r;
+        let lines0 = self.lines;
+        // Structural delimiters and line ends from `*pos` to `base`, and
+        // delimiters up to the current record's start.
+        let (mut d_total, mut l_total) = (0u64, 0u64);
+        let mut d_rec = 0u64;
+        'blocks: while base < n {
+            // SAFETY: this function only runs where `K` is supported.
+            let b = unsafe { cls.block::<K>(input, base, &mut carry) };
+            // Record ends before the first bad byte, not before `r` (the LF
+            // of a CRLF that straddles blocks).
+            let mut ends = b.nl & below_lowest(b.bad) & from(r - base.min(r));
+            while ends != 0 {
+                let k = ends.trailing_zeros() as usize;
+                let p = base + k;
+                let mut end = p + 1;
+                if input[p] == b'\r' && cls.any_term {
+                    match input.get(end) {
+                        Some(b'\n') => end += 1,
+                        Some(_) => {}
+                        None => break 'blocks,
+                    }
+                }
+                // A field can only be over the limit in a record longer
+                // than the limit: that record goes to the state machine.
+                if (end - r) as u64 > self.limit {
+                    break 'blocks;
+                }
+                let d_end = d_total + u64::from((b.delim & below(k)).count_ones());
+                if check {
+                    let fields = (d_end - d_rec) as usize + 1;
+                    match *expect {
+                        None => *expect = Some(fields),
+                        Some(e) if e != fields => break 'blocks,
+                        Some(_) => {}
+                    }
+                }
+                let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
+                self.rec_off = r;
+                self.rec_line = self.lines + 1;
+                self.lines = lines0 + l_end;
+                count += 1;
+                (r, d_rec) = (end, d_end);
+                if !starts_ok(r) {
+                    break 'blocks;
+                }
+                ends &= from(r - base);
+            }
+            if b.bad != 0 {
+                break;
+            }
+            d_total += u64::from(b.delim.count_ones());
+            l_total += u64::from(b.lines.count_ones());
+            base += 64;
+        }
+        *pos = r;
+        count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel available on this CPU agrees with the portable one.
+    #[test]
+    fn kernels_agree_with_portable() {
+        type Masker = unsafe fn(*const u8, &Needles) -> Masks;
+        let mut all: Vec<(&str, Masker)> = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            all.push(("sse2", x86::masks_sse2));
+            if std::arch::is_x86_feature_detected!("pclmulqdq") {
+                all.push(("sse2_clmul", x86::masks_sse2_clmul));
+                if std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("popcnt")
+                    && std::arch::is_x86_feature_detected!("bmi1")
+                {
+                    all.push(("avx2_clmul", x86::masks_avx2));
+                }
+            }
+        }
+        let alphabet = b",\"\r\n a\\#\xc3\xa9\0;";
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        for round in 0..2000 {
+            let mut block = [0u8; 64];
+            for b in block.iter_mut() {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                *b = alphabet[(seed % alphabet.len() as u64) as usize];
+            }
+            let needles = Needles {
+                bytes: [b',', b'"', b'\r', b'\n', b'\\', b' '],
+                quote_on: if round % 7 == 0 { 0 } else { !0 },
+                extra: round % 3 == 0,
+            };
+            // SAFETY: `block` is 64 bytes; portable needs no CPU features.
+            let want = unsafe { Portable::masks(block.as_ptr(), &needles) };
+            for (name, masks) in &all {
+                // SAFETY: `block` is 64 bytes and each kernel was pushed
+                // only after detecting its CPU features.
+                let got = unsafe { masks(block.as_ptr(), &needles) };
+                assert_eq!(got, want, "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn prefix_xor_is_running_parity() {
+        let x = 0b1001_0010u64;
+        let p = prefix_xor(x);
+        for i in 0..64 {
+            let want = (x & below(i + 1)).count_ones() % 2;
+            assert_eq!((p >> i & 1) as u32, want, "bit {i}");
+        }
+    }
+
+    #[test]
+    fn classifies_quotes() {
+        let d = Dialect::default();
+        let c = Classifier::new(&d);
+        let mut carry = Carry::record_start();
+        // a,"b,c","d""e"\n  then a mid-field quote
+        let input = b"a,\"b,c\",\"d\"\"e\"\nx\"y\n";
+        // SAFETY: the portable kernel needs no CPU features.
+        let b = unsafe { c.block::<Portable>(input, 0, &mut carry) };
+        assert_eq!(b.delim, 1 << 1 | 1 << 7);
+        // The bad quote opens a false quoted region: nothing after it is
+        // structural, which is why records with bad bits fall back.
+        assert_eq!(b.nl, 1 << 14);
+        assert_eq!(b.pairs, 1 << 10);
+        assert_eq!(b.bad, 1 << 16);
+        assert_eq!(b.lines, 1 << 14 | 1 << 18);
+    }
+}

@@ -1,0 +1,258 @@
+//! Differential tests for the block scanner (`scan::block`): on arbitrary
+//! bytes from a small alphabet, with long plain runs so that 64-byte blocks
+//! and records crossing block boundaries occur, and over random dialects:
+//!
+//! * the scanner with block scanning on and off produces the same events
+//!   (every span with its flags, `lines()`, `record_offset()`,
+//!   `record_line()`, positions and errors);
+//! * the reader agrees with the reference engine over a slice and over the
+//!   buffered source at several buffer sizes;
+//! * `count_rows` (which has its own block path) agrees with counting
+//!   through the state machine, errors and line numbers included.
+
+mod common;
+
+use fastcsv::scan::{reference, Fields, Scan, Scanner, Span};
+use fastcsv::{Dialect, Filter, Reader, Terminator};
+use proptest::prelude::*;
+
+/// One observable scanner event.
+#[derive(Debug, PartialEq)]
+enum Event {
+    Row { fields: Vec<(Vec<u8>, Span)>, lines: u64, offset: usize, line: u64, end: usize },
+    Error { kind: String, at: usize, lines: u64 },
+}
+
+/// Drives a scanner over `input` the way the reader does over a slice,
+/// recovering after errors.
+fn events(d: &Dialect, input: &[u8], block: bool) -> Vec<Event> {
+    let mut s = Scanner::new(d);
+    s.set_block_scan(block);
+    let mut f = Fields::default();
+    let (mut rec, mut pos) = (0usize, 0usize);
+    let mut out = Vec::new();
+    let row = |s: &Scanner, f: &Fields, data: &[u8], rec: usize, end: usize| Event::Row {
+        fields: (0..f.len()).map(|i| (f.get(data, i).to_vec(), f.span(i))).collect(),
+        lines: s.lines(),
+        offset: rec + s.record_offset(),
+        line: s.record_line(),
+        end,
+    };
+    // Every step consumes input or ends; the cap guards the test itself.
+    for _ in 0..input.len() * 4 + 16 {
+        let data = &input[rec..];
+        match s.scan(data, &mut pos, &mut f) {
+            Scan::Row => {
+                out.push(row(&s, &f, data, rec, rec + pos));
+                rec += pos;
+                pos = 0;
+            }
+            Scan::NeedInput => match s.finish(data, &mut f) {
+                Scan::Row => {
+                    out.push(row(&s, &f, data, rec, input.len()));
+                    rec = input.len();
+                    pos = 0;
+                }
+                Scan::Error(k, at) => {
+                    out.push(Event::Error {
+                        kind: format!("{k:?}"),
+                        at: rec + at,
+                        lines: s.lines(),
+                    });
+                    return out;
+                }
+                Scan::End | Scan::NeedInput => return out,
+            },
+            Scan::Error(k, at) => {
+                out.push(Event::Error { kind: format!("{k:?}"), at: rec + at, lines: s.lines() });
+                s.recover();
+                rec += at;
+                pos = 0;
+            }
+            Scan::End => return out,
+        }
+    }
+    panic!("scanner made no progress on {:?}", String::from_utf8_lossy(input));
+}
+
+/// `count_rows` and `line()` afterwards, or the error and `line()`.
+fn count(rdr: &mut Reader<'_>) -> (Result<u64, String>, u64, u64) {
+    let r = rdr.count_rows().map_err(|e| e.to_string());
+    (r, rdr.line(), rdr.records_read())
+}
+
+fn token() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        6 => Just(b",".to_vec()),
+        5 => Just(b"\"".to_vec()),
+        2 => Just(b"\"\"".to_vec()),
+        2 => Just(b"\r".to_vec()),
+        4 => Just(b"\n".to_vec()),
+        1 => Just(b"\r\n".to_vec()),
+        6 => Just(b"a".to_vec()),
+        2 => Just("é".as_bytes().to_vec()),
+        1 => Just(b"\\".to_vec()),
+        1 => Just(b"#".to_vec()),
+        1 => Just(b" ".to_vec()),
+        1 => Just(b";".to_vec()),
+        1 => Just(b"\t".to_vec()),
+        // Long plain runs make records span several 64-byte blocks.
+        2 => "[a-z0-9 ]{20,140}".prop_map(String::into_bytes),
+        // Well-formed quoted fields and records: the block path's bread
+        // and butter, so it is exercised, not only its fallbacks.
+        3 => "[a-z,\n\r]{0,90}".prop_map(|s| format!("\"{s}\"").into_bytes()),
+        2 => "[a-z]{1,12}(,[a-z0-9]{0,12}){1,8}\n".prop_map(String::into_bytes),
+    ]
+}
+
+fn input() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(token(), 0..60).prop_map(|v| v.concat())
+}
+
+/// A dialect at scan level (no headers, flexible, no BOM), or `None` for
+/// combinations the builder rejects.
+#[allow(clippy::type_complexity)]
+fn dialect() -> impl Strategy<Value = Option<Dialect>> {
+    (
+        (
+            prop::bool::weighted(0.85),
+            prop::bool::weighted(0.15),
+            any::<bool>(),
+            prop::bool::weighted(0.15),
+        ),
+        (prop::bool::weighted(0.2), prop::bool::weighted(0.15), 0..6u8, prop::bool::weighted(0.2)),
+        (prop::bool::weighted(0.1), 0..8u8, prop::bool::weighted(0.1), 0..8u8),
+    )
+        .prop_map(
+            |(
+                (quote, esc, dq, space),
+                (strict, comment, term, empty),
+                (trim, lim, filt, delim),
+            )| {
+                let terminator = match term {
+                    0 => Terminator::Byte(b'\n'),
+                    1 => Terminator::Byte(b';'),
+                    _ => Terminator::Any,
+                };
+                // Mostly commas; also `;` (the terminator in some cases,
+                // which the builder rejects), tab and space.
+                let delimiter = match delim {
+                    0 => b';',
+                    1 => b'\t',
+                    2 => b' ',
+                    _ => b',',
+                };
+                Dialect::builder()
+                    .delimiter(delimiter)
+                    .quote(quote.then_some(b'"'))
+                    .escape(esc.then_some(b'\\'))
+                    .double_quote(dq || !esc)
+                    .skip_initial_space(space)
+                    .strict(strict)
+                    .comment(comment.then_some(b'#'))
+                    .terminator(terminator)
+                    .skip_empty_lines(empty)
+                    .trim(trim)
+                    .field_limit(if lim == 0 { Some(5) } else { None })
+                    .filter(if filt { Filter::Controls } else { Filter::Off })
+                    .headers(false)
+                    .flexible(true)
+                    .strip_bom(false)
+                    .build()
+                    .ok()
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 768, ..ProptestConfig::default() })]
+
+    #[test]
+    fn block_scan_equals_state_machine(d in dialect(), input in input()) {
+        let Some(d) = d else { return Ok(()) };
+        let on = events(&d, &input, true);
+        let off = events(&d, &input, false);
+        prop_assert_eq!(on, off, "input {:?}", String::from_utf8_lossy(&input));
+    }
+
+    #[test]
+    fn reader_equals_reference(d in dialect(), input in input()) {
+        let Some(d) = d else { return Ok(()) };
+        // The slice and the buffered source at sizes 1..4096 (common::SIZES).
+        common::check_all(&d, &input);
+        // Sizes around the block width.
+        let want = reference::parse(&d, &input);
+        for n in [63, 64, 65, 128, 200] {
+            let rdr = Reader::builder().dialect(d.clone()).buffer_size(n).from_reader(&input[..]);
+            prop_assert_eq!(&common::via_reader(rdr), &want, "buffered({})", n);
+        }
+    }
+
+    #[test]
+    fn count_rows_equals_state_machine(
+        d in dialect(),
+        input in input(),
+        flexible in any::<bool>(),
+        headers in any::<bool>(),
+    ) {
+        let Some(d) = d else { return Ok(()) };
+        let mut b = d.to_builder();
+        let d = b.flexible(flexible).headers(headers).build().unwrap();
+        let mut want = Reader::builder().dialect(d.clone()).block_scan(false).from_slice(&input);
+        let want = count(&mut want);
+        let mut got = Reader::builder().dialect(d.clone()).from_slice(&input);
+        prop_assert_eq!(count(&mut got), want.clone(), "slice");
+        for n in [1, 7, 64, 100, 4096] {
+            let mut got = Reader::builder().dialect(d.clone()).buffer_size(n).from_reader(&input[..]);
+            prop_assert_eq!(count(&mut got), want.clone(), "buffered({})", n);
+        }
+    }
+}
+
+/// Records that straddle block boundaries at every offset, with quoted
+/// fields, doubled quotes and CRLF split across blocks.
+#[test]
+fn boundaries_at_every_offset() {
+    let d = common::scan_dialect(&mut Dialect::builder());
+    for pad in 0..130 {
+        let mut input = Vec::new();
+        input.extend_from_slice("x".repeat(pad).as_bytes());
+        input.extend_from_slice(b",\"q,\r\n\"\"z\"\"\",\"\"\r\n");
+        input.extend_from_slice("y".repeat(pad % 67).as_bytes());
+        input.extend_from_slice(b"\r\n\"a\"\r\n\"\"\"\"\n");
+        let on = events(&d, &input, true);
+        assert_eq!(on, events(&d, &input, false), "pad {pad}");
+        assert_eq!(on.len(), 4, "pad {pad}");
+        common::check_all(&d, &input);
+        let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&input);
+        assert_eq!(rdr.count_rows().unwrap(), 4);
+        assert_eq!(rdr.line(), 5);
+    }
+}
+
+/// The flags of block-scanned fields, checked against literal values.
+#[test]
+fn spans_and_flags() {
+    let d = Dialect::default();
+    let input = b"1,,\"\",\"a,b\",\"c\"\"d\",\"\"\"\"\n";
+    let mut s = Scanner::new(&d);
+    let (mut f, mut pos) = (Fields::default(), 0);
+    assert!(matches!(s.scan(input, &mut pos, &mut f), Scan::Row));
+    let got: Vec<(&[u8], bool, bool, bool)> = (0..f.len())
+        .map(|i| {
+            let sp = f.span(i);
+            (f.get(input, i), sp.is_quoted(), sp.is_numeric(), sp.is_owned())
+        })
+        .collect();
+    let want: Vec<(&[u8], bool, bool, bool)> = vec![
+        (b"1", false, true, false),
+        (b"", false, false, false),
+        (b"", true, false, false),
+        (b"a,b", true, false, false),
+        (b"c\"d", true, false, true),
+        // `""""`: the state machine keeps this one zero-copy.
+        (b"\"", true, false, false),
+    ];
+    assert_eq!(got, want);
+    assert_eq!(pos, input.len());
+}
