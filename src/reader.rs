@@ -287,6 +287,8 @@ pub struct Reader<'a> {
     started: bool,
     done: bool,
     row_pos: Position,
+    /// Every structural byte of the dialect is ASCII (see `Row::str_iter`).
+    ascii_structure: bool,
     /// An error stopped the scan inside a line that is not counted yet:
     /// the line number Python's `line_num` would show.
     err_line: Option<u64>,
@@ -323,6 +325,16 @@ impl<'a> Reader<'a> {
             done: false,
             row_pos: Position::default(),
             err_line: None,
+            ascii_structure: {
+                let d = &b.dialect;
+                let term = match d.terminator {
+                    crate::Terminator::Any => 0,
+                    crate::Terminator::Byte(t) => t,
+                };
+                [Some(d.delimiter), d.quote, d.escape, d.comment, Some(term)]
+                    .iter()
+                    .all(|b| b.is_none_or(|b| b.is_ascii()))
+            },
         }
     }
 
@@ -481,7 +493,7 @@ impl<'a> Reader<'a> {
             if self.fields.is_empty() {
                 continue;
             }
-            let row = Row::new(self.data(), &self.fields, self.row_pos);
+            let row = Row::new(self.data(), &self.fields, self.row_pos, self.ascii_structure);
             self.headers = Some(row.to_owned());
             break;
         }
@@ -507,7 +519,7 @@ impl<'a> Reader<'a> {
         if !self.advance()? {
             return Ok(None);
         }
-        Ok(Some(Row::new(self.data(), &self.fields, self.row_pos)))
+        Ok(Some(Row::new(self.data(), &self.fields, self.row_pos, self.ascii_structure)))
     }
 
     /// An iterator of owned rows.

@@ -20,11 +20,20 @@ pub struct Row<'r> {
     input: &'r [u8],
     fields: &'r Fields,
     pos: Position,
+    /// Every structural byte of the dialect is ASCII, so field boundaries
+    /// are character boundaries and one UTF-8 check of the record's bytes
+    /// covers all of its fields.
+    ascii_structure: bool,
 }
 
 impl<'r> Row<'r> {
-    pub(crate) fn new(input: &'r [u8], fields: &'r Fields, pos: Position) -> Row<'r> {
-        Row { input, fields, pos }
+    pub(crate) fn new(
+        input: &'r [u8],
+        fields: &'r Fields,
+        pos: Position,
+        ascii_structure: bool,
+    ) -> Row<'r> {
+        Row { input, fields, pos, ascii_structure }
     }
 
     /// Number of fields (0 for an empty line).
@@ -140,7 +149,67 @@ impl<'r> Row<'r> {
     /// assert_eq!(row.to_strings().unwrap(), vec!["1", "2"]);
     /// ```
     pub fn to_strings(&self) -> Result<Vec<&'r str>> {
-        (0..self.len()).map(|i| self.get_str(i)).collect()
+        Ok(self.str_iter()?.collect())
+    }
+
+    /// The fields as `&str`, validating the record's UTF-8 once (not field
+    /// by field) when the dialect's structural bytes are ASCII. The error
+    /// names the first invalid field.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a,b\n\"x\"\"y\",\xc3\xa9\n1,\xff\n");
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// let v: Vec<&str> = row.str_iter().unwrap().collect();
+    /// assert_eq!(v, vec!["x\"y", "\u{e9}"]);
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// let e = row.str_iter().err().unwrap();
+    /// assert!(matches!(e.kind(), fastcsv::ErrorKind::Utf8 { field: 1, .. }));
+    /// ```
+    pub fn str_iter(&self) -> Result<impl ExactSizeIterator<Item = &'r str> + 'r> {
+        if !self.record_is_utf8() {
+            // Find and report the first bad field.
+            for i in 0..self.len() {
+                self.get_str(i)?;
+            }
+        }
+        let (input, fields) = (self.input, self.fields);
+        Ok(fields.spans().iter().map(move |s| {
+            let b = s.bytes(input, fields.scratch());
+            debug_assert!(std::str::from_utf8(b).is_ok());
+            // SAFETY: `record_is_utf8` returned true, or every field passed
+            // `get_str` above. A true `record_is_utf8` means every owned
+            // field is valid UTF-8, and so is the input range that all
+            // borrowed spans lie in; each borrowed span starts and ends next
+            // to an ASCII structural byte (the dialect's are all ASCII) or at
+            // the edge of that range, hence on a character boundary, so each
+            // borrowed field is valid UTF-8 too.
+            unsafe { std::str::from_utf8_unchecked(b) }
+        }))
+    }
+
+    /// One UTF-8 check for the whole record (see `ascii_structure`).
+    fn record_is_utf8(&self) -> bool {
+        if !self.ascii_structure {
+            return (0..self.len())
+                .all(|i| self.get(i).is_some_and(|b| std::str::from_utf8(b).is_ok()));
+        }
+        let spans = self.fields.spans();
+        let mut lo = usize::MAX;
+        let mut hi = 0;
+        for s in spans {
+            if s.is_owned() {
+                // Unescaped fields sit side by side in scratch, where a
+                // boundary need not be a character boundary: check each.
+                if std::str::from_utf8(s.bytes(self.input, self.fields.scratch())).is_err() {
+                    return false;
+                }
+            } else {
+                let r = s.range();
+                lo = lo.min(r.start);
+                hi = hi.max(r.end);
+            }
+        }
+        lo >= hi || std::str::from_utf8(&self.input[lo..hi]).is_ok()
     }
 
     /// Copies the row into an owned [`RowBuf`].

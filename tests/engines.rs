@@ -197,3 +197,31 @@ fn error_line_inside_crlf_in_quotes() {
     let out = check_all(&dialect, b"'#,,,\r\n");
     assert_eq!(out.error, Some(("field larger than field limit (5)".to_string(), 1)));
 }
+
+#[test]
+fn record_level_utf8_check_agrees_with_field_checks() {
+    // Two unescaped fields whose bytes join into a valid character in the
+    // scratch buffer: each field alone is invalid.
+    let inputs: &[&[u8]] = &[
+        b"\"a\"\"\xc3\",\"\xa9\"\"b\"\n",
+        b"x,\xc3\xa9,\"q\"\"\xc3\xa9\"\n",
+        b"\xc3,\xa9\n",
+        b"ok,\xff\n",
+    ];
+    for &input in inputs {
+        for delim in [b',', 0xa7] {
+            let d =
+                Dialect::builder().headers(false).flexible(true).delimiter(delim).build().unwrap();
+            let mut rdr = fastcsv::Reader::builder().dialect(d).from_slice(input);
+            while let Some(row) = rdr.read_row().unwrap() {
+                let per_field: Result<Vec<&str>, _> =
+                    (0..row.len()).map(|i| row.get_str(i)).collect();
+                match (row.str_iter(), per_field) {
+                    (Ok(it), Ok(v)) => assert_eq!(it.collect::<Vec<_>>(), v),
+                    (Err(_), Err(_)) => {}
+                    (a, b) => panic!("{input:?}: {:?} vs {:?}", a.is_ok(), b.is_ok()),
+                }
+            }
+        }
+    }
+}

@@ -200,6 +200,12 @@ impl Fields {
 }
 
 impl Span {
+    /// The span's byte range (in the input, or in scratch when owned).
+    #[inline]
+    pub(crate) fn range(&self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
+
     #[inline]
     pub(crate) fn bytes<'a>(&self, input: &'a [u8], scratch: &'a [u8]) -> &'a [u8] {
         if self.flags & OWNED != 0 {
