@@ -704,8 +704,11 @@ impl Scanner {
         let mut dq_pending = false;
         let mut lines = 0u64;
         // Fields can be pushed as spans directly when saving them would do
-        // nothing else.
-        let direct = self.limit == u64::MAX && !self.trim && !self.filter.active();
+        // nothing else. A field whose raw bytes fit the size limit has at
+        // most that many characters, so only longer ones need `save`'s
+        // check.
+        let direct = !self.trim && !self.filter.active();
+        let limit = self.limit;
         while base < input.len() as isize {
             let b = match cached.take() {
                 Some(b) => b,
@@ -729,8 +732,10 @@ impl Scanner {
                 out.spans.reserve(64);
                 let spare = out.spans.spare_capacity_mut();
                 let mut n = 0;
+                let mut over = false;
                 while delims != 0 {
                     let p = (base + delims.trailing_zeros() as isize) as usize;
+                    over |= (p - fstart) as u64 > limit;
                     spare[n].write(plain_span(input, fstart, p, self.quote));
                     n += 1;
                     fstart = p + 1;
@@ -740,6 +745,11 @@ impl Scanner {
                 // SAFETY: the `n` spans after the old length were just
                 // written (and `n <= 64 <=` the reserved spare capacity).
                 unsafe { out.spans.set_len(len) };
+                if over {
+                    // The state machine reports the error at its byte.
+                    self.block_abandon(out);
+                    return None;
+                }
             }
             while ends != 0 {
                 let k = ends.trailing_zeros() as usize;
@@ -747,7 +757,7 @@ impl Scanner {
                 let p = (base + k as isize) as usize;
                 let lo = rel(fstart, base);
                 let dq = dq_pending || (b.pairs != 0 && b.pairs & below(k) & from(lo) != 0);
-                if direct && !dq {
+                if direct && !dq && (p - fstart) as u64 <= limit {
                     out.spans.push(plain_span(input, fstart, p, self.quote));
                 } else if !self.block_field(input, fstart, p, dq, out) {
                     self.block_abandon(out);
