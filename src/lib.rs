@@ -57,12 +57,14 @@ mod py;
 mod reader;
 mod record;
 pub mod scan;
+mod select;
 mod source;
 
 pub use dialect::{Dialect, DialectBuilder, Filter, Terminator};
 pub use error::{Error, ErrorKind, Position, Result};
 pub use reader::{Reader, ReaderBuilder, Rows};
 pub use record::{Row, RowBuf};
+pub use select::{Batch, SelectedRow, Selection};
 pub use source::{
     SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE, DEFAULT_MAX_BUFFER_SIZE,
     DEFAULT_RELEASE_THRESHOLD, SMALL_FILE,

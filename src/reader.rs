@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use crate::dialect::Dialect;
 use crate::error::{Error, ErrorKind, Position, Result};
 use crate::record::{Row, RowBuf};
-use crate::scan::{Fields, Scan, Scanner};
+use crate::scan::{Fields, Scan, Scanner, SelectArgs, SelectedRecord, Span};
+use crate::select::{Batch, Selection, BATCH_RECORDS};
 use crate::source::{
     self, Mapped, ReadBuffer, SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE,
     DEFAULT_MAX_BUFFER_SIZE, DEFAULT_RELEASE_THRESHOLD,
@@ -531,6 +532,91 @@ impl<'a> Reader<'a> {
     /// ```
     pub fn rows(&mut self) -> Rows<'_, 'a> {
         Rows { rdr: self }
+    }
+
+    /// Reads the next records keeping only the columns of `sel` (see
+    /// [`Selection`]): the block scanner takes as many regular records as
+    /// it can in one call and skips the other fields without building
+    /// them; any other record comes alone, through the state machine. The
+    /// records, errors and positions are those [`Reader::read_row`] gives.
+    /// `Ok(None)` at the end of the input. After a data error, the next
+    /// call resumes at the next line.
+    ///
+    /// ```
+    /// use fastcsv::{Reader, Selection};
+    /// let mut rdr = Reader::from_slice(b"id,name,qty\n1,a,5\n2,\"b, c\",7\n");
+    /// let mut sel = Selection::new([2, 1]);
+    /// let mut rows = Vec::new();
+    /// while let Some(batch) = rdr.read_batch(&mut sel).unwrap() {
+    ///     for row in batch.iter() {
+    ///         rows.push(row.iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect::<Vec<_>>());
+    ///     }
+    /// }
+    /// assert_eq!(rows, [["5", "a"], ["7", "b, c"]]);
+    /// ```
+    pub fn read_batch<'s>(&'s mut self, sel: &'s mut Selection) -> Result<Option<Batch<'s>>> {
+        if self.dialect.headers && !self.headers_read {
+            self.ensure_headers()?;
+        }
+        sel.clear();
+        if self.done {
+            return Ok(None);
+        }
+        if !self.started {
+            self.start()?;
+        }
+        self.rec_start += self.pos;
+        self.pos = 0;
+        if let Src::Mapped(m) = &mut self.src {
+            m.release_before(self.rec_start);
+        }
+        let data = match &self.src {
+            Src::Slice(s) => &s[self.rec_start..],
+            Src::Mapped(m) => &m.bytes()[self.rec_start..],
+            Src::Read(b) => &b.data()[self.rec_start..],
+        };
+        let args = SelectArgs {
+            cols: &sel.uniq,
+            max_records: BATCH_RECORDS,
+            check: !self.dialect.flexible,
+            plain_only: sel.all,
+        };
+        let k =
+            self.scanner.block_select(data, &mut self.pos, &mut self.expected, &args, &mut sel.out);
+        sel.input_base = self.base + self.rec_start as u64;
+        if k > 0 {
+            self.err_line = None;
+            self.check_mapped(false)?;
+            sel.first_record = self.records;
+            self.records += k;
+            let input = self.data();
+            let delimiter = self.dialect.delimiter;
+            return Ok(Some(Batch { input, scratch: &[], sel, delimiter }));
+        }
+        if !self.advance()? {
+            return Ok(None);
+        }
+        // `advance` may have refilled the buffer (moving `rec_start`).
+        sel.input_base = self.base + self.rec_start as u64;
+        sel.first_record = self.row_pos.record;
+        let n = self.fields.len();
+        if sel.all {
+            sel.out.spans.extend((0..n).map(|c| self.fields.span(c)));
+        } else {
+            for &c in &sel.uniq {
+                sel.out.spans.push(if c < n { self.fields.span(c) } else { Span::default() });
+            }
+        }
+        let start = self.scanner.record_offset();
+        sel.out.records.push(SelectedRecord {
+            start,
+            end: start,
+            line: self.row_pos.line,
+            fields: n,
+            plain: false,
+        });
+        let (input, scratch) = (self.data(), self.fields.scratch());
+        Ok(Some(Batch { input, scratch, sel, delimiter: self.dialect.delimiter }))
     }
 
     /// Counts the remaining records without building rows.

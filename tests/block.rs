@@ -13,7 +13,7 @@
 mod common;
 
 use fastcsv::scan::{reference, Fields, Scan, Scanner, Span};
-use fastcsv::{Dialect, Filter, Reader, Terminator};
+use fastcsv::{Dialect, Filter, Position, Reader, Selection, Terminator};
 use proptest::prelude::*;
 
 /// One observable scanner event.
@@ -79,6 +79,71 @@ fn events(d: &Dialect, input: &[u8], block: bool) -> Vec<Event> {
 fn count(rdr: &mut Reader<'_>) -> (Result<u64, String>, u64, u64) {
     let r = rdr.count_rows().map_err(|e| e.to_string());
     (r, rdr.line(), rdr.records_read())
+}
+
+/// One record as `read_row` or `read_batch` reports it.
+type Picked = (Vec<Vec<u8>>, usize, Position, Option<Vec<u8>>);
+
+/// Every record through `read_row`, keeping columns `cols` (empty for a
+/// missing column), the field count, the position and, when every field is
+/// an unquoted span of the input, the record's bytes; errors as text, with
+/// `line()` and `records_read()` at the end.
+fn rows_picked(
+    rdr: &mut Reader<'_>,
+    cols: Option<&[usize]>,
+) -> (Vec<Result<Picked, String>>, u64, u64) {
+    let mut out = Vec::new();
+    for _ in 0..10_000 {
+        match rdr.read_row() {
+            Ok(Some(row)) => {
+                let picked = match cols {
+                    Some(cols) => {
+                        cols.iter().map(|&c| row.get(c).unwrap_or_default().to_vec()).collect()
+                    }
+                    None => row.iter().map(<[u8]>::to_vec).collect(),
+                };
+                out.push(Ok((picked, row.len(), row.position(), None)));
+            }
+            Ok(None) => break,
+            Err(e) => out.push(Err(e.to_string())),
+        }
+    }
+    (out, rdr.line(), rdr.records_read())
+}
+
+/// The same through `read_batch`; `raw()`, when given, must be the fields
+/// joined by the delimiter (checked here, then dropped for the comparison).
+fn batches_picked(
+    rdr: &mut Reader<'_>,
+    cols: Option<&[usize]>,
+) -> (Vec<Result<Picked, String>>, u64, u64) {
+    let mut out = Vec::new();
+    let mut sel = match cols {
+        Some(cols) => Selection::new(cols.iter().copied()),
+        None => Selection::all(),
+    };
+    for _ in 0..10_000 {
+        match rdr.read_batch(&mut sel) {
+            Ok(Some(b)) => {
+                for r in b.iter() {
+                    let picked: Vec<Vec<u8>> = r.iter().map(<[u8]>::to_vec).collect();
+                    assert_eq!(picked.len(), r.len());
+                    for (j, f) in picked.iter().enumerate() {
+                        assert_eq!(r.get(j), &f[..]);
+                    }
+                    out.push(Ok((
+                        picked,
+                        r.field_count(),
+                        r.position(),
+                        r.raw().map(<[u8]>::to_vec),
+                    )));
+                }
+            }
+            Ok(None) => break,
+            Err(e) => out.push(Err(e.to_string())),
+        }
+    }
+    (out, rdr.line(), rdr.records_read())
 }
 
 fn token() -> impl Strategy<Value = Vec<u8>> {
@@ -205,6 +270,57 @@ proptest! {
         for n in [1, 7, 64, 100, 4096] {
             let mut got = Reader::builder().dialect(d.clone()).buffer_size(n).from_reader(&input[..]);
             prop_assert_eq!(count(&mut got), want.clone(), "buffered({})", n);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn read_batch_equals_read_row(
+        d in dialect(),
+        input in input(),
+        flexible in any::<bool>(),
+        headers in any::<bool>(),
+        cols in prop::collection::vec(0..12usize, 0..5),
+        all in prop::bool::weighted(0.3),
+    ) {
+        let cols = (!all).then_some(&cols[..]);
+        let Some(d) = d else { return Ok(()) };
+        let mut b = d.to_builder();
+        let d = b.flexible(flexible).headers(headers).build().unwrap();
+        let mut want = Reader::builder().dialect(d.clone()).from_slice(&input);
+        let want = rows_picked(&mut want, cols);
+        let strip = |v: (Vec<Result<Picked, String>>, u64, u64)| {
+            let rows = v.0.into_iter().map(|r| r.map(|(p, n, pos, _)| (p, n, pos, None)));
+            let rows = rows.collect::<Vec<_>>();
+            (rows, v.1, v.2)
+        };
+        let mut got = Reader::builder().dialect(d.clone()).from_slice(&input);
+        let got = batches_picked(&mut got, cols);
+        check_raw(&got.0, &input, &d);
+        prop_assert_eq!(strip(got), want.clone(), "slice");
+        for n in [1, 7, 64, 100, 4096] {
+            let mut got = Reader::builder().dialect(d.clone()).buffer_size(n).from_reader(&input[..]);
+            let got = batches_picked(&mut got, cols);
+            check_raw(&got.0, &input, &d);
+            prop_assert_eq!(strip(got), want.clone(), "buffered({})", n);
+        }
+    }
+}
+
+/// Where `raw()` is given, it is the input's bytes at the record's
+/// position and splits into as many fields as the record has.
+fn check_raw(rows: &[Result<Picked, String>], input: &[u8], d: &Dialect) {
+    for (_, n, pos, raw) in rows.iter().flatten() {
+        if let Some(raw) = raw {
+            if let Some(q) = d.quote() {
+                assert!(!raw.contains(&q), "raw with a quote: {raw:?}");
+            }
+            let at = pos.byte as usize;
+            assert_eq!(&input[at..at + raw.len()], &raw[..]);
+            assert_eq!(raw.split(|&c| c == d.delimiter()).count(), *n, "{raw:?}");
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::io::{self, BufWriter, StdoutLock, Write};
 
-use fastcsv::{Position, RowBuf};
+use fastcsv::{Position, RowBuf, Selection};
 
 use super::args::{
     BenchArgs, CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, SelectArgs, StatsArgs,
@@ -88,7 +88,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     let format = a.output.to;
     // With a header the selection is resolved now; without, on the first
     // record (whose width is then the number of columns).
-    let (mut cols, mut w) = match &header {
+    let (cols, mut w) = match &header {
         Some(h) => {
             let names = fields(h);
             let c = a.columns.resolve(Some(&names), names.len()).map_err(Failure::Usage)?;
@@ -98,17 +98,23 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
                 w.write(picked.iter().copied())
                     .map_err(|e| write_failure(&name, e, h.position(), |f| c[f]))?;
             }
-            (Some(c), w)
+            (c, w)
         }
-        None => (None, RecordWriter::new(stdout(), format, delimiter, None)),
+        None => {
+            let mut w = RecordWriter::new(stdout(), format, delimiter, None);
+            let Some(row) = input.reader.read_row()? else {
+                w.into_inner()?;
+                return Ok(());
+            };
+            let c = a.columns.resolve(None, row.len()).map_err(Failure::Usage)?;
+            w.write(c.iter().map(|&i| row.get(i).unwrap_or_default()))
+                .map_err(|e| write_failure(&name, e, row.position(), |f| c[f]))?;
+            (c, w)
+        }
     };
-    input.each_row(|row| {
-        let c = match &cols {
-            Some(c) => c,
-            None => cols.insert(a.columns.resolve(None, row.len()).map_err(Failure::Usage)?),
-        };
-        w.write(c.iter().map(|&i| row.get(i).unwrap_or_default()))
-            .map_err(|e| write_failure(&name, e, row.position(), |f| c[f]))
+    let mut sel = Selection::new(cols.iter().copied());
+    input.each_selected(&mut sel, |row| {
+        w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| cols[f]))
     })?;
     w.into_inner()?;
     Ok(())
@@ -176,8 +182,16 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
             }
         };
         let name = input.name.clone();
-        input.each_row(|row| {
-            w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))
+        let in_delim = a.input.delimiter;
+        let mut sel = Selection::all();
+        input.each_selected(&mut sel, |row| {
+            let fail = |e| write_failure(&name, e, row.position(), |f| f);
+            if let Some(raw) = row.raw() {
+                if w.write_raw(raw, in_delim).map_err(fail)? {
+                    return Ok(());
+                }
+            }
+            w.write(row.iter()).map_err(fail)
         })?;
     }
     w.into_inner()?;

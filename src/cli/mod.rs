@@ -15,7 +15,7 @@ use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fastcsv::{Reader, ReaderBuilder, Row};
+use fastcsv::{Reader, ReaderBuilder, Row, SelectedRow, Selection};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use args::InputArgs;
@@ -121,6 +121,28 @@ impl Input {
             f(&row)?;
             n = n.wrapping_add(1);
             if n % 16_384 == 0 {
+                self.progress.set(self.reader.byte_offset());
+            }
+        }
+        self.progress.finish();
+        Ok(())
+    }
+
+    /// Calls `f` on every remaining record, keeping only the columns of
+    /// `sel` (read in batches, see [`Reader::read_batch`]), advancing the
+    /// progress bar.
+    pub fn each_selected(
+        &mut self,
+        sel: &mut Selection,
+        mut f: impl FnMut(&SelectedRow<'_>) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
+        let mut n: u32 = 0;
+        while let Some(batch) = self.reader.read_batch(sel)? {
+            for row in batch.iter() {
+                f(&row)?;
+            }
+            n = n.wrapping_add(1);
+            if n % 64 == 0 {
                 self.progress.set(self.reader.byte_offset());
             }
         }

@@ -224,6 +224,26 @@ impl<W: Write> RecordWriter<W> {
         Ok(())
     }
 
+    /// Writes a record given as its input bytes (without terminator) when
+    /// they are exactly its fields joined by `input_delimiter` (see
+    /// `SelectedRow::raw`) and they are also this writer's output: CSV with
+    /// the same delimiter, nothing to quote. False, having written nothing,
+    /// otherwise.
+    pub fn write_raw(&mut self, raw: &[u8], input_delimiter: u8) -> Result<bool, WriteError> {
+        match &self.kind {
+            Kind::Csv { delimiter, .. }
+                if *delimiter == input_delimiter
+                    && !raw.is_empty()
+                    && memchr::memchr3(b'"', b'\r', b'\n', raw).is_none() =>
+            {
+                self.out.write_all(raw)?;
+                self.out.write_all(b"\n")?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// Flushes and returns the inner writer.
     pub fn into_inner(mut self) -> io::Result<W> {
         self.out.flush()?;

@@ -142,7 +142,7 @@ impl Kernel for Portable {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner};
+    use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
     use std::arch::x86_64::*;
 
     /// Prefix XOR by carry-less multiplication with all ones.
@@ -268,7 +268,7 @@ mod x86 {
 
     /// Instantiates the scanning loops for one instruction set.
     macro_rules! entry_points {
-        ($kernel:ident, $features:literal, $record:ident, $count:ident, $masks:ident) => {
+        ($kernel:ident, $features:literal, $record:ident, $count:ident, $select:ident, $masks:ident) => {
             /// [`Scanner::block_record_with`] compiled for this kernel.
             ///
             /// # Safety
@@ -300,6 +300,23 @@ mod x86 {
                 s.block_count_with::<$kernel>(input, pos, expect, check)
             }
 
+            /// [`Scanner::block_select_with`] compiled for this kernel.
+            ///
+            /// # Safety
+            ///
+            /// The CPU must support the kernel's instruction set.
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $select(
+                s: &mut Scanner,
+                input: &[u8],
+                pos: &mut usize,
+                expect: &mut Option<usize>,
+                sel: &SelectArgs<'_>,
+                out: &mut Selected,
+            ) -> u64 {
+                s.block_select_with::<$kernel>(input, pos, expect, sel, out)
+            }
+
             /// The kernel alone, for tests.
             ///
             /// # Safety
@@ -315,15 +332,23 @@ mod x86 {
         };
     }
 
-    entry_points!(Avx2Clmul, "avx2,pclmulqdq,popcnt,bmi1", record_avx2, count_avx2, masks_avx2);
+    entry_points!(
+        Avx2Clmul,
+        "avx2,pclmulqdq,popcnt,bmi1",
+        record_avx2,
+        count_avx2,
+        select_avx2,
+        masks_avx2
+    );
     entry_points!(
         Sse2Clmul,
         "sse2,pclmulqdq",
         record_sse2_clmul,
         count_sse2_clmul,
+        select_sse2_clmul,
         masks_sse2_clmul
     );
-    entry_points!(Sse2, "sse2", record_sse2, count_sse2, masks_sse2);
+    entry_points!(Sse2, "sse2", record_sse2, count_sse2, select_sse2, masks_sse2);
 }
 
 /// The instruction sets the block scanner can use.
@@ -431,6 +456,8 @@ struct Block {
     pairs: u64,
     /// Bytes that end a line for Python's `line_num`.
     lines: u64,
+    /// Every quote byte (structural or not).
+    quote: u64,
 }
 
 /// The block in which the last record ended, kept so that the next record
@@ -585,7 +612,7 @@ impl Classifier {
             // delimiter and terminator is structural, and nothing is bad.
             let structural = d | nl;
             *carry = Carry { inq: 0, field_start: structural >> 63, close: 0, cr: cr_out };
-            return Block { delim: d, nl, bad: 0, pairs: 0, lines };
+            return Block { delim: d, nl, bad: 0, pairs: 0, lines, quote: 0 };
         }
         let x = m.quote_prefix ^ carry.inq;
         let open = q & x;
@@ -622,7 +649,7 @@ impl Classifier {
             close: close >> 63,
             cr: cr_out,
         };
-        Block { delim: sd, nl: snl, bad, pairs, lines }
+        Block { delim: sd, nl: snl, bad, pairs, lines, quote: q }
     }
 }
 
@@ -974,6 +1001,229 @@ impl Scanner {
             l_total += u64::from(b.lines.count_ones());
             base += 64;
         }
+        *pos = r;
+        count
+    }
+}
+
+/// What [`Scanner::block_select`] is asked for.
+pub(crate) struct SelectArgs<'a> {
+    /// The columns to keep (0-based, ascending, no duplicates).
+    pub cols: &'a [usize],
+    /// Stop after this many records.
+    pub max_records: usize,
+    /// Check every record's field count against `*expect`.
+    pub check: bool,
+    /// Take only records that hold no quote byte (see
+    /// [`SelectedRecord::plain`]).
+    pub plain_only: bool,
+}
+
+/// One record taken by [`Scanner::block_select`]; offsets are in the input
+/// it was given.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SelectedRecord {
+    /// First byte of the record.
+    pub start: usize,
+    /// The record's end, before its terminator.
+    pub end: usize,
+    /// Line of the record's first byte (1-based).
+    pub line: u64,
+    /// Number of fields in the record.
+    pub fields: usize,
+    /// The record holds no quote byte: its bytes up to `end` are exactly
+    /// its fields joined by the delimiter.
+    pub plain: bool,
+}
+
+/// The output of [`Scanner::block_select`]: per record, one span per
+/// selected column (empty for columns past the record's end).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Selected {
+    pub spans: Vec<Span>,
+    pub records: Vec<SelectedRecord>,
+}
+
+impl Scanner {
+    /// Takes the regular records from `input[*pos..]` (see the module
+    /// docs), up to `sel.max_records`, keeping only the spans of the
+    /// selected columns: the fields in between are skipped over, never
+    /// built. Stops, with `*pos` at its first byte, at the first record that
+    /// needs the state machine, holds doubled quotes, is longer than the
+    /// field size limit or (with `sel.check`) has a field count other than
+    /// `*expect` (set from the first record when unset). Line numbers and
+    /// record offsets are updated as if each record had been scanned.
+    /// Returns the number of records taken.
+    pub(crate) fn block_select(
+        &mut self,
+        input: &[u8],
+        pos: &mut usize,
+        expect: &mut Option<usize>,
+        sel: &SelectArgs<'_>,
+        out: &mut Selected,
+    ) -> u64 {
+        let Some(isa) = self.block.as_ref().filter(|_| self.block_on).map(|c| c.isa) else {
+            return 0;
+        };
+        if self.trim || self.filter.active() {
+            return 0;
+        }
+        match isa {
+            Isa::Portable => self.block_select_with::<Portable>(input, pos, expect, sel, out),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
+            Isa::Avx2Clmul => unsafe { x86::select_avx2(self, input, pos, expect, sel, out) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose pclmulqdq after detecting it.
+            Isa::Sse2Clmul => unsafe { x86::select_sse2_clmul(self, input, pos, expect, sel, out) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: SSE2 is part of x86-64.
+            Isa::Sse2 => unsafe { x86::select_sse2(self, input, pos, expect, sel, out) },
+        }
+    }
+
+    /// [`Scanner::block_select`] with kernel `K`. Must only run where `K`'s
+    /// instruction set is available (it is inlined into the entry points
+    /// compiled for it).
+    #[inline(always)]
+    fn block_select_with<K: Kernel>(
+        &mut self,
+        input: &[u8],
+        pos: &mut usize,
+        expect: &mut Option<usize>,
+        sel: &SelectArgs<'_>,
+        out: &mut Selected,
+    ) -> u64 {
+        let Some(cls) = self.block.clone() else {
+            return 0;
+        };
+        if self.state != State::StartRecord || self.skip_lf || sel.max_records == 0 {
+            return 0;
+        }
+        let n = input.len();
+        let mut r = *pos;
+        let comment = self.comment;
+        let starts_ok = |r: usize| r < n && !cls.is_nl(input[r]) && i32::from(input[r]) != comment;
+        if !starts_ok(r) {
+            return 0;
+        }
+        let (quote, limit, cols) = (self.quote, self.limit, sel.cols);
+        let first = cols.first().copied().unwrap_or(usize::MAX);
+        let mut count = 0u64;
+        let mut carry = Carry::record_start();
+        let mut base = r;
+        let lines0 = self.lines;
+        let mut l_total = 0u64;
+        // The current record: field index, field start, next wanted column
+        // (and its index in `cols`), quote and pair bits seen, and the
+        // number of spans before it (to undo a record that is not taken).
+        let (mut fi, mut fstart, mut si, mut want) = (0usize, r, 0usize, first);
+        let (mut rec_q, mut rec_p) = (0u64, 0u64);
+        let mut spans0 = out.spans.len();
+        'blocks: while base < n {
+            // SAFETY: this function only runs where `K` is supported.
+            let b = unsafe { cls.block::<K>(input, base, &mut carry) };
+            let mut ends = (b.delim | b.nl) & below_lowest(b.bad) & from(r - base.min(r));
+            while ends != 0 {
+                // The current record's delimiters in this block, up to its
+                // end if that is in the block.
+                let upto = below_lowest(ends & b.nl);
+                let mut d = ends & upto;
+                ends &= !upto;
+                loop {
+                    let c = d.count_ones() as usize;
+                    if fi + c <= want {
+                        // No wanted field ends here: skip them all.
+                        if c > 0 {
+                            fstart = base + (64 - d.leading_zeros() as usize);
+                            fi += c;
+                        }
+                        break;
+                    }
+                    for _ in fi..want {
+                        fstart = base + d.trailing_zeros() as usize + 1;
+                        d &= d - 1;
+                    }
+                    let p = base + d.trailing_zeros() as usize;
+                    out.spans.push(plain_span(input, fstart, p, quote));
+                    d &= d - 1;
+                    fi = want + 1;
+                    fstart = p + 1;
+                    si += 1;
+                    want = cols.get(si).copied().unwrap_or(usize::MAX);
+                }
+                if ends == 0 {
+                    break;
+                }
+                // The record ends at the terminator `k`.
+                let k = ends.trailing_zeros() as usize;
+                let p = base + k;
+                ends &= ends - 1;
+                let mut end = p + 1;
+                if input[p] == b'\r' && cls.any_term {
+                    match input.get(end) {
+                        Some(b'\n') => end += 1,
+                        Some(_) => {}
+                        None => break 'blocks,
+                    }
+                }
+                if (end - r) as u64 > limit {
+                    break 'blocks;
+                }
+                let seg = from(r.saturating_sub(base)) & below(k);
+                rec_q |= b.quote & seg;
+                rec_p |= b.pairs & seg;
+                if rec_p != 0 || (sel.plain_only && rec_q != 0) {
+                    // Doubled quotes: the field needs unescaping.
+                    break 'blocks;
+                }
+                let fields = fi + 1;
+                if sel.check {
+                    match *expect {
+                        None => *expect = Some(fields),
+                        Some(e) if e != fields => break 'blocks,
+                        Some(_) => {}
+                    }
+                }
+                if fi == want {
+                    out.spans.push(plain_span(input, fstart, p, quote));
+                    si += 1;
+                }
+                for _ in si..cols.len() {
+                    out.spans.push(Span { start: 0, end: 0, flags: 0 });
+                }
+                let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
+                out.records.push(SelectedRecord {
+                    start: r,
+                    end: p,
+                    line: self.lines + 1,
+                    fields,
+                    plain: rec_q == 0,
+                });
+                self.rec_off = r;
+                self.rec_line = self.lines + 1;
+                self.lines = lines0 + l_end;
+                count += 1;
+                r = end;
+                (fi, fstart, si, want) = (0, r, 0, first);
+                (rec_q, rec_p) = (0, 0);
+                spans0 = out.spans.len();
+                if count as usize >= sel.max_records || !starts_ok(r) {
+                    break 'blocks;
+                }
+                ends &= from(r - base);
+            }
+            if b.bad != 0 {
+                break;
+            }
+            let rest = from(r.saturating_sub(base));
+            rec_q |= b.quote & rest;
+            rec_p |= b.pairs & rest;
+            l_total += u64::from(b.lines.count_ones());
+            base += 64;
+        }
+        // The record in progress, if any, is left to the state machine.
+        out.spans.truncate(spans0);
         *pos = r;
         count
     }

@@ -44,6 +44,7 @@ mod block;
 pub mod reference;
 
 pub use block::simd_level;
+pub(crate) use block::{SelectArgs, Selected, SelectedRecord};
 
 use crate::dialect::{Dialect, Terminator};
 use crate::error::ErrorKind;
@@ -69,7 +70,7 @@ const NUMERIC: u8 = 4;
 
 /// One field's location: a span of the input, or of [`Fields`]' scratch
 /// buffer when the field had to be unescaped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Span {
     start: usize,
     end: usize,
