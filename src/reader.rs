@@ -591,7 +591,7 @@ impl<'a> Reader<'a> {
             self.records += k;
             let input = self.data();
             let delimiter = self.dialect.delimiter;
-            return Ok(Some(Batch { input, scratch: &[], sel, delimiter }));
+            return Ok(Some(Batch { input, scratch: &sel.out.scratch, sel, delimiter }));
         }
         if !self.advance()? {
             return Ok(None);

@@ -88,6 +88,7 @@ impl Selection {
     pub(crate) fn clear(&mut self) {
         self.out.spans.clear();
         self.out.records.clear();
+        self.out.scratch.clear();
     }
 }
 

@@ -190,6 +190,43 @@ fn fastcsv_select(input: &Input, src: Src) -> (u64, u64) {
     (n, sum)
 }
 
+/// Every field through `read_batch`: `Selection::all()` (plain records
+/// split from their bytes) or all columns by index (`width`).
+fn fastcsv_batch_fields(input: &Input, src: Src, width: Option<usize>) -> (u64, u64) {
+    let mut rdr = fastcsv_reader(input, src, true);
+    let mut sel = match width {
+        Some(w) => fastcsv::Selection::new(0..w),
+        None => fastcsv::Selection::all(),
+    };
+    let (mut n, mut sum) = (0u64, 0u64);
+    while let Some(b) = rdr.read_batch(&mut sel).expect("batch") {
+        for row in b.iter() {
+            n += 1;
+            for f in row.iter() {
+                sum += 1 + f.len() as u64;
+            }
+        }
+    }
+    (n, sum)
+}
+
+/// The columns of `Task::Select` through `read_batch`.
+fn fastcsv_batch_select(input: &Input, src: Src) -> (u64, u64) {
+    let cols = selected(&input.shape);
+    let mut rdr = fastcsv_reader(input, src, true);
+    let mut sel = fastcsv::Selection::new(cols);
+    let (mut n, mut sum) = (0u64, 0u64);
+    while let Some(b) = rdr.read_batch(&mut sel).expect("batch") {
+        for row in b.iter() {
+            n += 1;
+            for j in 0..row.len() {
+                sum += 1 + row.get(j).len() as u64;
+            }
+        }
+    }
+    (n, sum)
+}
+
 fn fastcsv_utf8(input: &Input, src: Src) -> (u64, u64) {
     let mut rdr = fastcsv_reader(input, src, true);
     let (mut n, mut sum) = (0u64, 0u64);
@@ -363,6 +400,31 @@ pub fn engines() -> Vec<Engine> {
             run: |i, s| fastcsv_fields(i, s, true),
         },
         Engine {
+            name: "fastcsv read_batch all",
+            task: Fields,
+            src: Mapped,
+            run: |i, s| fastcsv_batch_fields(i, s, None),
+        },
+        Engine {
+            name: "fastcsv read_batch all",
+            task: Fields,
+            src: Buffered,
+            run: |i, s| fastcsv_batch_fields(i, s, None),
+        },
+        Engine {
+            name: "fastcsv read_batch columns",
+            task: Fields,
+            src: Mapped,
+            run: |i, s| {
+                let w = match i.shape.as_str() {
+                    "numeric" => 20,
+                    "text" => 8,
+                    _ => 300,
+                };
+                fastcsv_batch_fields(i, s, Some(w))
+            },
+        },
+        Engine {
             name: "fastcsv (state machine only)",
             task: Fields,
             src: Mapped,
@@ -385,6 +447,13 @@ pub fn engines() -> Vec<Engine> {
         Engine { name: "csv-core", task: Fields, src: Mapped, run: |i, _| csv_core(i, true) },
         Engine { name: "fastcsv", task: Select, src: Mapped, run: fastcsv_select },
         Engine { name: "fastcsv", task: Select, src: Buffered, run: fastcsv_select },
+        Engine { name: "fastcsv read_batch", task: Select, src: Mapped, run: fastcsv_batch_select },
+        Engine {
+            name: "fastcsv read_batch",
+            task: Select,
+            src: Buffered,
+            run: fastcsv_batch_select,
+        },
         Engine {
             name: "simd-csv ZeroCopyReader",
             task: Select,

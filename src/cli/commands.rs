@@ -114,7 +114,8 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     };
     let mut sel = Selection::new(cols.iter().copied());
     input.each_selected(&mut sel, |row| {
-        w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| cols[f]))
+        w.write((0..row.len()).map(|j| row.get(j)))
+            .map_err(|e| write_failure(&name, e, row.position(), |f| cols[f]))
     })?;
     w.into_inner()?;
     Ok(())

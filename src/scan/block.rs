@@ -55,7 +55,7 @@
 
 use std::sync::OnceLock;
 
-use super::{Fields, Scanner, Span, State, NUMERIC, QUOTED};
+use super::{Fields, Scanner, Span, State, NUMERIC, OWNED, QUOTED};
 use crate::dialect::{Dialect, Terminator};
 
 /// Raw comparison masks of one 64-byte block (bit `i` = byte `i`).
@@ -672,6 +672,26 @@ fn plain_span(input: &[u8], a: usize, e: usize, quote: i32) -> Span {
     }
 }
 
+/// The quoted field `span` unescaped into `scratch` when its content holds
+/// quote bytes (in a regular record they come as doubled pairs), else
+/// `span` as it is.
+#[inline]
+fn unescaped(input: &[u8], span: Span, quote: i32, scratch: &mut Vec<u8>) -> Span {
+    let mut rest = &input[span.start..span.end];
+    let q = quote as u8;
+    if span.flags != QUOTED || memchr::memchr(q, rest).is_none() {
+        return span;
+    }
+    let start = scratch.len();
+    while let Some(i) = memchr::memchr(q, rest) {
+        // Keep the first quote of the pair, skip the second.
+        scratch.extend_from_slice(&rest[..=i]);
+        rest = rest.get(i + 2..).unwrap_or_default();
+    }
+    scratch.extend_from_slice(rest);
+    Span { start, end: scratch.len(), flags: OWNED | QUOTED }
+}
+
 impl Scanner {
     /// Scans the whole record starting at `input[r]` with the block
     /// classifier. Called in `StartRecord` (after `skip_lf`), with `out`
@@ -1041,6 +1061,8 @@ pub(crate) struct SelectedRecord {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Selected {
     pub spans: Vec<Span>,
+    /// Selected fields that needed unescaping (doubled quotes).
+    pub scratch: Vec<u8>,
     pub records: Vec<SelectedRecord>,
 }
 
@@ -1118,8 +1140,10 @@ impl Scanner {
         // (and its index in `cols`), quote and pair bits seen, and the
         // number of spans before it (to undo a record that is not taken).
         let (mut fi, mut fstart, mut si, mut want) = (0usize, r, 0usize, first);
-        let (mut rec_q, mut rec_p) = (0u64, 0u64);
+        let mut rec_q = 0u64;
         let mut spans0 = out.spans.len();
+        out.records.reserve(sel.max_records.min(1 << 16));
+        out.spans.reserve(sel.max_records.min(1 << 16) * cols.len());
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
             let b = unsafe { cls.block::<K>(input, base, &mut carry) };
@@ -1145,7 +1169,8 @@ impl Scanner {
                         d &= d - 1;
                     }
                     let p = base + d.trailing_zeros() as usize;
-                    out.spans.push(plain_span(input, fstart, p, quote));
+                    let span = plain_span(input, fstart, p, quote);
+                    out.spans.push(unescaped(input, span, quote, &mut out.scratch));
                     d &= d - 1;
                     fi = want + 1;
                     fstart = p + 1;
@@ -1172,9 +1197,12 @@ impl Scanner {
                 }
                 let seg = from(r.saturating_sub(base)) & below(k);
                 rec_q |= b.quote & seg;
-                rec_p |= b.pairs & seg;
-                if rec_p != 0 || (sel.plain_only && rec_q != 0) {
-                    // Doubled quotes: the field needs unescaping.
+                if fi == want {
+                    let span = plain_span(input, fstart, p, quote);
+                    out.spans.push(unescaped(input, span, quote, &mut out.scratch));
+                    si += 1;
+                }
+                if sel.plain_only && rec_q != 0 {
                     break 'blocks;
                 }
                 let fields = fi + 1;
@@ -1184,10 +1212,6 @@ impl Scanner {
                         Some(e) if e != fields => break 'blocks,
                         Some(_) => {}
                     }
-                }
-                if fi == want {
-                    out.spans.push(plain_span(input, fstart, p, quote));
-                    si += 1;
                 }
                 for _ in si..cols.len() {
                     out.spans.push(Span { start: 0, end: 0, flags: 0 });
@@ -1206,7 +1230,7 @@ impl Scanner {
                 count += 1;
                 r = end;
                 (fi, fstart, si, want) = (0, r, 0, first);
-                (rec_q, rec_p) = (0, 0);
+                rec_q = 0;
                 spans0 = out.spans.len();
                 if count as usize >= sel.max_records || !starts_ok(r) {
                     break 'blocks;
@@ -1218,7 +1242,6 @@ impl Scanner {
             }
             let rest = from(r.saturating_sub(base));
             rec_q |= b.quote & rest;
-            rec_p |= b.pairs & rest;
             l_total += u64::from(b.lines.count_ones());
             base += 64;
         }
