@@ -305,6 +305,21 @@ fn decode_utf8_into<T>(b: &[u8], out: &mut [T], unit: impl Fn(u32) -> T) -> bool
     };
     let (mut i, mut j) = (0, 0);
     while i < b.len() {
+        // Runs of ASCII, eight bytes at a time.
+        while i + 8 <= b.len() && j + 8 <= out.len() {
+            let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+            if w & 0x8080_8080_8080_8080 != 0 {
+                break;
+            }
+            for (o, &c) in out[j..j + 8].iter_mut().zip(&b[i..i + 8]) {
+                *o = unit(u32::from(c));
+            }
+            i += 8;
+            j += 8;
+        }
+        if i >= b.len() {
+            break;
+        }
         let c0 = u32::from(b[i]);
         let (cp, len) = match c0 {
             0x00..=0x7F => (c0, 1),
