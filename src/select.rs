@@ -234,9 +234,9 @@ impl<'r> SelectedRow<'r> {
     /// let mut sel = Selection::new([]);
     /// let mut raws = Vec::new();
     /// while let Some(b) = rdr.read_batch(&mut sel).unwrap() {
-    ///     raws.extend(b.iter().map(|r| r.raw()));
+    ///     raws.extend(b.iter().map(|r| r.raw().map(<[u8]>::to_vec)));
     /// }
-    /// assert_eq!(raws, [Some(&b"1,2"[..]), None]);
+    /// assert_eq!(raws, [Some(b"1,2".to_vec()), None]);
     /// ```
     pub fn raw(&self) -> Option<&'r [u8]> {
         let r = &self.batch.sel.out.records[self.i];

@@ -145,6 +145,10 @@ mod x86 {
     use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
     use std::arch::x86_64::*;
 
+    /// How far ahead of the block being classified the AVX2 kernel
+    /// prefetches.
+    const PREFETCH_AHEAD: usize = 1024;
+
     /// Prefix XOR by carry-less multiplication with all ones.
     ///
     /// # Safety
@@ -237,6 +241,12 @@ mod x86 {
             // SAFETY: the caller guarantees 64 readable bytes at `p` and
             // AVX2 and pclmulqdq; unaligned loads need no alignment.
             unsafe {
+                // Ask for the bytes a few blocks ahead: page-cache pages
+                // are scattered in physical memory, and the hardware
+                // prefetcher stops at each 4 KiB page boundary. A prefetch
+                // never faults, and `wrapping_add` keeps the address
+                // computation defined past the end of the input.
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(PREFETCH_AHEAD) as *const i8);
                 let lo = _mm256_loadu_si256(p as *const __m256i);
                 let hi = _mm256_loadu_si256(p.add(32) as *const __m256i);
                 // A macro, not a closure: closures are separate functions
