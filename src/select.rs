@@ -230,7 +230,7 @@ impl<'r> SelectedRow<'r> {
     ///
     /// ```
     /// use fastcsv::{Reader, Selection};
-    /// let mut rdr = Reader::from_slice(b"h\n1,2\r\n\"3\",4\n");
+    /// let mut rdr = Reader::from_slice(b"h1,h2\n1,2\r\n\"3\",4\n");
     /// let mut sel = Selection::new([]);
     /// let mut raws = Vec::new();
     /// while let Some(b) = rdr.read_batch(&mut sel).unwrap() {
