@@ -1,6 +1,6 @@
 //! The README's Rust API tour, kept compiling and runnable:
 //! `cargo run --example tour`.
-use fastcsv::{Dialect, Filter, Reader, SourceChoice};
+use fastcsv::{Dialect, Filter, Reader, Selection, SourceChoice};
 
 fn main() -> Result<(), fastcsv::Error> {
     // A path: mapped when it is a regular file, read() otherwise.
@@ -26,6 +26,17 @@ fn main() -> Result<(), fastcsv::Error> {
     for row in rdr.rows() {
         let row = row?;
         println!("{:?}", row);
+    }
+
+    // A few columns of a big file: batches of records in which only the
+    // chosen columns are located; the fields in between are never built.
+    let mut rdr = Reader::from_path("samples/people.csv")?;
+    let mut sel = Selection::new([4, 1]);
+    while let Some(batch) = rdr.read_batch(&mut sel)? {
+        for row in batch.iter() {
+            let (amount, name) = (row.get(0), row.get(1));
+            println!("{}: {}", String::from_utf8_lossy(name), String::from_utf8_lossy(amount));
+        }
     }
     Ok(())
 }
