@@ -258,6 +258,16 @@ fn make_str<'py>(
     strict: bool,
     pos: &dyn Fn() -> String,
 ) -> PyResult<Bound<'py, PyAny>> {
+    if let [c] = b {
+        if c.is_ascii() {
+            // CPython's cached one-character strings, as `csv` returns.
+            // SAFETY: we hold the GIL; a new reference to a cached string
+            // (or NULL with an exception set, checked).
+            return unsafe {
+                Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_FromOrdinal(i32::from(*c)))
+            };
+        }
+    }
     if ascii || b.is_ascii() {
         let len = b.len() as ffi::Py_ssize_t;
         // SAFETY: we hold the GIL; PyUnicode_New returns a new reference
