@@ -178,6 +178,22 @@ fn main() {
                 "",
             ),
             (
+                "select 3 columns: fastcsv read_batch / simd-csv ZeroCopyReader (mapped)".into(),
+                ratio(
+                    find("fastcsv read_batch", Task::Select, Src::Mapped),
+                    find("simd-csv ZeroCopyReader", Task::Select, Src::Mapped),
+                ),
+                "",
+            ),
+            (
+                "select 3 columns: fastcsv read_batch / read_row (mapped)".into(),
+                ratio(
+                    find("fastcsv read_batch", Task::Select, Src::Mapped),
+                    find("fastcsv", Task::Select, Src::Mapped),
+                ),
+                "",
+            ),
+            (
                 "count: buffered / mapped".into(),
                 ratio(find("fastcsv", Task::Count, Src::Buffered), count),
                 "≥ 0.85",
