@@ -12,6 +12,9 @@
 //!   [`Scanner`], exactly as `_csv.c` processes them;
 //! * `_native_reader(dialect, spec)`: a reader over a path, a file
 //!   descriptor or a binary stream, through the core [`Reader`](CoreReader);
+//! * `_text_reader(stream, dialect, filter)`: a reader over a text file in a
+//!   universal-newline mode, read in chunks of characters through the core
+//!   reader, with `csv`'s own error messages (see [`PyTextStream`]);
 //! * `_read(dialect, spec)` and `_read_columns(dialect, spec, header)`: bulk
 //!   reads that scan with the GIL released, in batches, and then build the
 //!   Python objects.
@@ -65,6 +68,11 @@ const INTERN_MAX_ENTRIES: usize = 1 << 16;
 const BATCH_BYTES: usize = 4 << 20;
 /// ... or this many rows, whichever comes first.
 const BATCH_ROWS: usize = 1 << 16;
+/// Characters asked of a text stream's `read` at a time. Moderate, so that
+/// an exception from the stream (a `UnicodeDecodeError`) comes out close to
+/// where `csv` would raise it: the text the failing call had already
+/// decoded is lost with it.
+const TEXT_CHUNK: usize = 1 << 14;
 
 // ---------------------------------------------------------------------------
 // Dialects
@@ -523,6 +531,19 @@ fn map_error(e: CoreError, stash: &PyErrStash) -> PyErr {
     }
 }
 
+/// Maps a core error for a reader over a text stream, which stands in for
+/// `csv.reader`: data errors carry `csv`'s message alone (the position in
+/// the text's UTF-8 would mean nothing to the caller).
+fn text_error(py: Python<'_>, e: CoreError, stash: &PyErrStash) -> PyErr {
+    if let Some(err) = stash.take() {
+        return err;
+    }
+    if e.is_data() {
+        return exc::Error::new_err(python_message(py, e.kind()));
+    }
+    map_error(e, stash)
+}
+
 fn io_error(io: io::Error, path: Option<String>) -> PyErr {
     match io.raw_os_error() {
         // OSError(errno, strerror, filename) picks the subclass
@@ -596,17 +617,89 @@ impl Read for PyStream {
     }
 }
 
+/// A text stream read through its `read(n)` method, as UTF-8.
+///
+/// The Python layer uses it only for an `io.TextIOWrapper` or `io.StringIO`
+/// in a universal-newline mode (`newline=None` or `''`). There the text that
+/// `read` returns is exactly the concatenation of the lines that iterating
+/// the stream gives (translated to `\n` with `None`, as they are with
+/// `''`), and those lines end at the text's LF, CR and CRLF: the line ends
+/// the core finds in stream mode. So the core reader over this text gives
+/// `csv.reader`'s rows and `line_num`.
+///
+/// A `str` with lone surrogates (from `errors='surrogateescape'`, say) is
+/// encoded with `surrogatepass`, and fields are decoded back the same way.
+struct PyTextStream {
+    /// The stream's `read`.
+    read: Py<PyAny>,
+    /// UTF-8 of the last `str` read that did not fit the caller's buffer;
+    /// `pending[off..]` is still to be handed out.
+    pending: Vec<u8>,
+    off: usize,
+    stash: PyErrStash,
+}
+
+impl PyTextStream {
+    /// Copies as much of `text` into `buf` as fits and keeps the rest.
+    fn hand_out(&mut self, text: &[u8], buf: &mut [u8]) -> usize {
+        let n = text.len().min(buf.len());
+        buf[..n].copy_from_slice(&text[..n]);
+        self.pending.clear();
+        self.pending.extend_from_slice(&text[n..]);
+        self.off = 0;
+        n
+    }
+
+    /// Reads the next chunk of text into `buf` (and `pending`).
+    fn read_chunk(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
+        let r = self.read.bind(py).call1((TEXT_CHUNK,))?;
+        let s = r.downcast::<PyString>().map_err(|_| {
+            let name = r.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            PyTypeError::new_err(format!(
+                "read() should return str, not {name} (the file should be opened in text mode)"
+            ))
+        })?;
+        match s.to_str() {
+            Ok(t) => Ok(self.hand_out(t.as_bytes(), buf)),
+            Err(_) => {
+                // Lone surrogates: carry them through, as `csv` does.
+                let b = s.call_method1(intern!(py, "encode"), ("utf-8", "surrogatepass"))?;
+                Ok(self.hand_out(b.downcast::<PyBytes>()?.as_bytes(), buf))
+            }
+        }
+    }
+}
+
+impl Read for PyTextStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.off < self.pending.len() {
+            let n = (self.pending.len() - self.off).min(buf.len());
+            buf[..n].copy_from_slice(&self.pending[self.off..self.off + n]);
+            self.off += n;
+            return Ok(n);
+        }
+        Python::with_gil(|py| {
+            self.read_chunk(py, buf).map_err(|e| {
+                self.stash.put(e);
+                io::Error::other("exception in read()")
+            })
+        })
+    }
+}
+
 /// A core reader that may move between threads.
 ///
 /// `Reader<'static>` is not `Send` only because it can hold a
 /// `Box<dyn Read>`; every reader stored here is built by [`open_native`]
-/// from a `File` or a [`PyStream`], both `Send`. It is `Sync` because a
+/// or `_text_reader` from a `File`, a [`PyStream`] or a [`PyTextStream`],
+/// all `Send`. It is `Sync` because a
 /// shared reference gives access to nothing (the only accessor takes
 /// `&mut self`), like `std::sync::Exclusive`.
 struct SendReader(CoreReader<'static>);
 
 // SAFETY: see the type's documentation: every value is built from `Send`
-// parts (a `File` or a `PyStream` holding `Py<PyAny>` and an `Arc<Mutex>`).
+// parts (a `File`, or a `PyStream` or `PyTextStream` holding `Py<PyAny>`,
+// an `Arc<Mutex>` and a `Vec<u8>`).
 unsafe impl Send for SendReader {}
 // SAFETY: no method takes `&self`, so sharing `&SendReader` between threads
 // exposes nothing.
@@ -805,6 +898,11 @@ struct NativeSource {
     strs: StrMaker,
     stash: PyErrStash,
     name: Option<String>,
+    /// `Some(field_size_limit())` in use when this reader stands in for
+    /// `csv.reader` over a text stream: the limit is then read before each
+    /// row, as for `_lines_reader`, and errors carry `csv`'s messages
+    /// alone, without a position.
+    csv_limit: Option<i64>,
 }
 
 enum Input {
@@ -922,6 +1020,13 @@ impl NativeSource {
         py: Python<'py>,
         nonnumeric: bool,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
+        if let Some(old) = self.csv_limit {
+            let limit = field_limit(py)?;
+            if limit != old {
+                self.rdr.get().set_field_limit(Some(limit.max(0) as u64));
+                self.csv_limit = Some(limit);
+            }
+        }
         let rdr = self.rdr.get();
         match rdr.read_row() {
             Ok(Some(row)) => {
@@ -931,6 +1036,7 @@ impl NativeSource {
                 Some(e) => Err(e),
                 None => Ok(None),
             },
+            Err(e) if self.csv_limit.is_some() => Err(text_error(py, e, &self.stash)),
             Err(e) => Err(map_error(e, &self.stash)),
         }
     }
@@ -946,6 +1052,18 @@ impl PyReader {
         match &mut self.input {
             Input::Lines(s) => s.next(py, self.nonnumeric),
             Input::Native(s) => s.next(py, self.nonnumeric),
+        }
+    }
+
+    /// What the reader reads: `"lines"` (an iterable of `str`), `"text"`
+    /// (a text stream read in chunks) or `"native"` (a path, a descriptor
+    /// or a binary stream). For tests and debugging.
+    #[getter]
+    fn _source(&self) -> &'static str {
+        match &self.input {
+            Input::Lines(_) => "lines",
+            Input::Native(s) if s.csv_limit.is_some() => "text",
+            Input::Native(_) => "native",
         }
     }
 
@@ -1008,6 +1126,49 @@ fn _native_reader(
             strs: StrMaker::new(&spec.errors, spec.intern)?,
             stash,
             name,
+            csv_limit: None,
+        })),
+    })
+}
+
+/// A reader over a text stream in a universal-newline mode (the caller
+/// checks the mode; see [`PyTextStream`]). Rows, `line_num` and error
+/// messages are `csv.reader`'s; a BOM stays in the first field, as in
+/// `csv`. QUOTE_NONNUMERIC is left to `_lines_reader`: `csv` converts each
+/// field as it ends and, after a failed conversion, resumes at the next
+/// line, which may be inside the record.
+#[pyfunction]
+#[pyo3(signature = (stream, dialect, filter=None))]
+fn _text_reader(
+    py: Python<'_>,
+    stream: &Bound<'_, PyAny>,
+    dialect: &Bound<'_, PyAny>,
+    filter: Option<&str>,
+) -> PyResult<PyReader> {
+    let pd = PyDialect::from_py(dialect)?;
+    if pd.nonnumeric {
+        return Err(unsupported("QUOTE_NONNUMERIC over a text stream"));
+    }
+    let limit = field_limit(py)?;
+    let d = pd.core(parse_filter(filter)?, core_limit(limit)?, false)?;
+    let stash = PyErrStash::default();
+    let text = PyTextStream {
+        read: stream.getattr(intern!(py, "read"))?.unbind(),
+        pending: Vec::new(),
+        off: 0,
+        stash: stash.clone(),
+    };
+    // `csv` holds a record of any size in memory; so may this reader.
+    let rdr = ReaderBuilder::new().dialect(d).max_buffer_size(usize::MAX).from_reader(text);
+    Ok(PyReader {
+        dialect: dialect.clone().unbind(),
+        nonnumeric: false,
+        input: Input::Native(Box::new(NativeSource {
+            rdr: SendReader(rdr),
+            strs: StrMaker::new("surrogatepass", false)?,
+            stash,
+            name: None,
+            csv_limit: Some(limit),
         })),
     })
 }
@@ -1258,6 +1419,7 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyReader>()?;
     m.add_function(wrap_pyfunction!(_lines_reader, m)?)?;
     m.add_function(wrap_pyfunction!(_native_reader, m)?)?;
+    m.add_function(wrap_pyfunction!(_text_reader, m)?)?;
     m.add_function(wrap_pyfunction!(_read, m)?)?;
     m.add_function(wrap_pyfunction!(_read_columns, m)?)?;
     m.add_function(wrap_pyfunction!(_make_dict, m)?)?;

@@ -125,6 +125,48 @@ def _classify(source: object, allow_bytes: bool = False) -> tuple[str, Any]:
     return "lines", source
 
 
+# Characters read to find out whether a text stream uses universal newlines.
+_PROBE = 1 << 16
+
+
+def _universal_text(f: Any) -> bool:
+    """True when ``f`` is an ``io.TextIOWrapper`` or ``io.StringIO`` (exactly:
+    a subclass may change iteration) that reads with universal newlines
+    (``newline=None`` or ``''``). Then the text ``f.read(n)`` returns is the
+    concatenation of the lines iteration gives, split at the LF, CR and CRLF
+    of that text, and the native text reader gives exactly ``csv.reader``'s
+    rows (``_fastcsv._text_reader``).
+
+    Neither type tells its ``newline`` argument, but ``f.newlines`` is not
+    ``None`` once text with a line end has been decoded, in exactly those
+    two modes. When nothing has been decoded yet, up to ``_PROBE``
+    characters are read and the stream is put back where it was; a stream
+    that cannot say where it is (``tell()`` is disabled after ``next(f)``)
+    or fails to read is left to the line-by-line path, and so is a stream
+    that is not seekable (a pipe or a terminal, whose rows should come out
+    as their lines arrive).
+    """
+    if type(f) not in (io.TextIOWrapper, io.StringIO):
+        return False
+    try:
+        # Not a pipe or a terminal: read(n) would wait for n characters
+        # where csv returns each row as its line arrives.
+        if not f.seekable():
+            return False
+        if f.newlines is not None:
+            return True
+        pos = f.tell()
+    except (OSError, ValueError):
+        return False
+    try:
+        f.read(_PROBE)
+        return f.newlines is not None
+    except Exception:  # noqa: BLE001 - the line path raises it again, in its place
+        return False
+    finally:
+        f.seek(pos)
+
+
 def _own_fd(f: Any) -> tuple[int, int] | None:
     """A new descriptor for a binary file that is a regular file, and the
     file object's logical position; ``None`` when there is none."""
@@ -205,10 +247,18 @@ def reader(csvfile: Any, /, dialect: Any = "excel", **fmtparams: Any) -> Any:
     """A reader like ``csv.reader``: iterate it for rows (``list[str]``).
 
     ``csvfile`` is any iterable of ``str`` lines (a text file opened with
-    ``newline=''``, a list, a generator): lines are pulled one at a time and
-    rows, ``line_num`` and errors are exactly ``csv.reader``'s. It may also
-    be a path or a binary file, parsed natively (UTF-8, BOM removed); errors
-    then carry the position: ``path:line: record N, byte B: message``.
+    ``newline=''``, a list, a generator): rows, ``line_num`` and errors are
+    exactly ``csv.reader``'s. Lines are pulled one at a time, except from a
+    seekable text file (``io.TextIOWrapper`` or ``io.StringIO``) opened
+    with ``newline=''`` or ``newline=None``, which is read in chunks of 16 Ki
+    characters and parsed natively: the file's position while iterating is
+    then ahead of the rows returned (as its buffer already is with
+    ``csv.reader``), and a ``UnicodeDecodeError`` from the file may come
+    a few rows earlier than in ``csv`` and ends the iteration.
+
+    ``csvfile`` may also be a path or a binary file, parsed natively (UTF-8,
+    BOM removed); errors then carry the position: ``path:line: record N,
+    byte B: message``.
 
     Extra keywords (native inputs only, except ``filter``):
     ``encoding='utf-8'``, ``errors='strict'`` (or ``'replace'``, ...),
@@ -224,6 +274,10 @@ def reader(csvfile: Any, /, dialect: Any = "excel", **fmtparams: Any) -> Any:
         it = iter(src)
         d = _csv.reader((), dialect, **fmtparams).dialect
         try:
+            # QUOTE_NONNUMERIC: after a failed float(), csv resumes at the
+            # next line, inside the record; only the line path does that.
+            if d.quoting != QUOTE_NONNUMERIC and _universal_text(src):
+                return _fastcsv._text_reader(src, d, extra.get("filter"))
             return _fastcsv._lines_reader(it, d, extra.get("filter"))
         except _Unsupported:
             if extra.get("filter") is not None:
