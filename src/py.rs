@@ -31,6 +31,7 @@ use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
@@ -73,6 +74,8 @@ const BATCH_ROWS: usize = 1 << 16;
 /// where `csv` would raise it: the text the failing call had already
 /// decoded is lost with it.
 const TEXT_CHUNK: usize = 1 << 14;
+/// Bytes asked of a text file's binary buffer at a time (see [`RawText`]).
+const RAW_CHUNK: usize = 1 << 16;
 
 // ---------------------------------------------------------------------------
 // Dialects
@@ -629,14 +632,52 @@ impl Read for PyStream {
 ///
 /// A `str` with lone surrogates (from `errors='surrogateescape'`, say) is
 /// encoded with `surrogatepass`, and fields are decoded back the same way.
+///
+/// A UTF-8 `io.TextIOWrapper` may instead start in raw mode ([`RawText`]):
+/// its bytes are read straight from its binary buffer, which spares
+/// decoding the text and encoding it again, for as long as the bytes are
+/// exactly the text `read` would return.
 struct PyTextStream {
     /// The stream's `read`.
     read: Py<PyAny>,
-    /// UTF-8 of the last `str` read that did not fit the caller's buffer;
-    /// `pending[off..]` is still to be handed out.
+    /// Raw mode, until it hands over to `read`.
+    raw: Option<RawText>,
+    /// Whether raw mode is still on (for `Reader._source`).
+    raw_on: Arc<AtomicBool>,
+    /// UTF-8 not handed out yet (it did not fit the caller's buffer):
+    /// `pending[off..]`.
     pending: Vec<u8>,
     off: usize,
     stash: PyErrStash,
+}
+
+/// Raw mode of a [`PyTextStream`]: the bytes of a UTF-8 `io.TextIOWrapper`
+/// read from its buffer, from a position where the wrapper has nothing
+/// decoded ahead (`tell()` was a plain byte offset).
+///
+/// Valid UTF-8 decodes to exactly the characters those bytes encode, and
+/// with `newline=''` the wrapper returns them unchanged. With
+/// `newline=None` it would turn CR and CRLF into LF, and the Python layer
+/// cannot tell the two modes apart unless it has seen a CR come out of
+/// `read` (then the mode is `''`, `keeps_cr`). So raw mode hands over to
+/// the wrapper, by seeking it to that byte, at the first byte that is not
+/// valid UTF-8 (the wrapper decodes from there with its own error handler,
+/// or raises its own `UnicodeDecodeError`) and, unless `keeps_cr`, at the
+/// first CR. Both are character boundaries where the wrapper's decoder
+/// starts afresh, exactly as it does after `seek`.
+struct RawText {
+    /// The `io.TextIOWrapper`.
+    stream: Py<PyAny>,
+    /// Its buffer's `read1`.
+    read1: Py<PyAny>,
+    /// Offset in the file of the next byte `read1` returns.
+    pos: u64,
+    /// `read` is known to return CRs as they are (`newline=''`).
+    keeps_cr: bool,
+    /// The first read has checked that the wrapper is still at `pos`.
+    checked: bool,
+    /// An incomplete UTF-8 sequence at the end of the last read.
+    tail: Vec<u8>,
 }
 
 impl PyTextStream {
@@ -668,6 +709,89 @@ impl PyTextStream {
             }
         }
     }
+
+    /// Reads the next bytes in raw mode, or hands over to `read_chunk`.
+    fn read_raw(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
+        loop {
+            let Some(raw) = &mut self.raw else {
+                return self.read_chunk(py, buf);
+            };
+            if !raw.checked {
+                // The stream may have been read since the reader was made:
+                // then it goes on from where the wrapper is, as `read`.
+                raw.checked = true;
+                let here = raw.stream.bind(py).call_method0(intern!(py, "tell"));
+                if here.and_then(|t| t.extract::<u64>()).ok() != Some(raw.pos) {
+                    self.raw = None;
+                    self.raw_on.store(false, Ordering::Relaxed);
+                    continue;
+                }
+            }
+            let chunk = raw.read1.bind(py).call1((RAW_CHUNK,))?;
+            let chunk = chunk
+                .downcast::<PyBytes>()
+                .map_err(|_| PyTypeError::new_err("the text file's buffer should return bytes"))?;
+            let b = chunk.as_bytes();
+            // `data` is the incomplete sequence left last time, then `b`;
+            // `start` is the offset of its first byte.
+            let start = raw.pos - raw.tail.len() as u64;
+            raw.pos += b.len() as u64;
+            let joined;
+            let data: &[u8] = if raw.tail.is_empty() {
+                b
+            } else {
+                raw.tail.extend_from_slice(b);
+                joined = std::mem::take(&mut raw.tail);
+                &joined
+            };
+            if b.is_empty() {
+                // End of file. An incomplete sequence left over is the
+                // wrapper's to decode (or to raise on).
+                if data.is_empty() {
+                    return Ok(0);
+                }
+                return self.hand_over(py, start, &[], buf);
+            }
+            let (valid, bad) = match std::str::from_utf8(data) {
+                Ok(_) => (data.len(), false),
+                Err(e) => (e.valid_up_to(), e.error_len().is_some()),
+            };
+            let cr = if raw.keeps_cr { None } else { memchr::memchr(b'\r', &data[..valid]) };
+            if let Some(k) = cr {
+                return self.hand_over(py, start + k as u64, &data[..k], buf);
+            }
+            if bad {
+                return self.hand_over(py, start + valid as u64, &data[..valid], buf);
+            }
+            raw.tail.clear();
+            raw.tail.extend_from_slice(&data[valid..]);
+            if valid > 0 {
+                return Ok(self.hand_out(&data[..valid], buf));
+            }
+            // Only the first bytes of a character so far: read on.
+        }
+    }
+
+    /// Leaves raw mode at byte `at` of the file: the wrapper is moved there
+    /// and read as text from then on, after `before` (the bytes up to `at`
+    /// not handed out yet).
+    fn hand_over(
+        &mut self,
+        py: Python<'_>,
+        at: u64,
+        before: &[u8],
+        buf: &mut [u8],
+    ) -> PyResult<usize> {
+        if let Some(raw) = self.raw.take() {
+            self.raw_on.store(false, Ordering::Relaxed);
+            raw.stream.bind(py).call_method1(intern!(py, "seek"), (at,))?;
+        }
+        if before.is_empty() {
+            self.read_chunk(py, buf)
+        } else {
+            Ok(self.hand_out(before, buf))
+        }
+    }
 }
 
 impl Read for PyTextStream {
@@ -679,7 +803,9 @@ impl Read for PyTextStream {
             return Ok(n);
         }
         Python::with_gil(|py| {
-            self.read_chunk(py, buf).map_err(|e| {
+            let r =
+                if self.raw.is_some() { self.read_raw(py, buf) } else { self.read_chunk(py, buf) };
+            r.map_err(|e| {
                 self.stash.put(e);
                 io::Error::other("exception in read()")
             })
@@ -699,7 +825,7 @@ struct SendReader(CoreReader<'static>);
 
 // SAFETY: see the type's documentation: every value is built from `Send`
 // parts (a `File`, or a `PyStream` or `PyTextStream` holding `Py<PyAny>`,
-// an `Arc<Mutex>` and a `Vec<u8>`).
+// `Arc`s of a `Mutex` and an atomic, and `Vec<u8>`s).
 unsafe impl Send for SendReader {}
 // SAFETY: no method takes `&self`, so sharing `&SendReader` between threads
 // exposes nothing.
@@ -898,11 +1024,18 @@ struct NativeSource {
     strs: StrMaker,
     stash: PyErrStash,
     name: Option<String>,
-    /// `Some(field_size_limit())` in use when this reader stands in for
-    /// `csv.reader` over a text stream: the limit is then read before each
-    /// row, as for `_lines_reader`, and errors carry `csv`'s messages
-    /// alone, without a position.
-    csv_limit: Option<i64>,
+    /// Set when this reader stands in for `csv.reader` over a text stream.
+    text: Option<TextState>,
+}
+
+/// What a reader over a text stream keeps beyond a native one: the limit
+/// is read again before each row, as for `_lines_reader`, and errors carry
+/// `csv`'s messages alone, without a position.
+struct TextState {
+    /// The `field_size_limit()` in use.
+    limit: i64,
+    /// Whether the stream is still read in raw mode (see [`RawText`]).
+    raw_on: Arc<AtomicBool>,
 }
 
 enum Input {
@@ -1020,11 +1153,11 @@ impl NativeSource {
         py: Python<'py>,
         nonnumeric: bool,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        if let Some(old) = self.csv_limit {
+        if let Some(text) = &mut self.text {
             let limit = field_limit(py)?;
-            if limit != old {
+            if limit != text.limit {
                 self.rdr.get().set_field_limit(Some(limit.max(0) as u64));
-                self.csv_limit = Some(limit);
+                text.limit = limit;
             }
         }
         let rdr = self.rdr.get();
@@ -1036,7 +1169,7 @@ impl NativeSource {
                 Some(e) => Err(e),
                 None => Ok(None),
             },
-            Err(e) if self.csv_limit.is_some() => Err(text_error(py, e, &self.stash)),
+            Err(e) if self.text.is_some() => Err(text_error(py, e, &self.stash)),
             Err(e) => Err(map_error(e, &self.stash)),
         }
     }
@@ -1056,14 +1189,18 @@ impl PyReader {
     }
 
     /// What the reader reads: `"lines"` (an iterable of `str`), `"text"`
-    /// (a text stream read in chunks) or `"native"` (a path, a descriptor
-    /// or a binary stream). For tests and debugging.
+    /// (a text stream read in chunks), `"text-raw"` (a text file whose
+    /// bytes are read from its buffer, so far) or `"native"` (a path, a
+    /// descriptor or a binary stream). For tests and debugging.
     #[getter]
     fn _source(&self) -> &'static str {
         match &self.input {
             Input::Lines(_) => "lines",
-            Input::Native(s) if s.csv_limit.is_some() => "text",
-            Input::Native(_) => "native",
+            Input::Native(s) => match &s.text {
+                Some(t) if t.raw_on.load(Ordering::Relaxed) => "text-raw",
+                Some(_) => "text",
+                None => "native",
+            },
         }
     }
 
@@ -1126,7 +1263,7 @@ fn _native_reader(
             strs: StrMaker::new(&spec.errors, spec.intern)?,
             stash,
             name,
-            csv_limit: None,
+            text: None,
         })),
     })
 }
@@ -1137,13 +1274,19 @@ fn _native_reader(
 /// `csv`. QUOTE_NONNUMERIC is left to `_lines_reader`: `csv` converts each
 /// field as it ends and, after a failed conversion, resumes at the next
 /// line, which may be inside the record.
+///
+/// With `raw_offset` (a UTF-8 `io.TextIOWrapper` whose `tell()` was that
+/// plain byte offset, with nothing decoded ahead), the stream starts in
+/// raw mode; `keeps_cr` says that `read` was seen returning a CR.
 #[pyfunction]
-#[pyo3(signature = (stream, dialect, filter=None))]
+#[pyo3(signature = (stream, dialect, filter=None, raw_offset=None, keeps_cr=false))]
 fn _text_reader(
     py: Python<'_>,
     stream: &Bound<'_, PyAny>,
     dialect: &Bound<'_, PyAny>,
     filter: Option<&str>,
+    raw_offset: Option<u64>,
+    keeps_cr: bool,
 ) -> PyResult<PyReader> {
     let pd = PyDialect::from_py(dialect)?;
     if pd.nonnumeric {
@@ -1151,9 +1294,23 @@ fn _text_reader(
     }
     let limit = field_limit(py)?;
     let d = pd.core(parse_filter(filter)?, core_limit(limit)?, false)?;
+    let raw = match raw_offset {
+        Some(pos) => Some(RawText {
+            stream: stream.clone().unbind(),
+            read1: stream.getattr(intern!(py, "buffer"))?.getattr(intern!(py, "read1"))?.unbind(),
+            pos,
+            keeps_cr,
+            checked: false,
+            tail: Vec::new(),
+        }),
+        None => None,
+    };
+    let raw_on = Arc::new(AtomicBool::new(raw.is_some()));
     let stash = PyErrStash::default();
     let text = PyTextStream {
         read: stream.getattr(intern!(py, "read"))?.unbind(),
+        raw,
+        raw_on: raw_on.clone(),
         pending: Vec::new(),
         off: 0,
         stash: stash.clone(),
@@ -1168,7 +1325,7 @@ fn _text_reader(
             strs: StrMaker::new("surrogatepass", false)?,
             stash,
             name: None,
-            csv_limit: Some(limit),
+            text: Some(TextState { limit, raw_on }),
         })),
     })
 }

@@ -129,42 +129,62 @@ def _classify(source: object, allow_bytes: bool = False) -> tuple[str, Any]:
 _PROBE = 1 << 16
 
 
-def _universal_text(f: Any) -> bool:
-    """True when ``f`` is an ``io.TextIOWrapper`` or ``io.StringIO`` (exactly:
-    a subclass may change iteration) that reads with universal newlines
+def _text_plan(f: Any) -> dict[str, Any] | None:
+    """How to read a text stream natively: keywords for
+    ``_fastcsv._text_reader``, or ``None`` for the line-by-line path.
+
+    ``f`` must be an ``io.TextIOWrapper`` or ``io.StringIO`` (exactly: a
+    subclass may change iteration) that reads with universal newlines
     (``newline=None`` or ``''``). Then the text ``f.read(n)`` returns is the
     concatenation of the lines iteration gives, split at the LF, CR and CRLF
     of that text, and the native text reader gives exactly ``csv.reader``'s
-    rows (``_fastcsv._text_reader``).
+    rows.
 
     Neither type tells its ``newline`` argument, but ``f.newlines`` is not
     ``None`` once text with a line end has been decoded, in exactly those
-    two modes. When nothing has been decoded yet, up to ``_PROBE``
-    characters are read and the stream is put back where it was; a stream
-    that cannot say where it is (``tell()`` is disabled after ``next(f)``)
-    or fails to read is left to the line-by-line path, and so is a stream
-    that is not seekable (a pipe or a terminal, whose rows should come out
-    as their lines arrive).
+    two modes. So up to ``_PROBE`` characters are read and the stream is
+    put back where it was. A stream that cannot say where it is (``tell()``
+    is disabled after ``next(f)``) or fails to read takes the line path
+    unless a line end was decoded before; so does a stream that is not
+    seekable (a pipe or a terminal, whose rows should come out as their
+    lines arrive).
+
+    A UTF-8 ``io.TextIOWrapper`` whose position is a plain byte offset (no
+    decoder state) is read from its buffer as bytes (``raw_offset``) until
+    those stop being exactly its text; a CR seen in the probe shows
+    ``newline=''`` (``keeps_cr``).
     """
     if type(f) not in (io.TextIOWrapper, io.StringIO):
-        return False
+        return None
     try:
         # Not a pipe or a terminal: read(n) would wait for n characters
         # where csv returns each row as its line arrives.
         if not f.seekable():
-            return False
-        if f.newlines is not None:
-            return True
+            return None
+        known = f.newlines is not None
+    except (OSError, ValueError):
+        return None
+    try:
         pos = f.tell()
     except (OSError, ValueError):
-        return False
+        return {} if known else None
     try:
-        f.read(_PROBE)
-        return f.newlines is not None
-    except Exception:  # noqa: BLE001 - the line path raises it again, in its place
-        return False
+        probe = f.read(_PROBE)
+        known = f.newlines is not None
+    except Exception:  # noqa: BLE001 - raised again where the reader meets it
+        return {} if known else None
     finally:
         f.seek(pos)
+    if not known:
+        return None
+    if (
+        type(f) is io.TextIOWrapper
+        and pos < 1 << 64
+        and type(f.buffer) in (io.BufferedReader, io.BufferedRandom)
+        and codecs.lookup(f.encoding).name == "utf-8"
+    ):
+        return {"raw_offset": pos, "keeps_cr": "\r" in probe}
+    return {}
 
 
 def _own_fd(f: Any) -> tuple[int, int] | None:
@@ -250,11 +270,12 @@ def reader(csvfile: Any, /, dialect: Any = "excel", **fmtparams: Any) -> Any:
     ``newline=''``, a list, a generator): rows, ``line_num`` and errors are
     exactly ``csv.reader``'s. Lines are pulled one at a time, except from a
     seekable text file (``io.TextIOWrapper`` or ``io.StringIO``) opened
-    with ``newline=''`` or ``newline=None``, which is read in chunks of 16 Ki
-    characters and parsed natively: the file's position while iterating is
-    then ahead of the rows returned (as its buffer already is with
-    ``csv.reader``), and a ``UnicodeDecodeError`` from the file may come
-    a few rows earlier than in ``csv`` and ends the iteration.
+    with ``newline=''`` or ``newline=None``, which is read in chunks and
+    parsed natively (a UTF-8 file's bytes straight from its buffer while
+    they are exactly its text): the file's position while iterating is then
+    ahead of the rows returned (as its buffer already is with
+    ``csv.reader``), and a ``UnicodeDecodeError`` from the file may come a
+    few rows earlier or later than in ``csv`` and ends the iteration.
 
     ``csvfile`` may also be a path or a binary file, parsed natively (UTF-8,
     BOM removed); errors then carry the position: ``path:line: record N,
@@ -276,8 +297,9 @@ def reader(csvfile: Any, /, dialect: Any = "excel", **fmtparams: Any) -> Any:
         try:
             # QUOTE_NONNUMERIC: after a failed float(), csv resumes at the
             # next line, inside the record; only the line path does that.
-            if d.quoting != QUOTE_NONNUMERIC and _universal_text(src):
-                return _fastcsv._text_reader(src, d, extra.get("filter"))
+            plan = _text_plan(src) if d.quoting != QUOTE_NONNUMERIC else None
+            if plan is not None:
+                return _fastcsv._text_reader(src, d, extra.get("filter"), **plan)
             return _fastcsv._lines_reader(it, d, extra.get("filter"))
         except _Unsupported:
             if extra.get("filter") is not None:

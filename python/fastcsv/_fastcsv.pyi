@@ -30,7 +30,8 @@ class Reader:
 
     @property
     def _source(self) -> str:
-        """``"lines"``, ``"text"`` or ``"native"``: what the reader reads."""
+        """``"lines"``, ``"text"``, ``"text-raw"`` or ``"native"``: what the
+        reader reads."""
 
     def __iter__(self) -> Reader: ...
     def __next__(self) -> list[Any]: ...
@@ -41,7 +42,13 @@ class _Unsupported(ValueError):
 def _lines_reader(lines: Any, dialect: Any, filter: str | None = None) -> Reader:
     """A reader over an iterable of ``str`` lines."""
 
-def _text_reader(stream: Any, dialect: Any, filter: str | None = None) -> Reader:
+def _text_reader(
+    stream: Any,
+    dialect: Any,
+    filter: str | None = None,
+    raw_offset: int | None = None,
+    keeps_cr: bool = False,
+) -> Reader:
     """A reader over a text stream with universal newlines, read in chunks."""
 
 def _native_reader(dialect: Any, spec: dict[str, Any]) -> Reader:

@@ -1,7 +1,9 @@
 """Text files read natively: an io.TextIOWrapper or io.StringIO with
 universal newlines (newline='' or None) is read in chunks and parsed by the
 core, and must still give exactly csv.reader's rows, line_num and errors;
-every other text stream keeps the line-by-line path."""
+every other text stream keeps the line-by-line path. A UTF-8 file starts in
+raw mode (its bytes read from its buffer, `_source == "text-raw"`) and hands
+over to read() where its bytes stop being exactly its text."""
 
 import csv
 import functools
@@ -15,7 +17,7 @@ import pytest
 from conftest import drain
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_differential import dialect_st, text_st, valid
+from test_differential import BYTE_PIECES, dialect_st, text_st, valid
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -36,14 +38,15 @@ def text_kinds(path, text, newline):
     ]
 
 
-def expected_source(text, newline, d):
+def expected_source(kind, text, newline, d):
     """The text path needs universal newlines, a line end to show them (in
     the probe of a file, or anywhere in a StringIO's text, whose line ends
-    are noted as it is written) and no QUOTE_NONNUMERIC."""
+    are noted as it is written) and no QUOTE_NONNUMERIC. UTF-8 files start
+    in raw mode."""
     universal = newline in ("", None)
     has_end = "\r" in text or "\n" in text
     if universal and has_end and d.get("quoting") != csv.QUOTE_NONNUMERIC:
-        return "text"
+        return "text-raw" if kind == "file" else "text"
     return "lines"
 
 
@@ -59,11 +62,15 @@ def test_text_streams_match_csv(text, d, newline):
             with make() as f, make() as g:
                 r = fastcsv.reader(f, **d)
                 if hasattr(fastcsv.reader([], **d), "_source"):
-                    assert r._source == expected_source(text, newline, d), kind
+                    assert r._source == expected_source(kind, text, newline, d), kind
                 else:
                     # A dialect the core cannot parse: the stdlib's reader.
                     assert type(r) is type(csv.reader([])), kind
+                before = getattr(r, "_source", None)
                 assert drain(r, max_errors=20) == drain(csv.reader(g, **d), max_errors=20), kind
+                if before == "text-raw" and newline is None and "\r" in text:
+                    # The first CR hands over: newline=None would translate it.
+                    assert r._source == "text", kind
     finally:
         os.unlink(path)
 
@@ -86,7 +93,7 @@ def test_chunk_boundaries(tmp_path, newline, kw):
     with open(p, newline=newline, encoding="utf-8") as f, \
             open(p, newline=newline, encoding="utf-8") as g:
         r = fastcsv.reader(f, **kw)
-        assert r._source == "text"
+        assert r._source == "text-raw"
         assert drain(r, max_errors=10**6) == drain(csv.reader(g, **kw), max_errors=10**6)
     s = io.StringIO(text, newline=newline)
     assert drain(fastcsv.reader(s, **kw), max_errors=10**6) == \
@@ -97,7 +104,9 @@ def test_fast_path_only_for_universal_newlines(tmp_path):
     p = write(tmp_path, "a,b\r\nc,d\r\n")
     for newline, source in [("", "text"), (None, "text"), ("\n", "lines"),
                             ("\r", "lines"), ("\r\n", "lines")]:
-        with open(p, newline=newline) as f:
+        with open(p, newline=newline, encoding="utf-8") as f:
+            assert fastcsv.reader(f)._source.startswith(source), newline
+        with open(p, newline=newline, encoding="latin-1") as f:
             assert fastcsv.reader(f)._source == source, newline
         assert fastcsv.reader(io.StringIO("a\nb\n", newline=newline))._source == source
     # Exact types only: a subclass may change how it iterates.
@@ -169,7 +178,7 @@ def test_bom_stays_in_the_first_field(tmp_path):
     p = write(tmp_path, "\ufeffa,b\r\n1,2\r\n")
     with open(p, newline="", encoding="utf-8") as f, open(p, newline="", encoding="utf-8") as g:
         r = fastcsv.reader(f)
-        assert r._source == "text"
+        assert r._source == "text-raw"
         rows = list(r)
         assert rows == list(csv.reader(g))
         assert rows[0][0] == "\ufeffa"
@@ -183,14 +192,16 @@ def test_surrogateescape_text(tmp_path):
     with open(p, newline="", errors="surrogateescape") as f, \
             open(p, newline="", errors="surrogateescape") as g:
         r = fastcsv.reader(f)
-        assert r._source == "text"
+        assert r._source == "text-raw"
         rows = list(r)
         assert rows == list(csv.reader(g))
         assert rows[0][1] == '\udcff\udcfe"x"'
+        # The first byte that is not UTF-8 hands over to the wrapper.
+        assert r._source == "text"
 
 
 def test_unicode_decode_error_surfaces(tmp_path):
-    good = "".join(f"{i},caf\u00e9,{'x' * (i % 50)}\r\n" for i in range(20_000))
+    good = "".join(f"{i},cafe,{'x' * (i % 50)}\r\n" for i in range(20_000))
     # Past the probe: raised while iterating.
     p = write(tmp_path, good.encode() + b"bad,\xff\r\nafter\r\n")
 
@@ -200,15 +211,17 @@ def test_unicode_decode_error_surfaces(tmp_path):
             rows.extend(rdr)
         return rows
 
-    with open(p, newline="") as f, open(p, newline="") as g:
-        r = fastcsv.reader(f)
-        assert r._source == "text"
-        got, want = rows_before_error(r), rows_before_error(csv.reader(g))
-        # The rows before it are csv's, perhaps a few less (the text the
-        # failing read had decoded is lost with it); then iteration ends.
-        assert got == want[:len(got)]
-        assert len(got) > len(want) - 2000
-        assert list(r) == []
+    for encoding, source in [("utf-8", "text-raw"), ("utf_8", "text-raw"), ("ascii", "text")]:
+        with open(p, newline="", encoding=encoding) as f, \
+                open(p, newline="", encoding=encoding) as g:
+            r = fastcsv.reader(f)
+            assert r._source == source
+            got, want = rows_before_error(r), rows_before_error(csv.reader(g))
+            # The rows before it are csv's, perhaps a few more or less than
+            # csv's (which decodes 8 KiB at a time); then iteration ends.
+            assert got[:len(want)] == want[:len(got)]
+            assert abs(len(got) - len(want)) < 2000
+            assert list(r) == []
     # In the probe: the line path raises it where csv does.
     q = write(tmp_path, b"a,b\r\n\xff\r\n", "early.csv")
     with open(q, newline="") as f, open(q, newline="") as g:
@@ -228,7 +241,7 @@ def test_error_messages_are_csvs(tmp_path, kw, limit):
     p = write(tmp_path, text)
     with open(p, newline="") as f, open(p, newline="") as g:
         r = fastcsv.reader(f, **kw)
-        assert r._source == "text"
+        assert r._source == "text-raw"
         got, want = drain(r), drain(csv.reader(g, **kw))
     assert got == want
     messages = [e[2] for e in got if e[0] == "error"]
@@ -243,7 +256,7 @@ def test_field_size_limit_read_before_each_row(tmp_path, limit):
     fastcsv.field_size_limit(5)
     with open(p, newline="") as f:
         r = fastcsv.reader(f)
-        assert r._source == "text"
+        assert r._source == "text-raw"
         assert next(r) == ["abc", "de"]
         with pytest.raises(csv.Error, match=r"^field larger than field limit \(5\)$"):
             next(r)
@@ -257,7 +270,7 @@ def test_keywords_on_text_files(tmp_path):
     p = write(tmp_path, "a\x07b,c\r\nd\r\n")
     with open(p, newline="") as f:
         r = fastcsv.reader(f, filter="controls")
-        assert r._source == "text"
+        assert r._source == "text-raw"
         assert list(r) == [["ab", "c"], ["d"]]
     for k, v in [("encoding", "utf-8"), ("errors", "strict"), ("source", "mmap"),
                  ("buffer_size", 10), ("intern", True)]:
@@ -278,7 +291,7 @@ def test_dictreader_over_a_text_file(tmp_path):
     p = write(tmp_path, 'a,b\r\n1,"x\r\ny"\r\n\r\n3\r\n4,5,6\r\n')
     with open(p, newline="") as f, open(p, newline="") as g:
         r, s = fastcsv.DictReader(f), csv.DictReader(g)
-        assert r.reader._source == "text"
+        assert r.reader._source == "text-raw"
         got = [(row, r.line_num) for row in r]
         assert got == [(row, s.line_num) for row in s]
 
@@ -289,3 +302,132 @@ def test_read_and_read_columns_of_a_text_file(tmp_path):
         assert fastcsv.read(f) == [["a", "b"], ["1", "2"], ["3", "4"]]
     with open(p, newline="") as f:
         assert fastcsv.read_columns(f) == {"a": ["1", "3"], "b": ["2", "4"]}
+
+
+# --- raw mode: a UTF-8 file's bytes read from its buffer ----------------------
+
+
+def both(p, newline, **open_kw):
+    """The same UTF-8 file opened twice: for fastcsv and for csv."""
+    return (open(p, newline=newline, encoding="utf-8", **open_kw),
+            open(p, newline=newline, encoding="utf-8", **open_kw))
+
+
+@pytest.mark.parametrize("newline", ["", None])
+@pytest.mark.parametrize("late", ["\r", "\r\n", '"x\ry"', '"x\r\ny"\r\n'])
+def test_cr_after_the_probe_hands_over(tmp_path, newline, late):
+    """The probe saw only LF, so the mode is unknown until a CR comes:
+    newline=None would translate it."""
+    head = "".join(f"{i},é€😀,x\n" for i in range(30_000))
+    p = write(tmp_path, head + "a," + late + "b\nc,d\n")
+    f, g = both(p, newline)
+    with f, g:
+        r = fastcsv.reader(f)
+        assert r._source == "text-raw"
+        assert drain(r) == drain(csv.reader(g))
+        assert r._source == "text"
+
+
+def test_cr_in_the_probe_shows_newline_empty(tmp_path):
+    text = "".join(f'{i},"é\r\n€",😀\r\n' for i in range(40_000))
+    p = write(tmp_path, text)
+    f, g = both(p, "")
+    with f, g:
+        r = fastcsv.reader(f)
+        assert drain(r) == drain(csv.reader(g))
+        assert r._source == "text-raw"
+        # Like csv, the reader leaves the file at its end.
+        assert f.read() == "" and f.tell() == p.stat().st_size
+
+
+@pytest.mark.parametrize("errors", ["strict", "replace", "surrogateescape"])
+@pytest.mark.parametrize("bad", [b"\xff", b"\xe2\x82", b"\xed\xa0\x80", b"\xc3"])
+def test_bytes_that_are_not_utf8_hand_over(tmp_path, errors, bad):
+    head = "".join(f"{i},é€😀\r\n" for i in range(30_000)).encode()
+    for data in [head + b"x," + bad + b"y\r\nz\r\n", head + b"x," + bad]:
+        p = write(tmp_path, data)
+        f, g = both(p, "", errors=errors)
+        with f, g:
+            r = fastcsv.reader(f)
+            assert r._source == "text-raw"
+            got, want = drain(r), drain(csv.reader(g))
+            if errors == "strict":
+                # The wrapper raises it, maybe after more rows than csv
+                # (which decodes 8 KiB ahead), and iteration ends.
+                i = next(k for k, e in enumerate(got) if e[0] == "error")
+                j = next(k for k, e in enumerate(want) if e[0] == "error")
+                assert got[i][1] == want[j][1] == "UnicodeDecodeError"
+                assert got[:j] == want[:j]
+                assert i >= j and got[i + 1:] == []
+            else:
+                assert got == want
+            assert r._source == "text"
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from([*BYTE_PIECES, b"\r", b"\r\n", b"\n", b'"', b","]),
+                max_size=40).map(b"".join),
+       st.sampled_from(["strict", "replace", "surrogateescape", "backslashreplace"]),
+       st.sampled_from(["", None]))
+def test_raw_mode_bytes_match_csv(data, errors, newline):
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        f, g = both(path, newline, errors=errors)
+        with f, g:
+            r = fastcsv.reader(f)
+            got, want = drain(r), drain(csv.reader(g))
+        j = next((k for k, e in enumerate(want) if e[1] == "UnicodeDecodeError"), None)
+        if j is None:
+            assert got == want
+        else:
+            # csv decodes 8 KiB ahead of its rows, the raw mode not: the
+            # same error, the same rows before it as far as both go.
+            i = next(k for k, e in enumerate(got) if e[0] == "error")
+            assert got[i][1] == "UnicodeDecodeError"
+            assert got[:min(i, j)] == want[:min(i, j)]
+    finally:
+        os.unlink(path)
+
+
+def test_characters_straddle_raw_chunks(tmp_path):
+    """4-byte characters across every read1() boundary stay in raw mode."""
+    text = "".join(f"{'😀' * (i % 7)},{i}\r\n" for i in range(60_000))
+    p = write(tmp_path, text)
+    f, g = both(p, "")
+    with f, g:
+        r = fastcsv.reader(f)
+        assert drain(r) == drain(csv.reader(g))
+        assert r._source == "text-raw"
+
+
+def test_raw_mode_starts_where_the_file_is(tmp_path):
+    p = write(tmp_path, "skip,é\r\na,b\r\nc,d\r\n")
+    f, g = both(p, "")
+    with f, g:
+        f.readline()
+        g.readline()
+        r = fastcsv.reader(f)
+        assert r._source == "text-raw"
+        assert drain(r) == drain(csv.reader(g))
+    # A position inside the decoder's state (a CR whose LF is not decoded
+    # yet) is not a byte offset: read() from there.
+    f, g = both(p, "")
+    with f, g:
+        assert f.read(7) == g.read(7) == "skip,é\r"
+        r = fastcsv.reader(f)
+        assert r._source == "text"
+        assert drain(r) == drain(csv.reader(g))
+
+
+def test_reading_before_the_first_row_is_honoured(tmp_path):
+    """Whatever reads the file between reader() and the first row moves
+    where the rows start, as with csv."""
+    p = write(tmp_path, "h1,h2\r\na,b\r\nc,d\r\n")
+    f, g = both(p, "")
+    with f, g:
+        r, s = fastcsv.reader(f), csv.reader(g)
+        assert f.readline() == g.readline() == "h1,h2\r\n"
+        assert drain(r) == drain(s)
+        assert r._source == "text"
