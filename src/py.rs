@@ -12,9 +12,10 @@
 //!   [`Scanner`], exactly as `_csv.c` processes them;
 //! * `_native_reader(dialect, spec)`: a reader over a path, a file
 //!   descriptor or a binary stream, through the core [`Reader`](CoreReader);
-//! * `_text_reader(stream, dialect, filter)`: a reader over a text file in a
-//!   universal-newline mode, read in chunks of characters through the core
-//!   reader, with `csv`'s own error messages (see [`PyTextStream`]);
+//! * `_text_reader(stream, dialect, filter, raw_offset, keeps_cr)`: a
+//!   reader over a text file in a universal-newline mode, read in chunks
+//!   (of characters, or of a UTF-8 file's bytes) through the core reader,
+//!   with `csv`'s own error messages (see [`PyTextStream`]);
 //! * `_read(dialect, spec)` and `_read_columns(dialect, spec, header)`: bulk
 //!   reads that scan with the GIL released, in batches, and then build the
 //!   Python objects.
@@ -818,9 +819,9 @@ impl Read for PyTextStream {
 /// `Reader<'static>` is not `Send` only because it can hold a
 /// `Box<dyn Read>`; every reader stored here is built by [`open_native`]
 /// or `_text_reader` from a `File`, a [`PyStream`] or a [`PyTextStream`],
-/// all `Send`. It is `Sync` because a
-/// shared reference gives access to nothing (the only accessor takes
-/// `&mut self`), like `std::sync::Exclusive`.
+/// all `Send`. It is `Sync` because a shared reference gives access to
+/// nothing (the only accessor takes `&mut self`), like
+/// `std::sync::Exclusive`.
 struct SendReader(CoreReader<'static>);
 
 // SAFETY: see the type's documentation: every value is built from `Send`

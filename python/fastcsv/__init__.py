@@ -180,7 +180,7 @@ def _text_plan(f: Any) -> dict[str, Any] | None:
     if (
         type(f) is io.TextIOWrapper
         and pos < 1 << 64
-        and type(f.buffer) in (io.BufferedReader, io.BufferedRandom)
+        and type(f.buffer) in (io.BufferedReader, io.BufferedRandom, io.BytesIO)
         and codecs.lookup(f.encoding).name == "utf-8"
     ):
         return {"raw_offset": pos, "keeps_cr": "\r" in probe}

@@ -30,10 +30,15 @@ def write(tmp_path, data, name="data.csv"):
     return p
 
 
+def wrapped_bytes(text, newline):
+    return io.TextIOWrapper(io.BytesIO(text.encode()), encoding="utf-8", newline=newline)
+
+
 def text_kinds(path, text, newline):
     """(kind, opener): each opener makes a new stream of that kind."""
     return [
         ("file", functools.partial(open, path, newline=newline, encoding="utf-8")),
+        ("bytesio", functools.partial(wrapped_bytes, text, newline)),
         ("stringio", functools.partial(io.StringIO, text, newline=newline)),
     ]
 
@@ -46,7 +51,7 @@ def expected_source(kind, text, newline, d):
     universal = newline in ("", None)
     has_end = "\r" in text or "\n" in text
     if universal and has_end and d.get("quoting") != csv.QUOTE_NONNUMERIC:
-        return "text-raw" if kind == "file" else "text"
+        return "text" if kind == "stringio" else "text-raw"
     return "lines"
 
 
