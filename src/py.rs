@@ -12,6 +12,10 @@
 //!   [`Scanner`], exactly as `_csv.c` processes them;
 //! * `_native_reader(dialect, spec)`: a reader over a path, a file
 //!   descriptor or a binary stream, through the core [`Reader`](CoreReader);
+//! * `_text_reader(stream, dialect, filter, raw_offset, keeps_cr)`: a
+//!   reader over a text file in a universal-newline mode, read in chunks
+//!   (of characters, or of a UTF-8 file's bytes) through the core reader,
+//!   with `csv`'s own error messages (see [`PyTextStream`]);
 //! * `_read(dialect, spec)` and `_read_columns(dialect, spec, header)`: bulk
 //!   reads that scan with the GIL released, in batches, and then build the
 //!   Python objects.
@@ -28,6 +32,7 @@ use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
@@ -65,6 +70,13 @@ const INTERN_MAX_ENTRIES: usize = 1 << 16;
 const BATCH_BYTES: usize = 4 << 20;
 /// ... or this many rows, whichever comes first.
 const BATCH_ROWS: usize = 1 << 16;
+/// Characters asked of a text stream's `read` at a time. Moderate, so that
+/// an exception from the stream (a `UnicodeDecodeError`) comes out close to
+/// where `csv` would raise it: the text the failing call had already
+/// decoded is lost with it.
+const TEXT_CHUNK: usize = 1 << 14;
+/// Bytes asked of a text file's binary buffer at a time (see [`RawText`]).
+const RAW_CHUNK: usize = 1 << 16;
 
 // ---------------------------------------------------------------------------
 // Dialects
@@ -523,6 +535,19 @@ fn map_error(e: CoreError, stash: &PyErrStash) -> PyErr {
     }
 }
 
+/// Maps a core error for a reader over a text stream, which stands in for
+/// `csv.reader`: data errors carry `csv`'s message alone (the position in
+/// the text's UTF-8 would mean nothing to the caller).
+fn text_error(py: Python<'_>, e: CoreError, stash: &PyErrStash) -> PyErr {
+    if let Some(err) = stash.take() {
+        return err;
+    }
+    if e.is_data() {
+        return exc::Error::new_err(python_message(py, e.kind()));
+    }
+    map_error(e, stash)
+}
+
 fn io_error(io: io::Error, path: Option<String>) -> PyErr {
     match io.raw_os_error() {
         // OSError(errno, strerror, filename) picks the subclass
@@ -596,17 +621,212 @@ impl Read for PyStream {
     }
 }
 
+/// A text stream read through its `read(n)` method, as UTF-8.
+///
+/// The Python layer uses it only for an `io.TextIOWrapper` or `io.StringIO`
+/// in a universal-newline mode (`newline=None` or `''`). There the text that
+/// `read` returns is exactly the concatenation of the lines that iterating
+/// the stream gives (translated to `\n` with `None`, as they are with
+/// `''`), and those lines end at the text's LF, CR and CRLF: the line ends
+/// the core finds in stream mode. So the core reader over this text gives
+/// `csv.reader`'s rows and `line_num`.
+///
+/// A `str` with lone surrogates (from `errors='surrogateescape'`, say) is
+/// encoded with `surrogatepass`, and fields are decoded back the same way.
+///
+/// A UTF-8 `io.TextIOWrapper` may instead start in raw mode ([`RawText`]):
+/// its bytes are read straight from its binary buffer, which spares
+/// decoding the text and encoding it again, for as long as the bytes are
+/// exactly the text `read` would return.
+struct PyTextStream {
+    /// The stream's `read`.
+    read: Py<PyAny>,
+    /// Raw mode, until it hands over to `read`.
+    raw: Option<RawText>,
+    /// Whether raw mode is still on (for `Reader._source`).
+    raw_on: Arc<AtomicBool>,
+    /// UTF-8 not handed out yet (it did not fit the caller's buffer):
+    /// `pending[off..]`.
+    pending: Vec<u8>,
+    off: usize,
+    stash: PyErrStash,
+}
+
+/// Raw mode of a [`PyTextStream`]: the bytes of a UTF-8 `io.TextIOWrapper`
+/// read from its buffer, from a position where the wrapper has nothing
+/// decoded ahead (`tell()` was a plain byte offset).
+///
+/// Valid UTF-8 decodes to exactly the characters those bytes encode, and
+/// with `newline=''` the wrapper returns them unchanged. With
+/// `newline=None` it would turn CR and CRLF into LF, and the Python layer
+/// cannot tell the two modes apart unless it has seen a CR come out of
+/// `read` (then the mode is `''`, `keeps_cr`). So raw mode hands over to
+/// the wrapper, by seeking it to that byte, at the first byte that is not
+/// valid UTF-8 (the wrapper decodes from there with its own error handler,
+/// or raises its own `UnicodeDecodeError`) and, unless `keeps_cr`, at the
+/// first CR. Both are character boundaries where the wrapper's decoder
+/// starts afresh, exactly as it does after `seek`.
+struct RawText {
+    /// The `io.TextIOWrapper`.
+    stream: Py<PyAny>,
+    /// Its buffer's `read1`.
+    read1: Py<PyAny>,
+    /// Offset in the file of the next byte `read1` returns.
+    pos: u64,
+    /// `read` is known to return CRs as they are (`newline=''`).
+    keeps_cr: bool,
+    /// The first read has checked that the wrapper is still at `pos`.
+    checked: bool,
+    /// An incomplete UTF-8 sequence at the end of the last read.
+    tail: Vec<u8>,
+}
+
+impl PyTextStream {
+    /// Copies as much of `text` into `buf` as fits and keeps the rest.
+    fn hand_out(&mut self, text: &[u8], buf: &mut [u8]) -> usize {
+        let n = text.len().min(buf.len());
+        buf[..n].copy_from_slice(&text[..n]);
+        self.pending.clear();
+        self.pending.extend_from_slice(&text[n..]);
+        self.off = 0;
+        n
+    }
+
+    /// Reads the next chunk of text into `buf` (and `pending`).
+    fn read_chunk(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
+        let r = self.read.bind(py).call1((TEXT_CHUNK,))?;
+        let s = r.downcast::<PyString>().map_err(|_| {
+            let name = r.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            PyTypeError::new_err(format!(
+                "read() should return str, not {name} (the file should be opened in text mode)"
+            ))
+        })?;
+        match s.to_str() {
+            Ok(t) => Ok(self.hand_out(t.as_bytes(), buf)),
+            Err(_) => {
+                // Lone surrogates: carry them through, as `csv` does.
+                let b = s.call_method1(intern!(py, "encode"), ("utf-8", "surrogatepass"))?;
+                Ok(self.hand_out(b.downcast::<PyBytes>()?.as_bytes(), buf))
+            }
+        }
+    }
+
+    /// Reads the next bytes in raw mode, or hands over to `read_chunk`.
+    fn read_raw(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
+        loop {
+            let Some(raw) = &mut self.raw else {
+                return self.read_chunk(py, buf);
+            };
+            if !raw.checked {
+                // The stream may have been read since the reader was made:
+                // then it goes on from where the wrapper is, as `read`.
+                raw.checked = true;
+                let here = raw.stream.bind(py).call_method0(intern!(py, "tell"));
+                if here.and_then(|t| t.extract::<u64>()).ok() != Some(raw.pos) {
+                    self.raw = None;
+                    self.raw_on.store(false, Ordering::Relaxed);
+                    continue;
+                }
+            }
+            let chunk = raw.read1.bind(py).call1((RAW_CHUNK,))?;
+            let chunk = chunk
+                .downcast::<PyBytes>()
+                .map_err(|_| PyTypeError::new_err("the text file's buffer should return bytes"))?;
+            let b = chunk.as_bytes();
+            // `data` is the incomplete sequence left last time, then `b`;
+            // `start` is the offset of its first byte.
+            let start = raw.pos - raw.tail.len() as u64;
+            raw.pos += b.len() as u64;
+            let joined;
+            let data: &[u8] = if raw.tail.is_empty() {
+                b
+            } else {
+                raw.tail.extend_from_slice(b);
+                joined = std::mem::take(&mut raw.tail);
+                &joined
+            };
+            if b.is_empty() {
+                // End of file. An incomplete sequence left over is the
+                // wrapper's to decode (or to raise on).
+                if data.is_empty() {
+                    return Ok(0);
+                }
+                return self.hand_over(py, start, &[], buf);
+            }
+            let (valid, bad) = match std::str::from_utf8(data) {
+                Ok(_) => (data.len(), false),
+                Err(e) => (e.valid_up_to(), e.error_len().is_some()),
+            };
+            let cr = if raw.keeps_cr { None } else { memchr::memchr(b'\r', &data[..valid]) };
+            if let Some(k) = cr {
+                return self.hand_over(py, start + k as u64, &data[..k], buf);
+            }
+            if bad {
+                return self.hand_over(py, start + valid as u64, &data[..valid], buf);
+            }
+            raw.tail.clear();
+            raw.tail.extend_from_slice(&data[valid..]);
+            if valid > 0 {
+                return Ok(self.hand_out(&data[..valid], buf));
+            }
+            // Only the first bytes of a character so far: read on.
+        }
+    }
+
+    /// Leaves raw mode at byte `at` of the file: the wrapper is moved there
+    /// and read as text from then on, after `before` (the bytes up to `at`
+    /// not handed out yet).
+    fn hand_over(
+        &mut self,
+        py: Python<'_>,
+        at: u64,
+        before: &[u8],
+        buf: &mut [u8],
+    ) -> PyResult<usize> {
+        if let Some(raw) = self.raw.take() {
+            self.raw_on.store(false, Ordering::Relaxed);
+            raw.stream.bind(py).call_method1(intern!(py, "seek"), (at,))?;
+        }
+        if before.is_empty() {
+            self.read_chunk(py, buf)
+        } else {
+            Ok(self.hand_out(before, buf))
+        }
+    }
+}
+
+impl Read for PyTextStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.off < self.pending.len() {
+            let n = (self.pending.len() - self.off).min(buf.len());
+            buf[..n].copy_from_slice(&self.pending[self.off..self.off + n]);
+            self.off += n;
+            return Ok(n);
+        }
+        Python::with_gil(|py| {
+            let r =
+                if self.raw.is_some() { self.read_raw(py, buf) } else { self.read_chunk(py, buf) };
+            r.map_err(|e| {
+                self.stash.put(e);
+                io::Error::other("exception in read()")
+            })
+        })
+    }
+}
+
 /// A core reader that may move between threads.
 ///
 /// `Reader<'static>` is not `Send` only because it can hold a
 /// `Box<dyn Read>`; every reader stored here is built by [`open_native`]
-/// from a `File` or a [`PyStream`], both `Send`. It is `Sync` because a
-/// shared reference gives access to nothing (the only accessor takes
-/// `&mut self`), like `std::sync::Exclusive`.
+/// or `_text_reader` from a `File`, a [`PyStream`] or a [`PyTextStream`],
+/// all `Send`. It is `Sync` because a shared reference gives access to
+/// nothing (the only accessor takes `&mut self`), like
+/// `std::sync::Exclusive`.
 struct SendReader(CoreReader<'static>);
 
 // SAFETY: see the type's documentation: every value is built from `Send`
-// parts (a `File` or a `PyStream` holding `Py<PyAny>` and an `Arc<Mutex>`).
+// parts (a `File`, or a `PyStream` or `PyTextStream` holding `Py<PyAny>`,
+// `Arc`s of a `Mutex` and an atomic, and `Vec<u8>`s).
 unsafe impl Send for SendReader {}
 // SAFETY: no method takes `&self`, so sharing `&SendReader` between threads
 // exposes nothing.
@@ -805,6 +1025,18 @@ struct NativeSource {
     strs: StrMaker,
     stash: PyErrStash,
     name: Option<String>,
+    /// Set when this reader stands in for `csv.reader` over a text stream.
+    text: Option<TextState>,
+}
+
+/// What a reader over a text stream keeps beyond a native one: the limit
+/// is read again before each row, as for `_lines_reader`, and errors carry
+/// `csv`'s messages alone, without a position.
+struct TextState {
+    /// The `field_size_limit()` in use.
+    limit: i64,
+    /// Whether the stream is still read in raw mode (see [`RawText`]).
+    raw_on: Arc<AtomicBool>,
 }
 
 enum Input {
@@ -922,6 +1154,13 @@ impl NativeSource {
         py: Python<'py>,
         nonnumeric: bool,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
+        if let Some(text) = &mut self.text {
+            let limit = field_limit(py)?;
+            if limit != text.limit {
+                self.rdr.get().set_field_limit(Some(limit.max(0) as u64));
+                text.limit = limit;
+            }
+        }
         let rdr = self.rdr.get();
         match rdr.read_row() {
             Ok(Some(row)) => {
@@ -931,6 +1170,7 @@ impl NativeSource {
                 Some(e) => Err(e),
                 None => Ok(None),
             },
+            Err(e) if self.text.is_some() => Err(text_error(py, e, &self.stash)),
             Err(e) => Err(map_error(e, &self.stash)),
         }
     }
@@ -946,6 +1186,22 @@ impl PyReader {
         match &mut self.input {
             Input::Lines(s) => s.next(py, self.nonnumeric),
             Input::Native(s) => s.next(py, self.nonnumeric),
+        }
+    }
+
+    /// What the reader reads: `"lines"` (an iterable of `str`), `"text"`
+    /// (a text stream read in chunks), `"text-raw"` (a text file whose
+    /// bytes are read from its buffer, so far) or `"native"` (a path, a
+    /// descriptor or a binary stream). For tests and debugging.
+    #[getter]
+    fn _source(&self) -> &'static str {
+        match &self.input {
+            Input::Lines(_) => "lines",
+            Input::Native(s) => match &s.text {
+                Some(t) if t.raw_on.load(Ordering::Relaxed) => "text-raw",
+                Some(_) => "text",
+                None => "native",
+            },
         }
     }
 
@@ -1008,6 +1264,69 @@ fn _native_reader(
             strs: StrMaker::new(&spec.errors, spec.intern)?,
             stash,
             name,
+            text: None,
+        })),
+    })
+}
+
+/// A reader over a text stream in a universal-newline mode (the caller
+/// checks the mode; see [`PyTextStream`]). Rows, `line_num` and error
+/// messages are `csv.reader`'s; a BOM stays in the first field, as in
+/// `csv`. QUOTE_NONNUMERIC is left to `_lines_reader`: `csv` converts each
+/// field as it ends and, after a failed conversion, resumes at the next
+/// line, which may be inside the record.
+///
+/// With `raw_offset` (a UTF-8 `io.TextIOWrapper` whose `tell()` was that
+/// plain byte offset, with nothing decoded ahead), the stream starts in
+/// raw mode; `keeps_cr` says that `read` was seen returning a CR.
+#[pyfunction]
+#[pyo3(signature = (stream, dialect, filter=None, raw_offset=None, keeps_cr=false))]
+fn _text_reader(
+    py: Python<'_>,
+    stream: &Bound<'_, PyAny>,
+    dialect: &Bound<'_, PyAny>,
+    filter: Option<&str>,
+    raw_offset: Option<u64>,
+    keeps_cr: bool,
+) -> PyResult<PyReader> {
+    let pd = PyDialect::from_py(dialect)?;
+    if pd.nonnumeric {
+        return Err(unsupported("QUOTE_NONNUMERIC over a text stream"));
+    }
+    let limit = field_limit(py)?;
+    let d = pd.core(parse_filter(filter)?, core_limit(limit)?, false)?;
+    let raw = match raw_offset {
+        Some(pos) => Some(RawText {
+            stream: stream.clone().unbind(),
+            read1: stream.getattr(intern!(py, "buffer"))?.getattr(intern!(py, "read1"))?.unbind(),
+            pos,
+            keeps_cr,
+            checked: false,
+            tail: Vec::new(),
+        }),
+        None => None,
+    };
+    let raw_on = Arc::new(AtomicBool::new(raw.is_some()));
+    let stash = PyErrStash::default();
+    let text = PyTextStream {
+        read: stream.getattr(intern!(py, "read"))?.unbind(),
+        raw,
+        raw_on: raw_on.clone(),
+        pending: Vec::new(),
+        off: 0,
+        stash: stash.clone(),
+    };
+    // `csv` holds a record of any size in memory; so may this reader.
+    let rdr = ReaderBuilder::new().dialect(d).max_buffer_size(usize::MAX).from_reader(text);
+    Ok(PyReader {
+        dialect: dialect.clone().unbind(),
+        nonnumeric: false,
+        input: Input::Native(Box::new(NativeSource {
+            rdr: SendReader(rdr),
+            strs: StrMaker::new("surrogatepass", false)?,
+            stash,
+            name: None,
+            text: Some(TextState { limit, raw_on }),
         })),
     })
 }
@@ -1258,6 +1577,7 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyReader>()?;
     m.add_function(wrap_pyfunction!(_lines_reader, m)?)?;
     m.add_function(wrap_pyfunction!(_native_reader, m)?)?;
+    m.add_function(wrap_pyfunction!(_text_reader, m)?)?;
     m.add_function(wrap_pyfunction!(_read, m)?)?;
     m.add_function(wrap_pyfunction!(_read_columns, m)?)?;
     m.add_function(wrap_pyfunction!(_make_dict, m)?)?;

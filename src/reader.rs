@@ -417,6 +417,22 @@ impl<'a> Reader<'a> {
         self.err_line.unwrap_or_else(|| self.scanner.lines())
     }
 
+    /// Changes the field size limit (in characters; `None` for none) from
+    /// the next byte scanned on, the way a call to Python's
+    /// `csv.field_size_limit()` between two rows affects the rows after it.
+    ///
+    /// ```
+    /// let d = fastcsv::Dialect::builder().headers(false).field_limit(Some(2)).build().unwrap();
+    /// let mut rdr = fastcsv::ReaderBuilder::new().dialect(d).from_slice(b"ab\nabc\nabc\n");
+    /// assert!(rdr.read_row().unwrap().is_some());
+    /// assert!(rdr.read_row().is_err());
+    /// rdr.set_field_limit(Some(3));
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"abc"[..]));
+    /// ```
+    pub fn set_field_limit(&mut self, limit: Option<u64>) {
+        self.scanner.set_field_limit(limit);
+    }
+
     /// Bytes consumed so far, from the start of the input.
     ///
     /// ```

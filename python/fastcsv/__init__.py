@@ -125,6 +125,68 @@ def _classify(source: object, allow_bytes: bool = False) -> tuple[str, Any]:
     return "lines", source
 
 
+# Characters read to find out whether a text stream uses universal newlines.
+_PROBE = 1 << 16
+
+
+def _text_plan(f: Any) -> dict[str, Any] | None:
+    """How to read a text stream natively: keywords for
+    ``_fastcsv._text_reader``, or ``None`` for the line-by-line path.
+
+    ``f`` must be an ``io.TextIOWrapper`` or ``io.StringIO`` (exactly: a
+    subclass may change iteration) that reads with universal newlines
+    (``newline=None`` or ``''``). Then the text ``f.read(n)`` returns is the
+    concatenation of the lines iteration gives, split at the LF, CR and CRLF
+    of that text, and the native text reader gives exactly ``csv.reader``'s
+    rows.
+
+    Neither type tells its ``newline`` argument, but ``f.newlines`` is not
+    ``None`` once text with a line end has been decoded, in exactly those
+    two modes. So up to ``_PROBE`` characters are read and the stream is
+    put back where it was. A stream that cannot say where it is (``tell()``
+    is disabled after ``next(f)``) or fails to read takes the line path
+    unless a line end was decoded before; so does a stream that is not
+    seekable (a pipe or a terminal, whose rows should come out as their
+    lines arrive).
+
+    A UTF-8 ``io.TextIOWrapper`` whose position is a plain byte offset (no
+    decoder state) is read from its buffer as bytes (``raw_offset``) until
+    those stop being exactly its text; a CR seen in the probe shows
+    ``newline=''`` (``keeps_cr``).
+    """
+    if type(f) not in (io.TextIOWrapper, io.StringIO):
+        return None
+    try:
+        # Not a pipe or a terminal: read(n) would wait for n characters
+        # where csv returns each row as its line arrives.
+        if not f.seekable():
+            return None
+        known = f.newlines is not None
+    except (OSError, ValueError):
+        return None
+    try:
+        pos = f.tell()
+    except (OSError, ValueError):
+        return {} if known else None
+    try:
+        probe = f.read(_PROBE)
+        known = f.newlines is not None
+    except Exception:  # noqa: BLE001 - raised again where the reader meets it
+        return {} if known else None
+    finally:
+        f.seek(pos)
+    if not known:
+        return None
+    if (
+        type(f) is io.TextIOWrapper
+        and pos < 1 << 64
+        and type(f.buffer) in (io.BufferedReader, io.BufferedRandom, io.BytesIO)
+        and codecs.lookup(f.encoding).name == "utf-8"
+    ):
+        return {"raw_offset": pos, "keeps_cr": "\r" in probe}
+    return {}
+
+
 def _own_fd(f: Any) -> tuple[int, int] | None:
     """A new descriptor for a binary file that is a regular file, and the
     file object's logical position; ``None`` when there is none."""
@@ -205,10 +267,19 @@ def reader(csvfile: Any, /, dialect: Any = "excel", **fmtparams: Any) -> Any:
     """A reader like ``csv.reader``: iterate it for rows (``list[str]``).
 
     ``csvfile`` is any iterable of ``str`` lines (a text file opened with
-    ``newline=''``, a list, a generator): lines are pulled one at a time and
-    rows, ``line_num`` and errors are exactly ``csv.reader``'s. It may also
-    be a path or a binary file, parsed natively (UTF-8, BOM removed); errors
-    then carry the position: ``path:line: record N, byte B: message``.
+    ``newline=''``, a list, a generator): rows, ``line_num`` and errors are
+    exactly ``csv.reader``'s. Lines are pulled one at a time, except from a
+    seekable text file (``io.TextIOWrapper`` or ``io.StringIO``) opened
+    with ``newline=''`` or ``newline=None``, which is read in chunks and
+    parsed natively (a UTF-8 file's bytes straight from its buffer while
+    they are exactly its text): the file's position while iterating is then
+    ahead of the rows returned (as its buffer already is with
+    ``csv.reader``), and a ``UnicodeDecodeError`` from the file may come a
+    few rows earlier or later than in ``csv`` and ends the iteration.
+
+    ``csvfile`` may also be a path or a binary file, parsed natively (UTF-8,
+    BOM removed); errors then carry the position: ``path:line: record N,
+    byte B: message``.
 
     Extra keywords (native inputs only, except ``filter``):
     ``encoding='utf-8'``, ``errors='strict'`` (or ``'replace'``, ...),
@@ -224,6 +295,11 @@ def reader(csvfile: Any, /, dialect: Any = "excel", **fmtparams: Any) -> Any:
         it = iter(src)
         d = _csv.reader((), dialect, **fmtparams).dialect
         try:
+            # QUOTE_NONNUMERIC: after a failed float(), csv resumes at the
+            # next line, inside the record; only the line path does that.
+            plan = _text_plan(src) if d.quoting != QUOTE_NONNUMERIC else None
+            if plan is not None:
+                return _fastcsv._text_reader(src, d, extra.get("filter"), **plan)
             return _fastcsv._lines_reader(it, d, extra.get("filter"))
         except _Unsupported:
             if extra.get("filter") is not None:

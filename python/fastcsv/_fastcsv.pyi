@@ -11,6 +11,7 @@ __all__ = [
     "_native_reader",
     "_read",
     "_read_columns",
+    "_text_reader",
 ]
 
 __version__: str
@@ -27,6 +28,11 @@ class Reader:
     def line_num(self) -> int:
         """Lines read so far."""
 
+    @property
+    def _source(self) -> str:
+        """``"lines"``, ``"text"``, ``"text-raw"`` or ``"native"``: what the
+        reader reads."""
+
     def __iter__(self) -> Reader: ...
     def __next__(self) -> list[Any]: ...
 
@@ -35,6 +41,15 @@ class _Unsupported(ValueError):
 
 def _lines_reader(lines: Any, dialect: Any, filter: str | None = None) -> Reader:
     """A reader over an iterable of ``str`` lines."""
+
+def _text_reader(
+    stream: Any,
+    dialect: Any,
+    filter: str | None = None,
+    raw_offset: int | None = None,
+    keeps_cr: bool = False,
+) -> Reader:
+    """A reader over a text stream with universal newlines, read in chunks."""
 
 def _native_reader(dialect: Any, spec: dict[str, Any]) -> Reader:
     """A reader over a path, a descriptor or a binary stream."""

@@ -31,6 +31,9 @@ def churn(small, n):
         with open(small, "rb") as f:
             assert len(fastcsv.read(f)) == 2
         assert len(fastcsv.read(io.BytesIO(b"x,y\n"), intern=True)) == 1
+        with open(small, newline="", encoding="utf-8") as f:
+            assert len(list(fastcsv.reader(f))) == 2
+        assert len(list(fastcsv.reader(io.StringIO("a\r\nb\r\n", newline=None)))) == 2
 
 
 def test_many_small_readers_leave_rss_flat(small):
@@ -59,8 +62,10 @@ def test_bulk_read_leaves_rss_flat(tmp_path):
 def test_refcounts_are_sane(tmp_path):
     p = tmp_path / "r.csv"
     p.write_text("hello,world\n")
+    with open(p, newline="", encoding="utf-8") as f:
+        from_text = list(fastcsv.reader(f))
     for rows in (fastcsv.read(p), list(fastcsv.reader(p)),
-                 list(fastcsv.reader(["hello,world\n"]))):
+                 list(fastcsv.reader(["hello,world\n"])), from_text):
         row = rows[0]
         # Held by `rows` and by `row` (+1 for the argument).
         assert sys.getrefcount(row) == 3

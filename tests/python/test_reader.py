@@ -49,9 +49,12 @@ def test_registered_dialects_and_dialect_attribute():
 # --- iterables of str ----------------------------------------------------------
 
 def test_pulls_one_line_at_a_time():
-    f = io.StringIO("a,b\nc,d\ne,f\n", newline="")
-    g = io.StringIO("a,b\nc,d\ne,f\n", newline="")
+    # newline="\n" (StringIO's default) takes the line path; universal
+    # newlines take the chunked text path (see test_text_path.py).
+    f = io.StringIO("a,b\nc,d\ne,f\n", newline="\n")
+    g = io.StringIO("a,b\nc,d\ne,f\n", newline="\n")
     r, s = fastcsv.reader(f), csv.reader(g)
+    assert r._source == "lines"
     assert next(r) == next(s) == ["a", "b"]
     assert f.readline() == g.readline() == "c,d\n"
     assert next(r) == next(s) == ["e", "f"]

@@ -1,0 +1,438 @@
+"""Text files read natively: an io.TextIOWrapper or io.StringIO with
+universal newlines (newline='' or None) is read in chunks and parsed by the
+core, and must still give exactly csv.reader's rows, line_num and errors;
+every other text stream keeps the line-by-line path. A UTF-8 file starts in
+raw mode (its bytes read from its buffer, `_source == "text-raw"`) and hands
+over to read() where its bytes stop being exactly its text."""
+
+import csv
+import functools
+import io
+import os
+import random
+import tempfile
+
+import fastcsv
+import pytest
+from conftest import drain
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_differential import BYTE_PIECES, dialect_st, text_st, valid
+
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+NEWLINES = ["", None, "\n", "\r", "\r\n"]
+
+
+def write(tmp_path, data, name="data.csv"):
+    p = tmp_path / name
+    p.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return p
+
+
+def wrapped_bytes(text, newline):
+    return io.TextIOWrapper(io.BytesIO(text.encode()), encoding="utf-8", newline=newline)
+
+
+def text_kinds(path, text, newline):
+    """(kind, opener): each opener makes a new stream of that kind."""
+    return [
+        ("file", functools.partial(open, path, newline=newline, encoding="utf-8")),
+        ("bytesio", functools.partial(wrapped_bytes, text, newline)),
+        ("stringio", functools.partial(io.StringIO, text, newline=newline)),
+    ]
+
+
+def expected_source(kind, text, newline, d):
+    """The text path needs universal newlines, a line end to show them (in
+    the probe of a file, or anywhere in a StringIO's text, whose line ends
+    are noted as it is written) and no QUOTE_NONNUMERIC. UTF-8 files start
+    in raw mode."""
+    universal = newline in ("", None)
+    has_end = "\r" in text or "\n" in text
+    if universal and has_end and d.get("quoting") != csv.QUOTE_NONNUMERIC:
+        return "text" if kind == "stringio" else "text-raw"
+    return "lines"
+
+
+@SETTINGS
+@given(text_st, dialect_st, st.sampled_from(NEWLINES))
+def test_text_streams_match_csv(text, d, newline):
+    assume(valid(d))
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode())
+        for kind, make in text_kinds(path, text, newline):
+            with make() as f, make() as g:
+                r = fastcsv.reader(f, **d)
+                if hasattr(fastcsv.reader([], **d), "_source"):
+                    assert r._source == expected_source(kind, text, newline, d), kind
+                else:
+                    # A dialect the core cannot parse: the stdlib's reader.
+                    assert type(r) is type(csv.reader([])), kind
+                before = getattr(r, "_source", None)
+                assert drain(r, max_errors=20) == drain(csv.reader(g, **d), max_errors=20), kind
+                if before == "text-raw" and newline is None and "\r" in text:
+                    # The first CR hands over: newline=None would translate it.
+                    assert r._source == "text", kind
+    finally:
+        os.unlink(path)
+
+
+def random_text(seed, n):
+    rnd = random.Random(seed)
+    pieces = ["abc", "1", ",", ",", '"', '""', "\r", "\n", "\r\n", "\r\n",
+              "é", "€", "😀", "\x00", " ", "\\"]
+    return "".join(rnd.choice(pieces) for _ in range(n))
+
+
+@pytest.mark.parametrize("newline", ["", None])
+@pytest.mark.parametrize("kw", [{}, {"strict": True}, {"escapechar": "\\"},
+                                {"quoting": csv.QUOTE_NONE}])
+def test_chunk_boundaries(tmp_path, newline, kw):
+    """Texts longer than several chunks (of the stream and of the reader's
+    buffer): records, multi-byte characters and CRLF pairs straddle them."""
+    text = random_text(7, 150_000)
+    p = write(tmp_path, text)
+    with open(p, newline=newline, encoding="utf-8") as f, \
+            open(p, newline=newline, encoding="utf-8") as g:
+        r = fastcsv.reader(f, **kw)
+        assert r._source == "text-raw"
+        assert drain(r, max_errors=10**6) == drain(csv.reader(g, **kw), max_errors=10**6)
+    s = io.StringIO(text, newline=newline)
+    assert drain(fastcsv.reader(s, **kw), max_errors=10**6) == \
+        drain(csv.reader(io.StringIO(text, newline=newline), **kw), max_errors=10**6)
+
+
+def test_fast_path_only_for_universal_newlines(tmp_path):
+    p = write(tmp_path, "a,b\r\nc,d\r\n")
+    for newline, source in [("", "text"), (None, "text"), ("\n", "lines"),
+                            ("\r", "lines"), ("\r\n", "lines")]:
+        with open(p, newline=newline, encoding="utf-8") as f:
+            assert fastcsv.reader(f)._source.startswith(source), newline
+        with open(p, newline=newline, encoding="latin-1") as f:
+            assert fastcsv.reader(f)._source == source, newline
+        assert fastcsv.reader(io.StringIO("a\nb\n", newline=newline))._source == source
+    # Exact types only: a subclass may change how it iterates.
+
+    class Sub(io.StringIO):
+        pass
+
+    assert fastcsv.reader(Sub("a\nb\n", newline=""))._source == "lines"
+    # No line end in the probe: nothing shows the mode.
+    q = write(tmp_path, "a,b", "one.csv")
+    with open(q, newline="") as f:
+        r = fastcsv.reader(f)
+        assert r._source == "lines"
+        assert list(r) == [["a", "b"]]
+    # QUOTE_NONNUMERIC keeps the line path (csv resumes inside a record
+    # after a failed conversion).
+    with open(p, newline="") as f:
+        assert fastcsv.reader(f, quoting=csv.QUOTE_NONNUMERIC)._source == "lines"
+
+
+def test_position_restored_when_falling_back(tmp_path):
+    p = write(tmp_path, "skip\na,b\nc\u00e9,d\n")
+    for newline in ["\n", "\r", "\r\n"]:
+        with open(p, newline=newline) as f, open(p, newline=newline) as g:
+            f.readline()
+            g.readline()
+            pos = f.tell()
+            r = fastcsv.reader(f)
+            assert f.tell() == pos
+            assert r._source == "lines"
+            assert drain(r) == drain(csv.reader(g))
+    # A dialect the core cannot parse goes to the stdlib, from the same place.
+    with open(p, newline="") as f:
+        f.readline()
+        pos = f.tell()
+        r = fastcsv.reader(f, delimiter="\u00e9")
+        assert f.tell() == pos
+        assert type(r) is type(csv.reader([]))
+        assert list(r) == [["a,b"], ["c", ",d"]]
+
+
+def test_after_next_the_mode_is_known(tmp_path):
+    """next(f) disables tell(), but the line it read has shown the mode."""
+    p = write(tmp_path, 'h1,h2\r\n"a\nb",c\r\nd,e\n')
+    with open(p, newline="") as f, open(p, newline="") as g:
+        assert next(f) == next(g)
+        r = fastcsv.reader(f)
+        assert r._source == "text"
+        assert drain(r) == drain(csv.reader(g))
+
+
+def test_pipes_keep_the_line_path():
+    """read(n) on a pipe waits for n characters; rows must come out as
+    their lines arrive, even when a line read earlier has shown the mode."""
+    for skip in (False, True):
+        r, w = os.pipe()
+        os.write(w, b"h\na,b\nc,d\n")
+        os.close(w)
+        with open(r, newline="") as f:
+            if skip:
+                assert next(f) == "h\n"
+                assert f.newlines is not None
+            rdr = fastcsv.reader(f)
+            assert rdr._source == "lines"
+            assert list(rdr)[-2:] == [["a", "b"], ["c", "d"]]
+
+
+def test_bom_stays_in_the_first_field(tmp_path):
+    p = write(tmp_path, "\ufeffa,b\r\n1,2\r\n")
+    with open(p, newline="", encoding="utf-8") as f, open(p, newline="", encoding="utf-8") as g:
+        r = fastcsv.reader(f)
+        assert r._source == "text-raw"
+        rows = list(r)
+        assert rows == list(csv.reader(g))
+        assert rows[0][0] == "\ufeffa"
+    # utf-8-sig removes it in the decoder, as for csv.
+    with open(p, newline="", encoding="utf-8-sig") as f:
+        assert next(fastcsv.reader(f))[0] == "a"
+
+
+def test_surrogateescape_text(tmp_path):
+    p = write(tmp_path, b'a,\xff\xfe"x"\r\n"\xc3(",b\n\xed\xa0\x80\n')
+    with open(p, newline="", errors="surrogateescape") as f, \
+            open(p, newline="", errors="surrogateescape") as g:
+        r = fastcsv.reader(f)
+        assert r._source == "text-raw"
+        rows = list(r)
+        assert rows == list(csv.reader(g))
+        assert rows[0][1] == '\udcff\udcfe"x"'
+        # The first byte that is not UTF-8 hands over to the wrapper.
+        assert r._source == "text"
+
+
+def test_unicode_decode_error_surfaces(tmp_path):
+    good = "".join(f"{i},cafe,{'x' * (i % 50)}\r\n" for i in range(20_000))
+    # Past the probe: raised while iterating.
+    p = write(tmp_path, good.encode() + b"bad,\xff\r\nafter\r\n")
+
+    def rows_before_error(rdr):
+        rows = []
+        with pytest.raises(UnicodeDecodeError):
+            rows.extend(rdr)
+        return rows
+
+    for encoding, source in [("utf-8", "text-raw"), ("utf_8", "text-raw"), ("ascii", "text")]:
+        with open(p, newline="", encoding=encoding) as f, \
+                open(p, newline="", encoding=encoding) as g:
+            r = fastcsv.reader(f)
+            assert r._source == source
+            got, want = rows_before_error(r), rows_before_error(csv.reader(g))
+            # The rows before it are csv's, perhaps a few more or less than
+            # csv's (which decodes 8 KiB at a time); then iteration ends.
+            assert got[:len(want)] == want[:len(got)]
+            assert abs(len(got) - len(want)) < 2000
+            assert list(r) == []
+    # In the probe: the line path raises it where csv does.
+    q = write(tmp_path, b"a,b\r\n\xff\r\n", "early.csv")
+    with open(q, newline="") as f, open(q, newline="") as g:
+        r, s = fastcsv.reader(f), csv.reader(g)
+        assert r._source == "lines"
+        with pytest.raises(UnicodeDecodeError) as e1:
+            next(r)
+        with pytest.raises(UnicodeDecodeError) as e2:
+            next(s)
+        assert str(e1.value) == str(e2.value)
+
+
+@pytest.mark.parametrize("kw", [{"strict": True}, {}])
+def test_error_messages_are_csvs(tmp_path, kw, limit):
+    text = 'a,"b"x,c\r\nd,e\r\n' + "f" * 20 + '\r\n"g,h\r\ni"\r\n"open'
+    fastcsv.field_size_limit(10)
+    p = write(tmp_path, text)
+    with open(p, newline="") as f, open(p, newline="") as g:
+        r = fastcsv.reader(f, **kw)
+        assert r._source == "text-raw"
+        got, want = drain(r), drain(csv.reader(g, **kw))
+    assert got == want
+    messages = [e[2] for e in got if e[0] == "error"]
+    assert "field larger than field limit (10)" in messages
+    if kw:
+        assert messages[0] == "',' expected after '\"'"
+        assert messages[-1] == "unexpected end of data"
+
+
+def test_field_size_limit_read_before_each_row(tmp_path, limit):
+    p = write(tmp_path, "abc,de\nabcdef\nabcdef\n")
+    fastcsv.field_size_limit(5)
+    with open(p, newline="") as f:
+        r = fastcsv.reader(f)
+        assert r._source == "text-raw"
+        assert next(r) == ["abc", "de"]
+        with pytest.raises(csv.Error, match=r"^field larger than field limit \(5\)$"):
+            next(r)
+        assert r.line_num == 2
+        fastcsv.field_size_limit(100)
+        assert next(r) == ["abcdef"]
+        assert r.line_num == 3
+
+
+def test_keywords_on_text_files(tmp_path):
+    p = write(tmp_path, "a\x07b,c\r\nd\r\n")
+    with open(p, newline="") as f:
+        r = fastcsv.reader(f, filter="controls")
+        assert r._source == "text-raw"
+        assert list(r) == [["ab", "c"], ["d"]]
+    for k, v in [("encoding", "utf-8"), ("errors", "strict"), ("source", "mmap"),
+                 ("buffer_size", 10), ("intern", True)]:
+        with open(p, newline="") as f, pytest.raises(TypeError, match=repr(k)):
+            fastcsv.reader(f, **{k: v})
+
+
+@SETTINGS
+@given(text_st, st.sampled_from(["controls", "all-controls", "invisible"]),
+       st.sampled_from(["", None]))
+def test_filter_agrees_with_the_line_path(text, flt, newline):
+    lines = list(io.StringIO(text, newline=newline))
+    want = drain(fastcsv.reader(lines, filter=flt))
+    assert drain(fastcsv.reader(io.StringIO(text, newline=newline), filter=flt)) == want
+
+
+def test_dictreader_over_a_text_file(tmp_path):
+    p = write(tmp_path, 'a,b\r\n1,"x\r\ny"\r\n\r\n3\r\n4,5,6\r\n')
+    with open(p, newline="") as f, open(p, newline="") as g:
+        r, s = fastcsv.DictReader(f), csv.DictReader(g)
+        assert r.reader._source == "text-raw"
+        got = [(row, r.line_num) for row in r]
+        assert got == [(row, s.line_num) for row in s]
+
+
+def test_read_and_read_columns_of_a_text_file(tmp_path):
+    p = write(tmp_path, "a,b\r\n1,2\r\n3,4\r\n")
+    with open(p, newline="") as f:
+        assert fastcsv.read(f) == [["a", "b"], ["1", "2"], ["3", "4"]]
+    with open(p, newline="") as f:
+        assert fastcsv.read_columns(f) == {"a": ["1", "3"], "b": ["2", "4"]}
+
+
+# --- raw mode: a UTF-8 file's bytes read from its buffer ----------------------
+
+
+def both(p, newline, **open_kw):
+    """The same UTF-8 file opened twice: for fastcsv and for csv."""
+    return (open(p, newline=newline, encoding="utf-8", **open_kw),
+            open(p, newline=newline, encoding="utf-8", **open_kw))
+
+
+@pytest.mark.parametrize("newline", ["", None])
+@pytest.mark.parametrize("late", ["\r", "\r\n", '"x\ry"', '"x\r\ny"\r\n'])
+def test_cr_after_the_probe_hands_over(tmp_path, newline, late):
+    """The probe saw only LF, so the mode is unknown until a CR comes:
+    newline=None would translate it."""
+    head = "".join(f"{i},é€😀,x\n" for i in range(30_000))
+    p = write(tmp_path, head + "a," + late + "b\nc,d\n")
+    f, g = both(p, newline)
+    with f, g:
+        r = fastcsv.reader(f)
+        assert r._source == "text-raw"
+        assert drain(r) == drain(csv.reader(g))
+        assert r._source == "text"
+
+
+def test_cr_in_the_probe_shows_newline_empty(tmp_path):
+    text = "".join(f'{i},"é\r\n€",😀\r\n' for i in range(40_000))
+    p = write(tmp_path, text)
+    f, g = both(p, "")
+    with f, g:
+        r = fastcsv.reader(f)
+        assert drain(r) == drain(csv.reader(g))
+        assert r._source == "text-raw"
+        # Like csv, the reader leaves the file at its end.
+        assert f.read() == "" and f.tell() == p.stat().st_size
+
+
+@pytest.mark.parametrize("errors", ["strict", "replace", "surrogateescape"])
+@pytest.mark.parametrize("bad", [b"\xff", b"\xe2\x82", b"\xed\xa0\x80", b"\xc3"])
+def test_bytes_that_are_not_utf8_hand_over(tmp_path, errors, bad):
+    head = "".join(f"{i},é€😀\r\n" for i in range(30_000)).encode()
+    for data in [head + b"x," + bad + b"y\r\nz\r\n", head + b"x," + bad]:
+        p = write(tmp_path, data)
+        f, g = both(p, "", errors=errors)
+        with f, g:
+            r = fastcsv.reader(f)
+            assert r._source == "text-raw"
+            got, want = drain(r), drain(csv.reader(g))
+            if errors == "strict":
+                # The wrapper raises it, maybe after more rows than csv
+                # (which decodes 8 KiB ahead), and iteration ends.
+                i = next(k for k, e in enumerate(got) if e[0] == "error")
+                j = next(k for k, e in enumerate(want) if e[0] == "error")
+                assert got[i][1] == want[j][1] == "UnicodeDecodeError"
+                assert got[:j] == want[:j]
+                assert i >= j and got[i + 1:] == []
+            else:
+                assert got == want
+            assert r._source == "text"
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from([*BYTE_PIECES, b"\r", b"\r\n", b"\n", b'"', b","]),
+                max_size=40).map(b"".join),
+       st.sampled_from(["strict", "replace", "surrogateescape", "backslashreplace"]),
+       st.sampled_from(["", None]))
+def test_raw_mode_bytes_match_csv(data, errors, newline):
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        f, g = both(path, newline, errors=errors)
+        with f, g:
+            r = fastcsv.reader(f)
+            got, want = drain(r), drain(csv.reader(g))
+        j = next((k for k, e in enumerate(want) if e[1] == "UnicodeDecodeError"), None)
+        if j is None:
+            assert got == want
+        else:
+            # csv decodes 8 KiB ahead of its rows, the raw mode not: the
+            # same error, the same rows before it as far as both go.
+            i = next(k for k, e in enumerate(got) if e[0] == "error")
+            assert got[i][1] == "UnicodeDecodeError"
+            assert got[:min(i, j)] == want[:min(i, j)]
+    finally:
+        os.unlink(path)
+
+
+def test_characters_straddle_raw_chunks(tmp_path):
+    """4-byte characters across every read1() boundary stay in raw mode."""
+    text = "".join(f"{'😀' * (i % 7)},{i}\r\n" for i in range(60_000))
+    p = write(tmp_path, text)
+    f, g = both(p, "")
+    with f, g:
+        r = fastcsv.reader(f)
+        assert drain(r) == drain(csv.reader(g))
+        assert r._source == "text-raw"
+
+
+def test_raw_mode_starts_where_the_file_is(tmp_path):
+    p = write(tmp_path, "skip,é\r\na,b\r\nc,d\r\n")
+    f, g = both(p, "")
+    with f, g:
+        f.readline()
+        g.readline()
+        r = fastcsv.reader(f)
+        assert r._source == "text-raw"
+        assert drain(r) == drain(csv.reader(g))
+    # A position inside the decoder's state (a CR whose LF is not decoded
+    # yet) is not a byte offset: read() from there.
+    f, g = both(p, "")
+    with f, g:
+        assert f.read(7) == g.read(7) == "skip,é\r"
+        r = fastcsv.reader(f)
+        assert r._source == "text"
+        assert drain(r) == drain(csv.reader(g))
+
+
+def test_reading_before_the_first_row_is_honoured(tmp_path):
+    """Whatever reads the file between reader() and the first row moves
+    where the rows start, as with csv."""
+    p = write(tmp_path, "h1,h2\r\na,b\r\nc,d\r\n")
+    f, g = both(p, "")
+    with f, g:
+        r, s = fastcsv.reader(f), csv.reader(g)
+        assert f.readline() == g.readline() == "h1,h2\r\n"
+        assert drain(r) == drain(s)
+        assert r._source == "text"
