@@ -627,6 +627,8 @@ impl<'a> Reader<'a> {
         sel.out.records.push(SelectedRecord {
             start,
             end: start,
+            after: start,
+            lf: false,
             line: self.row_pos.line,
             fields: n,
             plain: false,

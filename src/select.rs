@@ -133,6 +133,34 @@ impl<'r> Batch<'r> {
         SelectedRow { batch: *self, i }
     }
 
+    /// From record `i` on, the records whose [`SelectedRow::raw_line`]
+    /// ends in a single LF, as long as they follow each other: their lines
+    /// as one slice of the input, and how many there are (0 and an empty
+    /// slice when record `i` is not one). A CSV writer with the same
+    /// delimiter, quote `"` and LF line ends can copy such a run whole.
+    ///
+    /// ```
+    /// use fastcsv::{Reader, Selection};
+    /// let mut rdr = Reader::from_slice(b"h1,h2\n1,2\n3,4\n5,6\r\n7,8\n");
+    /// let mut sel = Selection::all();
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// assert_eq!(b.raw_run(0), (2, &b"1,2\n3,4\n"[..]));
+    /// assert_eq!(b.raw_run(2), (0, &b""[..]));
+    /// assert_eq!(b.raw_run(3), (1, &b"7,8\n"[..]));
+    /// ```
+    pub fn raw_run(&self, i: usize) -> (usize, &'r [u8]) {
+        let recs = &self.sel.out.records;
+        let ok = |k: usize| recs.get(k).is_some_and(|r| r.plain && r.lf);
+        if !ok(i) {
+            return (0, &[]);
+        }
+        let mut j = i + 1;
+        while ok(j) && recs[j].start == recs[j - 1].after {
+            j += 1;
+        }
+        (j - i, &self.input[recs[i].start..recs[j - 1].after])
+    }
+
     /// The records in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = SelectedRow<'r>> + 'r {
         let b = *self;
@@ -163,19 +191,25 @@ impl<'r> SelectedRow<'r> {
     /// assert_eq!(batch.row(1).get(0), b"");
     /// assert_eq!(batch.row(1).field_count(), 1);
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, j: usize) -> &'r [u8] {
         let sel = self.batch.sel;
         if sel.all {
-            assert!(j < self.len(), "field {j} of a record of {}", self.len());
-            return match self.raw() {
-                Some(raw) => raw.split(|&c| c == self.batch.delimiter).nth(j).unwrap_or_default(),
-                None => sel.out.spans[j].bytes(self.batch.input, self.batch.scratch),
-            };
+            return self.get_whole(j);
         }
         let k = sel.order[j];
         let s = sel.out.spans[self.i * sel.uniq.len() + k];
         s.bytes(self.batch.input, self.batch.scratch)
+    }
+
+    /// [`SelectedRow::get`] with [`Selection::all`].
+    #[inline(never)]
+    fn get_whole(&self, j: usize) -> &'r [u8] {
+        assert!(j < self.len(), "field {j} of a record of {}", self.len());
+        match self.raw() {
+            Some(raw) => raw.split(|&c| c == self.batch.delimiter).nth(j).unwrap_or_default(),
+            None => self.batch.sel.out.spans[j].bytes(self.batch.input, self.batch.scratch),
+        }
     }
 
     /// The selected fields in order.
@@ -241,5 +275,23 @@ impl<'r> SelectedRow<'r> {
     pub fn raw(&self) -> Option<&'r [u8]> {
         let r = &self.batch.sel.out.records[self.i];
         r.plain.then(|| &self.batch.input[r.start..r.end])
+    }
+
+    /// [`SelectedRow::raw`] with the record's terminator (CR, LF, CRLF or
+    /// the dialect's byte; none for a last record without one). The lines
+    /// of consecutive records are adjacent slices of the input, so a
+    /// writer can join them into one write.
+    ///
+    /// ```
+    /// use fastcsv::{Reader, Selection};
+    /// let mut rdr = Reader::from_slice(b"h1,h2\n1,2\r\n3,4\n");
+    /// let mut sel = Selection::all();
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// assert_eq!(b.row(0).raw_line(), Some(&b"1,2\r\n"[..]));
+    /// assert_eq!(b.row(1).raw_line(), Some(&b"3,4\n"[..]));
+    /// ```
+    pub fn raw_line(&self) -> Option<&'r [u8]> {
+        let r = &self.batch.sel.out.records[self.i];
+        r.plain.then(|| &self.batch.input[r.start..r.after])
     }
 }

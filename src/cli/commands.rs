@@ -3,7 +3,7 @@
 
 use std::io::{self, BufWriter, StdoutLock, Write};
 
-use fastcsv::{Position, RowBuf, Selection};
+use fastcsv::{Position, RowBuf, Selection, Terminator};
 
 use super::args::{
     BenchArgs, CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, SelectArgs, StatsArgs,
@@ -113,9 +113,12 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
         }
     };
     let mut sel = Selection::new(cols.iter().copied());
-    input.each_selected(&mut sel, |row| {
-        w.write((0..row.len()).map(|j| row.get(j)))
-            .map_err(|e| write_failure(&name, e, row.position(), |f| cols[f]))
+    input.each_batch(&mut sel, |batch| {
+        for row in batch.iter() {
+            w.write((0..row.len()).map(|j| row.get(j)))
+                .map_err(|e| write_failure(&name, e, row.position(), |f| cols[f]))?;
+        }
+        Ok(())
     })?;
     w.into_inner()?;
     Ok(())
@@ -183,16 +186,35 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
             }
         };
         let name = input.name.clone();
-        let in_delim = a.input.delimiter;
+        let d = input.reader.dialect();
+        let in_delim = d.delimiter();
+        // Runs of records that are their own CSV output (see
+        // `Batch::raw_run`) are copied whole.
+        let runs =
+            d.quote() == Some(b'"') && d.terminator() == Terminator::Any && w.copies_raw(in_delim);
         let mut sel = Selection::all();
-        input.each_selected(&mut sel, |row| {
-            let fail = |e| write_failure(&name, e, row.position(), |f| f);
-            if let Some(raw) = row.raw() {
-                if w.write_raw(raw, in_delim).map_err(fail)? {
-                    return Ok(());
+        input.each_batch(&mut sel, |batch| {
+            let mut i = 0;
+            while i < batch.len() {
+                if runs {
+                    let (n, run) = batch.raw_run(i);
+                    if n > 0 {
+                        w.write_verbatim(run)?;
+                        i += n;
+                        continue;
+                    }
                 }
+                let row = batch.row(i);
+                i += 1;
+                let fail = |e| write_failure(&name, e, row.position(), |f| f);
+                if let Some(raw) = row.raw() {
+                    if w.write_raw(raw, in_delim).map_err(fail)? {
+                        continue;
+                    }
+                }
+                w.write(row.iter()).map_err(fail)?;
             }
-            w.write(row.iter()).map_err(fail)
+            Ok(())
         })?;
     }
     w.into_inner()?;

@@ -15,7 +15,7 @@ use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fastcsv::{Reader, ReaderBuilder, Row, SelectedRow, Selection};
+use fastcsv::{Batch, Reader, ReaderBuilder, Row, Selection};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use args::InputArgs;
@@ -128,19 +128,17 @@ impl Input {
         Ok(())
     }
 
-    /// Calls `f` on every remaining record, keeping only the columns of
-    /// `sel` (read in batches, see [`Reader::read_batch`]), advancing the
+    /// Calls `f` on every remaining batch of records, keeping only the
+    /// columns of `sel` (see [`Reader::read_batch`]), advancing the
     /// progress bar.
-    pub fn each_selected(
+    pub fn each_batch(
         &mut self,
         sel: &mut Selection,
-        mut f: impl FnMut(&SelectedRow<'_>) -> Result<(), Failure>,
+        mut f: impl FnMut(&Batch<'_>) -> Result<(), Failure>,
     ) -> Result<(), Failure> {
         let mut n: u32 = 0;
         while let Some(batch) = self.reader.read_batch(sel)? {
-            for row in batch.iter() {
-                f(&row)?;
-            }
+            f(&batch)?;
             n = n.wrapping_add(1);
             if n % 64 == 0 {
                 self.progress.set(self.reader.byte_offset());

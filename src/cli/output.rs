@@ -224,6 +224,19 @@ impl<W: Write> RecordWriter<W> {
         Ok(())
     }
 
+    /// True for CSV output with this delimiter: records whose input bytes
+    /// are their fields joined by it, with no quote, CR or LF, can be
+    /// copied as they are.
+    pub fn copies_raw(&self, input_delimiter: u8) -> bool {
+        matches!(&self.kind, Kind::Csv { delimiter, .. } if *delimiter == input_delimiter)
+    }
+
+    /// Writes bytes that are already this writer's output (whole records,
+    /// each ending in LF).
+    pub fn write_verbatim(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)
+    }
+
     /// Writes a record given as its input bytes (without terminator) when
     /// they are exactly its fields joined by `input_delimiter` (see
     /// `SelectedRow::raw`) and they are also this writer's output: CSV with

@@ -142,7 +142,9 @@ impl Kernel for Portable {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
+    use super::{
+        prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected, SelectedRecord,
+    };
     use std::arch::x86_64::*;
 
     /// How far ahead of the block being classified the AVX2 kernel
@@ -278,7 +280,7 @@ mod x86 {
 
     /// Instantiates the scanning loops for one instruction set.
     macro_rules! entry_points {
-        ($kernel:ident, $features:literal, $record:ident, $count:ident, $select:ident, $masks:ident) => {
+        ($kernel:ident, $features:literal, $record:ident, $count:ident, $select:ident, $records:ident, $masks:ident) => {
             /// [`Scanner::block_record_with`] compiled for this kernel.
             ///
             /// # Safety
@@ -327,6 +329,24 @@ mod x86 {
                 s.block_select_with::<$kernel>(input, pos, expect, sel, out)
             }
 
+            /// [`Scanner::block_records_with`] (keeping records) compiled
+            /// for this kernel.
+            ///
+            /// # Safety
+            ///
+            /// The CPU must support the kernel's instruction set.
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $records(
+                s: &mut Scanner,
+                input: &[u8],
+                pos: &mut usize,
+                expect: &mut Option<usize>,
+                sel: &SelectArgs<'_>,
+                out: &mut Vec<SelectedRecord>,
+            ) -> u64 {
+                s.block_records_with::<$kernel, true>(input, pos, expect, sel, out)
+            }
+
             /// The kernel alone, for tests.
             ///
             /// # Safety
@@ -348,6 +368,7 @@ mod x86 {
         record_avx2,
         count_avx2,
         select_avx2,
+        records_avx2,
         masks_avx2
     );
     entry_points!(
@@ -356,9 +377,10 @@ mod x86 {
         record_sse2_clmul,
         count_sse2_clmul,
         select_sse2_clmul,
+        records_sse2_clmul,
         masks_sse2_clmul
     );
-    entry_points!(Sse2, "sse2", record_sse2, count_sse2, select_sse2, masks_sse2);
+    entry_points!(Sse2, "sse2", record_sse2, count_sse2, select_sse2, records_sse2, masks_sse2);
 }
 
 /// The instruction sets the block scanner can use.
@@ -685,11 +707,20 @@ fn plain_span(input: &[u8], a: usize, e: usize, quote: i32) -> Span {
 /// The quoted field `span` unescaped into `scratch` when its content holds
 /// quote bytes (in a regular record they come as doubled pairs), else
 /// `span` as it is.
-#[inline]
+#[inline(always)]
 fn unescaped(input: &[u8], span: Span, quote: i32, scratch: &mut Vec<u8>) -> Span {
+    if span.flags != QUOTED {
+        return span;
+    }
+    unescaped_quoted(input, span, quote, scratch)
+}
+
+/// [`unescaped`] for a quoted field, out of line.
+#[inline(never)]
+fn unescaped_quoted(input: &[u8], span: Span, quote: i32, scratch: &mut Vec<u8>) -> Span {
     let mut rest = &input[span.start..span.end];
     let q = quote as u8;
-    if span.flags != QUOTED || memchr::memchr(q, rest).is_none() {
+    if memchr::memchr(q, rest).is_none() {
         return span;
     }
     let start = scratch.len();
@@ -961,10 +992,29 @@ impl Scanner {
         expect: &mut Option<usize>,
         check: bool,
     ) -> u64 {
+        let args = SelectArgs { cols: &[], max_records: usize::MAX, check, plain_only: false };
+        let mut none = Vec::new();
+        self.block_records_with::<K, false>(input, pos, expect, &args, &mut none)
+    }
+
+    /// The loop of [`Scanner::block_count`]; with `KEEP`, it also records
+    /// every record it takes in `out` (start, end, line, field count, and
+    /// whether it holds a quote byte), stops after `sel.max_records`, and
+    /// with `sel.plain_only` stops at a record that holds a quote byte.
+    /// `sel.cols` is not looked at.
+    #[inline(always)]
+    fn block_records_with<K: Kernel, const KEEP: bool>(
+        &mut self,
+        input: &[u8],
+        pos: &mut usize,
+        expect: &mut Option<usize>,
+        sel: &SelectArgs<'_>,
+        out: &mut Vec<SelectedRecord>,
+    ) -> u64 {
         let Some(cls) = self.block.clone() else {
             return 0;
         };
-        if self.state != State::StartRecord || self.skip_lf {
+        if self.state != State::StartRecord || self.skip_lf || sel.max_records == 0 {
             return 0;
         }
         let n = input.len();
@@ -978,10 +1028,14 @@ impl Scanner {
         let mut carry = Carry::record_start();
         let mut base = r;
         let lines0 = self.lines;
-        // Structural delimiters and line ends from `*pos` to `base`, and
-        // delimiters up to the current record's start.
-        let (mut d_total, mut l_total) = (0u64, 0u64);
-        let mut d_rec = 0u64;
+        // Structural delimiters, line ends and quote bytes from `*pos` to
+        // `base`, and delimiters and quotes up to the current record's
+        // start.
+        let (mut d_total, mut l_total, mut q_total) = (0u64, 0u64, 0u64);
+        let (mut d_rec, mut q_rec) = (0u64, 0u64);
+        if KEEP {
+            out.reserve(sel.max_records.min(1 << 16));
+        }
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
             let b = unsafe { cls.block::<K>(input, base, &mut carry) };
@@ -1005,8 +1059,13 @@ impl Scanner {
                     break 'blocks;
                 }
                 let d_end = d_total + u64::from((b.delim & below(k)).count_ones());
-                if check {
-                    let fields = (d_end - d_rec) as usize + 1;
+                let q_end =
+                    if KEEP { q_total + u64::from((b.quote & below(k)).count_ones()) } else { 0 };
+                if KEEP && sel.plain_only && q_end != q_rec {
+                    break 'blocks;
+                }
+                let fields = (d_end - d_rec) as usize + 1;
+                if sel.check {
                     match *expect {
                         None => *expect = Some(fields),
                         Some(e) if e != fields => break 'blocks,
@@ -1014,12 +1073,23 @@ impl Scanner {
                     }
                 }
                 let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
+                if KEEP {
+                    out.push(SelectedRecord {
+                        start: r,
+                        end: p,
+                        after: end,
+                        lf: input[p] == b'\n',
+                        line: self.lines + 1,
+                        fields,
+                        plain: q_end == q_rec,
+                    });
+                }
                 self.rec_off = r;
                 self.rec_line = self.lines + 1;
                 self.lines = lines0 + l_end;
                 count += 1;
-                (r, d_rec) = (end, d_end);
-                if !starts_ok(r) {
+                (r, d_rec, q_rec) = (end, d_end, q_end);
+                if (KEEP && count as usize >= sel.max_records) || !starts_ok(r) {
                     break 'blocks;
                 }
                 ends &= from(r - base);
@@ -1029,6 +1099,9 @@ impl Scanner {
             }
             d_total += u64::from(b.delim.count_ones());
             l_total += u64::from(b.lines.count_ones());
+            if KEEP {
+                q_total += u64::from(b.quote.count_ones());
+            }
             base += 64;
         }
         *pos = r;
@@ -1057,6 +1130,10 @@ pub(crate) struct SelectedRecord {
     pub start: usize,
     /// The record's end, before its terminator.
     pub end: usize,
+    /// Past the record's terminator.
+    pub after: usize,
+    /// The terminator is a single LF.
+    pub lf: bool,
     /// Line of the record's first byte (1-based).
     pub line: u64,
     /// Number of fields in the record.
@@ -1099,6 +1176,26 @@ impl Scanner {
         };
         if self.trim || self.filter.active() {
             return 0;
+        }
+        if sel.cols.is_empty() {
+            // Records only: the counting loop.
+            let recs = &mut out.records;
+            return match isa {
+                Isa::Portable => {
+                    self.block_records_with::<Portable, true>(input, pos, expect, sel, recs)
+                }
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
+                Isa::Avx2Clmul => unsafe { x86::records_avx2(self, input, pos, expect, sel, recs) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `isa()` chose pclmulqdq after detecting it.
+                Isa::Sse2Clmul => unsafe {
+                    x86::records_sse2_clmul(self, input, pos, expect, sel, recs)
+                },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: SSE2 is part of x86-64.
+                Isa::Sse2 => unsafe { x86::records_sse2(self, input, pos, expect, sel, recs) },
+            };
         }
         match isa {
             Isa::Portable => self.block_select_with::<Portable>(input, pos, expect, sel, out),
@@ -1230,6 +1327,8 @@ impl Scanner {
                 out.records.push(SelectedRecord {
                     start: r,
                     end: p,
+                    after: end,
+                    lf: input[p] == b'\n' && end == p + 1,
                     line: self.lines + 1,
                     fields,
                     plain: rec_q == 0,
