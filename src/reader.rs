@@ -591,14 +591,26 @@ impl<'a> Reader<'a> {
             Src::Mapped(m) => &m.bytes()[self.rec_start..],
             Src::Read(b) => &b.data()[self.rec_start..],
         };
-        let args = SelectArgs {
+        let mut args = SelectArgs {
             cols: &sel.uniq,
             max_records: BATCH_RECORDS,
             check: !self.dialect.flexible,
             plain_only: sel.all,
+            all_cols: false,
         };
-        let k =
+        let mut k =
             self.scanner.block_select(data, &mut self.pos, &mut self.expected, &args, &mut sel.out);
+        if k == 0 && sel.all {
+            // The next record holds quotes: records with all their fields.
+            (args.plain_only, args.all_cols) = (false, true);
+            k = self.scanner.block_select(
+                data,
+                &mut self.pos,
+                &mut self.expected,
+                &args,
+                &mut sel.out,
+            );
+        }
         sel.input_base = self.base + self.rec_start as u64;
         if k > 0 {
             self.err_line = None;
@@ -629,6 +641,7 @@ impl<'a> Reader<'a> {
             end: start,
             after: start,
             lf: false,
+            spans_at: 0,
             line: self.row_pos.line,
             fields: n,
             plain: false,

@@ -206,19 +206,32 @@ impl<'r> SelectedRow<'r> {
     #[inline(never)]
     fn get_whole(&self, j: usize) -> &'r [u8] {
         assert!(j < self.len(), "field {j} of a record of {}", self.len());
-        match self.raw() {
-            Some(raw) => raw.split(|&c| c == self.batch.delimiter).nth(j).unwrap_or_default(),
-            None => self.batch.sel.out.spans[j].bytes(self.batch.input, self.batch.scratch),
+        match self.spans_at() {
+            Some(at) => {
+                self.batch.sel.out.spans[at + j].bytes(self.batch.input, self.batch.scratch)
+            }
+            None => self.split_raw().nth(j).unwrap_or_default(),
         }
+    }
+
+    /// With [`Selection::all`]: where the record's spans start, if it has
+    /// them (records taken as raw bytes have none).
+    fn spans_at(&self) -> Option<usize> {
+        let at = self.batch.sel.out.records[self.i].spans_at;
+        (at != usize::MAX).then_some(at)
+    }
+
+    /// The fields of a record taken as raw bytes.
+    fn split_raw(&self) -> impl Iterator<Item = &'r [u8]> + 'r {
+        let r = &self.batch.sel.out.records[self.i];
+        let d = self.batch.delimiter;
+        self.batch.input[r.start..r.end].split(move |&c| c == d)
     }
 
     /// The selected fields in order.
     pub fn iter(&self) -> impl Iterator<Item = &'r [u8]> + 'r {
         let r = *self;
-        let split = match (r.batch.sel.all, r.raw()) {
-            (true, Some(raw)) => Some(raw.split(move |&c| c == r.batch.delimiter)),
-            _ => None,
-        };
+        let split = (r.batch.sel.all && r.spans_at().is_none()).then(|| r.split_raw());
         let by_index = match split {
             Some(_) => 0..0,
             None => 0..r.len(),

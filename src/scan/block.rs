@@ -992,7 +992,13 @@ impl Scanner {
         expect: &mut Option<usize>,
         check: bool,
     ) -> u64 {
-        let args = SelectArgs { cols: &[], max_records: usize::MAX, check, plain_only: false };
+        let args = SelectArgs {
+            cols: &[],
+            max_records: usize::MAX,
+            check,
+            plain_only: false,
+            all_cols: false,
+        };
         let mut none = Vec::new();
         self.block_records_with::<K, false>(input, pos, expect, &args, &mut none)
     }
@@ -1079,6 +1085,7 @@ impl Scanner {
                         end: p,
                         after: end,
                         lf: input[p] == b'\n',
+                        spans_at: usize::MAX,
                         line: self.lines + 1,
                         fields,
                         plain: q_end == q_rec,
@@ -1120,6 +1127,8 @@ pub(crate) struct SelectArgs<'a> {
     /// Take only records that hold no quote byte (see
     /// [`SelectedRecord::plain`]).
     pub plain_only: bool,
+    /// Keep every field (`cols` is then ignored).
+    pub all_cols: bool,
 }
 
 /// One record taken by [`Scanner::block_select`]; offsets are in the input
@@ -1134,6 +1143,8 @@ pub(crate) struct SelectedRecord {
     pub after: usize,
     /// The terminator is a single LF.
     pub lf: bool,
+    /// Index of the record's first span, `usize::MAX` when none were kept.
+    pub spans_at: usize,
     /// Line of the record's first byte (1-based).
     pub line: u64,
     /// Number of fields in the record.
@@ -1177,7 +1188,7 @@ impl Scanner {
         if self.trim || self.filter.active() {
             return 0;
         }
-        if sel.cols.is_empty() {
+        if sel.cols.is_empty() && !sel.all_cols {
             // Records only: the counting loop.
             let recs = &mut out.records;
             return match isa {
@@ -1236,8 +1247,8 @@ impl Scanner {
         if !starts_ok(r) {
             return 0;
         }
-        let (quote, limit, cols) = (self.quote, self.limit, sel.cols);
-        let first = cols.first().copied().unwrap_or(usize::MAX);
+        let (quote, limit, cols, all) = (self.quote, self.limit, sel.cols, sel.all_cols);
+        let first = if all { 0 } else { cols.first().copied().unwrap_or(usize::MAX) };
         let mut count = 0u64;
         let mut carry = Carry::record_start();
         let mut base = r;
@@ -1282,7 +1293,7 @@ impl Scanner {
                     fi = want + 1;
                     fstart = p + 1;
                     si += 1;
-                    want = cols.get(si).copied().unwrap_or(usize::MAX);
+                    want = if all { fi } else { cols.get(si).copied().unwrap_or(usize::MAX) };
                 }
                 if ends == 0 {
                     break;
@@ -1329,6 +1340,7 @@ impl Scanner {
                     end: p,
                     after: end,
                     lf: input[p] == b'\n' && end == p + 1,
+                    spans_at: spans0,
                     line: self.lines + 1,
                     fields,
                     plain: rec_q == 0,
