@@ -142,7 +142,9 @@ impl Kernel for Portable {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
+    use super::{
+        prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected, SelectedRecord,
+    };
     use std::arch::x86_64::*;
 
     /// How far ahead of the block being classified the AVX2 kernel
@@ -278,7 +280,7 @@ mod x86 {
 
     /// Instantiates the scanning loops for one instruction set.
     macro_rules! entry_points {
-        ($kernel:ident, $features:literal, $record:ident, $count:ident, $records:ident, $masks:ident) => {
+        ($kernel:ident, $features:literal, $record:ident, $count:ident, $select:ident, $records:ident, $masks:ident) => {
             /// [`Scanner::block_record_with`] compiled for this kernel.
             ///
             /// # Safety
@@ -310,6 +312,23 @@ mod x86 {
                 s.block_count_with::<$kernel>(input, pos, expect, check)
             }
 
+            /// [`Scanner::block_select_with`] compiled for this kernel.
+            ///
+            /// # Safety
+            ///
+            /// The CPU must support the kernel's instruction set.
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $select(
+                s: &mut Scanner,
+                input: &[u8],
+                pos: &mut usize,
+                expect: &mut Option<usize>,
+                sel: &SelectArgs<'_>,
+                out: &mut Selected,
+            ) -> u64 {
+                s.block_select_with::<$kernel>(input, pos, expect, sel, out)
+            }
+
             /// [`Scanner::block_records_with`] (keeping records) compiled
             /// for this kernel.
             ///
@@ -323,16 +342,9 @@ mod x86 {
                 pos: &mut usize,
                 expect: &mut Option<usize>,
                 sel: &SelectArgs<'_>,
-                out: &mut Selected,
+                out: &mut Vec<SelectedRecord>,
             ) -> u64 {
-                s.block_records_with::<$kernel, true>(
-                    input,
-                    pos,
-                    expect,
-                    sel,
-                    &mut out.records,
-                    &mut out.masks,
-                )
+                s.block_records_with::<$kernel, true>(input, pos, expect, sel, out)
             }
 
             /// The kernel alone, for tests.
@@ -355,6 +367,7 @@ mod x86 {
         "avx2,pclmulqdq,popcnt,bmi1",
         record_avx2,
         count_avx2,
+        select_avx2,
         records_avx2,
         masks_avx2
     );
@@ -363,10 +376,11 @@ mod x86 {
         "sse2,pclmulqdq",
         record_sse2_clmul,
         count_sse2_clmul,
+        select_sse2_clmul,
         records_sse2_clmul,
         masks_sse2_clmul
     );
-    entry_points!(Sse2, "sse2", record_sse2, count_sse2, records_sse2, masks_sse2);
+    entry_points!(Sse2, "sse2", record_sse2, count_sse2, select_sse2, records_sse2, masks_sse2);
 }
 
 /// The instruction sets the block scanner can use.
@@ -985,16 +999,14 @@ impl Scanner {
             plain_only: false,
             all_cols: false,
         };
-        let (mut none, mut no_masks) = (Vec::new(), Vec::new());
-        self.block_records_with::<K, false>(input, pos, expect, &args, &mut none, &mut no_masks)
+        let mut none = Vec::new();
+        self.block_records_with::<K, false>(input, pos, expect, &args, &mut none)
     }
 
     /// The loop of [`Scanner::block_count`]; with `KEEP`, it also records
     /// every record it takes in `out` (start, end, line, field count, and
-    /// whether it holds a quote byte), keeps the structural delimiter mask
-    /// of every block it classifies in `masks` (block `k` starts at
-    /// `*pos + 64 k`), stops after `sel.max_records`, and with
-    /// `sel.plain_only` stops at a record that holds a quote byte.
+    /// whether it holds a quote byte), stops after `sel.max_records`, and
+    /// with `sel.plain_only` stops at a record that holds a quote byte.
     /// `sel.cols` is not looked at.
     #[inline(always)]
     fn block_records_with<K: Kernel, const KEEP: bool>(
@@ -1004,7 +1016,6 @@ impl Scanner {
         expect: &mut Option<usize>,
         sel: &SelectArgs<'_>,
         out: &mut Vec<SelectedRecord>,
-        masks: &mut Vec<u64>,
     ) -> u64 {
         let Some(cls) = self.block.clone() else {
             return 0;
@@ -1030,14 +1041,10 @@ impl Scanner {
         let (mut d_rec, mut q_rec) = (0u64, 0u64);
         if KEEP {
             out.reserve(sel.max_records.min(1 << 16));
-            masks.clear();
         }
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
             let b = unsafe { cls.block::<K>(input, base, &mut carry) };
-            if KEEP {
-                masks.push(b.delim);
-            }
             // Record ends before the first bad byte, not before `r` (the LF
             // of a CRLF that straddles blocks).
             let mut ends = b.nl & below_lowest(b.bad) & from(r - base.min(r));
@@ -1154,8 +1161,6 @@ pub(crate) struct Selected {
     pub spans: Vec<Span>,
     /// Selected fields that needed unescaping (doubled quotes).
     pub scratch: Vec<u8>,
-    /// The structural delimiter mask of every block of the last call.
-    pub masks: Vec<u64>,
     pub records: Vec<SelectedRecord>,
 }
 
@@ -1183,110 +1188,188 @@ impl Scanner {
         if self.trim || self.filter.active() {
             return 0;
         }
-        let first = out.records.len();
-        let spans0 = out.spans.len();
-        let base0 = *pos;
-        let k = match isa {
-            Isa::Portable => self.block_records_with::<Portable, true>(
-                input,
-                pos,
-                expect,
-                sel,
-                &mut out.records,
-                &mut out.masks,
-            ),
+        if sel.cols.is_empty() && !sel.all_cols {
+            // Records only: the counting loop.
+            let recs = &mut out.records;
+            return match isa {
+                Isa::Portable => {
+                    self.block_records_with::<Portable, true>(input, pos, expect, sel, recs)
+                }
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
+                Isa::Avx2Clmul => unsafe { x86::records_avx2(self, input, pos, expect, sel, recs) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `isa()` chose pclmulqdq after detecting it.
+                Isa::Sse2Clmul => unsafe {
+                    x86::records_sse2_clmul(self, input, pos, expect, sel, recs)
+                },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: SSE2 is part of x86-64.
+                Isa::Sse2 => unsafe { x86::records_sse2(self, input, pos, expect, sel, recs) },
+            };
+        }
+        match isa {
+            Isa::Portable => self.block_select_with::<Portable>(input, pos, expect, sel, out),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
-            Isa::Avx2Clmul => unsafe { x86::records_avx2(self, input, pos, expect, sel, out) },
+            Isa::Avx2Clmul => unsafe { x86::select_avx2(self, input, pos, expect, sel, out) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `isa()` chose pclmulqdq after detecting it.
-            Isa::Sse2Clmul => unsafe {
-                x86::records_sse2_clmul(self, input, pos, expect, sel, out)
-            },
+            Isa::Sse2Clmul => unsafe { x86::select_sse2_clmul(self, input, pos, expect, sel, out) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: SSE2 is part of x86-64.
-            Isa::Sse2 => unsafe { x86::records_sse2(self, input, pos, expect, sel, out) },
-        };
-        if !sel.cols.is_empty() || sel.all_cols {
-            self.pick_fields(input, base0, sel, out, first, spans0);
+            Isa::Sse2 => unsafe { x86::select_sse2(self, input, pos, expect, sel, out) },
         }
-        k
     }
 
-    /// The second pass of [`Scanner::block_select`]: for the records from
-    /// `out.records[first..]`, walks the delimiter masks the first pass
-    /// kept (block `k` at `base0 + 64 k`) up to the last wanted column of
-    /// each record and pushes the spans of the wanted fields (every field
-    /// with `sel.all_cols`), unescaping doubled quotes into `out.scratch`.
-    fn pick_fields(
-        &self,
+    /// [`Scanner::block_select`] with kernel `K`. Must only run where `K`'s
+    /// instruction set is available (it is inlined into the entry points
+    /// compiled for it).
+    #[inline(always)]
+    fn block_select_with<K: Kernel>(
+        &mut self,
         input: &[u8],
-        base0: usize,
+        pos: &mut usize,
+        expect: &mut Option<usize>,
         sel: &SelectArgs<'_>,
         out: &mut Selected,
-        first: usize,
-        spans0: usize,
-    ) {
-        let (quote, cols, all) = (self.quote, sel.cols, sel.all_cols);
-        let Selected { spans, records, masks, scratch } = out;
-        spans.truncate(spans0);
-        let width = if all { 0 } else { cols.len() };
-        spans.reserve((records.len() - first) * width.max(1));
-        for rec in &mut records[first..] {
-            rec.spans_at = spans.len();
-            let (start, end) = (rec.start, rec.end);
-            let wanted = if all { rec.fields } else { cols.len() };
-            let mut si = 0;
-            let mut want = if all { 0 } else { cols[0] };
-            let (mut fi, mut fstart) = (0usize, start);
-            let mut blk = (start - base0) / 64;
-            while si < wanted {
-                let bbase = base0 + blk * 64;
-                let mut d =
-                    masks[blk] & from(start.saturating_sub(bbase)) & below(end - bbase.min(end));
+    ) -> u64 {
+        let Some(cls) = self.block.clone() else {
+            return 0;
+        };
+        if self.state != State::StartRecord || self.skip_lf || sel.max_records == 0 {
+            return 0;
+        }
+        let n = input.len();
+        let mut r = *pos;
+        let comment = self.comment;
+        let starts_ok = |r: usize| r < n && !cls.is_nl(input[r]) && i32::from(input[r]) != comment;
+        if !starts_ok(r) {
+            return 0;
+        }
+        let (quote, limit, cols, all) = (self.quote, self.limit, sel.cols, sel.all_cols);
+        let first = if all { 0 } else { cols.first().copied().unwrap_or(usize::MAX) };
+        let mut count = 0u64;
+        let mut carry = Carry::record_start();
+        let mut base = r;
+        let lines0 = self.lines;
+        let mut l_total = 0u64;
+        // The current record: field index, field start, next wanted column
+        // (and its index in `cols`), quote and pair bits seen, and the
+        // number of spans before it (to undo a record that is not taken).
+        let (mut fi, mut fstart, mut si, mut want) = (0usize, r, 0usize, first);
+        let mut rec_q = 0u64;
+        let mut spans0 = out.spans.len();
+        out.records.reserve(sel.max_records.min(1 << 16));
+        out.spans.reserve(sel.max_records.min(1 << 16) * cols.len());
+        'blocks: while base < n {
+            // SAFETY: this function only runs where `K` is supported.
+            let b = unsafe { cls.block::<K>(input, base, &mut carry) };
+            let mut ends = (b.delim | b.nl) & below_lowest(b.bad) & from(r - base.min(r));
+            while ends != 0 {
+                // The current record's delimiters in this block, up to its
+                // end if that is in the block.
+                let upto = below_lowest(ends & b.nl);
+                let mut d = ends & upto;
+                ends &= !upto;
                 loop {
                     let c = d.count_ones() as usize;
                     if fi + c <= want {
+                        // No wanted field ends here: skip them all.
                         if c > 0 {
-                            fstart = bbase + (64 - d.leading_zeros() as usize);
+                            fstart = base + (64 - d.leading_zeros() as usize);
                             fi += c;
                         }
                         break;
                     }
                     for _ in fi..want {
-                        fstart = bbase + d.trailing_zeros() as usize + 1;
+                        fstart = base + d.trailing_zeros() as usize + 1;
                         d &= d - 1;
                     }
-                    let p = bbase + d.trailing_zeros() as usize;
-                    spans.push(unescaped(
-                        input,
-                        plain_span(input, fstart, p, quote),
-                        quote,
-                        scratch,
-                    ));
+                    let p = base + d.trailing_zeros() as usize;
+                    let span = plain_span(input, fstart, p, quote);
+                    out.spans.push(unescaped(input, span, quote, &mut out.scratch));
                     d &= d - 1;
                     fi = want + 1;
                     fstart = p + 1;
                     si += 1;
-                    if si == wanted {
-                        break;
-                    }
-                    want = if all { fi } else { cols[si] };
+                    want = if all { fi } else { cols.get(si).copied().unwrap_or(usize::MAX) };
                 }
-                if si == wanted || end <= bbase + 64 {
+                if ends == 0 {
                     break;
                 }
-                blk += 1;
+                // The record ends at the terminator `k`.
+                let k = ends.trailing_zeros() as usize;
+                let p = base + k;
+                ends &= ends - 1;
+                let mut end = p + 1;
+                if input[p] == b'\r' && cls.any_term {
+                    match input.get(end) {
+                        Some(b'\n') => end += 1,
+                        Some(_) => {}
+                        None => break 'blocks,
+                    }
+                }
+                if (end - r) as u64 > limit {
+                    break 'blocks;
+                }
+                let seg = from(r.saturating_sub(base)) & below(k);
+                rec_q |= b.quote & seg;
+                if fi == want {
+                    let span = plain_span(input, fstart, p, quote);
+                    out.spans.push(unescaped(input, span, quote, &mut out.scratch));
+                    si += 1;
+                }
+                if sel.plain_only && rec_q != 0 {
+                    break 'blocks;
+                }
+                let fields = fi + 1;
+                if sel.check {
+                    match *expect {
+                        None => *expect = Some(fields),
+                        Some(e) if e != fields => break 'blocks,
+                        Some(_) => {}
+                    }
+                }
+                for _ in si..cols.len() {
+                    out.spans.push(Span { start: 0, end: 0, flags: 0 });
+                }
+                let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
+                out.records.push(SelectedRecord {
+                    start: r,
+                    end: p,
+                    after: end,
+                    lf: input[p] == b'\n' && end == p + 1,
+                    spans_at: spans0,
+                    line: self.lines + 1,
+                    fields,
+                    plain: rec_q == 0,
+                });
+                self.rec_off = r;
+                self.rec_line = self.lines + 1;
+                self.lines = lines0 + l_end;
+                count += 1;
+                r = end;
+                (fi, fstart, si, want) = (0, r, 0, first);
+                rec_q = 0;
+                spans0 = out.spans.len();
+                if count as usize >= sel.max_records || !starts_ok(r) {
+                    break 'blocks;
+                }
+                ends &= from(r - base);
             }
-            if si < wanted && fi == want {
-                // The last field ends at the record's end.
-                spans.push(unescaped(input, plain_span(input, fstart, end, quote), quote, scratch));
-                si += 1;
+            if b.bad != 0 {
+                break;
             }
-            for _ in si..wanted {
-                spans.push(Span { start: 0, end: 0, flags: 0 });
-            }
+            let rest = from(r.saturating_sub(base));
+            rec_q |= b.quote & rest;
+            l_total += u64::from(b.lines.count_ones());
+            base += 64;
         }
+        // The record in progress, if any, is left to the state machine.
+        out.spans.truncate(spans0);
+        *pos = r;
+        count
     }
 }
 
