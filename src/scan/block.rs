@@ -704,6 +704,13 @@ fn plain_span(input: &[u8], a: usize, e: usize, quote: i32) -> Span {
     }
 }
 
+/// True when a record the block scanner may take starts at `input[r]`: not
+/// past the end, not an empty line, not a comment.
+#[inline(always)]
+fn starts_record(cls: &Classifier, input: &[u8], r: usize, comment: i32) -> bool {
+    r < input.len() && !cls.is_nl(input[r]) && i32::from(input[r]) != comment
+}
+
 /// The quoted field `span` unescaped into `scratch` when its content holds
 /// quote bytes (in a regular record they come as doubled pairs), else
 /// `span` as it is.
@@ -1003,6 +1010,16 @@ impl Scanner {
         self.block_records_with::<K, false>(input, pos, expect, &args, &mut none)
     }
 
+    /// The classifier for a run of block-scanned records starting at
+    /// `input[pos]`, or `None` when no run can start there (no block
+    /// scanner, the state machine is mid-record or owes an LF, nothing to
+    /// take, or the next record is an empty line or a comment).
+    fn run_start(&self, input: &[u8], pos: usize, max_records: usize) -> Option<Classifier> {
+        let cls = self.block.clone()?;
+        let ready = self.state == State::StartRecord && !self.skip_lf && max_records > 0;
+        (ready && starts_record(&cls, input, pos, self.comment)).then_some(cls)
+    }
+
     /// The loop of [`Scanner::block_count`]; with `KEEP`, it also records
     /// every record it takes in `out` (start, end, line, field count, and
     /// whether it holds a quote byte), stops after `sel.max_records`, and
@@ -1017,19 +1034,13 @@ impl Scanner {
         sel: &SelectArgs<'_>,
         out: &mut Vec<SelectedRecord>,
     ) -> u64 {
-        let Some(cls) = self.block.clone() else {
+        let Some(cls) = self.run_start(input, *pos, sel.max_records) else {
             return 0;
         };
-        if self.state != State::StartRecord || self.skip_lf || sel.max_records == 0 {
-            return 0;
-        }
         let n = input.len();
         let mut r = *pos;
         let comment = self.comment;
-        let starts_ok = |r: usize| r < n && !cls.is_nl(input[r]) && i32::from(input[r]) != comment;
-        if !starts_ok(r) {
-            return 0;
-        }
+        let starts_ok = |r: usize| starts_record(&cls, input, r, comment);
         let mut count = 0u64;
         let mut carry = Carry::record_start();
         let mut base = r;
@@ -1234,19 +1245,13 @@ impl Scanner {
         sel: &SelectArgs<'_>,
         out: &mut Selected,
     ) -> u64 {
-        let Some(cls) = self.block.clone() else {
+        let Some(cls) = self.run_start(input, *pos, sel.max_records) else {
             return 0;
         };
-        if self.state != State::StartRecord || self.skip_lf || sel.max_records == 0 {
-            return 0;
-        }
         let n = input.len();
         let mut r = *pos;
         let comment = self.comment;
-        let starts_ok = |r: usize| r < n && !cls.is_nl(input[r]) && i32::from(input[r]) != comment;
-        if !starts_ok(r) {
-            return 0;
-        }
+        let starts_ok = |r: usize| starts_record(&cls, input, r, comment);
         let (quote, limit, cols, all) = (self.quote, self.limit, sel.cols, sel.all_cols);
         let first = if all { 0 } else { cols.first().copied().unwrap_or(usize::MAX) };
         let mut count = 0u64;
