@@ -6,7 +6,7 @@
 #![no_main]
 
 use fastcsv::scan::reference::{self, RefOutput, RefRow};
-use fastcsv::{Dialect, Filter, Reader, Terminator};
+use fastcsv::{Dialect, Filter, Reader, Selection, Terminator};
 use libfuzzer_sys::fuzz_target;
 
 fn collect(mut rdr: Reader<'_>) -> RefOutput {
@@ -21,6 +21,40 @@ fn collect(mut rdr: Reader<'_>) -> RefOutput {
             Err(e) => return RefOutput { rows, error: Some((e.message(), rdr.line())) },
         }
     }
+}
+
+/// The rows through `read_batch` with `sel` (`None`: `Selection::all()`),
+/// and the error with `line()` when one ends the input.
+type Picked = (Vec<Vec<Vec<u8>>>, Option<(String, u64)>);
+
+fn collect_batches(mut rdr: Reader<'_>, sel: Option<&[usize]>) -> Picked {
+    let mut s = match sel {
+        Some(cols) => Selection::new(cols.iter().copied()),
+        None => Selection::all(),
+    };
+    let mut rows = Vec::new();
+    loop {
+        match rdr.read_batch(&mut s) {
+            Ok(Some(b)) => rows.extend(b.iter().map(|r| r.iter().map(<[u8]>::to_vec).collect())),
+            Ok(None) => return (rows, None),
+            Err(e) => return (rows, Some((e.message(), rdr.line()))),
+        }
+    }
+}
+
+/// The reference's rows projected as `collect_batches` gives them.
+fn project(want: &RefOutput, sel: Option<&[usize]>) -> Picked {
+    let rows = want
+        .rows
+        .iter()
+        .map(|r| match sel {
+            Some(cols) => {
+                cols.iter().map(|&c| r.fields.get(c).cloned().unwrap_or_default()).collect()
+            }
+            None => r.fields.clone(),
+        })
+        .collect();
+    (rows, want.error.clone())
 }
 
 fn dialect(cfg: &[u8]) -> Option<Dialect> {
@@ -64,6 +98,15 @@ fuzz_target!(|data: &[u8]| {
     let got = collect(Reader::builder().dialect(d.clone()).from_slice(input));
     assert_eq!(got, want, "slice");
     let size = usize::from(cfg[12] % 16) + 1;
-    let got = collect(Reader::builder().dialect(d).buffer_size(size).from_reader(input));
+    let got = collect(Reader::builder().dialect(d.clone()).buffer_size(size).from_reader(input));
     assert_eq!(got, want, "buffered({size})");
+    // read_batch: three columns (a repeat and one past most rows), or all.
+    let cols: &[usize] = &[usize::from(cfg[11] % 4), 0, usize::from(cfg[10] % 8)];
+    let sel = if cfg[9] % 3 == 0 { None } else { Some(cols) };
+    let proj = project(&want, sel);
+    let got = collect_batches(Reader::builder().dialect(d.clone()).from_slice(input), sel);
+    assert_eq!(got, proj, "read_batch slice");
+    let got =
+        collect_batches(Reader::builder().dialect(d).buffer_size(size).from_reader(input), sel);
+    assert_eq!(got, proj, "read_batch buffered({size})");
 });
