@@ -64,7 +64,7 @@ pub use dialect::{Dialect, DialectBuilder, Filter, Terminator};
 pub use error::{Error, ErrorKind, Position, Result};
 pub use reader::{Reader, ReaderBuilder, Rows};
 pub use record::{Row, RowBuf};
-pub use select::{Batch, SelectedRow, Selection};
+pub use select::{Batch, FieldIter, SelectedRow, Selection};
 pub use source::{
     SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE, DEFAULT_MAX_BUFFER_SIZE,
     DEFAULT_RELEASE_THRESHOLD, SMALL_FILE,

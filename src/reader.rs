@@ -591,26 +591,14 @@ impl<'a> Reader<'a> {
             Src::Mapped(m) => &m.bytes()[self.rec_start..],
             Src::Read(b) => &b.data()[self.rec_start..],
         };
-        let mut args = SelectArgs {
+        let args = SelectArgs {
             cols: &sel.uniq,
             max_records: BATCH_RECORDS,
             check: !self.dialect.flexible,
-            plain_only: sel.all,
-            all_cols: false,
+            all_cols: sel.all,
         };
-        let mut k =
+        let k =
             self.scanner.block_select(data, &mut self.pos, &mut self.expected, &args, &mut sel.out);
-        if k == 0 && sel.all {
-            // The next record holds quotes: records with all their fields.
-            (args.plain_only, args.all_cols) = (false, true);
-            k = self.scanner.block_select(
-                data,
-                &mut self.pos,
-                &mut self.expected,
-                &args,
-                &mut sel.out,
-            );
-        }
         sel.input_base = self.base + self.rec_start as u64;
         if k > 0 {
             self.err_line = None;
@@ -618,8 +606,8 @@ impl<'a> Reader<'a> {
             sel.first_record = self.records;
             self.records += k;
             let input = self.data();
-            let delimiter = self.dialect.delimiter;
-            return Ok(Some(Batch { input, scratch: &sel.out.scratch, sel, delimiter }));
+            let quote = self.scanner.quote_byte();
+            return Ok(Some(Batch { input, scratch: &sel.out.scratch, sel, quote }));
         }
         if !self.advance()? {
             return Ok(None);
@@ -642,12 +630,14 @@ impl<'a> Reader<'a> {
             after: start,
             lf: false,
             spans_at: 0,
+            ends_at: 0,
             line: self.row_pos.line,
             fields: n,
             plain: false,
         });
         let (input, scratch) = (self.data(), self.fields.scratch());
-        Ok(Some(Batch { input, scratch, sel, delimiter: self.dialect.delimiter }))
+        let quote = self.scanner.quote_byte();
+        Ok(Some(Batch { input, scratch, sel, quote }))
     }
 
     /// Counts the remaining records without building rows.

@@ -394,3 +394,51 @@ fn read_batch_unescapes_selected_fields() {
     assert_eq!(rows.len(), 100);
     assert_eq!(rows[7], [b"a\"b7".to_vec(), b"z".to_vec(), b"7".to_vec()]);
 }
+
+/// `Selection::all` over records that span many blocks, mixing plain,
+/// quoted (with delimiters, newlines and doubled quotes inside) and empty
+/// fields: the fields walked from the kept delimiter offsets, and the spans
+/// of records with doubled quotes, equal `read_row`'s, in one batch per
+/// 1024 records, mapped-like (slice) and through small buffers.
+#[test]
+fn read_batch_all_walks_long_records() {
+    let mut input = Vec::new();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for i in 0..3000 {
+        for c in 0..37 {
+            if c > 0 {
+                input.push(b',');
+            }
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            match (seed % 7, i % 5) {
+                (0, _) => {}
+                (1, _) => input.extend_from_slice(b"\"a,b\nc\""),
+                (2, 0) => input.extend_from_slice(b"\"x\"\"y\"\"\""),
+                (3, _) => input.extend_from_slice(b"\"\""),
+                _ => input.extend_from_slice(format!("{}", seed % 100_000).as_bytes()),
+            }
+        }
+        input.extend_from_slice(if i % 3 == 0 { b"\r\n" } else { b"\n" });
+    }
+    let d = Dialect::builder().headers(false).build().unwrap();
+    let mut want = Reader::builder().dialect(d.clone()).from_slice(&input);
+    let want = rows_picked(&mut want, None).0;
+    let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&input);
+    let (got, mut batches) = (batches_picked(&mut rdr, None).0, 0);
+    let strip = |v: Vec<Result<Picked, String>>| {
+        v.into_iter().map(|r| r.map(|(p, n, pos, _)| (p, n, pos))).collect::<Vec<_>>()
+    };
+    assert_eq!(strip(got), strip(want.clone()));
+    let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&input);
+    let mut sel = Selection::all();
+    while rdr.read_batch(&mut sel).unwrap().is_some() {
+        batches += 1;
+    }
+    assert_eq!(batches, 3, "3000 records in batches of 1024");
+    for n in [61, 4096] {
+        let mut rdr = Reader::builder().dialect(d.clone()).buffer_size(n).from_reader(&input[..]);
+        assert_eq!(strip(batches_picked(&mut rdr, None).0), strip(want.clone()), "buffered({n})");
+    }
+}

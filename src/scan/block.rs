@@ -142,9 +142,7 @@ impl Kernel for Portable {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{
-        prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected, SelectedRecord,
-    };
+    use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
     use std::arch::x86_64::*;
 
     /// How far ahead of the block being classified the AVX2 kernel
@@ -342,7 +340,7 @@ mod x86 {
                 pos: &mut usize,
                 expect: &mut Option<usize>,
                 sel: &SelectArgs<'_>,
-                out: &mut Vec<SelectedRecord>,
+                out: &mut Selected,
             ) -> u64 {
                 s.block_records_with::<$kernel, true>(input, pos, expect, sel, out)
             }
@@ -704,6 +702,71 @@ fn plain_span(input: &[u8], a: usize, e: usize, quote: i32) -> Span {
     }
 }
 
+/// The spans of every field of the regular record `r..p` (`p` before its
+/// terminator), given the offsets from `base` of its structural delimiters
+/// (`ends`) and of the first quote of each doubled pair (`pairs`, not
+/// empty): fields holding pairs are unescaped into `scratch`, knowing
+/// where each pair is (no search).
+#[allow(clippy::too_many_arguments)]
+fn record_spans(
+    input: &[u8],
+    (r, p): (usize, usize),
+    ends: &[u32],
+    pairs: &[u32],
+    base: usize,
+    quote: i32,
+    spans: &mut Vec<Span>,
+    scratch: &mut Vec<u8>,
+) {
+    let mut pairs = pairs.iter().map(|&q| base + q as usize).peekable();
+    let mut a = r;
+    for e in ends.iter().map(|&e| base + e as usize).chain([p]) {
+        let span = plain_span(input, a, e, quote);
+        if pairs.peek().is_some_and(|&q| q < e) {
+            // A quoted field (pairs are only inside those): keep the first
+            // quote of each pair, drop the second.
+            let start = scratch.len();
+            let mut from = span.start;
+            while let Some(q) = pairs.next_if(|&q| q < e) {
+                scratch.extend_from_slice(&input[from..=q]);
+                from = q + 2;
+            }
+            scratch.extend_from_slice(&input[from..span.end]);
+            spans.push(Span { start, end: scratch.len(), flags: OWNED | QUOTED });
+        } else {
+            spans.push(span);
+        }
+        a = e + 1;
+    }
+}
+
+/// Appends `base + i` for every set bit `i` of `bits`, in order. Writes
+/// eight offsets at a time whatever the bit count (the extra ones land in
+/// spare capacity and are not kept), so that the branch is taken once per
+/// eight delimiters, not mispredicted once per block.
+#[inline(always)]
+fn flatten(out: &mut Vec<u32>, mut bits: u64, base: u32) {
+    let n = bits.count_ones() as usize;
+    out.reserve(64);
+    let len = out.len();
+    let spare = &mut out.spare_capacity_mut()[..64];
+    let mut i = 0;
+    loop {
+        for slot in &mut spare[i..i + 8] {
+            // `trailing_zeros` of 0 is 64: harmless in an unkept slot.
+            slot.write(base.wrapping_add(bits.trailing_zeros()));
+            bits &= bits.wrapping_sub(1);
+        }
+        i += 8;
+        if i >= n {
+            break;
+        }
+    }
+    // SAFETY: the first `n <= 64` slots after the old length were written
+    // above, inside the capacity reserved for 64.
+    unsafe { out.set_len(len + n) };
+}
+
 /// True when a record the block scanner may take starts at `input[r]`: not
 /// past the end, not an empty line, not a comment.
 #[inline(always)]
@@ -999,14 +1062,8 @@ impl Scanner {
         expect: &mut Option<usize>,
         check: bool,
     ) -> u64 {
-        let args = SelectArgs {
-            cols: &[],
-            max_records: usize::MAX,
-            check,
-            plain_only: false,
-            all_cols: false,
-        };
-        let mut none = Vec::new();
+        let args = SelectArgs { cols: &[], max_records: usize::MAX, check, all_cols: false };
+        let mut none = Selected::default();
         self.block_records_with::<K, false>(input, pos, expect, &args, &mut none)
     }
 
@@ -1022,9 +1079,9 @@ impl Scanner {
 
     /// The loop of [`Scanner::block_count`]; with `KEEP`, it also records
     /// every record it takes in `out` (start, end, line, field count, and
-    /// whether it holds a quote byte), stops after `sel.max_records`, and
-    /// with `sel.plain_only` stops at a record that holds a quote byte.
-    /// `sel.cols` is not looked at.
+    /// whether it holds a quote byte) and stops after `sel.max_records`;
+    /// with `sel.all_cols` it also keeps the offsets of the structural
+    /// delimiters ([`Selected::ends`]). `sel.cols` is not looked at.
     #[inline(always)]
     fn block_records_with<K: Kernel, const KEEP: bool>(
         &mut self,
@@ -1032,11 +1089,21 @@ impl Scanner {
         pos: &mut usize,
         expect: &mut Option<usize>,
         sel: &SelectArgs<'_>,
-        out: &mut Vec<SelectedRecord>,
+        out: &mut Selected,
     ) -> u64 {
         let Some(cls) = self.run_start(input, *pos, sel.max_records) else {
             return 0;
         };
+        // With `all_cols`, the offsets of all structural delimiters are
+        // kept (a few instructions per field, no span built); records
+        // holding doubled quotes get their spans (unescaped) right away.
+        let masks = KEEP && sel.all_cols;
+        if masks {
+            out.ends.clear();
+            out.pairs.clear();
+            out.ends_base = *pos;
+        }
+        let quote = self.quote;
         let n = input.len();
         let mut r = *pos;
         let comment = self.comment;
@@ -1048,14 +1115,24 @@ impl Scanner {
         // Structural delimiters, line ends and quote bytes from `*pos` to
         // `base`, and delimiters and quotes up to the current record's
         // start.
-        let (mut d_total, mut l_total, mut q_total) = (0u64, 0u64, 0u64);
-        let (mut d_rec, mut q_rec) = (0u64, 0u64);
+        let (mut d_total, mut l_total, mut q_total, mut pr_total) = (0u64, 0u64, 0u64, 0u64);
+        let (mut d_rec, mut q_rec, mut pr_rec) = (0u64, 0u64, 0u64);
         if KEEP {
-            out.reserve(sel.max_records.min(1 << 16));
+            out.records.reserve(sel.max_records.min(1 << 16));
         }
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
             let b = unsafe { cls.block::<K>(input, base, &mut carry) };
+            if masks {
+                let rel = base - out.ends_base;
+                if rel > ENDS_SPAN {
+                    break;
+                }
+                flatten(&mut out.ends, b.delim, rel as u32);
+                if b.pairs != 0 {
+                    flatten(&mut out.pairs, b.pairs, rel as u32);
+                }
+            }
             // Record ends before the first bad byte, not before `r` (the LF
             // of a CRLF that straddles blocks).
             let mut ends = b.nl & below_lowest(b.bad) & from(r - base.min(r));
@@ -1078,9 +1155,6 @@ impl Scanner {
                 let d_end = d_total + u64::from((b.delim & below(k)).count_ones());
                 let q_end =
                     if KEEP { q_total + u64::from((b.quote & below(k)).count_ones()) } else { 0 };
-                if KEEP && sel.plain_only && q_end != q_rec {
-                    break 'blocks;
-                }
                 let fields = (d_end - d_rec) as usize + 1;
                 if sel.check {
                     match *expect {
@@ -1090,13 +1164,27 @@ impl Scanner {
                     }
                 }
                 let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
+                let mut pr_end = 0;
                 if KEEP {
-                    out.push(SelectedRecord {
+                    let mut spans_at = usize::MAX;
+                    if masks {
+                        pr_end = pr_total + u64::from((b.pairs & below(k)).count_ones());
+                        if pr_end != pr_rec {
+                            spans_at = out.spans.len();
+                            let pairs = &out.pairs[pr_rec as usize..pr_end as usize];
+                            let ends = &out.ends[d_rec as usize..d_end as usize];
+                            let (spans, scratch) = (&mut out.spans, &mut out.scratch);
+                            let base = out.ends_base;
+                            record_spans(input, (r, p), ends, pairs, base, quote, spans, scratch);
+                        }
+                    }
+                    out.records.push(SelectedRecord {
                         start: r,
                         end: p,
                         after: end,
                         lf: input[p] == b'\n',
-                        spans_at: usize::MAX,
+                        spans_at,
+                        ends_at: d_rec as usize,
                         line: self.lines + 1,
                         fields,
                         plain: q_end == q_rec,
@@ -1106,7 +1194,7 @@ impl Scanner {
                 self.rec_line = self.lines + 1;
                 self.lines = lines0 + l_end;
                 count += 1;
-                (r, d_rec, q_rec) = (end, d_end, q_end);
+                (r, d_rec, q_rec, pr_rec) = (end, d_end, q_end, pr_end);
                 if (KEEP && count as usize >= sel.max_records) || !starts_ok(r) {
                     break 'blocks;
                 }
@@ -1119,6 +1207,9 @@ impl Scanner {
             l_total += u64::from(b.lines.count_ones());
             if KEEP {
                 q_total += u64::from(b.quote.count_ones());
+            }
+            if masks {
+                pr_total += u64::from(b.pairs.count_ones());
             }
             base += 64;
         }
@@ -1135,10 +1226,9 @@ pub(crate) struct SelectArgs<'a> {
     pub max_records: usize,
     /// Check every record's field count against `*expect`.
     pub check: bool,
-    /// Take only records that hold no quote byte (see
-    /// [`SelectedRecord::plain`]).
-    pub plain_only: bool,
-    /// Keep every field (`cols` is then ignored).
+    /// Keep every field (`cols` is then ignored): the counting loop keeps
+    /// each block's delimiter mask, and spans only for records holding
+    /// doubled quotes.
     pub all_cols: bool,
 }
 
@@ -1156,6 +1246,9 @@ pub(crate) struct SelectedRecord {
     pub lf: bool,
     /// Index of the record's first span, `usize::MAX` when none were kept.
     pub spans_at: usize,
+    /// With `all_cols` and no spans: index of the record's first field end
+    /// in [`Selected::ends`].
+    pub ends_at: usize,
     /// Line of the record's first byte (1-based).
     pub line: u64,
     /// Number of fields in the record.
@@ -1173,7 +1266,18 @@ pub(crate) struct Selected {
     /// Selected fields that needed unescaping (doubled quotes).
     pub scratch: Vec<u8>,
     pub records: Vec<SelectedRecord>,
+    /// With `all_cols`: the offsets (from `ends_base`) of the structural
+    /// delimiters the counting loop went over, in order; a record's fields
+    /// end at `ends[r.ends_at..][..r.fields - 1]` and at its `end`.
+    pub ends: Vec<u32>,
+    /// The same for the first quote of each doubled pair.
+    pub pairs: Vec<u32>,
+    pub ends_base: usize,
 }
+
+/// With `all_cols`, one batch spans at most this many bytes, so that
+/// [`Selected::ends`] fits `u32` offsets.
+const ENDS_SPAN: usize = (u32::MAX - 64) as usize;
 
 impl Scanner {
     /// Takes the regular records from `input[*pos..]` (see the module
@@ -1199,24 +1303,23 @@ impl Scanner {
         if self.trim || self.filter.active() {
             return 0;
         }
-        if sel.cols.is_empty() && !sel.all_cols {
-            // Records only: the counting loop.
-            let recs = &mut out.records;
+        if sel.cols.is_empty() || sel.all_cols {
+            // Records only, or every field: the counting loop.
             return match isa {
                 Isa::Portable => {
-                    self.block_records_with::<Portable, true>(input, pos, expect, sel, recs)
+                    self.block_records_with::<Portable, true>(input, pos, expect, sel, out)
                 }
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
-                Isa::Avx2Clmul => unsafe { x86::records_avx2(self, input, pos, expect, sel, recs) },
+                Isa::Avx2Clmul => unsafe { x86::records_avx2(self, input, pos, expect, sel, out) },
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `isa()` chose pclmulqdq after detecting it.
                 Isa::Sse2Clmul => unsafe {
-                    x86::records_sse2_clmul(self, input, pos, expect, sel, recs)
+                    x86::records_sse2_clmul(self, input, pos, expect, sel, out)
                 },
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: SSE2 is part of x86-64.
-                Isa::Sse2 => unsafe { x86::records_sse2(self, input, pos, expect, sel, recs) },
+                Isa::Sse2 => unsafe { x86::records_sse2(self, input, pos, expect, sel, out) },
             };
         }
         match isa {
@@ -1252,8 +1355,8 @@ impl Scanner {
         let mut r = *pos;
         let comment = self.comment;
         let starts_ok = |r: usize| starts_record(&cls, input, r, comment);
-        let (quote, limit, cols, all) = (self.quote, self.limit, sel.cols, sel.all_cols);
-        let first = if all { 0 } else { cols.first().copied().unwrap_or(usize::MAX) };
+        let (quote, limit, cols) = (self.quote, self.limit, sel.cols);
+        let first = cols.first().copied().unwrap_or(usize::MAX);
         let mut count = 0u64;
         let mut carry = Carry::record_start();
         let mut base = r;
@@ -1298,7 +1401,7 @@ impl Scanner {
                     fi = want + 1;
                     fstart = p + 1;
                     si += 1;
-                    want = if all { fi } else { cols.get(si).copied().unwrap_or(usize::MAX) };
+                    want = cols.get(si).copied().unwrap_or(usize::MAX);
                 }
                 if ends == 0 {
                     break;
@@ -1325,9 +1428,6 @@ impl Scanner {
                     out.spans.push(unescaped(input, span, quote, &mut out.scratch));
                     si += 1;
                 }
-                if sel.plain_only && rec_q != 0 {
-                    break 'blocks;
-                }
                 let fields = fi + 1;
                 if sel.check {
                     match *expect {
@@ -1346,6 +1446,7 @@ impl Scanner {
                     after: end,
                     lf: input[p] == b'\n' && end == p + 1,
                     spans_at: spans0,
+                    ends_at: 0,
                     line: self.lines + 1,
                     fields,
                     plain: rec_q == 0,

@@ -734,6 +734,11 @@ impl Scanner {
         Scan::Error(ErrorKind::FieldTooLarge { limit: self.limit }, at)
     }
 
+    /// The quote byte as the scanner compares it (-1 when quoting is off).
+    pub(crate) fn quote_byte(&self) -> i32 {
+        self.quote
+    }
+
     /// Scans `input[*pos..]`. `input` must start at the current record's
     /// first byte (see the module docs); `*pos` is advanced past what was
     /// consumed.
