@@ -190,8 +190,9 @@ fn fastcsv_select(input: &Input, src: Src) -> (u64, u64) {
     (n, sum)
 }
 
-/// Every field through `read_batch`: `Selection::all()` (plain records
-/// split from their bytes) or all columns by index (`width`).
+/// Every field through `read_batch`: `Selection::all()` (fields walked from
+/// the delimiter offsets the block scanner kept) or all columns by index
+/// (`width`, the column-selecting loop).
 fn fastcsv_batch_fields(input: &Input, src: Src, width: Option<usize>) -> (u64, u64) {
     let mut rdr = fastcsv_reader(input, src, true);
     let mut sel = match width {
