@@ -208,15 +208,26 @@ impl<'r> SelectedRow<'r> {
         s.bytes(self.batch.input, self.batch.scratch)
     }
 
-    /// [`SelectedRow::get`] with [`Selection::all`].
-    #[inline(never)]
+    /// [`SelectedRow::get`] with [`Selection::all`]: from the record's
+    /// spans, or from the two delimiter offsets around field `j`.
+    #[inline]
     fn get_whole(&self, j: usize) -> &'r [u8] {
-        assert!(j < self.len(), "field {j} of a record of {}", self.len());
-        match self.spans_at() {
-            Some(at) => {
-                self.batch.sel.out.spans[at + j].bytes(self.batch.input, self.batch.scratch)
-            }
-            None => self.iter().nth(j).unwrap_or_default(),
+        let n = self.len();
+        assert!(j < n, "field {j} of a record of {n}");
+        let b = self.batch;
+        if let Some(at) = self.spans_at() {
+            return b.sel.out.spans[at + j].bytes(b.input, b.scratch);
+        }
+        let out = &b.sel.out;
+        let r = &out.records[self.i];
+        let ends = &out.ends[r.ends_at..r.ends_at + n - 1];
+        let a = if j == 0 { r.start } else { out.ends_base + ends[j - 1] as usize + 1 };
+        let e = if j + 1 == n { r.end } else { out.ends_base + ends[j] as usize };
+        let f = &b.input[a..e];
+        // See `FieldIter::field`.
+        match f {
+            [q, inner @ .., _] if !r.plain && i32::from(*q) == b.quote => inner,
+            _ => f,
         }
     }
 
