@@ -140,6 +140,92 @@ impl Kernel for Portable {
     }
 }
 
+/// Instantiates the scanning loops for one instruction set, in the
+/// module that defines the kernel (the names it uses are resolved there).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+macro_rules! entry_points {
+    ($kernel:ident, $features:literal, $record:ident, $count:ident, $select:ident, $records:ident, $masks:ident) => {
+        /// [`Scanner::block_record_with`] compiled for this kernel.
+        ///
+        /// # Safety
+        ///
+        /// The CPU must support the kernel's instruction set.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $record(
+            s: &mut Scanner,
+            input: &[u8],
+            r: usize,
+            out: &mut Fields,
+        ) -> Option<usize> {
+            s.block_record_with::<$kernel>(input, r, out)
+        }
+
+        /// [`Scanner::block_count_with`] compiled for this kernel.
+        ///
+        /// # Safety
+        ///
+        /// The CPU must support the kernel's instruction set.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $count(
+            s: &mut Scanner,
+            input: &[u8],
+            pos: &mut usize,
+            expect: &mut Option<usize>,
+            check: bool,
+        ) -> u64 {
+            s.block_count_with::<$kernel>(input, pos, expect, check)
+        }
+
+        /// [`Scanner::block_select_with`] compiled for this kernel.
+        ///
+        /// # Safety
+        ///
+        /// The CPU must support the kernel's instruction set.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $select(
+            s: &mut Scanner,
+            input: &[u8],
+            pos: &mut usize,
+            expect: &mut Option<usize>,
+            sel: &SelectArgs<'_>,
+            out: &mut Selected,
+        ) -> u64 {
+            s.block_select_with::<$kernel>(input, pos, expect, sel, out)
+        }
+
+        /// [`Scanner::block_records_with`] (keeping records) compiled
+        /// for this kernel.
+        ///
+        /// # Safety
+        ///
+        /// The CPU must support the kernel's instruction set.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $records(
+            s: &mut Scanner,
+            input: &[u8],
+            pos: &mut usize,
+            expect: &mut Option<usize>,
+            sel: &SelectArgs<'_>,
+            out: &mut Vec<SelectedRecord>,
+        ) -> u64 {
+            s.block_records_with::<$kernel, true>(input, pos, expect, sel, out)
+        }
+
+        /// The kernel alone, for tests.
+        ///
+        /// # Safety
+        ///
+        /// `p` must be valid for reads of 64 bytes and the CPU must
+        /// support the kernel's instruction set.
+        #[cfg(test)]
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $masks(p: *const u8, n: &Needles) -> Masks {
+            // SAFETY: forwarded from the caller.
+            unsafe { $kernel::masks(p, n) }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{
@@ -276,90 +362,6 @@ mod x86 {
                 m
             }
         }
-    }
-
-    /// Instantiates the scanning loops for one instruction set.
-    macro_rules! entry_points {
-        ($kernel:ident, $features:literal, $record:ident, $count:ident, $select:ident, $records:ident, $masks:ident) => {
-            /// [`Scanner::block_record_with`] compiled for this kernel.
-            ///
-            /// # Safety
-            ///
-            /// The CPU must support the kernel's instruction set.
-            #[target_feature(enable = $features)]
-            pub(super) unsafe fn $record(
-                s: &mut Scanner,
-                input: &[u8],
-                r: usize,
-                out: &mut Fields,
-            ) -> Option<usize> {
-                s.block_record_with::<$kernel>(input, r, out)
-            }
-
-            /// [`Scanner::block_count_with`] compiled for this kernel.
-            ///
-            /// # Safety
-            ///
-            /// The CPU must support the kernel's instruction set.
-            #[target_feature(enable = $features)]
-            pub(super) unsafe fn $count(
-                s: &mut Scanner,
-                input: &[u8],
-                pos: &mut usize,
-                expect: &mut Option<usize>,
-                check: bool,
-            ) -> u64 {
-                s.block_count_with::<$kernel>(input, pos, expect, check)
-            }
-
-            /// [`Scanner::block_select_with`] compiled for this kernel.
-            ///
-            /// # Safety
-            ///
-            /// The CPU must support the kernel's instruction set.
-            #[target_feature(enable = $features)]
-            pub(super) unsafe fn $select(
-                s: &mut Scanner,
-                input: &[u8],
-                pos: &mut usize,
-                expect: &mut Option<usize>,
-                sel: &SelectArgs<'_>,
-                out: &mut Selected,
-            ) -> u64 {
-                s.block_select_with::<$kernel>(input, pos, expect, sel, out)
-            }
-
-            /// [`Scanner::block_records_with`] (keeping records) compiled
-            /// for this kernel.
-            ///
-            /// # Safety
-            ///
-            /// The CPU must support the kernel's instruction set.
-            #[target_feature(enable = $features)]
-            pub(super) unsafe fn $records(
-                s: &mut Scanner,
-                input: &[u8],
-                pos: &mut usize,
-                expect: &mut Option<usize>,
-                sel: &SelectArgs<'_>,
-                out: &mut Vec<SelectedRecord>,
-            ) -> u64 {
-                s.block_records_with::<$kernel, true>(input, pos, expect, sel, out)
-            }
-
-            /// The kernel alone, for tests.
-            ///
-            /// # Safety
-            ///
-            /// `p` must be valid for reads of 64 bytes and the CPU must
-            /// support the kernel's instruction set.
-            #[cfg(test)]
-            #[target_feature(enable = $features)]
-            pub(super) unsafe fn $masks(p: *const u8, n: &Needles) -> Masks {
-                // SAFETY: forwarded from the caller.
-                unsafe { $kernel::masks(p, n) }
-            }
-        };
     }
 
     entry_points!(
