@@ -394,3 +394,25 @@ fn read_batch_unescapes_selected_fields() {
     assert_eq!(rows.len(), 100);
     assert_eq!(rows[7], [b"a\"b7".to_vec(), b"z".to_vec(), b"7".to_vec()]);
 }
+
+/// The kernel the tests in this file ran with, printed (visible with
+/// `--nocapture`) and checked: on aarch64 it must be a NEON kernel unless
+/// `FASTCSV_SIMD` asks for another, and `FASTCSV_SIMD` is obeyed where the
+/// CPU has what it names.
+#[test]
+fn simd_level_is_the_expected_kernel() {
+    let level = fastcsv::scan::simd_level();
+    println!("simd_level: {level}");
+    let want = std::env::var("FASTCSV_SIMD").ok().filter(|w| !w.is_empty());
+    match want.as_deref() {
+        Some("portable") => assert_eq!(level, "portable"),
+        #[cfg(target_arch = "aarch64")]
+        Some("neon") => assert_eq!(level, "neon"),
+        #[cfg(target_arch = "aarch64")]
+        None => {
+            let pmull = std::arch::is_aarch64_feature_detected!("aes");
+            assert_eq!(level, if pmull { "neon+pmull" } else { "neon" });
+        }
+        _ => {}
+    }
+}
