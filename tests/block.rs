@@ -442,3 +442,25 @@ fn read_batch_all_walks_long_records() {
         assert_eq!(strip(batches_picked(&mut rdr, None).0), strip(want.clone()), "buffered({n})");
     }
 }
+
+/// The kernel the tests in this file ran with, printed (visible with
+/// `--nocapture`) and checked: on aarch64 it must be a NEON kernel unless
+/// `FASTCSV_SIMD` asks for another, and `FASTCSV_SIMD` is obeyed where the
+/// CPU has what it names.
+#[test]
+fn simd_level_is_the_expected_kernel() {
+    let level = fastcsv::scan::simd_level();
+    println!("simd_level: {level}");
+    let want = std::env::var("FASTCSV_SIMD").ok().filter(|w| !w.is_empty());
+    match want.as_deref() {
+        Some("portable") => assert_eq!(level, "portable"),
+        #[cfg(target_arch = "aarch64")]
+        Some("neon") => assert_eq!(level, "neon"),
+        #[cfg(target_arch = "aarch64")]
+        None => {
+            let pmull = std::arch::is_aarch64_feature_detected!("aes");
+            assert_eq!(level, if pmull { "neon+pmull" } else { "neon" });
+        }
+        _ => {}
+    }
+}

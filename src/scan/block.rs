@@ -7,14 +7,22 @@
 //!
 //! # How a block is read
 //!
-//! A kernel (AVX2, SSE2 or portable, picked once at run time) compares 64
-//! input bytes against the delimiter, the quote, the two terminator bytes
-//! (CR and LF, or the single terminator byte twice), and optionally the
-//! escape byte and the space, giving one `u64` per needle (bit `i` is byte
-//! `i`). The inside-quotes mask is the prefix XOR of the quote bits
-//! (carry-less multiply by all ones when `pclmulqdq` is available), XORed
-//! with the carry from the block before. Delimiters and terminators outside
-//! quotes are the structural bytes: they end fields and records.
+//! A kernel (AVX2 or SSE2 on x86-64, NEON on aarch64, or portable; picked
+//! once at run time, see [`simd_level`]) compares 64 input bytes against
+//! the delimiter, the quote, the two terminator bytes (CR and LF, or the
+//! single terminator byte twice), and optionally the escape byte and the
+//! space, giving one `u64` per needle (bit `i` is byte `i`). NEON has no
+//! `movemask`; its kernel builds the bitmask with pairwise adds (see
+//! `arm::movemask4`). The inside-quotes mask is the prefix XOR of the quote
+//! bits (carry-less multiply by all ones when `pclmulqdq`, or on aarch64
+//! PMULL, is available), XORed with the carry from the block before.
+//! Delimiters and terminators outside quotes are the structural bytes:
+//! they end fields and records.
+//!
+//! Every kernel must give exactly the portable kernel's masks:
+//! `tests::kernels_agree_with_portable` compares each one available on the
+//! machine, and `scripts/test-aarch64.sh` runs the tests under qemu for the
+//! NEON kernels. Code for one architecture stays behind `cfg(target_arch)`.
 //!
 //! # What makes a record "regular"
 //!
@@ -100,9 +108,9 @@ fn prefix_xor(mut x: u64) -> u64 {
 
 /// A way of classifying 64 bytes. Implementations are `#[inline(always)]`
 /// and are only ever inlined into functions compiled for their
-/// instruction set (see `x86::record_*`), as memchr does, so that the
-/// whole scanning loop is compiled with AVX2 or SSE2 enabled and the
-/// comparisons stay in registers.
+/// instruction set (see `x86::record_*`, `arm::record_*`), as memchr does,
+/// so that the whole scanning loop is compiled with AVX2, SSE2 or NEON
+/// enabled and the comparisons stay in registers.
 trait Kernel {
     /// Compares the 64 bytes at `p` with the needles.
     ///
@@ -138,6 +146,92 @@ impl Kernel for Portable {
         m.quote_prefix = prefix_xor(m.quote);
         m
     }
+}
+
+/// Instantiates the scanning loops for one instruction set, in the
+/// module that defines the kernel (the names it uses are resolved there).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+macro_rules! entry_points {
+    ($kernel:ident, $features:literal, $record:ident, $count:ident, $select:ident, $records:ident, $masks:ident) => {
+        /// [`Scanner::block_record_with`] compiled for this kernel.
+        ///
+        /// # Safety
+        ///
+        /// The CPU must support the kernel's instruction set.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $record(
+            s: &mut Scanner,
+            input: &[u8],
+            r: usize,
+            out: &mut Fields,
+        ) -> Option<usize> {
+            s.block_record_with::<$kernel>(input, r, out)
+        }
+
+        /// [`Scanner::block_count_with`] compiled for this kernel.
+        ///
+        /// # Safety
+        ///
+        /// The CPU must support the kernel's instruction set.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $count(
+            s: &mut Scanner,
+            input: &[u8],
+            pos: &mut usize,
+            expect: &mut Option<usize>,
+            check: bool,
+        ) -> u64 {
+            s.block_count_with::<$kernel>(input, pos, expect, check)
+        }
+
+        /// [`Scanner::block_select_with`] compiled for this kernel.
+        ///
+        /// # Safety
+        ///
+        /// The CPU must support the kernel's instruction set.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $select(
+            s: &mut Scanner,
+            input: &[u8],
+            pos: &mut usize,
+            expect: &mut Option<usize>,
+            sel: &SelectArgs<'_>,
+            out: &mut Selected,
+        ) -> u64 {
+            s.block_select_with::<$kernel>(input, pos, expect, sel, out)
+        }
+
+        /// [`Scanner::block_records_with`] (keeping records) compiled
+        /// for this kernel.
+        ///
+        /// # Safety
+        ///
+        /// The CPU must support the kernel's instruction set.
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $records(
+            s: &mut Scanner,
+            input: &[u8],
+            pos: &mut usize,
+            expect: &mut Option<usize>,
+            sel: &SelectArgs<'_>,
+            out: &mut Selected,
+        ) -> u64 {
+            s.block_records_with::<$kernel, true>(input, pos, expect, sel, out)
+        }
+
+        /// The kernel alone, for tests.
+        ///
+        /// # Safety
+        ///
+        /// `p` must be valid for reads of 64 bytes and the CPU must
+        /// support the kernel's instruction set.
+        #[cfg(test)]
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn $masks(p: *const u8, n: &Needles) -> Masks {
+            // SAFETY: forwarded from the caller.
+            unsafe { $kernel::masks(p, n) }
+        }
+    };
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -276,90 +370,6 @@ mod x86 {
         }
     }
 
-    /// Instantiates the scanning loops for one instruction set.
-    macro_rules! entry_points {
-        ($kernel:ident, $features:literal, $record:ident, $count:ident, $select:ident, $records:ident, $masks:ident) => {
-            /// [`Scanner::block_record_with`] compiled for this kernel.
-            ///
-            /// # Safety
-            ///
-            /// The CPU must support the kernel's instruction set.
-            #[target_feature(enable = $features)]
-            pub(super) unsafe fn $record(
-                s: &mut Scanner,
-                input: &[u8],
-                r: usize,
-                out: &mut Fields,
-            ) -> Option<usize> {
-                s.block_record_with::<$kernel>(input, r, out)
-            }
-
-            /// [`Scanner::block_count_with`] compiled for this kernel.
-            ///
-            /// # Safety
-            ///
-            /// The CPU must support the kernel's instruction set.
-            #[target_feature(enable = $features)]
-            pub(super) unsafe fn $count(
-                s: &mut Scanner,
-                input: &[u8],
-                pos: &mut usize,
-                expect: &mut Option<usize>,
-                check: bool,
-            ) -> u64 {
-                s.block_count_with::<$kernel>(input, pos, expect, check)
-            }
-
-            /// [`Scanner::block_select_with`] compiled for this kernel.
-            ///
-            /// # Safety
-            ///
-            /// The CPU must support the kernel's instruction set.
-            #[target_feature(enable = $features)]
-            pub(super) unsafe fn $select(
-                s: &mut Scanner,
-                input: &[u8],
-                pos: &mut usize,
-                expect: &mut Option<usize>,
-                sel: &SelectArgs<'_>,
-                out: &mut Selected,
-            ) -> u64 {
-                s.block_select_with::<$kernel>(input, pos, expect, sel, out)
-            }
-
-            /// [`Scanner::block_records_with`] (keeping records) compiled
-            /// for this kernel.
-            ///
-            /// # Safety
-            ///
-            /// The CPU must support the kernel's instruction set.
-            #[target_feature(enable = $features)]
-            pub(super) unsafe fn $records(
-                s: &mut Scanner,
-                input: &[u8],
-                pos: &mut usize,
-                expect: &mut Option<usize>,
-                sel: &SelectArgs<'_>,
-                out: &mut Selected,
-            ) -> u64 {
-                s.block_records_with::<$kernel, true>(input, pos, expect, sel, out)
-            }
-
-            /// The kernel alone, for tests.
-            ///
-            /// # Safety
-            ///
-            /// `p` must be valid for reads of 64 bytes and the CPU must
-            /// support the kernel's instruction set.
-            #[cfg(test)]
-            #[target_feature(enable = $features)]
-            pub(super) unsafe fn $masks(p: *const u8, n: &Needles) -> Masks {
-                // SAFETY: forwarded from the caller.
-                unsafe { $kernel::masks(p, n) }
-            }
-        };
-    }
-
     entry_points!(
         Avx2Clmul,
         "avx2,pclmulqdq,popcnt,bmi1",
@@ -381,6 +391,159 @@ mod x86 {
     entry_points!(Sse2, "sse2", record_sse2, count_sse2, select_sse2, records_sse2, masks_sse2);
 }
 
+#[cfg(target_arch = "aarch64")]
+mod arm {
+    use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
+    use std::arch::aarch64::*;
+
+    /// Byte `i` holds bit `i % 8`: ANDed with a comparison result (0x00 or
+    /// 0xff per byte), it leaves each matching byte's own bit, ready to be
+    /// summed into a bitmask by [`movemask4`].
+    const BIT_WEIGHTS: [u8; 16] = [1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128];
+
+    /// Prefix XOR by polynomial (carry-less) multiplication with all ones.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support PMULL (the `aes` feature).
+    // Not `inline(always)` like the rest: `vmull_p64` needs `aes` enabled
+    // in the function it is inlined into, and `target_feature` excludes
+    // `inline(always)`. Plain `inline` still inlines into the entry points,
+    // which enable the same features.
+    #[inline]
+    #[target_feature(enable = "neon,aes")]
+    // Recent Rust makes the intrinsic safe to call where `aes` is enabled,
+    // but older releases (down to our minimum, 1.80) need the `unsafe`.
+    #[allow(unused_unsafe)]
+    unsafe fn prefix_xor_pmull(x: u64) -> u64 {
+        // SAFETY: the caller guarantees the `aes` feature, which provides
+        // the 64-bit PMULL that `vmull_p64` compiles to.
+        unsafe { vmull_p64(x, !0) as u64 }
+    }
+
+    /// The 64-bit mask of four 16-byte comparison results (bit `i` = byte
+    /// `i` of `a`, then `b`, `c`, `d`), NEON having no `movemask`.
+    ///
+    /// Of the usual ways to do this, this one (simdjson's) is the cheapest
+    /// when all 64 bits are wanted in order: one AND per vector with the
+    /// bit weights, then three rounds of pairwise adds (`ADDP`), which sum
+    /// neighbouring bytes, halving the number of bytes per round. The
+    /// weights are distinct bits, so the sums are ORs and cannot carry.
+    /// After the rounds byte `j` holds the bits of input bytes
+    /// `8j..8j + 8`, and the low 64 bits of the vector are the mask:
+    /// 4 ANDs, 4 ADDPs and one move per needle. The "nibble mask" trick
+    /// (`vshrn_n_u16`) is one instruction per vector but gives 4 bits per
+    /// byte, which is made for finding the *first* match; squeezing it to
+    /// one bit per byte costs more than the adds.
+    ///
+    /// Note: LLVM (Rust 1.95) proves the summed bits disjoint and emits
+    /// each ADDP as `UZP1`, `UZP2` and `ORR` (same result, more
+    /// instructions). Whether that costs anything has not been measured on
+    /// aarch64 hardware; check there before reworking it.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support NEON.
+    #[inline(always)]
+    unsafe fn movemask4(
+        a: uint8x16_t,
+        b: uint8x16_t,
+        c: uint8x16_t,
+        d: uint8x16_t,
+        w: uint8x16_t,
+    ) -> u64 {
+        // SAFETY: register-only NEON operations; the caller guarantees
+        // NEON.
+        unsafe {
+            let ab = vpaddq_u8(vandq_u8(a, w), vandq_u8(b, w));
+            let cd = vpaddq_u8(vandq_u8(c, w), vandq_u8(d, w));
+            let abcd = vpaddq_u8(ab, cd);
+            let sum = vpaddq_u8(abcd, abcd);
+            vgetq_lane_u64::<0>(vreinterpretq_u64_u8(sum))
+        }
+    }
+
+    /// NEON comparisons, 16 bytes at a time.
+    ///
+    /// # Safety
+    ///
+    /// `p` must be valid for reads of 64 bytes, and the CPU must support
+    /// NEON.
+    #[inline(always)]
+    unsafe fn neon_masks(p: *const u8, n: &Needles) -> Masks {
+        // SAFETY: the caller guarantees 64 readable bytes at `p` and NEON;
+        // `vld1q_u8` has no alignment requirement beyond a byte's, and
+        // `BIT_WEIGHTS` is 16 bytes.
+        unsafe {
+            let v = [vld1q_u8(p), vld1q_u8(p.add(16)), vld1q_u8(p.add(32)), vld1q_u8(p.add(48))];
+            let w = vld1q_u8(BIT_WEIGHTS.as_ptr());
+            // A macro, not a closure: closures are separate functions that
+            // would not inherit the caller's target features.
+            macro_rules! eq {
+                ($b:expr) => {{
+                    let needle = vdupq_n_u8($b);
+                    movemask4(
+                        vceqq_u8(v[0], needle),
+                        vceqq_u8(v[1], needle),
+                        vceqq_u8(v[2], needle),
+                        vceqq_u8(v[3], needle),
+                        w,
+                    )
+                }};
+            }
+            let mut m = Masks {
+                delim: eq!(n.bytes[0]),
+                quote: eq!(n.bytes[1]) & n.quote_on,
+                nl_a: eq!(n.bytes[2]),
+                nl_b: eq!(n.bytes[3]),
+                ..Masks::default()
+            };
+            if n.extra {
+                m.esc = eq!(n.bytes[4]);
+                m.space = eq!(n.bytes[5]);
+            }
+            m
+        }
+    }
+
+    /// NEON compares, portable prefix XOR.
+    pub(super) struct Neon;
+    impl Kernel for Neon {
+        #[inline(always)]
+        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+            // SAFETY: forwarded from the caller.
+            let mut m = unsafe { neon_masks(p, n) };
+            m.quote_prefix = prefix_xor(m.quote);
+            m
+        }
+    }
+
+    /// NEON compares, PMULL prefix XOR.
+    pub(super) struct NeonPmull;
+    impl Kernel for NeonPmull {
+        #[inline(always)]
+        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+            // SAFETY: forwarded from the caller (who guarantees `aes`).
+            unsafe {
+                let mut m = neon_masks(p, n);
+                m.quote_prefix = prefix_xor_pmull(m.quote);
+                m
+            }
+        }
+    }
+
+    entry_points!(
+        NeonPmull,
+        "neon,aes",
+        record_neon_pmull,
+        count_neon_pmull,
+        select_neon_pmull,
+        records_neon_pmull,
+        masks_neon_pmull
+    );
+    entry_points!(Neon, "neon", record_neon, count_neon, select_neon, records_neon, masks_neon);
+}
+
 /// The instruction sets the block scanner can use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Isa {
@@ -391,6 +554,10 @@ enum Isa {
     Sse2Clmul,
     #[cfg(target_arch = "x86_64")]
     Avx2Clmul,
+    #[cfg(target_arch = "aarch64")]
+    Neon,
+    #[cfg(target_arch = "aarch64")]
+    NeonPmull,
 }
 
 impl Isa {
@@ -403,14 +570,19 @@ impl Isa {
             Isa::Sse2Clmul => "sse2+pclmulqdq",
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2Clmul => "avx2+pclmulqdq",
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => "neon",
+            #[cfg(target_arch = "aarch64")]
+            Isa::NeonPmull => "neon+pmull",
         }
     }
 }
 
 /// Detects the CPU once. The environment variable `FASTCSV_SIMD` (read
 /// once, at the first detection) can lower the choice to `sse2+pclmulqdq`,
-/// `sse2` or `portable`, to test and measure those paths; it never selects
-/// an instruction set the CPU lacks.
+/// `sse2` or `portable` on x86-64, and to `neon` or `portable` on aarch64,
+/// to test and measure those paths; it never selects an instruction set the
+/// CPU lacks.
 fn isa() -> Isa {
     static CHOSEN: OnceLock<Isa> = OnceLock::new();
     *CHOSEN.get_or_init(|| {
@@ -434,7 +606,20 @@ fn isa() -> Isa {
             }
             Isa::Avx2Clmul
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(target_arch = "aarch64")]
+        {
+            // NEON is in the aarch64 baseline of the usual targets, but not
+            // of all (`-softfloat` ones), so it is checked too. PMULL comes
+            // with the `aes` feature.
+            if !std::arch::is_aarch64_feature_detected!("neon") {
+                return Isa::Portable;
+            }
+            if want == "neon" || !std::arch::is_aarch64_feature_detected!("aes") {
+                return Isa::Neon;
+            }
+            Isa::NeonPmull
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
         {
             Isa::Portable
         }
@@ -442,11 +627,13 @@ fn isa() -> Isa {
 }
 
 /// The instruction set the block scanner uses on this CPU: one of
-/// `avx2+pclmulqdq`, `sse2+pclmulqdq`, `sse2` or `portable`.
+/// `avx2+pclmulqdq`, `sse2+pclmulqdq`, `sse2` (x86-64), `neon+pmull`,
+/// `neon` (aarch64) or `portable`.
 ///
 /// ```
 /// let isa = fastcsv::scan::simd_level();
-/// assert!(["avx2+pclmulqdq", "sse2+pclmulqdq", "sse2", "portable"].contains(&isa));
+/// let known = ["avx2+pclmulqdq", "sse2+pclmulqdq", "sse2", "neon+pmull", "neon", "portable"];
+/// assert!(known.contains(&isa));
 /// ```
 pub fn simd_level() -> &'static str {
     isa().name()
@@ -826,6 +1013,12 @@ impl Scanner {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: SSE2 is part of x86-64.
             Isa::Sse2 => unsafe { x86::record_sse2(self, input, r, out) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: `isa()` chose PMULL after detecting `aes` (and NEON).
+            Isa::NeonPmull => unsafe { arm::record_neon_pmull(self, input, r, out) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: `isa()` chose NEON after detecting it.
+            Isa::Neon => unsafe { arm::record_neon(self, input, r, out) },
         }
     }
 
@@ -1048,6 +1241,12 @@ impl Scanner {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: SSE2 is part of x86-64.
             Isa::Sse2 => unsafe { x86::count_sse2(self, input, pos, expect, check) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: `isa()` chose PMULL after detecting `aes` (and NEON).
+            Isa::NeonPmull => unsafe { arm::count_neon_pmull(self, input, pos, expect, check) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: `isa()` chose NEON after detecting it.
+            Isa::Neon => unsafe { arm::count_neon(self, input, pos, expect, check) },
         }
     }
 
@@ -1320,6 +1519,15 @@ impl Scanner {
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: SSE2 is part of x86-64.
                 Isa::Sse2 => unsafe { x86::records_sse2(self, input, pos, expect, sel, out) },
+                #[cfg(target_arch = "aarch64")]
+                // SAFETY: `isa()` chose PMULL after detecting `aes` (and
+                // NEON).
+                Isa::NeonPmull => unsafe {
+                    arm::records_neon_pmull(self, input, pos, expect, sel, out)
+                },
+                #[cfg(target_arch = "aarch64")]
+                // SAFETY: `isa()` chose NEON after detecting it.
+                Isa::Neon => unsafe { arm::records_neon(self, input, pos, expect, sel, out) },
             };
         }
         match isa {
@@ -1333,6 +1541,12 @@ impl Scanner {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: SSE2 is part of x86-64.
             Isa::Sse2 => unsafe { x86::select_sse2(self, input, pos, expect, sel, out) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: `isa()` chose PMULL after detecting `aes` (and NEON).
+            Isa::NeonPmull => unsafe { arm::select_neon_pmull(self, input, pos, expect, sel, out) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: `isa()` chose NEON after detecting it.
+            Isa::Neon => unsafe { arm::select_neon(self, input, pos, expect, sel, out) },
         }
     }
 
@@ -1501,6 +1715,17 @@ mod tests {
                 }
             }
         }
+        #[cfg(target_arch = "aarch64")]
+        if std::arch::is_aarch64_feature_detected!("neon") {
+            all.push(("neon", arm::masks_neon));
+            if std::arch::is_aarch64_feature_detected!("aes") {
+                all.push(("neon_pmull", arm::masks_neon_pmull));
+            }
+        }
+        // Where the target promises NEON, the NEON kernels must be among
+        // those compared (this is what the aarch64 CI step runs for).
+        #[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
+        assert!(all.iter().any(|(name, _)| *name == "neon"));
         let alphabet = b",\"\r\n a\\#\xc3\xa9\0;";
         let mut seed = 0x1234_5678_9abc_def1u64;
         for round in 0..2000 {
