@@ -271,7 +271,7 @@ fn automatic_read_ahead_only_for_large_files() {
     let small = dir.path().join("small.csv");
     write_numbered(&small, 10);
     let big = dir.path().join("big.csv");
-    let size = write_numbered(&big, 40_000);
+    let size = write_numbered(&big, 150_000);
     assert!(size >= fastcsv::READ_AHEAD_MIN);
     let parallel = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
     let ahead = |p: &Path, b: &mut ReaderBuilder| b.from_path(p).unwrap().reads_ahead();

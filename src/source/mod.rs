@@ -136,9 +136,11 @@ pub const SMALL_FILE: u64 = 64 * 1024;
 /// Under automatic read-ahead (see
 /// [`ReaderBuilder::read_ahead`](crate::ReaderBuilder::read_ahead)), regular
 /// files with fewer bytes than this left to read are read on the parsing
-/// thread: 1 MiB. Below it, starting the thread and its first buffers
-/// costs more than the overlap saves.
-pub const READ_AHEAD_MIN: u64 = 1024 * 1024;
+/// thread: 4 MiB. Below it, starting the thread, faulting in its buffers
+/// and waking the parser for the first chunk cost more than the overlap
+/// saves (measured: a 2 MiB file counted in 1.3 ms synchronously and
+/// 2.1 ms with read-ahead, a 4 MiB file in 3.1 ms and 2.3 ms).
+pub const READ_AHEAD_MIN: u64 = 4 * 1024 * 1024;
 
 /// True when this process may run two threads at once (cached: the first
 /// call reads cgroup limits).
