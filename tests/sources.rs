@@ -262,7 +262,8 @@ fn dropping_a_read_ahead_reader_stops_reading() {
     let read = probe.stream_position().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(50));
     assert_eq!(probe.stream_position().unwrap(), read, "still reading after the drop");
-    assert!(read <= 8 * 4096 && read < size, "read {read} of {size} bytes");
+    // A ring of a few buffers, the one in progress, and no more.
+    assert!(read <= 16 * 4096 && read < size, "read {read} of {size} bytes");
 }
 
 #[test]

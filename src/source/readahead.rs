@@ -26,9 +26,17 @@
 //!   `Interrupted` is retried on the thread.
 //! * **Short reads are passed on at once**: one message per `read()`, so a
 //!   pipe streams as the synchronous buffer does.
-//! * **Stopping.** Dropping [`ReadAhead`] disconnects both channels; the
-//!   thread exits at its next send or wait for a free buffer, so it reads
-//!   at most one more chunk. For regular files the drop then joins the
+//! * **Few wake-ups.** Handing over a chunk must not cost a sleep and a
+//!   wake-up each time (with 128 KiB chunks that is 8192 per GiB, and
+//!   parsing and reading run at about the same speed when counting). The
+//!   thread, once out of free buffers, sleeps until [`WAKE_AT`] of them are
+//!   free and then reads them back to back; the parser, once out of filled
+//!   buffers, polls for a short while ([`SPIN`]) before it sleeps. Both
+//!   sides wake the other only when it sleeps.
+//! * **Stopping.** Dropping [`ReadAhead`] marks the queue hung up and wakes
+//!   the thread; the thread exits when it next looks at the queue (after
+//!   the `read()` in progress, or at once if waiting), so it reads at most
+//!   one more chunk. For regular files the drop then joins the
 //!   thread (a read of a regular file finishes), so the descriptor is closed
 //!   and the thread's CPU time is counted when the drop returns. A thread
 //!   blocked reading a pipe or terminal is left detached: it exits when its
@@ -36,15 +44,25 @@
 //! * If you add a message kind, the thread must still end with exactly one
 //!   of `Eof` or `Error`, and `refill` must still append nothing after one.
 
+use std::collections::VecDeque;
 use std::io::{self, Read};
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind, Result};
 
-/// Ring buffers per reader: one being parsed, one or two filled and
-/// waiting, one being filled.
-const RING: usize = 4;
+/// Ring buffers per reader: one or two held by the parser, the others
+/// filled and waiting or being filled.
+const RING: usize = 8;
+
+/// The thread, once out of free buffers, sleeps until this many are free.
+const WAKE_AT: usize = RING / 2;
+
+/// How long the parser polls for the next chunk before it sleeps: about
+/// what reading one 128 KiB chunk from the page cache takes.
+const SPIN: Duration = Duration::from_micros(50);
 
 /// Largest slack before each chunk. Tails (records in progress) up to this
 /// long are copied into it; longer ones go to the owned buffer.
@@ -58,12 +76,48 @@ enum Msg {
     Error(io::Error),
 }
 
-/// The parser's end of the two channels.
-struct Link {
+/// The queues between the parser and the thread.
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled when a message arrives while the parser sleeps.
+    to_parser: Condvar,
+    /// Signalled when [`WAKE_AT`] buffers are free (or the parser hung up)
+    /// while the thread sleeps.
+    to_reader: Condvar,
+    /// `state.full.len()`, for the parser to poll without the lock.
+    ready: AtomicUsize,
+}
+
+struct State {
+    /// Filled ring buffers and the end, from the thread, in read order.
+    full: VecDeque<Msg>,
     /// Parsed ring buffers, back to the thread.
-    free: Sender<Vec<u8>>,
-    /// Filled ring buffers and the end, from the thread.
-    full: Receiver<Msg>,
+    free: Vec<Vec<u8>>,
+    parser_sleeps: bool,
+    reader_sleeps: bool,
+    /// The parser is gone: the thread stops.
+    hung_up: bool,
+    /// The thread has ended (after its last message, or by a panic).
+    ended: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves consistent queues (every
+        // critical section is a push or a pop), so poisoning is ignored.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Marks the thread ended however it exits (a panic included), so that a
+/// parser waiting for a message wakes up.
+struct EndGuard(Arc<Shared>);
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        self.0.lock().ended = true;
+        self.0.to_parser.notify_one();
+    }
 }
 
 /// A ring buffer from the thread whose bytes `[pos, fill)` are not yet
@@ -76,7 +130,9 @@ struct Next {
 
 /// The read-ahead buffer; see the module documentation.
 pub(crate) struct ReadAhead {
-    link: Option<Link>,
+    shared: Arc<Shared>,
+    /// The last message (`Eof` or `Error`) has been taken.
+    finished: bool,
     thread: Option<JoinHandle<()>>,
     join_on_drop: bool,
     slack: usize,
@@ -110,15 +166,28 @@ impl ReadAhead {
     ) -> std::result::Result<ReadAhead, Box<dyn Read + Send>> {
         let size = size.max(1);
         let slack = size.min(MAX_SLACK);
-        let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
-        let (full_tx, full_rx) = mpsc::channel::<Msg>();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                full: VecDeque::with_capacity(RING + 1),
+                free: Vec::with_capacity(RING),
+                parser_sleeps: false,
+                reader_sleeps: false,
+                hung_up: false,
+                ended: false,
+            }),
+            to_parser: Condvar::new(),
+            to_reader: Condvar::new(),
+            ready: AtomicUsize::new(0),
+        });
         // The source goes to the thread once it runs, so that a failed
         // spawn leaves it here to read synchronously.
         let (src_tx, src_rx) = mpsc::sync_channel::<Box<dyn Read + Send>>(1);
+        let theirs = shared.clone();
         let spawned =
             std::thread::Builder::new().name("fastcsv-read-ahead".into()).spawn(move || {
+                let guard = EndGuard(theirs);
                 if let Ok(src) = src_rx.recv() {
-                    fill_loop(src, &free_rx, &full_tx, slack, size);
+                    fill_loop(src, &guard.0, slack, size);
                 }
             });
         let thread = match spawned {
@@ -131,7 +200,8 @@ impl ReadAhead {
             return Err(e.0);
         }
         Ok(ReadAhead {
-            link: Some(Link { free: free_tx, full: full_rx }),
+            shared,
+            finished: false,
             thread: Some(thread),
             join_on_drop,
             slack,
@@ -227,40 +297,78 @@ impl ReadAhead {
 
     /// The next filled buffer from the thread, `None` at the end of input.
     fn receive(&mut self) -> Result<Option<Next>> {
-        let msg = match &self.link {
-            Some(link) => link.full.recv(),
-            None => return Ok(None),
+        if self.finished {
+            return Ok(None);
+        }
+        let sh = &*self.shared;
+        // Poll a little before sleeping: the next chunk is usually close.
+        if sh.ready.load(Ordering::Acquire) == 0 {
+            let start = Instant::now();
+            let mut k = 0u32;
+            while sh.ready.load(Ordering::Acquire) == 0 {
+                std::hint::spin_loop();
+                k += 1;
+                if k % 64 == 0 && start.elapsed() > SPIN {
+                    break;
+                }
+            }
+        }
+        let msg = {
+            let mut st = sh.lock();
+            loop {
+                if let Some(m) = st.full.pop_front() {
+                    sh.ready.store(st.full.len(), Ordering::Release);
+                    break Some(m);
+                }
+                if st.ended {
+                    break None;
+                }
+                st.parser_sleeps = true;
+                st = sh.to_parser.wait(st).unwrap_or_else(|e| e.into_inner());
+                st.parser_sleeps = false;
+            }
         };
         match msg {
-            Ok(Msg::Data(buf, n)) => Ok(Some(Next { buf, pos: self.slack, fill: self.slack + n })),
-            Ok(Msg::Eof) => {
-                self.link = None;
+            Some(Msg::Data(buf, n)) => {
+                Ok(Some(Next { buf, pos: self.slack, fill: self.slack + n }))
+            }
+            Some(Msg::Eof) => {
+                self.finished = true;
                 Ok(None)
             }
-            Ok(Msg::Error(e)) => {
-                self.link = None;
+            Some(Msg::Error(e)) => {
+                self.finished = true;
                 Err(e.into())
             }
-            // The thread ended without saying why: it panicked.
-            Err(_) => {
-                self.link = None;
+            // The thread ended without a last message: it panicked.
+            None => {
+                self.finished = true;
                 Err(io::Error::other("the read-ahead thread stopped").into())
             }
         }
     }
 
-    /// Returns a parsed ring buffer to the thread (dropped if it has ended).
+    /// Returns a parsed ring buffer to the thread, waking it when it sleeps
+    /// and enough buffers are free.
     fn give_back(&self, buf: Vec<u8>) {
-        if let Some(link) = &self.link {
-            let _ = link.free.send(buf);
+        if self.finished {
+            return;
+        }
+        let mut st = self.shared.lock();
+        st.free.push(buf);
+        if st.reader_sleeps && st.free.len() >= WAKE_AT {
+            st.reader_sleeps = false;
+            drop(st);
+            self.shared.to_reader.notify_one();
         }
     }
 }
 
 impl Drop for ReadAhead {
     fn drop(&mut self) {
-        // Disconnect: the thread stops at its next send or wait.
-        self.link = None;
+        // Hang up: the thread stops when it next looks at the queue.
+        self.shared.lock().hung_up = true;
+        self.shared.to_reader.notify_one();
         if let Some(t) = self.thread.take() {
             if self.join_on_drop {
                 let _ = t.join();
@@ -270,28 +378,27 @@ impl Drop for ReadAhead {
 }
 
 /// The thread: fills free buffers (making up to [`RING`] of them) one
-/// `read()` each, and sends them in order, until the end, an error, or the
-/// reader hangs up.
-fn fill_loop(
-    mut src: Box<dyn Read + Send>,
-    free: &Receiver<Vec<u8>>,
-    full: &Sender<Msg>,
-    slack: usize,
-    size: usize,
-) {
+/// `read()` each, and queues them in order, until the end, an error, or the
+/// parser hangs up.
+fn fill_loop(mut src: Box<dyn Read + Send>, sh: &Shared, slack: usize, size: usize) {
     let mut made = 0;
     loop {
-        let mut buf = match free.try_recv() {
-            Ok(b) => b,
-            Err(TryRecvError::Empty) if made < RING => {
-                made += 1;
-                vec![0; slack + size]
+        let mut buf = {
+            let mut st = sh.lock();
+            loop {
+                if st.hung_up {
+                    return;
+                }
+                if let Some(b) = st.free.pop() {
+                    break b;
+                }
+                if made < RING {
+                    made += 1;
+                    break vec![0; slack + size];
+                }
+                st.reader_sleeps = true;
+                st = sh.to_reader.wait(st).unwrap_or_else(|e| e.into_inner());
             }
-            Err(TryRecvError::Empty) => match free.recv() {
-                Ok(b) => b,
-                Err(_) => return,
-            },
-            Err(TryRecvError::Disconnected) => return,
         };
         let msg = loop {
             match src.read(&mut buf[slack..]) {
@@ -302,7 +409,17 @@ fn fill_loop(
             }
         };
         let last = !matches!(msg, Msg::Data(..));
-        if full.send(msg).is_err() || last {
+        let mut st = sh.lock();
+        if st.hung_up {
+            return;
+        }
+        st.full.push_back(msg);
+        sh.ready.store(st.full.len(), Ordering::Release);
+        if st.parser_sleeps {
+            drop(st);
+            sh.to_parser.notify_one();
+        }
+        if last {
             return;
         }
     }
@@ -435,12 +552,27 @@ mod tests {
         }
     }
 
-    /// A reader that blocks until told to go on, counting its reads.
-    struct Gate {
+    struct Panics;
+
+    impl Read for Panics {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            panic!("a source that panics (expected by the test)");
+        }
+    }
+
+    #[test]
+    fn a_panicking_source_is_an_error_not_a_hang() {
+        let mut b = ReadAhead::spawn(Box::new(Panics), 16, usize::MAX, true).ok().unwrap();
+        let e = b.refill(0).unwrap_err();
+        assert!(e.to_string().contains("read-ahead thread stopped"), "{e}");
+    }
+
+    /// An endless source, counting its reads.
+    struct Endless {
         reads: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     }
 
-    impl Read for Gate {
+    impl Read for Endless {
         fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
             self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             out.fill(b'x');
@@ -452,9 +584,10 @@ mod tests {
     fn dropping_stops_the_thread_after_at_most_a_few_reads() {
         use std::sync::atomic::Ordering;
         let reads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let mut b = ReadAhead::spawn(Box::new(Gate { reads: reads.clone() }), 16, usize::MAX, true)
-            .ok()
-            .unwrap();
+        let mut b =
+            ReadAhead::spawn(Box::new(Endless { reads: reads.clone() }), 16, usize::MAX, true)
+                .ok()
+                .unwrap();
         b.refill(0).unwrap();
         assert_eq!(b.data().len(), 16);
         drop(b);
