@@ -97,6 +97,11 @@ impl ReaderBuilder {
     /// and slices never use it. [`Reader::reads_ahead`] says which was
     /// chosen.
     ///
+    /// The overlap needs a free core: on a machine whose cores are all busy
+    /// with other processes the two threads take turns, and reading ahead
+    /// is slower than reading in place (`docs/BENCHMARKS.md` has both
+    /// cases); `false` is the choice there.
+    ///
     /// Dropping the reader stops the thread: for a regular file the drop
     /// waits for the `read()` in progress (at most one buffer); a thread
     /// blocked reading a pipe that no one writes is left to finish that
