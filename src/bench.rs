@@ -5,7 +5,9 @@
 //! For every configuration it reports the median and the range of the wall
 //! times, the throughput (10⁶ bytes per second, from the median), the
 //! throughput per CPU second, the user and system CPU time and the minor and
-//! major page faults per run (deltas of `getrusage(RUSAGE_SELF)`), and how
+//! major page faults per run (deltas of `getrusage(RUSAGE_SELF)`, so the
+//! buffered source's read-ahead thread is counted: the reader's drop joins
+//! it before the figures are taken), and how
 //! much the resident set grew during the run. Runs go round-robin over the
 //! configurations (run 1 of each, then run 2, ...), so that a change in the
 //! machine's load does not land on one configuration only. It uses only the
@@ -169,6 +171,9 @@ pub struct ConfigResult {
     pub source: SourceKind,
     /// The buffer size (buffered source only).
     pub buffer_size: Option<usize>,
+    /// The buffered source read ahead on a helper thread (see
+    /// [`ReaderBuilder::read_ahead`]); CPU figures include that thread.
+    pub read_ahead: bool,
     /// Wall time of each run (open + parse).
     pub times: Vec<Duration>,
     /// Median wall time.
@@ -196,8 +201,9 @@ pub struct ConfigResult {
 }
 
 impl ConfigResult {
-    /// `mmap`, or `read` with the buffer size (`read 128K`); `mmap failed,
-    /// read` when the file could not be mapped.
+    /// `mmap`, or `read` with the buffer size (`read 128K`, and
+    /// `read 128K, read-ahead` when a helper thread read ahead); `mmap
+    /// failed, read` when the file could not be mapped.
     ///
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
@@ -212,6 +218,9 @@ impl ConfigResult {
             (None, SourceKind::Mapped) => "mmap".to_string(),
             // Mapping was asked for but failed (see `SourceReason::MapFailed`).
             (None, _) => "mmap failed, read".to_string(),
+            (Some(n), _) if self.read_ahead => {
+                format!("read {}, read-ahead", format_size(n as u64))
+            }
             (Some(n), _) => format!("read {}", format_size(n as u64)),
         }
     }
@@ -360,6 +369,7 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
             let start = Instant::now();
             let mut rdr = b.from_path(path)?;
             acc.source = Some(rdr.source_kind());
+            acc.read_ahead = rdr.reads_ahead();
             let got = parse(&mut rdr, opts.work)?;
             drop(rdr);
             let elapsed = start.elapsed();
@@ -417,6 +427,7 @@ fn load_average() -> Option<f64> {
 #[derive(Default)]
 struct Acc {
     source: Option<SourceKind>,
+    read_ahead: bool,
     times: Vec<Duration>,
     cpu: Usage,
     growth: u64,
@@ -434,6 +445,7 @@ impl Acc {
         ConfigResult {
             source: self.source.unwrap_or(SourceKind::Buffered),
             buffer_size,
+            read_ahead: self.read_ahead,
             median,
             min: sorted[0],
             max: sorted[sorted.len() - 1],
@@ -764,7 +776,7 @@ impl BenchReport {
     /// The report as one JSON object (keys: `file`, `bytes`, `rows`,
     /// `errors`, `work`, `runs`, `cold`, `rss_exact`, `cpus`, `load_before`,
     /// `load_after`, `started_unix`, `results`; each result
-    /// has `source`, `buffer_size`, `median_s`, `min_s`, `max_s`, `times_s`,
+    /// has `source`, `buffer_size`, `read_ahead`, `median_s`, `min_s`, `max_s`, `times_s`,
     /// `mb_per_s`, `cpu_mb_per_s`, `user_s`, `sys_s`, `minor_faults`, `major_faults`,
     /// `peak_rss_growth_bytes`).
     ///
@@ -798,12 +810,13 @@ impl BenchReport {
             let source = if r.source == SourceKind::Mapped { "mmap" } else { "read" };
             let _ = write!(
                 o,
-                "    {{\"source\": {}, \"buffer_size\": {}, \"median_s\": {}, \"min_s\": {}, \
+                "    {{\"source\": {}, \"buffer_size\": {}, \"read_ahead\": {}, \"median_s\": {}, \"min_s\": {}, \
                  \"max_s\": {}, \"times_s\": [{}], \"mb_per_s\": {}, \"cpu_mb_per_s\": {}, \"user_s\": {}, \
                  \"sys_s\": {}, \"minor_faults\": {}, \"major_faults\": {}, \
                  \"peak_rss_growth_bytes\": {}}}",
                 json_str(source),
                 r.buffer_size.map_or("null".into(), |n| n.to_string()),
+                r.read_ahead,
                 num(r.median.as_secs_f64()),
                 num(r.min.as_secs_f64()),
                 num(r.max.as_secs_f64()),

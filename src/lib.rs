@@ -27,7 +27,10 @@
 //!
 //! Opening a path picks the source automatically ([`SourceChoice`]):
 //! regular files of at least [`SMALL_FILE`] bytes are mapped, everything
-//! else is read, and the reader says which and why.
+//! else is read, and the reader says which and why. Files that are read
+//! (large ones past the mapping limit, pipes, stdin) are read by a helper
+//! thread a few buffers ahead of the parser when two CPUs are available
+//! (see [`ReaderBuilder::read_ahead`]).
 //!
 //! ```
 //! use fastcsv::{SourceKind, SourceReason};
@@ -67,5 +70,5 @@ pub use record::{Row, RowBuf};
 pub use select::{Batch, FieldIter, SelectedRow, Selection};
 pub use source::{
     SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE, DEFAULT_MAX_BUFFER_SIZE,
-    DEFAULT_RELEASE_THRESHOLD, SMALL_FILE,
+    DEFAULT_RELEASE_THRESHOLD, READ_AHEAD_MIN, SMALL_FILE,
 };

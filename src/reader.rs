@@ -36,6 +36,7 @@ pub struct ReaderBuilder {
     release_threshold: u64,
     path: Option<PathBuf>,
     block_scan: bool,
+    read_ahead: Option<bool>,
 }
 
 impl Default for ReaderBuilder {
@@ -60,6 +61,7 @@ impl ReaderBuilder {
             release_threshold: DEFAULT_RELEASE_THRESHOLD,
             path: None,
             block_scan: true,
+            read_ahead: None,
         }
     }
 
@@ -76,6 +78,47 @@ impl ReaderBuilder {
     /// ```
     pub fn block_scan(&mut self, on: bool) -> &mut Self {
         self.block_scan = on;
+        self
+    }
+
+    /// Whether files read with `read()` (not mapped) are read by a helper
+    /// thread, a few chunks ahead of the parser, so that the kernel's copy
+    /// overlaps parsing. The rows, errors and positions are the same either
+    /// way.
+    ///
+    /// By default (without this call) it is on for a file opened by
+    /// [`from_path`](Self::from_path) or [`from_file`](Self::from_file)
+    /// that is buffered rather than mapped, when the process may use two
+    /// CPUs or more, and the file is a pipe, FIFO, terminal or other stream,
+    /// or a regular file with at least [`READ_AHEAD_MIN`](crate::READ_AHEAD_MIN)
+    /// bytes left (for less, starting a thread costs more than it saves);
+    /// files reporting size 0 (`/proc`) are read in place. `true` uses the
+    /// thread for every such file, `false` never. [`from_reader`](Self::from_reader)
+    /// and slices never use it. [`Reader::reads_ahead`] says which was
+    /// chosen.
+    ///
+    /// The overlap needs a free core: on a machine whose cores are all busy
+    /// with other processes the two threads take turns, and reading ahead
+    /// is slower than reading in place (`docs/BENCHMARKS.md` has both
+    /// cases); `false` is the choice there.
+    ///
+    /// Dropping the reader stops the thread: for a regular file the drop
+    /// waits for the `read()` in progress (at most one buffer); a thread
+    /// blocked reading a pipe that no one writes is left to finish that
+    /// `read()` on its own, holding the pipe open until then.
+    ///
+    /// ```
+    /// let p = std::env::temp_dir().join("fastcsv-doc-read-ahead.csv");
+    /// std::fs::write(&p, "a,b\n1,2\n").unwrap();
+    /// let mut b = fastcsv::ReaderBuilder::new();
+    /// b.source(fastcsv::SourceChoice::Buffered);
+    /// let mut on = b.read_ahead(true).from_path(&p).unwrap();
+    /// let mut off = b.read_ahead(false).from_path(&p).unwrap();
+    /// assert!(on.reads_ahead() && !off.reads_ahead());
+    /// assert_eq!(on.count_rows().unwrap(), off.count_rows().unwrap());
+    /// ```
+    pub fn read_ahead(&mut self, on: bool) -> &mut Self {
+        self.read_ahead = Some(on);
         self
     }
 
@@ -243,7 +286,22 @@ impl ReaderBuilder {
                     let e = std::io::Error::from_raw_os_error(libc::EISDIR);
                     return Err(with_path(e.into()));
                 }
-                let buf = ReadBuffer::new(Box::new(file), self.buffer_size, self.max_buffer_size);
+                let regular = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                let ahead = self.read_ahead.unwrap_or_else(|| {
+                    source::parallel()
+                        && match regular {
+                            Some(len) => len.saturating_sub(offset) >= source::READ_AHEAD_MIN,
+                            None => true,
+                        }
+                });
+                let (size, max) = (self.buffer_size, self.max_buffer_size);
+                let buf = if ahead {
+                    // Only a regular file's `read()` is sure to return: join
+                    // the thread on drop for those alone.
+                    ReadBuffer::read_ahead(Box::new(file), size, max, regular.is_some())
+                } else {
+                    ReadBuffer::new(Box::new(file), size, max)
+                };
                 Ok(Reader::new(self, Src::Read(buf), kind, reason, 0))
             }
         }
@@ -385,6 +443,16 @@ impl<'a> Reader<'a> {
     /// ```
     pub fn source_kind(&self) -> SourceKind {
         self.kind
+    }
+
+    /// True when a helper thread reads the input ahead of the parser (see
+    /// [`ReaderBuilder::read_ahead`]).
+    ///
+    /// ```
+    /// assert!(!fastcsv::Reader::from_reader(&b""[..]).reads_ahead());
+    /// ```
+    pub fn reads_ahead(&self) -> bool {
+        matches!(&self.src, Src::Read(b) if b.is_read_ahead())
     }
 
     /// Why that source was chosen.

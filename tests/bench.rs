@@ -87,6 +87,8 @@ fn json_is_valid_with_the_expected_keys() {
     assert!(results[0]["buffer_size"].is_null());
     assert_eq!(results[2]["source"], "read");
     assert_eq!(results[2]["buffer_size"], 4096);
+    // A small file: read on the parsing thread (see `READ_AHEAD_MIN`).
+    assert_eq!(results[2]["read_ahead"], false);
     for res in results {
         for key in [
             "median_s",

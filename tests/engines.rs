@@ -154,10 +154,12 @@ fn every_error_kind_has_path_line_and_byte() {
     ];
     for (dialect, input, needle) in cases {
         std::fs::write(&p, input).unwrap();
-        for choice in [fastcsv::SourceChoice::Mmap, fastcsv::SourceChoice::Buffered] {
+        use fastcsv::SourceChoice::{Buffered, Mmap};
+        for (choice, ahead) in [(Mmap, false), (Buffered, false), (Buffered, true)] {
             let mut rdr = fastcsv::Reader::builder()
                 .dialect(dialect.clone())
                 .source(choice)
+                .read_ahead(ahead)
                 .buffer_size(1)
                 .from_path(&p)
                 .unwrap();

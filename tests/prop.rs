@@ -97,6 +97,20 @@ proptest! {
             );
             prop_assert_eq!(&got, &want, "buffer size {}", n);
         }
+        // The read-ahead thread over a file, tiny buffers included.
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut f, &input).unwrap();
+        for n in [1usize, 3, 64] {
+            let rdr = Reader::builder()
+                .dialect(d.clone())
+                .source(fastcsv::SourceChoice::Buffered)
+                .read_ahead(true)
+                .buffer_size(n)
+                .from_path(f.path())
+                .unwrap();
+            prop_assert!(rdr.reads_ahead());
+            prop_assert_eq!(&via_reader(rdr), &want, "read-ahead, buffer size {}", n);
+        }
     }
 }
 

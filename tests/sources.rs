@@ -43,6 +43,20 @@ fn open(path: &Path, choice: SourceChoice, buf: usize, d: &Dialect) -> Reader<'s
     ReaderBuilder::new().dialect(d.clone()).source(choice).buffer_size(buf).from_path(path).unwrap()
 }
 
+/// The buffered source, synchronous (`ahead` false) or with the read-ahead
+/// thread.
+fn open_read(path: &Path, ahead: bool, buf: usize, d: &Dialect) -> Reader<'static> {
+    let rdr = ReaderBuilder::new()
+        .dialect(d.clone())
+        .source(SourceChoice::Buffered)
+        .read_ahead(ahead)
+        .buffer_size(buf)
+        .from_path(path)
+        .unwrap();
+    assert_eq!(rdr.reads_ahead(), ahead);
+    rdr
+}
+
 /// A small seeded generator (xorshift), so the corpus is the same on every
 /// run without a dependency.
 struct Rng(u64);
@@ -91,8 +105,10 @@ fn mapped_and_buffered_agree_on_rows_errors_and_positions() {
             let want = trace(open(&path, SourceChoice::Mmap, 4096, d));
             assert!(!want.rows.is_empty());
             for buf in [1, 2, 3, 7, 64, 1000, 128 * 1024] {
-                let got = trace(open(&path, SourceChoice::Buffered, buf, d));
-                assert_eq!(got, want, "seed {seed}, buffer {buf}, {d:?}");
+                for ahead in [false, true] {
+                    let got = trace(open_read(&path, ahead, buf, d));
+                    assert_eq!(got, want, "seed {seed}, buffer {buf}, ahead {ahead}, {d:?}");
+                }
             }
         }
     }
@@ -130,7 +146,13 @@ fn dev_null_has_no_rows() {
 fn fifo_is_streamed() {
     let dir = tempfile::tempdir().unwrap();
     // A FIFO is read once per writer: a fresh one for each source choice.
-    for (i, choice) in [SourceChoice::Auto, SourceChoice::Mmap].into_iter().enumerate() {
+    let cases = [
+        (SourceChoice::Auto, None),
+        (SourceChoice::Mmap, None),
+        (SourceChoice::Buffered, Some(false)),
+        (SourceChoice::Auto, Some(true)),
+    ];
+    for (i, (choice, ahead)) in cases.into_iter().enumerate() {
         let path = dir.path().join(format!("pipe{i}.csv"));
         let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
         // SAFETY: `c` is a valid NUL-terminated path.
@@ -145,10 +167,21 @@ fn fifo_is_streamed() {
                 writeln!(w, "{i},\"{}\"", i * i).unwrap();
             }
         });
-        let mut rdr =
-            ReaderBuilder::new().source(choice).buffer_size(100).from_path(&path).unwrap();
+        let mut b = ReaderBuilder::new();
+        b.source(choice).buffer_size(100);
+        if let Some(on) = ahead {
+            b.read_ahead(on);
+        }
+        let mut rdr = b.from_path(&path).unwrap();
         assert_eq!(rdr.source_kind(), SourceKind::Buffered);
-        assert_eq!(rdr.source_reason(), SourceReason::NotRegular);
+        let parallel = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+        assert_eq!(rdr.reads_ahead(), ahead.unwrap_or(parallel));
+        let want = if choice == SourceChoice::Buffered {
+            SourceReason::Requested
+        } else {
+            SourceReason::NotRegular
+        };
+        assert_eq!(rdr.source_reason(), want);
         let mut n = 0u64;
         while let Some(row) = rdr.read_row().unwrap() {
             assert_eq!(row.get_str(0).unwrap().parse::<u64>().unwrap(), n);
@@ -158,6 +191,101 @@ fn fifo_is_streamed() {
         assert_eq!(n, 20_000);
         writer.join().unwrap();
     }
+}
+
+/// The read-ahead thread hands over what each `read()` returns: a row
+/// written alone is parsed while the writer waits, not when a whole buffer
+/// has arrived.
+#[test]
+fn read_ahead_streams_short_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slow.csv");
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (ack_tx, ack_rx) = std::sync::mpsc::channel::<u64>();
+    let writer_path = path.clone();
+    let writer = std::thread::spawn(move || {
+        let mut w = fs::OpenOptions::new().write(true).open(writer_path).unwrap();
+        let mut acked = 0;
+        for i in 0..5u64 {
+            // (At least 3 bytes: the reader looks for a BOM first.)
+            writeln!(w, "row {i}").unwrap();
+            // Wait until the reader has parsed this row (it cannot have
+            // unless the short read was passed on at once).
+            if ack_rx.recv_timeout(std::time::Duration::from_secs(20)) == Ok(i) {
+                acked += 1;
+            }
+        }
+        acked
+    });
+    let d = Dialect::builder().headers(false).build().unwrap();
+    let mut rdr = ReaderBuilder::new()
+        .dialect(d)
+        .read_ahead(true)
+        .buffer_size(64 * 1024)
+        .from_path(&path)
+        .unwrap();
+    assert!(rdr.reads_ahead());
+    let mut n = 0;
+    while let Some(row) = rdr.read_row().unwrap() {
+        assert_eq!(row.get_str(0).unwrap(), format!("row {n}"));
+        ack_tx.send(n).unwrap();
+        n += 1;
+    }
+    assert_eq!(n, 5);
+    assert_eq!(writer.join().unwrap(), 5, "rows waited for a full buffer");
+}
+
+/// Without a reader, the read-ahead thread stops early: a large file is not
+/// read to its end after the reader is dropped (checked through the file
+/// position that the thread's `read()`s advance).
+#[test]
+fn dropping_a_read_ahead_reader_stops_reading() {
+    use std::io::Seek;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.csv");
+    let size = write_numbered(&path, 400_000);
+    let file = File::open(&path).unwrap();
+    let mut probe = file.try_clone().unwrap(); // shares the file position
+    let d = Dialect::builder().headers(false).build().unwrap();
+    let mut rdr = ReaderBuilder::new()
+        .dialect(d)
+        .source(SourceChoice::Buffered)
+        .read_ahead(true)
+        .buffer_size(4096)
+        .from_file(file)
+        .unwrap();
+    assert!(rdr.reads_ahead());
+    assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"0"[..]));
+    drop(rdr);
+    let read = probe.stream_position().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(probe.stream_position().unwrap(), read, "still reading after the drop");
+    // A ring of a few buffers, the one in progress, and no more.
+    assert!(read <= 16 * 4096 && read < size, "read {read} of {size} bytes");
+}
+
+#[test]
+fn automatic_read_ahead_only_for_large_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small.csv");
+    write_numbered(&small, 10);
+    let big = dir.path().join("big.csv");
+    let size = write_numbered(&big, 150_000);
+    assert!(size >= fastcsv::READ_AHEAD_MIN);
+    let parallel = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let ahead = |p: &Path, b: &mut ReaderBuilder| b.from_path(p).unwrap().reads_ahead();
+    let mut read = ReaderBuilder::new();
+    read.source(SourceChoice::Buffered);
+    assert!(!ahead(&small, &mut read));
+    assert_eq!(ahead(&big, &mut read), parallel);
+    assert!(!ahead(&big, read.clone().read_ahead(false)));
+    assert!(ahead(&small, read.clone().read_ahead(true)));
+    // Mapped files have nothing to read ahead.
+    assert!(!ahead(&big, ReaderBuilder::new().read_ahead(true).source(SourceChoice::Mmap)));
+    // Nor do generic readers.
+    assert!(!ReaderBuilder::new().read_ahead(true).from_reader(&b"a\n"[..]).reads_ahead());
 }
 
 #[test]
@@ -240,6 +368,7 @@ fn bom_split_across_refills() {
         let a = trace(open(&path, SourceChoice::Buffered, buf, &d));
         let b = trace(open(&path, SourceChoice::Mmap, buf, &d));
         assert_eq!(a, b);
+        assert_eq!(trace(open_read(&path, true, buf, &d)), b);
         assert_eq!(a.rows.len(), 1);
     }
     // A BOM cut short by the end of input is data, not a BOM.
@@ -255,9 +384,11 @@ fn one_byte_buffers_match_the_map() {
     fs::write(&path, corpus(99, 20_000)).unwrap();
     let d = Dialect::builder().strict(true).build().unwrap();
     let want = trace(open(&path, SourceChoice::Mmap, 1, &d));
-    let got = trace(open(&path, SourceChoice::Buffered, 1, &d));
     assert!(!want.errors.is_empty() && !want.rows.is_empty());
-    assert_eq!(got, want);
+    for ahead in [false, true] {
+        let got = trace(open_read(&path, ahead, 1, &d));
+        assert_eq!(got, want, "read-ahead {ahead}");
+    }
 }
 
 #[test]
@@ -267,20 +398,23 @@ fn huge_record_grows_the_buffer_then_errors() {
     let mut data = format!("h\n\"{}\"\n", "y\n".repeat(250)); // 500-byte record
     data.push_str(&format!("{}\n", "z".repeat(2000)));
     fs::write(&path, &data).unwrap();
-    let mut rdr = ReaderBuilder::new()
-        .source(SourceChoice::Buffered)
-        .buffer_size(16)
-        .max_buffer_size(1024)
-        .from_path(&path)
-        .unwrap();
-    assert_eq!(rdr.read_row().unwrap().unwrap().get(0).unwrap().len(), 500);
-    assert_eq!(rdr.buffer_capacity(), Some(512));
-    let e = rdr.read_row().unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::RecordTooLarge { limit: 1024 }), "{e:?}");
-    let msg = e.to_string();
-    assert!(msg.starts_with(&*path.to_string_lossy()), "{msg}");
-    assert!(msg.contains(":253: record 2, byte 505: record larger"), "{msg}");
-    assert_eq!(rdr.buffer_capacity(), Some(1024));
+    for ahead in [false, true] {
+        let mut rdr = ReaderBuilder::new()
+            .source(SourceChoice::Buffered)
+            .read_ahead(ahead)
+            .buffer_size(16)
+            .max_buffer_size(1024)
+            .from_path(&path)
+            .unwrap();
+        assert_eq!(rdr.read_row().unwrap().unwrap().get(0).unwrap().len(), 500);
+        assert_eq!(rdr.buffer_capacity(), Some(512));
+        let e = rdr.read_row().unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::RecordTooLarge { limit: 1024 }), "{e:?}");
+        let msg = e.to_string();
+        assert!(msg.starts_with(&*path.to_string_lossy()), "{msg}");
+        assert!(msg.contains(":253: record 2, byte 505: record larger"), "{msg}");
+        assert_eq!(rdr.buffer_capacity(), Some(1024));
+    }
     // The mapped source has no buffer and reads it whole.
     let mut rdr = ReaderBuilder::new().source(SourceChoice::Mmap).from_path(&path).unwrap();
     assert_eq!(rdr.buffer_capacity(), None);

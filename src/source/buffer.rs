@@ -5,12 +5,86 @@
 //! refill is copied once, not re-read; when a single record fills the whole
 //! buffer, the buffer doubles, up to a limit past which reading fails with
 //! [`ErrorKind::RecordTooLarge`](crate::ErrorKind::RecordTooLarge).
+//!
+//! [`ReadBuffer`] is either this synchronous buffer or the read-ahead one
+//! (`readahead.rs`), which gives the same answers with the `read()`s done
+//! on a helper thread.
 
 use std::io::{self, Read};
 
+use super::readahead::ReadAhead;
 use crate::error::{Error, ErrorKind, Result};
 
-pub(crate) struct ReadBuffer<'a> {
+/// The buffered source: `read()` on the parsing thread, or on a
+/// read-ahead thread. Both have the same contract: `data()` is what is
+/// buffered, `refill(keep_from)` drops `data()[..keep_from]`, keeps the
+/// rest at the front, appends more and returns `keep_from` (or sets EOF),
+/// and fails with `RecordTooLarge` once the kept tail fills the largest
+/// buffer allowed.
+pub(crate) enum ReadBuffer<'a> {
+    Sync(SyncBuffer<'a>),
+    Ahead(ReadAhead),
+}
+
+impl<'a> ReadBuffer<'a> {
+    /// The synchronous buffer.
+    pub(crate) fn new(rdr: Box<dyn Read + 'a>, size: usize, max: usize) -> ReadBuffer<'a> {
+        ReadBuffer::Sync(SyncBuffer::new(rdr, size, max))
+    }
+
+    /// The read-ahead buffer, or the synchronous one if the thread cannot
+    /// be started. `join_on_drop` as for [`ReadAhead::spawn`].
+    pub(crate) fn read_ahead(
+        rdr: Box<dyn Read + Send>,
+        size: usize,
+        max: usize,
+        join_on_drop: bool,
+    ) -> ReadBuffer<'a> {
+        match ReadAhead::spawn(rdr, size, max, join_on_drop) {
+            Ok(b) => ReadBuffer::Ahead(b),
+            Err(rdr) => ReadBuffer::new(rdr, size, max),
+        }
+    }
+
+    /// True when a read-ahead thread does the reading.
+    pub(crate) fn is_read_ahead(&self) -> bool {
+        matches!(self, ReadBuffer::Ahead(_))
+    }
+
+    #[inline]
+    pub(crate) fn data(&self) -> &[u8] {
+        match self {
+            ReadBuffer::Sync(b) => b.data(),
+            ReadBuffer::Ahead(b) => b.data(),
+        }
+    }
+
+    pub(crate) fn is_eof(&self) -> bool {
+        match self {
+            ReadBuffer::Sync(b) => b.is_eof(),
+            ReadBuffer::Ahead(b) => b.is_eof(),
+        }
+    }
+
+    /// Current capacity (reported by `Reader::buffer_capacity`).
+    pub(crate) fn capacity(&self) -> usize {
+        match self {
+            ReadBuffer::Sync(b) => b.capacity(),
+            ReadBuffer::Ahead(b) => b.capacity(),
+        }
+    }
+
+    /// See the type's documentation.
+    pub(crate) fn refill(&mut self, keep_from: usize) -> Result<usize> {
+        match self {
+            ReadBuffer::Sync(b) => b.refill(keep_from),
+            ReadBuffer::Ahead(b) => b.refill(keep_from),
+        }
+    }
+}
+
+/// One reused buffer, filled by `read()` on the calling thread.
+pub(crate) struct SyncBuffer<'a> {
     rdr: Box<dyn Read + 'a>,
     buf: Vec<u8>,
     filled: usize,
@@ -18,10 +92,10 @@ pub(crate) struct ReadBuffer<'a> {
     max: usize,
 }
 
-impl<'a> ReadBuffer<'a> {
-    pub(crate) fn new(rdr: Box<dyn Read + 'a>, size: usize, max: usize) -> ReadBuffer<'a> {
+impl<'a> SyncBuffer<'a> {
+    pub(crate) fn new(rdr: Box<dyn Read + 'a>, size: usize, max: usize) -> SyncBuffer<'a> {
         let size = size.max(1);
-        ReadBuffer { rdr, buf: vec![0; size], filled: 0, eof: false, max: max.max(size) }
+        SyncBuffer { rdr, buf: vec![0; size], filled: 0, eof: false, max: max.max(size) }
     }
 
     #[inline]

@@ -32,8 +32,9 @@ pub fn scan_dialect(b: &mut fastcsv::DialectBuilder) -> Dialect {
 pub const SIZES: &[usize] = &[1, 2, 3, 4, 5, 7, 8, 13, 64, 4096];
 
 /// Runs `input` through the reference engine, the slice reader, the
-/// buffered reader at every size in `SIZES`, and a mapped temp file; checks
-/// they all agree and returns the reference output.
+/// buffered reader at every size in `SIZES` (synchronous over the slice,
+/// and with a read-ahead thread over a temp file); checks they all agree
+/// and returns the reference output.
 pub fn check_all(d: &Dialect, input: &[u8]) -> RefOutput {
     let want = reference::parse(d, input);
     let got = via_reader(Reader::builder().dialect(d.clone()).from_slice(input));
@@ -42,6 +43,21 @@ pub fn check_all(d: &Dialect, input: &[u8]) -> RefOutput {
         let got =
             via_reader(Reader::builder().dialect(d.clone()).buffer_size(n).from_reader(input));
         assert_eq!(got, want, "buffered({n}) vs reference on {:?}", String::from_utf8_lossy(input));
+    }
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut f, input).unwrap();
+    for &n in SIZES {
+        let rdr = Reader::builder()
+            .dialect(d.clone())
+            .source(SourceChoice::Buffered)
+            .read_ahead(true)
+            .buffer_size(n)
+            .from_path(f.path())
+            .unwrap();
+        assert!(rdr.reads_ahead());
+        let got = via_reader(rdr);
+        let text = String::from_utf8_lossy(input);
+        assert_eq!(got, want, "read-ahead({n}) vs reference on {text:?}");
     }
     want
 }
@@ -52,9 +68,12 @@ pub fn check_file(d: &Dialect, input: &[u8]) {
     let mut f = tempfile::NamedTempFile::new().unwrap();
     std::io::Write::write_all(&mut f, input).unwrap();
     for choice in [SourceChoice::Mmap, SourceChoice::Buffered, SourceChoice::Auto] {
-        let rdr = Reader::builder().dialect(d.clone()).source(choice).from_path(f.path()).unwrap();
-        let got = via_reader(rdr);
-        assert_eq!(got, want, "{choice:?} file vs reference");
+        for ahead in [false, true] {
+            let mut b = Reader::builder();
+            b.dialect(d.clone()).source(choice).read_ahead(ahead);
+            let got = via_reader(b.from_path(f.path()).unwrap());
+            assert_eq!(got, want, "{choice:?} file (read-ahead {ahead}) vs reference");
+        }
     }
 }
 
