@@ -441,6 +441,21 @@ fn read_batch_all_walks_long_records() {
         let mut rdr = Reader::builder().dialect(d.clone()).buffer_size(n).from_reader(&input[..]);
         assert_eq!(strip(batches_picked(&mut rdr, None).0), strip(want.clone()), "buffered({n})");
     }
+    // A file read through the read-ahead thread's ring of buffers, and
+    // mapped.
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut f, &input).unwrap();
+    for n in [61, 4096] {
+        let mut b = Reader::builder();
+        b.dialect(d.clone()).buffer_size(n).source(fastcsv::SourceChoice::Buffered);
+        let mut rdr = b.read_ahead(true).from_path(f.path()).unwrap();
+        assert!(rdr.reads_ahead());
+        let got = strip(batches_picked(&mut rdr, None).0);
+        assert_eq!(got, strip(want.clone()), "read-ahead({n})");
+    }
+    let mut b = Reader::builder();
+    let mut rdr = b.dialect(d).source(fastcsv::SourceChoice::Mmap).from_path(f.path()).unwrap();
+    assert_eq!(strip(batches_picked(&mut rdr, None).0), strip(want), "mapped");
 }
 
 /// The kernel the tests in this file ran with, printed (visible with
