@@ -13,7 +13,7 @@
 //! [`Reader::read_row`]: crate::Reader::read_row
 
 use crate::error::Position;
-use crate::scan::{Selected, Span};
+use crate::scan::{Override, Selected, Span};
 
 /// Records per batch: enough to amortise the call, small enough that a
 /// batch's spans stay in the L1/L2 cache.
@@ -220,6 +220,10 @@ impl<'r> SelectedRow<'r> {
         }
         let out = &b.sel.out;
         let r = &out.records[self.i];
+        let overs = &out.overrides[r.overrides.0..r.overrides.1];
+        if let Some(o) = overs.iter().find(|o| o.field == j) {
+            return &b.scratch[o.start..o.end];
+        }
         let ends = &out.ends[r.ends_at..r.ends_at + n - 1];
         let a = if j == 0 { r.start } else { out.ends_base + ends[j - 1] as usize + 1 };
         let e = if j + 1 == n { r.end } else { out.ends_base + ends[j] as usize };
@@ -259,8 +263,13 @@ impl<'r> SelectedRow<'r> {
         if b.sel.all && self.spans_at().is_none() {
             let out = &b.sel.out;
             let r = &out.records[self.i];
+            let all_ends = &out.ends[r.ends_at..r.ends_at + r.fields - 1];
+            let overs = &out.overrides[r.overrides.0..r.overrides.1];
+            let upto = overs.first().map_or(all_ends.len(), |o| o.field);
             FieldIter {
-                ends: out.ends[r.ends_at..r.ends_at + r.fields - 1].iter(),
+                ends: all_ends[..upto].iter(),
+                all_ends,
+                overs,
                 base: out.ends_base,
                 start: r.start,
                 end: r.end,
@@ -280,6 +289,8 @@ impl<'r> SelectedRow<'r> {
             };
             FieldIter {
                 ends: [].iter(),
+                all_ends: &[],
+                overs: &[],
                 base: 0,
                 start: 0,
                 end: usize::MAX,
@@ -368,10 +379,14 @@ impl<'r> SelectedRow<'r> {
 #[derive(Clone)]
 pub struct FieldIter<'r> {
     /// With [`Selection::all`], for a record the block scanner took: the
-    /// offsets from `base` of the delimiters still ahead, the next field's
+    /// offsets from `base` of the delimiters ahead up to the next field
+    /// that holds doubled quotes (the next of `overs`, unescaped in
+    /// `scratch`), all the record's delimiter offsets, the next field's
     /// start and the record's end (`usize::MAX` once its last field is
     /// out, or in the other case).
     ends: std::slice::Iter<'r, u32>,
+    all_ends: &'r [u32],
+    overs: &'r [Override],
     base: usize,
     start: usize,
     end: usize,
@@ -417,9 +432,22 @@ impl<'r> FieldIter<'r> {
         unsafe { self.input.get_unchecked(a + q..e - q) }
     }
 
-    /// [`FieldIter::next`] for the last field, or by index.
+    /// [`FieldIter::next`] for a field with doubled quotes, the last field,
+    /// or by index.
     #[inline]
     fn next_slow(&mut self) -> Option<&'r [u8]> {
+        if let Some((o, rest)) = self.overs.split_first() {
+            // `ends` stopped just before this field.
+            self.overs = rest;
+            if o.field == self.all_ends.len() {
+                self.end = usize::MAX;
+            } else {
+                self.start = self.base + self.all_ends[o.field] as usize + 1;
+                let upto = rest.first().map_or(self.all_ends.len(), |o| o.field);
+                self.ends = self.all_ends[o.field + 1..upto].iter();
+            }
+            return Some(&self.scratch[o.start..o.end]);
+        }
         if self.end != usize::MAX {
             let (a, e) = (self.start, self.end);
             self.end = usize::MAX;

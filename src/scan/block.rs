@@ -889,41 +889,38 @@ fn plain_span(input: &[u8], a: usize, e: usize, quote: i32) -> Span {
     }
 }
 
-/// The spans of every field of the regular record `r..p` (`p` before its
-/// terminator), given the offsets from `base` of its structural delimiters
-/// (`ends`) and of the first quote of each doubled pair (`pairs`, not
-/// empty): fields holding pairs are unescaped into `scratch`, knowing
-/// where each pair is (no search).
-#[allow(clippy::too_many_arguments)]
-fn record_spans(
+/// The fields of the regular record `r..p` (`p` before its terminator)
+/// that hold doubled quotes, unescaped into `scratch` (one [`Override`]
+/// each), given the offsets from `base` of the record's structural
+/// delimiters (`ends`) and of the first quote of each pair (`pairs`, not
+/// empty): where each pair is, and so which field holds it, is known, so
+/// nothing is searched and the other fields are not touched.
+fn unescape_pairs(
     input: &[u8],
     (r, p): (usize, usize),
     ends: &[u32],
     pairs: &[u32],
     base: usize,
-    quote: i32,
-    spans: &mut Vec<Span>,
+    over: &mut Vec<Override>,
     scratch: &mut Vec<u8>,
 ) {
-    let mut pairs = pairs.iter().map(|&q| base + q as usize).peekable();
-    let mut a = r;
-    for e in ends.iter().map(|&e| base + e as usize).chain([p]) {
-        let span = plain_span(input, a, e, quote);
-        if pairs.peek().is_some_and(|&q| q < e) {
-            // A quoted field (pairs are only inside those): keep the first
-            // quote of each pair, drop the second.
-            let start = scratch.len();
-            let mut from = span.start;
-            while let Some(q) = pairs.next_if(|&q| q < e) {
-                scratch.extend_from_slice(&input[from..=q]);
-                from = q + 2;
-            }
-            scratch.extend_from_slice(&input[from..span.end]);
-            spans.push(Span { start, end: scratch.len(), flags: OWNED | QUOTED });
-        } else {
-            spans.push(span);
+    let mut i = 0;
+    while i < pairs.len() {
+        let field = ends.partition_point(|&e| e < pairs[i]);
+        let a = if field == 0 { r } else { base + ends[field - 1] as usize + 1 };
+        let e = if field == ends.len() { p } else { base + ends[field] as usize };
+        // A quoted field (pairs are only inside those): keep the first
+        // quote of each pair, drop the second, and the enclosing quotes.
+        let start = scratch.len();
+        let mut from = a + 1;
+        while let Some(&q) = pairs.get(i).filter(|&&q| base + (q as usize) < e) {
+            let q = base + q as usize;
+            scratch.extend_from_slice(&input[from..=q]);
+            from = q + 2;
+            i += 1;
         }
-        a = e + 1;
+        scratch.extend_from_slice(&input[from..e - 1]);
+        over.push(Override { field, start, end: scratch.len() });
     }
 }
 
@@ -1300,9 +1297,9 @@ impl Scanner {
         if masks {
             out.ends.clear();
             out.pairs.clear();
+            out.overrides.clear();
             out.ends_base = *pos;
         }
-        let quote = self.quote;
         let n = input.len();
         let mut r = *pos;
         let comment = self.comment;
@@ -1365,16 +1362,15 @@ impl Scanner {
                 let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
                 let mut pr_end = 0;
                 if KEEP {
-                    let mut spans_at = usize::MAX;
+                    let over_at = out.overrides.len();
                     if masks {
                         pr_end = pr_total + u64::from((b.pairs & below(k)).count_ones());
                         if pr_end != pr_rec {
-                            spans_at = out.spans.len();
                             let pairs = &out.pairs[pr_rec as usize..pr_end as usize];
                             let ends = &out.ends[d_rec as usize..d_end as usize];
-                            let (spans, scratch) = (&mut out.spans, &mut out.scratch);
+                            let (over, scratch) = (&mut out.overrides, &mut out.scratch);
                             let base = out.ends_base;
-                            record_spans(input, (r, p), ends, pairs, base, quote, spans, scratch);
+                            unescape_pairs(input, (r, p), ends, pairs, base, over, scratch);
                         }
                     }
                     out.records.push(SelectedRecord {
@@ -1382,8 +1378,9 @@ impl Scanner {
                         end: p,
                         after: end,
                         lf: input[p] == b'\n',
-                        spans_at,
+                        spans_at: usize::MAX,
                         ends_at: d_rec as usize,
+                        overrides: (over_at, out.overrides.len()),
                         line: self.lines + 1,
                         fields,
                         plain: q_end == q_rec,
@@ -1448,6 +1445,9 @@ pub(crate) struct SelectedRecord {
     /// With `all_cols` and no spans: index of the record's first field end
     /// in [`Selected::ends`].
     pub ends_at: usize,
+    /// With `all_cols`: the record's fields that hold doubled quotes,
+    /// `Selected::overrides[.0...1]`.
+    pub overrides: (usize, usize),
     /// Line of the record's first byte (1-based).
     pub line: u64,
     /// Number of fields in the record.
@@ -1472,6 +1472,18 @@ pub(crate) struct Selected {
     /// The same for the first quote of each doubled pair.
     pub pairs: Vec<u32>,
     pub ends_base: usize,
+    /// With `all_cols`: fields holding doubled quotes, unescaped.
+    pub overrides: Vec<Override>,
+}
+
+/// A field of a record taken with `all_cols` whose bytes, unescaped, are
+/// `Selected::scratch[start..end]` rather than the input's.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Override {
+    /// The field's index in its record.
+    pub field: usize,
+    pub start: usize,
+    pub end: usize,
 }
 
 /// With `all_cols`, one batch spans at most this many bytes, so that
@@ -1661,6 +1673,7 @@ impl Scanner {
                     lf: input[p] == b'\n' && end == p + 1,
                     spans_at: spans0,
                     ends_at: 0,
+                    overrides: (0, 0),
                     line: self.lines + 1,
                     fields,
                     plain: rec_q == 0,
