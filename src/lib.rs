@@ -55,6 +55,7 @@ pub mod bench;
 mod dialect;
 mod error;
 mod filter;
+mod parallel;
 #[cfg(feature = "python")]
 mod py;
 mod reader;
@@ -65,6 +66,7 @@ mod source;
 
 pub use dialect::{Dialect, DialectBuilder, Filter, Terminator};
 pub use error::{Error, ErrorKind, Position, Result};
+pub use parallel::{Parallel, ParallelRun, PARALLEL_CHUNK};
 pub use reader::{Reader, ReaderBuilder, Rows};
 pub use record::{Row, RowBuf};
 pub use select::{Batch, FieldIter, SelectedRow, Selection};

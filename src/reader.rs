@@ -308,7 +308,7 @@ impl ReaderBuilder {
     }
 }
 
-enum Src<'a> {
+pub(crate) enum Src<'a> {
     Slice(&'a [u8]),
     Mapped(Mapped),
     Read(ReadBuffer<'a>),
@@ -326,31 +326,31 @@ enum Src<'a> {
 /// assert_eq!(total, 3);
 /// ```
 pub struct Reader<'a> {
-    src: Src<'a>,
+    pub(crate) src: Src<'a>,
     kind: SourceKind,
     reason: SourceReason,
-    scanner: Scanner,
+    pub(crate) scanner: Scanner,
     fields: Fields,
-    dialect: Dialect,
+    pub(crate) dialect: Dialect,
     path: Option<PathBuf>,
     /// Offset of the current record in the source's bytes.
-    rec_start: usize,
+    pub(crate) rec_start: usize,
     /// Scanner position, relative to `rec_start`.
-    pos: usize,
+    pub(crate) pos: usize,
     /// Absolute offset of the source's byte 0.
-    base: u64,
-    records: u64,
-    expected: Option<usize>,
+    pub(crate) base: u64,
+    pub(crate) records: u64,
+    pub(crate) expected: Option<usize>,
     headers: Option<RowBuf>,
-    headers_read: bool,
-    started: bool,
-    done: bool,
+    pub(crate) headers_read: bool,
+    pub(crate) started: bool,
+    pub(crate) done: bool,
     row_pos: Position,
     /// Every structural byte of the dialect is ASCII (see `Row::str_iter`).
     ascii_structure: bool,
     /// An error stopped the scan inside a line that is not counted yet:
     /// the line number Python's `line_num` would show.
-    err_line: Option<u64>,
+    pub(crate) err_line: Option<u64>,
 }
 
 impl<'a> Reader<'a> {
@@ -569,7 +569,7 @@ impl<'a> Reader<'a> {
         Ok(self.headers.as_ref())
     }
 
-    fn ensure_headers(&mut self) -> Result<()> {
+    pub(crate) fn ensure_headers(&mut self) -> Result<()> {
         if self.headers_read {
             return Ok(());
         }
@@ -675,7 +675,8 @@ impl<'a> Reader<'a> {
             self.records += k;
             let input = self.data();
             let quote = self.scanner.quote_byte();
-            return Ok(Some(Batch { input, scratch: &sel.out.scratch, sel, quote }));
+            let len = sel.out.records.len();
+            return Ok(Some(Batch { input, scratch: &sel.out.scratch, sel, quote, len }));
         }
         if !self.advance()? {
             return Ok(None);
@@ -706,7 +707,7 @@ impl<'a> Reader<'a> {
         });
         let (input, scratch) = (self.data(), self.fields.scratch());
         let quote = self.scanner.quote_byte();
-        Ok(Some(Batch { input, scratch, sel, quote }))
+        Ok(Some(Batch { input, scratch, sel, quote, len: 1 }))
     }
 
     /// Counts the remaining records without building rows.
@@ -799,7 +800,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn start(&mut self) -> Result<()> {
+    pub(crate) fn start(&mut self) -> Result<()> {
         self.started = true;
         if !self.dialect.strip_bom {
             return Ok(());

@@ -120,17 +120,26 @@ pub struct Batch<'r> {
     pub(crate) sel: &'r Selection,
     /// The quote byte, or -1 (none).
     pub(crate) quote: i32,
+    /// Records in the batch: the first `len` of `sel.out.records` (fewer
+    /// when a parallel read cuts a batch at its chunk's end).
+    pub(crate) len: usize,
 }
 
 impl<'r> Batch<'r> {
     /// Number of records (at least 1).
     pub fn len(&self) -> usize {
-        self.sel.out.records.len()
+        self.len
     }
 
     /// Always false: a batch holds at least one record.
     pub fn is_empty(&self) -> bool {
-        self.sel.out.records.is_empty()
+        self.len == 0
+    }
+
+    /// The first `n` records only.
+    pub(crate) fn truncated(mut self, n: usize) -> Batch<'r> {
+        self.len = self.len.min(n);
+        self
     }
 
     /// Record `i` (panics if `i >= len()`).
@@ -155,7 +164,7 @@ impl<'r> Batch<'r> {
     /// assert_eq!(b.raw_run(3), (1, &b"7,8\n"[..]));
     /// ```
     pub fn raw_run(&self, i: usize) -> (usize, &'r [u8]) {
-        let recs = &self.sel.out.records;
+        let recs = &self.sel.out.records[..self.len];
         let ok = |k: usize| recs.get(k).is_some_and(|r| r.plain && r.lf);
         if !ok(i) {
             return (0, &[]);

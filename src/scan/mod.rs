@@ -528,6 +528,30 @@ impl Scanner {
         self.block_cache = None;
     }
 
+    /// Whether block scanning is on (see `set_block_scan`).
+    pub(crate) fn block_scan_on(&self) -> bool {
+        self.block_on
+    }
+
+    /// The field size limit in force (`None` for none).
+    pub(crate) fn field_limit(&self) -> Option<u64> {
+        (self.limit != u64::MAX).then_some(self.limit)
+    }
+
+    /// A CR ended the input: an LF at the start of the next input would
+    /// belong to it.
+    pub(crate) fn pending_lf(&self) -> bool {
+        self.skip_lf
+    }
+
+    /// Restarts at a record start known to lie after `lines` lines (a
+    /// parallel read handing over to the sequential reader).
+    pub(crate) fn restart_at(&mut self, lines: u64) {
+        self.reset();
+        self.lines = lines;
+        self.rec_line = lines + 1;
+    }
+
     /// Drops the cached block (see `set_block_cache`).
     #[inline]
     pub(crate) fn forget_blocks(&mut self) {

@@ -2,7 +2,8 @@
 #![allow(dead_code)]
 
 use fastcsv::scan::reference::{self, RefOutput, RefRow};
-use fastcsv::{Dialect, Reader, SourceChoice};
+use fastcsv::{Dialect, Filter, Reader, SourceChoice, Terminator};
+use proptest::prelude::*;
 
 /// What a run produced, in the reference engine's terms.
 pub fn via_reader(mut rdr: Reader<'_>) -> RefOutput {
@@ -83,3 +84,89 @@ pub fn rows(out: &RefOutput) -> Vec<Vec<String>> {
         .map(|r| r.fields.iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect())
         .collect()
 }
+
+/// Input tokens from a small alphabet: delimiters, quotes, escapes, every
+/// line end, comments, UTF-8, long plain runs and well-formed records.
+pub fn token() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        6 => Just(b",".to_vec()),
+        5 => Just(b"\"".to_vec()),
+        2 => Just(b"\"\"".to_vec()),
+        2 => Just(b"\r".to_vec()),
+        4 => Just(b"\n".to_vec()),
+        1 => Just(b"\r\n".to_vec()),
+        6 => Just(b"a".to_vec()),
+        2 => Just("é".as_bytes().to_vec()),
+        1 => Just(b"\\".to_vec()),
+        1 => Just(b"#".to_vec()),
+        1 => Just(b" ".to_vec()),
+        1 => Just(b";".to_vec()),
+        1 => Just(b"\t".to_vec()),
+        // Long plain runs make records span several 64-byte blocks.
+        2 => "[a-z0-9 ]{20,140}".prop_map(String::into_bytes),
+        // Well-formed quoted fields and records: the block path's bread
+        // and butter, so it is exercised, not only its fallbacks.
+        3 => "[a-z,\n\r]{0,90}".prop_map(|s| format!("\"{s}\"").into_bytes()),
+        2 => "[a-z]{1,12}(,[a-z0-9]{0,12}){1,8}\n".prop_map(String::into_bytes),
+    ]
+}
+
+pub fn input() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(token(), 0..60).prop_map(|v| v.concat())
+}
+
+/// A dialect at scan level (no headers, flexible, no BOM), or `None` for
+/// combinations the builder rejects.
+#[allow(clippy::type_complexity)]
+pub fn dialect() -> impl Strategy<Value = Option<Dialect>> {
+    (
+        (
+            prop::bool::weighted(0.85),
+            prop::bool::weighted(0.15),
+            any::<bool>(),
+            prop::bool::weighted(0.15),
+        ),
+        (prop::bool::weighted(0.2), prop::bool::weighted(0.15), 0..6u8, prop::bool::weighted(0.2)),
+        (prop::bool::weighted(0.1), 0..8u8, prop::bool::weighted(0.1), 0..8u8),
+    )
+        .prop_map(
+            |(
+                (quote, esc, dq, space),
+                (strict, comment, term, empty),
+                (trim, lim, filt, delim),
+            )| {
+                let terminator = match term {
+                    0 => Terminator::Byte(b'\n'),
+                    1 => Terminator::Byte(b';'),
+                    _ => Terminator::Any,
+                };
+                // Mostly commas; also `;` (the terminator in some cases,
+                // which the builder rejects), tab and space.
+                let delimiter = match delim {
+                    0 => b';',
+                    1 => b'\t',
+                    2 => b' ',
+                    _ => b',',
+                };
+                Dialect::builder()
+                    .delimiter(delimiter)
+                    .quote(quote.then_some(b'"'))
+                    .escape(esc.then_some(b'\\'))
+                    .double_quote(dq || !esc)
+                    .skip_initial_space(space)
+                    .strict(strict)
+                    .comment(comment.then_some(b'#'))
+                    .terminator(terminator)
+                    .skip_empty_lines(empty)
+                    .trim(trim)
+                    .field_limit(if lim == 0 { Some(5) } else { None })
+                    .filter(if filt { Filter::Controls } else { Filter::Off })
+                    .headers(false)
+                    .flexible(true)
+                    .strip_bom(false)
+                    .build()
+                    .ok()
+            },
+        )
+}
+

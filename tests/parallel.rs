@@ -1,0 +1,164 @@
+//! `Reader::par_batches` against a sequential `read_batch` loop: the same
+//! records (selected fields, field counts, positions), the same first
+//! error, and the same reader state after it (`line()`,
+//! `records_read()`), over random dialects and inputs cut into chunks of a
+//! few bytes (so that most chunk starts are guessed from quote parity, and
+//! many guesses are wrong), and over a mapped file.
+
+mod common;
+
+use common::{dialect, input};
+use fastcsv::{Dialect, Parallel, Reader, Selection};
+use proptest::prelude::*;
+
+/// Fields, field count and byte offset (inside `work`, line and record
+/// numbers count from the chunk's start).
+type Picked = (Vec<Vec<u8>>, usize, u64);
+
+/// Records, the first error (as text) and the reader's state after.
+type Outcome = (Vec<Picked>, Option<String>, u64, u64);
+
+fn pick(b: &fastcsv::Batch<'_>, out: &mut Vec<Picked>) {
+    for r in b.iter() {
+        out.push((r.iter().map(<[u8]>::to_vec).collect(), r.field_count(), r.position().byte));
+    }
+}
+
+fn sequential(rdr: &mut Reader<'_>, sel: &Selection) -> Outcome {
+    let mut sel = sel.clone();
+    let mut rows = Vec::new();
+    loop {
+        match rdr.read_batch(&mut sel) {
+            Ok(Some(b)) => pick(&b, &mut rows),
+            Ok(None) => return (rows, None, rdr.line(), rdr.records_read()),
+            Err(e) => return (rows, Some(e.to_string()), rdr.line(), rdr.records_read()),
+        }
+    }
+}
+
+fn parallel(
+    rdr: &mut Reader<'_>,
+    sel: &Selection,
+    par: &Parallel,
+) -> (Outcome, fastcsv::ParallelRun) {
+    let mut rows = Vec::new();
+    let r = rdr.par_batches(
+        sel,
+        par,
+        Vec::new,
+        |b, out: &mut Vec<Picked>| -> Result<(), fastcsv::Error> {
+            pick(b, out);
+            Ok(())
+        },
+        |out| {
+            rows.append(out);
+            Ok(())
+        },
+    );
+    let (err, run) = match r {
+        Ok(run) => (None, run),
+        Err(e) => (Some(e.to_string()), Default::default()),
+    };
+    ((rows, err, rdr.line(), rdr.records_read()), run)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
+
+    #[test]
+    fn par_batches_equals_read_batch(
+        d in dialect(),
+        input in input(),
+        flexible in any::<bool>(),
+        headers in any::<bool>(),
+        cols in prop::collection::vec(0..12usize, 0..4),
+        all in prop::bool::weighted(0.3),
+        chunk in prop_oneof![Just(1usize), 2..9usize, 9..200usize],
+        threads in 2..5usize,
+    ) {
+        let Some(d) = d else { return Ok(()) };
+        let mut b = d.to_builder();
+        let d = b.flexible(flexible).headers(headers).build().unwrap();
+        let sel = if all { Selection::all() } else { Selection::new(cols) };
+        let mut want = Reader::builder().dialect(d.clone()).from_slice(&input);
+        let want = sequential(&mut want, &sel);
+        let par = Parallel::new().threads(threads).chunk_size(chunk);
+        let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&input);
+        let (got, _) = parallel(&mut rdr, &sel, &par);
+        prop_assert_eq!(got, want, "input {:?}", String::from_utf8_lossy(&input));
+    }
+}
+
+/// RFC 4180 data with quoted delimiters, line ends and doubled quotes,
+/// LF and CRLF: every chunk start is guessed right, no chunk is redone.
+fn rfc_data(records: usize) -> Vec<u8> {
+    let mut v = b"id,text,n\r\n".to_vec();
+    for i in 0..records {
+        let text = match i % 4 {
+            0 => format!("\"a, b\nc {i}\""),
+            1 => format!("\"say \"\"{i}\"\"\""),
+            2 => format!("plain {i}"),
+            _ => String::new(),
+        };
+        let end = if i % 3 == 0 { "\r\n" } else { "\n" };
+        v.extend_from_slice(format!("{i},{text},{}{end}", i * 7).as_bytes());
+    }
+    v
+}
+
+#[test]
+fn quoted_line_ends_split_exactly() {
+    let data = rfc_data(20_000);
+    let d = Dialect::default();
+    for sel in [Selection::all(), Selection::new([1]), Selection::new([])] {
+        let want = sequential(&mut Reader::builder().dialect(d.clone()).from_slice(&data), &sel);
+        assert_eq!(want.0.len(), 20_000);
+        for (threads, chunk) in [(2, 4096), (3, 1000), (2, 100_000)] {
+            let par = Parallel::new().threads(threads).chunk_size(chunk);
+            let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&data);
+            let (got, run) = parallel(&mut rdr, &sel, &par);
+            assert_eq!(got, want, "threads {threads}, chunk {chunk}");
+            assert_eq!(run.sequential_from, None, "every guess right");
+            assert_eq!(run.chunks, data.len().saturating_sub(11).div_ceil(chunk));
+        }
+    }
+}
+
+/// An error deep in the input: the records before it, then the error with
+/// the sequential reader's position, line and record number.
+#[test]
+fn errors_keep_their_positions() {
+    let mut data = rfc_data(5_000);
+    let at = data.len() / 2;
+    let nl = at + data[at..].iter().position(|&c| c == b'\n').unwrap() + 1;
+    data.splice(nl..nl, b"1,2,3,4\n".iter().copied());
+    let d = Dialect::builder().strict(true).build().unwrap();
+    let sel = Selection::all();
+    let want = sequential(&mut Reader::builder().dialect(d.clone()).from_slice(&data), &sel);
+    let err = want.1.clone().expect("a ragged row");
+    assert!(err.contains("record with 4 fields"), "{err}");
+    let par = Parallel::new().threads(2).chunk_size(2048);
+    let mut rdr = Reader::builder().dialect(d).from_slice(&data);
+    let (got, _) = parallel(&mut rdr, &sel, &par);
+    assert_eq!(got, want);
+    assert!(got.0.len() > 2000, "the records before the error, from several chunks");
+}
+
+/// A mapped file, after its header was read, and the file's length not a
+/// multiple of the chunk size.
+#[test]
+fn mapped_file_after_headers() {
+    let data = rfc_data(30_001);
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut f, &data).unwrap();
+    let sel = Selection::new([2, 0]);
+    let want = sequential(&mut Reader::from_slice(&data), &sel);
+    let mut b = Reader::builder();
+    let mut rdr = b.source(fastcsv::SourceChoice::Mmap).from_path(f.path()).unwrap();
+    assert_eq!(rdr.headers().unwrap().unwrap().get(1), Some(&b"text"[..]));
+    let (got, run) = parallel(&mut rdr, &sel, &Parallel::new().threads(2).chunk_size(65_536));
+    assert_eq!(got, want);
+    assert!(run.chunks > 10 && run.sequential_from.is_none(), "{run:?}");
+    // Nothing left to read.
+    assert!(rdr.read_row().unwrap().is_none());
+}
