@@ -233,26 +233,11 @@ impl<'a> Reader<'a> {
     {
         let mut run = ParallelRun::default();
         if let Some(plan) = self.par_plan(par)? {
-            let (end, chunks) = self.par_run(&plan, sel, par, &make, &work, &mut sink)?;
-            run.chunks = chunks;
-            let stop = match end {
-                Ok(end) => end,
-                Err(stop) => {
-                    run.sequential_from = Some(self.base + (plan.start + stop.at) as u64);
-                    stop
-                }
+            let job = |ctx: &Ctx<'_, T>, s, stop, sel: &mut Selection, out: &mut T| {
+                ctx.run_chunk(s, stop, sel, &work, out)
             };
-            // Carry on at the record the workers stopped before (the end of
-            // the input when they read everything: the loop below then only
-            // checks that a mapped file kept its size).
-            self.rec_start = plan.start + stop.at;
-            self.pos = 0;
-            self.records = stop.records;
-            self.err_line = None;
-            self.scanner.restart_at(stop.lines);
-            if !self.dialect.flexible {
-                self.expected = plan.expected;
-            }
+            let (end, chunks) = self.par_run(&plan, sel, par, &make, &job, &mut sink)?;
+            run = self.par_resume(&plan, end, chunks);
         }
         let mut sel = sel.clone();
         let mut out = make();
@@ -262,6 +247,71 @@ impl<'a> Reader<'a> {
             r?;
         }
         Ok(run)
+    }
+
+    /// Counts the remaining records like [`Reader::count_rows`], on
+    /// several threads when the input is in memory and at least two chunks
+    /// long (see [`Reader::par_batches`]). Each chunk is counted over
+    /// exactly the bytes from its speculative start to the next one's, and
+    /// is accepted only if it ends at the end of a record (so the next
+    /// chunk starts at one); otherwise the reader counts on alone from the
+    /// chunk's start. Errors and the reader's state afterwards are those
+    /// of [`Reader::count_rows`].
+    ///
+    /// ```
+    /// use fastcsv::{Parallel, Reader};
+    /// let mut data = b"id,note\n".to_vec();
+    /// for i in 0..10_000 {
+    ///     data.extend_from_slice(format!("{i},\"a\nb\"\r\n").as_bytes());
+    /// }
+    /// let mut rdr = Reader::from_slice(&data);
+    /// let (n, ran) = rdr.par_count(&Parallel::new().threads(2).chunk_size(4096)).unwrap();
+    /// assert_eq!(n, 10_000);
+    /// assert!(ran.chunks > 1 && ran.sequential_from.is_none());
+    /// assert_eq!(rdr.line(), 20_001);
+    /// ```
+    pub fn par_count(&mut self, par: &Parallel) -> Result<(u64, ParallelRun)> {
+        let mut run = ParallelRun::default();
+        let mut n = 0u64;
+        if let Some(plan) = self.par_plan(par)? {
+            let job = |ctx: &Ctx<'_, u64>, s, stop, _: &mut Selection, out: &mut u64| {
+                ctx.count_chunk(s, stop, out)
+            };
+            let mut sink = |k: &mut u64| -> Result<()> {
+                n += std::mem::take(k);
+                Ok(())
+            };
+            let sel = Selection::new([]);
+            let (end, chunks) = self.par_run(&plan, &sel, par, &|| 0u64, &job, &mut sink)?;
+            run = self.par_resume(&plan, end, chunks);
+        }
+        Ok((n + self.count_rows()?, run))
+    }
+
+    /// Hands over to the sequential reader where the workers stopped (the
+    /// end of the input when they read everything: reading on then only
+    /// checks that a mapped file kept its size).
+    fn par_resume(
+        &mut self,
+        plan: &Plan,
+        end: std::result::Result<Stop, Stop>,
+        chunks: usize,
+    ) -> ParallelRun {
+        let mut run = ParallelRun { chunks, sequential_from: None };
+        let stop = end.unwrap_or_else(|stop| {
+            run.sequential_from = Some(self.base + (plan.start + stop.at) as u64);
+            stop
+        });
+        self.rec_start = plan.start + stop.at;
+        self.pos = 0;
+        self.records = stop.records;
+        self.err_line = None;
+        self.done = false;
+        self.scanner.restart_at(stop.lines);
+        if !self.dialect.flexible {
+            self.expected = plan.expected;
+        }
+        run
     }
 
     /// Whether and how to split the rest of the input.
@@ -315,26 +365,26 @@ impl<'a> Reader<'a> {
     /// The workers and the in-order hand-over; `Err(stop)` where the
     /// sequential reader must take over.
     #[allow(clippy::type_complexity)]
-    fn par_run<T, E, M, W, S>(
+    fn par_run<T, E, M, J, S>(
         &self,
         plan: &Plan,
         sel: &Selection,
         par: &Parallel,
         make: &M,
-        work: &W,
+        job: &J,
         sink: &mut S,
     ) -> std::result::Result<(std::result::Result<Stop, Stop>, usize), E>
     where
         T: Send,
-        E: From<Error> + Send,
         M: Fn() -> T + Sync,
-        W: Fn(&Batch<'_>, &mut T) -> std::result::Result<(), E> + Sync,
+        J: Fn(&Ctx<'_, T>, usize, usize, &mut Selection, &mut T) -> Meta + Sync,
         S: FnMut(&mut T) -> std::result::Result<(), E>,
     {
+        let start = Stop { at: 0, lines: plan.lines, records: plan.records };
         let all = match &self.src {
             Src::Slice(s) => *s,
             Src::Mapped(m) => m.bytes(),
-            Src::Read(_) => unreachable!("par_plan keeps buffered sources sequential"),
+            Src::Read(_) => return Ok((Err(start), 0)),
         };
         let changed = || match &self.src {
             Src::Mapped(m) => m.changed(false),
@@ -367,9 +417,9 @@ impl<'a> Reader<'a> {
         let threads = par.threads.min(n);
         std::thread::scope(|scope| {
             for _ in 0..threads {
-                scope.spawn(|| ctx.worker(sel, make, work));
+                scope.spawn(|| ctx.worker(sel, make, job));
             }
-            let mut stop = Stop { at: 0, lines: plan.lines, records: plan.records };
+            let mut stop = start;
             let mut accepted = 0;
             for k in 0..n {
                 let mut o = {
@@ -456,10 +506,10 @@ impl<T> Ctx<'_, T> {
     }
 
     /// One worker: takes chunks in order until there are none left.
-    fn worker<E, M, W>(&self, sel: &Selection, make: &M, work: &W)
+    fn worker<M, J>(&self, sel: &Selection, make: &M, job: &J)
     where
         M: Fn() -> T,
-        W: Fn(&Batch<'_>, &mut T) -> std::result::Result<(), E>,
+        J: Fn(&Self, usize, usize, &mut Selection, &mut T) -> Meta,
     {
         let mut sel = sel.clone();
         loop {
@@ -498,8 +548,9 @@ impl<T> Ctx<'_, T> {
                 g.inside[k]
             };
             let s = if k == 0 { 0 } else { self.boundary(c0, inside) };
-            let stop = if k + 1 == self.n { self.data.len() } else { self.boundary(c1, inside ^ parity) };
-            let meta = self.run_chunk(s, stop, &mut sel, work, &mut out);
+            let stop =
+                if k + 1 == self.n { self.data.len() } else { self.boundary(c1, inside ^ parity) };
+            let meta = job(self, s, stop, &mut sel, &mut out);
             let mut g = self.lock();
             g.done[k] = Some(ChunkOut { meta, out });
             drop(g);
@@ -536,7 +587,14 @@ impl<T> Ctx<'_, T> {
 
     /// Parses from `s`, handing `work` the records that start before
     /// `stop`.
-    fn run_chunk<E, W>(&self, s: usize, stop: usize, sel: &mut Selection, work: &W, out: &mut T) -> Meta
+    fn run_chunk<E, W>(
+        &self,
+        s: usize,
+        stop: usize,
+        sel: &mut Selection,
+        work: &W,
+        out: &mut T,
+    ) -> Meta
     where
         W: Fn(&Batch<'_>, &mut T) -> std::result::Result<(), E>,
     {
@@ -595,22 +653,79 @@ impl<T> Ctx<'_, T> {
     }
 }
 
+impl Ctx<'_, u64> {
+    /// Counts the records in `data[s..stop]`; a chunk that does not end at
+    /// the end of a record fails.
+    fn count_chunk(&self, s: usize, stop: usize, out: &mut u64) -> Meta {
+        let mut r = self.builder.from_slice(&self.data[s..stop]);
+        r.base = self.origin + s as u64;
+        r.set_field_limit(self.limit);
+        r.expected = self.expected;
+        let failed = Meta { failed: true, ..Meta::default() };
+        match r.count_rows() {
+            Ok(k) if !r.tail_partial || stop == self.data.len() => {
+                *out = k;
+                Meta {
+                    first: s,
+                    next: stop,
+                    lines_first: 0,
+                    lines_next: r.line(),
+                    records: k,
+                    failed: false,
+                }
+            }
+            _ => failed,
+        }
+    }
+}
+
 /// Whether `bytes` holds an odd number of `q` bytes.
 fn quote_parity(bytes: &[u8], q: u8) -> bool {
     // Most chunks of most files hold no quote at all: one memchr pass.
     let Some(at) = memchr::memchr(q, bytes) else {
         return false;
     };
-    // Lane-wise XOR of the matches, which the compiler vectorises.
-    let mut lanes = [0u8; 32];
-    let mut blocks = bytes[at..].chunks_exact(32);
-    for b in &mut blocks {
-        for (l, &c) in lanes.iter_mut().zip(b) {
-            *l ^= u8::from(c == q);
-        }
+    let bytes = &bytes[at..];
+    let mut words = bytes.chunks_exact(16);
+    let mut acc = 0u64;
+    for w in &mut words {
+        acc ^= match_bits16(w, q);
     }
-    let tail = blocks.remainder().iter().filter(|&&c| c == q).count() as u8;
-    lanes.iter().fold(tail, |a, &l| a ^ l) & 1 == 1
+    let tail = words.remainder().iter().filter(|&&c| c == q).count() as u32;
+    (acc.count_ones() + tail) & 1 == 1
+}
+
+/// A mask whose popcount has the parity of the number of `q` bytes in the
+/// 16 bytes `w`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn match_bits16(w: &[u8], q: u8) -> u64 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    debug_assert_eq!(w.len(), 16);
+    // SAFETY: SSE2 is part of the x86_64 baseline, and `w` holds 16 bytes
+    // (`chunks_exact(16)`), which an unaligned load reads.
+    unsafe {
+        let v = _mm_loadu_si128(w.as_ptr().cast::<__m128i>());
+        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(q as i8))) as u32 as u64
+    }
+}
+
+/// A mask whose popcount has the parity of the number of `q` bytes in the
+/// 16 bytes `w` (SWAR: the high bit of each byte equal to `q`).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn match_bits16(w: &[u8], q: u8) -> u64 {
+    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let splat = u64::from_ne_bytes([q; 8]);
+    let mut acc = 0;
+    for half in w.chunks_exact(8) {
+        let y = u64::from_ne_bytes(half.try_into().unwrap_or([0; 8])) ^ splat;
+        // High bit set exactly in the bytes of `y` that are zero.
+        acc ^= !(((y & LO7) + LO7) | y | LO7);
+    }
+    acc
 }
 
 #[cfg(test)]

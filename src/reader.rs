@@ -351,6 +351,9 @@ pub struct Reader<'a> {
     /// An error stopped the scan inside a line that is not counted yet:
     /// the line number Python's `line_num` would show.
     pub(crate) err_line: Option<u64>,
+    /// The input ended inside a record (no terminator after it, or inside
+    /// quotes): the scanner had to finish it at the end.
+    pub(crate) tail_partial: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -384,6 +387,7 @@ impl<'a> Reader<'a> {
             done: false,
             row_pos: Position::default(),
             err_line: None,
+            tail_partial: false,
             ascii_structure: {
                 let d = &b.dialect;
                 let term = match d.terminator {
@@ -876,10 +880,12 @@ impl<'a> Reader<'a> {
                     match self.scanner.finish(data, &mut self.fields) {
                         Scan::Row => {
                             self.pos = len;
+                            self.tail_partial = true;
                             return self.accept();
                         }
                         Scan::Error(k, off) => {
                             self.done = true;
+                            self.tail_partial = true;
                             return Err(self.err_at(k, off));
                         }
                         Scan::End | Scan::NeedInput => {

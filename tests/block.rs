@@ -12,8 +12,8 @@
 
 mod common;
 
-use fastcsv::scan::{reference, Fields, Scan, Scanner, Span};
 use common::{dialect, input};
+use fastcsv::scan::{reference, Fields, Scan, Scanner, Span};
 use fastcsv::{Dialect, Position, Reader, Selection};
 use proptest::prelude::*;
 

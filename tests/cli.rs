@@ -577,3 +577,58 @@ fn cat_runs_equal_field_by_field_output() {
     assert_eq!(cat, ok(&["select", "1-3", &f]));
     assert_eq!(cat, ok(&["cat", "--source", "read", "--buffer-size", "4K", &f]));
 }
+
+/// A file of quoted line ends, doubled quotes, CRLF and non-ASCII text,
+/// read on several threads in chunks of 4 KiB and on one thread: the same
+/// output for `count`, `select` and `cat` in every format, and the same
+/// failure (message, status, output before it) for a ragged row and for
+/// invalid UTF-8 deep in the file.
+#[test]
+fn several_threads_give_the_same_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = b"id,text,n\n".to_vec();
+    for i in 0..20_000 {
+        let text = match i % 5 {
+            0 => format!("\"a, b\nc {i}\""),
+            1 => format!("\"say \"\"{i}\"\"\""),
+            2 => format!("plain {i}"),
+            3 => "é\u{2028}ü".to_string(),
+            _ => String::new(),
+        };
+        let end = if i % 7 == 0 { "\r\n" } else { "\n" };
+        data.extend_from_slice(format!("{i},{text},{}{end}", i * 3).as_bytes());
+    }
+    let good = temp_file(&dir, "good.csv", &data);
+    let at = data.len() * 2 / 3;
+    let nl = at + data[at..].iter().position(|&c| c == b'\n').unwrap() + 1;
+    let mut ragged = data.clone();
+    ragged.splice(nl..nl, b"1,2,3,4\n".iter().copied());
+    let ragged = temp_file(&dir, "ragged.csv", &ragged);
+    let mut bad_utf8 = data.clone();
+    bad_utf8.splice(nl..nl, b"1,\xff,2\n".iter().copied());
+    let bad_utf8 = temp_file(&dir, "bad.csv", &bad_utf8);
+    let par = ["-j", "3", "--chunk-size", "4K"];
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["count", &good],
+        vec!["count", "--no-headers", &good],
+        vec!["select", "text,id", &good],
+        vec!["select", "--to", "jsonl", "3,2", &good],
+        vec!["select", "--to", "tsv", "!id", &good],
+        vec!["cat", &good],
+        vec!["cat", "--to", "jsonl", &good],
+        vec!["cat", "--to", "tsv", &good, &good],
+        vec!["select", "1,2", &ragged],
+        vec!["cat", &ragged],
+        vec!["cat", "--to", "jsonl", &bad_utf8],
+        vec!["select", "--to", "jsonl", "2", &bad_utf8],
+    ];
+    for case in cases {
+        let one = run(&[&case[..1], &["-j", "1"], &case[1..]].concat());
+        let many = run(&[&case[..1], &par, &case[1..]].concat());
+        assert_eq!(one.status.code(), many.status.code(), "{case:?}");
+        assert_eq!(stderr(&one), stderr(&many), "{case:?}");
+        assert!(one.stdout == many.stdout, "{case:?}: outputs differ");
+        assert!(one.stdout.len() > 1000 || case[0] == "count", "{case:?}");
+    }
+    assert!(stderr(&run(&["select", "1,2", &ragged])).contains("record with 4 fields"));
+}

@@ -89,6 +89,31 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
+
+    #[test]
+    fn par_count_equals_count_rows(
+        d in dialect(),
+        input in input(),
+        flexible in any::<bool>(),
+        headers in any::<bool>(),
+        chunk in prop_oneof![Just(1usize), 2..9usize, 9..200usize],
+        threads in 2..5usize,
+    ) {
+        let Some(d) = d else { return Ok(()) };
+        let mut b = d.to_builder();
+        let d = b.flexible(flexible).headers(headers).build().unwrap();
+        let state = |r: &Reader<'_>| (r.line(), r.records_read());
+        let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&input);
+        let want = (rdr.count_rows().map_err(|e| e.to_string()), state(&rdr));
+        let par = Parallel::new().threads(threads).chunk_size(chunk);
+        let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&input);
+        let got = rdr.par_count(&par).map(|(n, _)| n).map_err(|e| e.to_string());
+        prop_assert_eq!((got, state(&rdr)), want, "input {:?}", String::from_utf8_lossy(&input));
+    }
+}
+
 /// RFC 4180 data with quoted delimiters, line ends and doubled quotes,
 /// LF and CRLF: every chunk start is guessed right, no chunk is redone.
 fn rfc_data(records: usize) -> Vec<u8> {
@@ -120,6 +145,10 @@ fn quoted_line_ends_split_exactly() {
             assert_eq!(got, want, "threads {threads}, chunk {chunk}");
             assert_eq!(run.sequential_from, None, "every guess right");
             assert_eq!(run.chunks, data.len().saturating_sub(11).div_ceil(chunk));
+            let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&data);
+            let (n, run) = rdr.par_count(&par).unwrap();
+            assert_eq!((n, rdr.line(), rdr.records_read()), (20_000, want.2, want.3));
+            assert_eq!(run.sequential_from, None, "every count chunk ends a record");
         }
     }
 }

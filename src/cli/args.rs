@@ -211,9 +211,28 @@ pub struct InputArgs {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Threads to parse one mapped file with (default: the CPUs available;
+    /// 1 parses on the main thread alone). Output is the same either way.
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// Bytes per chunk of a parallel read (for tests).
+    #[arg(long, hide = true, value_name = "SIZE", value_parser = parse_size)]
+    pub chunk_size: Option<usize>,
 }
 
 impl InputArgs {
+    /// How many threads may parse one input.
+    pub fn parallel(&self) -> fastcsv::Parallel {
+        let mut p = fastcsv::Parallel::new();
+        if let Some(c) = self.chunk_size {
+            p = p.chunk_size(c);
+        }
+        match self.jobs {
+            Some(n) => p.threads(n as usize),
+            None => p,
+        }
+    }
+
     /// The dialect these options describe. Empty lines are always skipped:
     /// they are not records. `strict` forces strict parsing (for `check`).
     pub fn dialect(&self, strict: bool) -> fastcsv::Result<Dialect> {

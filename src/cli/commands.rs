@@ -27,7 +27,7 @@ pub fn count(a: &CountArgs) -> Result<(), Failure> {
     args.flexible = true;
     for p in &paths {
         let mut input = Input::open(*p, &args, false)?;
-        let n = input.count()?;
+        let n = input.count(&a.input.parallel())?;
         total += n;
         if paths.len() > 1 {
             writeln!(out, "{}\t{n}", input.name)?;
@@ -88,7 +88,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     let format = a.output.to;
     // With a header the selection is resolved now; without, on the first
     // record (whose width is then the number of columns).
-    let (cols, mut w) = match &header {
+    let (cols, w, keys) = match &header {
         Some(h) => {
             let names = fields(h);
             let c = a.columns.resolve(Some(&names), names.len()).map_err(Failure::Usage)?;
@@ -98,7 +98,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
                 w.write(picked.iter().copied())
                     .map_err(|e| write_failure(&name, e, h.position(), |f| c[f]))?;
             }
-            (c, w)
+            (c, w, Some(picked))
         }
         None => {
             let mut w = RecordWriter::new(stdout(), format, delimiter, None);
@@ -109,18 +109,32 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
             let c = a.columns.resolve(None, row.len()).map_err(Failure::Usage)?;
             w.write(c.iter().map(|&i| row.get(i).unwrap_or_default()))
                 .map_err(|e| write_failure(&name, e, row.position(), |f| c[f]))?;
-            (c, w)
+            (c, w, None)
         }
     };
-    let mut sel = Selection::new(cols.iter().copied());
-    input.each_batch(&mut sel, |batch| {
-        for row in batch.iter() {
-            w.write((0..row.len()).map(|j| row.get(j)))
-                .map_err(|e| write_failure(&name, e, row.position(), |f| cols[f]))?;
-        }
-        Ok(())
-    })?;
-    w.into_inner()?;
+    let sel = Selection::new(cols.iter().copied());
+    let mut out = w.into_inner()?;
+    input.par_each_batch(
+        &sel,
+        &a.input.parallel(),
+        || RecordWriter::new(Vec::new(), format, delimiter, keys.as_deref()),
+        |batch, w| {
+            for row in batch.iter() {
+                w.write((0..row.len()).map(|j| row.get(j)))
+                    .map_err(|e| write_failure(&name, e, row.position(), |f| cols[f]))?;
+            }
+            Ok(())
+        },
+        |w| drain(w, &mut out),
+    )?;
+    Ok(out.flush()?)
+}
+
+/// Moves what a worker's writer holds to standard output.
+fn drain(w: &mut RecordWriter<Vec<u8>>, out: &mut impl Write) -> Result<(), Failure> {
+    let v = w.get_mut();
+    out.write_all(v)?;
+    v.clear();
     Ok(())
 }
 
@@ -163,7 +177,7 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
             stdin = Some(input);
         }
     }
-    let mut w = match &first {
+    let (keys, w) = match &first {
         Some((name, h)) => {
             let names = fields(h);
             let mut w = RecordWriter::new(stdout(), format, delimiter, Some(&names));
@@ -171,10 +185,11 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
                 w.write(names.iter().copied())
                     .map_err(|e| write_failure(name, e, h.position(), |f| f))?;
             }
-            w
+            (Some(names), w)
         }
-        None => RecordWriter::new(stdout(), format, delimiter, None),
+        None => (None, RecordWriter::new(stdout(), format, delimiter, None)),
     };
+    let mut out = w.into_inner()?;
     for p in &paths {
         let mut input = match (p, stdin.take()) {
             (None, Some(input)) => input,
@@ -188,37 +203,43 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         let name = input.name.clone();
         let d = input.reader.dialect();
         let in_delim = d.delimiter();
+        let make = || RecordWriter::new(Vec::new(), format, delimiter, keys.as_deref());
         // Runs of records that are their own CSV output (see
         // `Batch::raw_run`) are copied whole.
-        let runs =
-            d.quote() == Some(b'"') && d.terminator() == Terminator::Any && w.copies_raw(in_delim);
-        let mut sel = Selection::all();
-        input.each_batch(&mut sel, |batch| {
-            let mut i = 0;
-            while i < batch.len() {
-                if runs {
-                    let (n, run) = batch.raw_run(i);
-                    if n > 0 {
-                        w.write_verbatim(run)?;
-                        i += n;
-                        continue;
+        let runs = d.quote() == Some(b'"')
+            && d.terminator() == Terminator::Any
+            && make().copies_raw(in_delim);
+        input.par_each_batch(
+            &Selection::all(),
+            &a.input.parallel(),
+            make,
+            |batch, w| {
+                let mut i = 0;
+                while i < batch.len() {
+                    if runs {
+                        let (n, run) = batch.raw_run(i);
+                        if n > 0 {
+                            w.write_verbatim(run)?;
+                            i += n;
+                            continue;
+                        }
                     }
-                }
-                let row = batch.row(i);
-                i += 1;
-                let fail = |e| write_failure(&name, e, row.position(), |f| f);
-                if let Some(raw) = row.raw() {
-                    if w.write_raw(raw, in_delim).map_err(fail)? {
-                        continue;
+                    let row = batch.row(i);
+                    i += 1;
+                    let fail = |e| write_failure(&name, e, row.position(), |f| f);
+                    if let Some(raw) = row.raw() {
+                        if w.write_raw(raw, in_delim).map_err(fail)? {
+                            continue;
+                        }
                     }
+                    w.write(row.iter()).map_err(fail)?;
                 }
-                w.write(row.iter()).map_err(fail)?;
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+            |w| drain(w, &mut out),
+        )?;
     }
-    w.into_inner()?;
-    Ok(())
+    Ok(out.flush()?)
 }
 
 /// `fastcsv check`: strict parsing; every problem on its own line.

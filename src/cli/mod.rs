@@ -128,30 +128,43 @@ impl Input {
         Ok(())
     }
 
-    /// Calls `f` on every remaining batch of records, keeping only the
-    /// columns of `sel` (see [`Reader::read_batch`]), advancing the
-    /// progress bar.
-    pub fn each_batch(
+    /// Reads every remaining batch of records, keeping only the columns of
+    /// `sel`, on several threads when the input is mapped (see
+    /// [`Reader::par_batches`]): `work` fills outputs made by `make`, which
+    /// `sink` receives (and empties) in input order; advances the progress
+    /// bar.
+    pub fn par_each_batch<T: Send>(
         &mut self,
-        sel: &mut Selection,
-        mut f: impl FnMut(&Batch<'_>) -> Result<(), Failure>,
+        sel: &Selection,
+        par: &fastcsv::Parallel,
+        make: impl Fn() -> T + Sync,
+        work: impl Fn(&Batch<'_>, &mut T) -> Result<(), Failure> + Sync,
+        mut sink: impl FnMut(&mut T) -> Result<(), Failure>,
     ) -> Result<(), Failure> {
-        let mut n: u32 = 0;
-        while let Some(batch) = self.reader.read_batch(sel)? {
-            f(&batch)?;
-            n = n.wrapping_add(1);
-            if n % 64 == 0 {
-                self.progress.set(self.reader.byte_offset());
-            }
-        }
-        self.progress.finish();
+        let progress = &self.progress;
+        self.reader.par_batches(
+            sel,
+            par,
+            || (make(), 0u64),
+            |b, (t, at)| -> Result<(), Failure> {
+                work(b, t)?;
+                *at = b.row(b.len() - 1).position().byte;
+                Ok(())
+            },
+            |(t, at)| {
+                sink(t)?;
+                progress.set(*at);
+                Ok(())
+            },
+        )?;
+        progress.finish();
         Ok(())
     }
 
     /// Counts the remaining records (quickly when no bar is shown).
-    pub fn count(&mut self) -> Result<u64, Failure> {
+    pub fn count(&mut self, par: &fastcsv::Parallel) -> Result<u64, Failure> {
         if !self.progress.is_shown() {
-            return Ok(self.reader.count_rows()?);
+            return Ok(self.reader.par_count(par)?.0);
         }
         let mut n = 0u64;
         self.each_row(|_| {

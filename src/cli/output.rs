@@ -257,6 +257,11 @@ impl<W: Write> RecordWriter<W> {
         }
     }
 
+    /// The inner writer.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     /// Flushes and returns the inner writer.
     pub fn into_inner(mut self) -> io::Result<W> {
         self.out.flush()?;

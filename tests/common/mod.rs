@@ -169,4 +169,3 @@ pub fn dialect() -> impl Strategy<Value = Option<Dialect>> {
             },
         )
 }
-
