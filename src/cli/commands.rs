@@ -130,10 +130,20 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     Ok(out.flush()?)
 }
 
-/// Moves what a worker's writer holds to standard output.
-fn drain(w: &mut RecordWriter<Vec<u8>>, out: &mut impl Write) -> Result<(), Failure> {
+/// Moves what a worker's writer holds to standard output: straight to
+/// the file descriptor when it is large (a batch or a chunk of records),
+/// to save a copy through the buffer.
+fn drain(
+    w: &mut RecordWriter<Vec<u8>>,
+    out: &mut BufWriter<StdoutLock<'static>>,
+) -> Result<(), Failure> {
     let v = w.get_mut();
-    out.write_all(v)?;
+    if v.len() >= 16 << 10 {
+        out.flush()?;
+        out.get_mut().write_all(v)?;
+    } else {
+        out.write_all(v)?;
+    }
     v.clear();
     Ok(())
 }
