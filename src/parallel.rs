@@ -32,6 +32,7 @@ use crate::dialect::Terminator;
 use crate::error::{Error, Result};
 use crate::reader::{Reader, ReaderBuilder, Src};
 use crate::select::{Batch, Selection};
+use crate::source::RELEASE_EVERY;
 
 /// Default chunk size of a parallel read.
 pub const PARALLEL_CHUNK: usize = 4 << 20;
@@ -390,6 +391,17 @@ impl<'a> Reader<'a> {
             Src::Mapped(m) => m.changed(false),
             _ => false,
         };
+        // Large mapped files give back the pages of records written, as the
+        // sequential reader does.
+        let mut released = plan.start;
+        let mut release = |upto: usize| {
+            if let Src::Mapped(m) = &self.src {
+                if m.releases() && upto >= released + RELEASE_EVERY {
+                    m.release(upto);
+                    released = upto;
+                }
+            }
+        };
         let data = &all[plan.start..plan.start + plan.len];
         let n = plan.len.div_ceil(par.chunk);
         let ctx = Ctx {
@@ -446,6 +458,7 @@ impl<'a> Reader<'a> {
                 stop.records += m.records;
                 stop.at = m.next;
                 accepted += 1;
+                release(plan.start + stop.at);
                 let mut g = ctx.lock();
                 g.written += 1;
                 g.pool.push(o.out);

@@ -153,7 +153,7 @@ pub(crate) fn parallel() -> bool {
 }
 
 /// How often pages behind the cursor are released: every 16 MiB parsed.
-const RELEASE_EVERY: usize = 16 * 1024 * 1024;
+pub(crate) const RELEASE_EVERY: usize = 16 * 1024 * 1024;
 
 /// A mapped file, registered with the `SIGBUS` guard (on Linux), that can
 /// release the pages it has already parsed.
@@ -236,20 +236,34 @@ impl Mapped {
             return;
         }
         self.next_release = offset.saturating_add(RELEASE_EVERY);
+        self.release(offset);
+    }
+
+    /// Whether `release_before` drops pages at all (files of at least the
+    /// release threshold).
+    pub(crate) fn releases(&self) -> bool {
+        self.next_release != usize::MAX
+    }
+
+    /// Drops the pages wholly before `offset` (see `release_before`). A
+    /// parallel read calls it with the start of the records it has not
+    /// handed out yet; a worker may still look at bytes just before that
+    /// (its chunk's speculative start), which then read back from the file.
+    pub(crate) fn release(&self, offset: usize) {
         // Linux only: elsewhere (no posix_fadvise on macOS) pages stay until
         // the kernel reclaims them.
         #[cfg(target_os = "linux")]
         {
             let page = page_size();
-            let end = offset & !(page - 1);
+            let end = offset.min(self.map.len()) & !(page - 1);
             if end == 0 {
                 return;
             }
-            // SAFETY: `[0, end)` lies inside the mapping (`end <= offset <=
-            // len`), and nothing borrows it: the reader hands out only the
-            // current record, at or after `offset`. MADV_DONTNEED on a
-            // private, read-only file mapping only drops the page-table
-            // entries; a later access would fault the file's bytes back in.
+            // SAFETY: `[0, end)` lies inside the mapping (`end <= len`).
+            // MADV_DONTNEED on a private, read-only file mapping only drops
+            // the page-table entries: no byte changes, and a later access
+            // (which the callers avoid, and which would be harmless) faults
+            // the file's bytes back in.
             let _ = unsafe {
                 self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, end)
             };
