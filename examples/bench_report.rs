@@ -13,7 +13,7 @@ mod support;
 
 use std::time::Instant;
 
-use support::{engines, input, run_checked, Engine, Src, Task, SHAPES, SYNC};
+use support::{engines, input, run_checked, Engine, Src, Task, PAR, SHAPES, SYNC};
 
 /// CPU time (user + system) of the whole process, in seconds: unlike wall
 /// time, it does not count the time spent waiting for a core that other
@@ -250,6 +250,32 @@ fn main() {
                 "fields (read_row): buffered / mapped".into(),
                 ratio(find("fastcsv", Task::Fields, Src::Buffered), fields_row),
                 "≥ 0.85",
+            ),
+            (
+                format!("count: {PAR} / one thread (mapped)"),
+                ratio(find(PAR, Task::Count, Src::Mapped), count),
+                "",
+            ),
+            (
+                format!("fields: {PAR} / read_batch all on one thread (mapped)"),
+                ratio(find(PAR, Task::Fields, Src::Mapped), fields),
+                "",
+            ),
+            (
+                format!("select 3 columns: {PAR} / read_batch on one thread (mapped)"),
+                ratio(
+                    find(PAR, Task::Select, Src::Mapped),
+                    find("fastcsv read_batch", Task::Select, Src::Mapped),
+                ),
+                "",
+            ),
+            (
+                format!("fields: {PAR} / simd-csv ZeroCopyReader (mapped)"),
+                ratio(
+                    find(PAR, Task::Fields, Src::Mapped),
+                    find("simd-csv ZeroCopyReader", Task::Fields, Src::Mapped),
+                ),
+                "",
             ),
             (
                 "count: buffered without read-ahead / mapped".into(),

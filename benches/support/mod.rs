@@ -245,6 +245,40 @@ fn batch_fields(mut rdr: fastcsv::Reader<'_>, mut sel: fastcsv::Selection) -> (u
     (n, sum)
 }
 
+/// Every field `sel` keeps, on every CPU (`Reader::par_batches`); the
+/// record count and checksum are summed per chunk.
+fn par_fields(input: &Input, sel: fastcsv::Selection) -> (u64, u64) {
+    let mut rdr = fastcsv_reader(input, Src::Mapped, true);
+    let (mut n, mut sum) = (0u64, 0u64);
+    rdr.par_batches(
+        &sel,
+        &fastcsv::Parallel::new(),
+        || (0u64, 0u64),
+        |b, (k, s)| -> Result<(), fastcsv::Error> {
+            for row in b.iter() {
+                *k += 1;
+                for f in row.iter() {
+                    *s += 1 + f.len() as u64;
+                }
+            }
+            Ok(())
+        },
+        |(k, s)| {
+            n += std::mem::take(k);
+            sum += std::mem::take(s);
+            Ok(())
+        },
+    )
+    .expect("par_batches");
+    (n, sum)
+}
+
+/// Counting on every CPU (`Reader::par_count`).
+fn par_count(input: &Input) -> (u64, u64) {
+    let rdr = &mut fastcsv_reader(input, Src::Mapped, true);
+    (rdr.par_count(&fastcsv::Parallel::new()).expect("par_count").0, 0)
+}
+
 /// The columns of `Task::Select` through `read_batch`.
 fn fastcsv_batch_select(input: &Input, src: Src) -> (u64, u64) {
     let cols = selected(&input.shape);
@@ -388,12 +422,17 @@ fn csv_core(input: &Input, fields: bool) -> (u64, u64) {
 /// read-ahead thread (the plain "fastcsv" buffered engines use it).
 pub const SYNC: &str = "fastcsv (no read-ahead)";
 
+/// The engines that parse one file on every CPU (`Reader::par_batches`,
+/// `Reader::par_count`).
+pub const PAR: &str = "fastcsv parallel (all CPUs)";
+
 /// Every engine, in report order.
 pub fn engines() -> Vec<Engine> {
     use Src::*;
     use Task::*;
     vec![
         Engine { name: "fastcsv", task: Count, src: Mapped, run: |i, s| fastcsv_count(i, s, true) },
+        Engine { name: PAR, task: Count, src: Mapped, run: |i, _| par_count(i) },
         Engine {
             name: "fastcsv",
             task: Count,
@@ -453,6 +492,12 @@ pub fn engines() -> Vec<Engine> {
             run: |i, s| fastcsv_batch_fields(i, s, None),
         },
         Engine {
+            name: PAR,
+            task: Fields,
+            src: Mapped,
+            run: |i, _| par_fields(i, fastcsv::Selection::all()),
+        },
+        Engine {
             name: "fastcsv read_batch all, from_slice (pre-faulted map)",
             task: Fields,
             src: Mapped,
@@ -499,6 +544,12 @@ pub fn engines() -> Vec<Engine> {
         Engine { name: "fastcsv", task: Select, src: Mapped, run: fastcsv_select },
         Engine { name: "fastcsv", task: Select, src: Buffered, run: fastcsv_select },
         Engine { name: "fastcsv read_batch", task: Select, src: Mapped, run: fastcsv_batch_select },
+        Engine {
+            name: PAR,
+            task: Select,
+            src: Mapped,
+            run: |i, _| par_fields(i, fastcsv::Selection::new(selected(&i.shape))),
+        },
         Engine {
             name: "fastcsv read_batch",
             task: Select,
