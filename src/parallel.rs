@@ -326,7 +326,9 @@ impl<'a> Reader<'a> {
         if !self.started {
             self.start()?;
         }
-        if self.done || self.scanner.pending_lf() {
+        // After an error the scanner is skipping the rest of a line: only a
+        // record start can be split from.
+        if self.done || self.scanner.pending_lf() || !self.scanner.at_record_start() {
             return Ok(None);
         }
         let start = self.rec_start + self.pos;
@@ -416,6 +418,7 @@ impl<'a> Reader<'a> {
             limit: self.scanner.field_limit(),
             expected: plan.expected,
             cancel: AtomicBool::new(false),
+            panicked: AtomicBool::new(false),
             shared: Mutex::new(Shared {
                 next: 0,
                 written: 0,
@@ -439,6 +442,12 @@ impl<'a> Reader<'a> {
                     loop {
                         if let Some(o) = g.done[k].take() {
                             break o;
+                        }
+                        if ctx.panicked.load(Ordering::Relaxed) {
+                            // The scope re-raises the worker's panic.
+                            drop(g);
+                            ctx.cancel();
+                            return Ok((Err(stop), accepted));
                         }
                         g = ctx.cv.wait(g).unwrap_or_else(|e| e.into_inner());
                     }
@@ -497,6 +506,8 @@ struct Ctx<'d, T> {
     limit: Option<u64>,
     expected: Option<usize>,
     cancel: AtomicBool,
+    /// A worker panicked (its chunk will never be done).
+    panicked: AtomicBool,
     shared: Mutex<Shared<T>>,
     cv: Condvar,
 }
@@ -524,6 +535,18 @@ impl<T> Ctx<'_, T> {
         M: Fn() -> T,
         J: Fn(&Self, usize, usize, &mut Selection, &mut T) -> Meta,
     {
+        // A panic in `make` or `work` must not leave the calling thread
+        // waiting for a chunk that will never be done.
+        struct Guard<'g, T>(&'g Ctx<'g, T>);
+        impl<T> Drop for Guard<'_, T> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.panicked.store(true, Ordering::Relaxed);
+                    self.0.cancel();
+                }
+            }
+        }
+        let _guard = Guard(self);
         let mut sel = sel.clone();
         loop {
             let (k, out) = {

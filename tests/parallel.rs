@@ -191,3 +191,53 @@ fn mapped_file_after_headers() {
     // Nothing left to read.
     assert!(rdr.read_row().unwrap().is_none());
 }
+
+/// After a data error the reader resumes at the next line; a parallel read
+/// from there gives what a sequential one gives.
+#[test]
+fn resumes_after_an_error() {
+    let mut data = b"a,b\n1,2\n\"x\"y,3\n".to_vec();
+    data.extend_from_slice(&rfc_data(3000)[11..]);
+    let d = Dialect::builder().strict(true).flexible(true).build().unwrap();
+    let sel = Selection::all();
+    let mut outcomes = Vec::new();
+    for par in [None, Some(Parallel::new().threads(2).chunk_size(512))] {
+        let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&data);
+        let mut s = sel.clone();
+        let first = rdr.read_batch(&mut s).unwrap().unwrap().len();
+        assert!(rdr.read_batch(&mut s).is_err(), "text after a closing quote");
+        outcomes.push((
+            first,
+            match &par {
+                None => sequential(&mut rdr, &sel),
+                Some(p) => parallel(&mut rdr, &sel, p).0,
+            },
+        ));
+    }
+    assert_eq!(outcomes[0].1 .0.len(), 3000);
+    assert_eq!(outcomes[0], outcomes[1]);
+}
+
+/// A panic in `work` on a worker thread reaches the caller; it does not
+/// leave the calling thread waiting.
+#[test]
+fn a_panic_in_work_propagates() {
+    let data = rfc_data(20_000);
+    let r = std::panic::catch_unwind(|| {
+        let mut rdr = Reader::from_slice(&data);
+        let par = Parallel::new().threads(2).chunk_size(4096);
+        let _ = rdr.par_batches(
+            &Selection::all(),
+            &par,
+            || 0u64,
+            |b, _: &mut u64| -> Result<(), fastcsv::Error> {
+                if b.row(0).position().byte > 200_000 {
+                    panic!("work failed");
+                }
+                Ok(())
+            },
+            |_| Ok(()),
+        );
+    });
+    assert!(r.is_err());
+}
