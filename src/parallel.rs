@@ -184,8 +184,9 @@ impl<'a> Reader<'a> {
     /// reused). Records, errors and positions are those of a sequential
     /// read: an error is returned after `sink` has had the output of every
     /// record before it. With one thread, a buffered source or a small
-    /// input everything happens on the calling thread, `sink` after every
-    /// batch.
+    /// input everything happens on the calling thread; `sink` is then
+    /// called after every batch of a stream, and after about a chunk's
+    /// worth of an input in memory.
     ///
     /// ```
     /// use fastcsv::{Parallel, Reader, Selection};
@@ -240,13 +241,30 @@ impl<'a> Reader<'a> {
             let (end, chunks) = self.par_run(&plan, sel, par, &make, &job, &mut sink)?;
             run = self.par_resume(&plan, end, chunks);
         }
+        // On one thread: `sink` after every batch of a stream (output keeps
+        // flowing), after about a chunk of an input in memory, and before
+        // an error is returned.
         let mut sel = sel.clone();
         let mut out = make();
-        while let Some(b) = self.read_batch(&mut sel)? {
+        let streamed = matches!(self.src, Src::Read(_));
+        let mut since = self.byte_offset();
+        loop {
+            let b = match self.read_batch(&mut sel) {
+                Ok(Some(b)) => b,
+                Ok(None) => break,
+                Err(e) => {
+                    sink(&mut out)?;
+                    return Err(e.into());
+                }
+            };
             let r = work(&b, &mut out);
-            sink(&mut out)?;
+            if streamed || r.is_err() || self.byte_offset() >= since + par.chunk as u64 {
+                sink(&mut out)?;
+                since = self.byte_offset();
+            }
             r?;
         }
+        sink(&mut out)?;
         Ok(run)
     }
 

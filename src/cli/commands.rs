@@ -348,10 +348,30 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
         None => Vec::new(),
     };
     let mut st = Stats::default();
-    input.each_row(|row| {
-        st.add(row.iter());
-        Ok(())
-    })?;
+    // Columns whose distinct count is already a sketch: chunks count them
+    // with a sketch from the start (the same result, without an exact set
+    // per chunk).
+    let sketched = std::sync::RwLock::new(Vec::new());
+    let hint = || sketched.read().map(|s| s.clone()).unwrap_or_default();
+    input.par_each_batch(
+        &Selection::all(),
+        &a.input.parallel(),
+        || Stats::with_sketches(&hint()),
+        |batch, s| {
+            for row in batch.iter() {
+                s.add(row.len(), row.iter());
+            }
+            Ok(())
+        },
+        |s| {
+            let seeded = Stats::with_sketches(&st.sketched());
+            st.merge(std::mem::replace(s, seeded));
+            if let Ok(mut h) = sketched.write() {
+                *h = st.sketched();
+            }
+            Ok(())
+        },
+    )?;
     let summary = st.finish(&names);
     let text = if a.json { stats::json(&summary) } else { stats::table(&summary) };
     let mut out = stdout();

@@ -131,6 +131,30 @@ impl Distinct {
         }
     }
 
+    /// Adds everything `other` has seen: the result is what inserting the
+    /// same hashes into one counter gives (a set, or a sketch seeded with
+    /// the set when it grew past the limit: HyperLogLog registers are a
+    /// maximum, which does not depend on the order of insertion).
+    fn merge(&mut self, other: Distinct) {
+        match other {
+            Distinct::Exact(set) => set.into_iter().for_each(|h| self.insert(h)),
+            Distinct::Sketch(o) => {
+                let mut hll = match std::mem::take(self) {
+                    Distinct::Exact(set) => {
+                        let mut hll = HyperLogLog::default();
+                        set.iter().for_each(|&h| hll.insert(h));
+                        hll
+                    }
+                    Distinct::Sketch(hll) => hll,
+                };
+                for (r, &x) in hll.registers.iter_mut().zip(o.registers.iter()) {
+                    *r = (*r).max(x);
+                }
+                *self = Distinct::Sketch(hll);
+            }
+        }
+    }
+
     fn count(&self) -> (u64, bool) {
         match self {
             Distinct::Exact(set) => (set.len() as u64, true),
@@ -185,6 +209,22 @@ impl Column {
     }
 }
 
+impl Column {
+    /// Adds what `o` has seen (the same result as adding its values).
+    fn merge(&mut self, o: Column) {
+        self.non_empty += o.non_empty;
+        self.empty += o.empty;
+        self.distinct.merge(o.distinct);
+        self.min_len = match (self.min_len, o.min_len) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.max_len = self.max_len.max(o.max_len);
+        self.all_int &= o.all_int;
+        self.all_float &= o.all_float;
+    }
+}
+
 /// The statistics of every column of one input.
 #[derive(Default)]
 pub struct Stats {
@@ -214,14 +254,49 @@ pub struct Summary {
 }
 
 impl Stats {
-    /// Adds one record.
+    /// Adds one record of `n` fields.
     #[inline]
-    pub fn add<'a>(&mut self, fields: impl ExactSizeIterator<Item = &'a [u8]>) {
-        if fields.len() > self.columns.len() {
-            self.columns.resize_with(fields.len(), Column::new);
+    pub fn add<'a>(&mut self, n: usize, fields: impl Iterator<Item = &'a [u8]>) {
+        if n > self.columns.len() {
+            self.columns.resize_with(n, Column::new);
         }
         for (c, f) in self.columns.iter_mut().zip(fields) {
             c.add(f);
+        }
+    }
+
+    /// Empty statistics whose columns flagged in `sketched` count distinct
+    /// values with the sketch from the start. When the statistics these
+    /// will be merged into already use a sketch for a column, the result is
+    /// the same (sketch registers are a maximum over the hashes seen), and
+    /// a chunk read in parallel skips the exact set it would fill and drop.
+    pub fn with_sketches(sketched: &[bool]) -> Stats {
+        let columns = sketched
+            .iter()
+            .map(|&s| {
+                let mut c = Column::new();
+                if s {
+                    c.distinct = Distinct::Sketch(HyperLogLog::default());
+                }
+                c
+            })
+            .collect();
+        Stats { columns }
+    }
+
+    /// For each column, whether it counts distinct values with the sketch.
+    pub fn sketched(&self) -> Vec<bool> {
+        self.columns.iter().map(|c| matches!(c.distinct, Distinct::Sketch(_))).collect()
+    }
+
+    /// Adds what `other` has seen, as if its records had been added here
+    /// (statistics of chunks read in parallel).
+    pub fn merge(&mut self, other: Stats) {
+        if other.columns.len() > self.columns.len() {
+            self.columns.resize_with(other.columns.len(), Column::new);
+        }
+        for (c, o) in self.columns.iter_mut().zip(other.columns) {
+            c.merge(o);
         }
     }
 
@@ -369,7 +444,7 @@ mod tests {
             &[b"", b"1e3", b"3", b""],
         ];
         for r in rows {
-            s.add(r.iter().copied());
+            s.add(r.len(), r.iter().copied());
         }
         let names: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
         let out = s.finish(&names);
@@ -382,6 +457,51 @@ mod tests {
         let t = table(&out);
         assert!(t.lines().nth(1).unwrap().starts_with("1  a "), "{t}");
         assert!(json(&out).contains("\"column\":\"d\",\"non_empty\":0,\"empty\":3"));
+    }
+
+    /// Statistics merged from parts equal those of the whole, across the
+    /// switch from exact counting to the sketch (part by part or only
+    /// after merging) and with ragged widths.
+    #[test]
+    fn merged_parts_equal_the_whole() {
+        let rows: Vec<Vec<Vec<u8>>> = (0..30_000u64)
+            .map(|i| {
+                let mut r = vec![
+                    (i % 7).to_string().into_bytes(),
+                    i.to_string().into_bytes(),
+                    format!("{}.5", i % 9_000).into_bytes(),
+                    if i % 11 == 0 { Vec::new() } else { format!("w{}", i % 12_000).into_bytes() },
+                ];
+                r.truncate(2 + (i % 3) as usize);
+                r
+            })
+            .collect();
+        let add = |s: &mut Stats, rows: &[Vec<Vec<u8>>]| {
+            for r in rows {
+                s.add(r.len(), r.iter().map(Vec::as_slice));
+            }
+        };
+        let names = vec!["a".to_string()];
+        let mut whole = Stats::default();
+        add(&mut whole, &rows);
+        let want = json(&whole.finish(&names));
+        for parts in [2, 3, 7, 100] {
+            let mut merged = Stats::default();
+            for part in rows.chunks(rows.len().div_ceil(parts)) {
+                let mut s = Stats::default();
+                add(&mut s, part);
+                merged.merge(s);
+            }
+            assert_eq!(json(&merged.finish(&names)), want, "{parts} parts");
+            // Parts started as sketches where the total already is one.
+            let mut merged = Stats::default();
+            for part in rows.chunks(rows.len().div_ceil(parts)) {
+                let mut s = Stats::with_sketches(&merged.sketched());
+                add(&mut s, part);
+                merged.merge(s);
+            }
+            assert_eq!(json(&merged.finish(&names)), want, "{parts} parts, sketched");
+        }
     }
 
     #[test]
