@@ -1,29 +1,5 @@
-//! Reading one input on several threads: [`Reader::par_batches`].
-//!
-//! The input (a slice or a mapped file) is cut into chunks of a few MiB
-//! at arbitrary byte offsets. Each worker thread takes the next chunk,
-//! counts its quote bytes, learns from the chunks before it whether the
-//! chunk's first byte lies inside a quoted field (the parity of all quote
-//! bytes before it, as RFC 4180 quoting toggles on every quote byte), and
-//! from there finds the chunk's first line end outside quotes: the
-//! chunk's *speculative* first record start. It parses from there with an
-//! ordinary [`Reader`] over the rest of the input and hands the caller's
-//! `work` the records that start before the next chunk's speculative
-//! start.
-//!
-//! Speculation is checked, never trusted. Chunk `k` is accepted only if
-//! its first record starts exactly where chunk `k - 1`, itself accepted,
-//! saw the first record at or after chunk `k`'s start: both parses are
-//! then at the start of the same record, and parsing is deterministic from
-//! there. Quoting that does not toggle on every quote byte (an escape
-//! byte, a quote inside an unquoted field that Python's lenient rules keep
-//! as data) can make a guess wrong; a chunk whose guess is wrong, which
-//! met an error of any kind, or whose mapped file changed is thrown away,
-//! the workers stop, and the reader itself carries on one record at a time
-//! from the last accepted record start, with exact line and record
-//! numbers. So the records, the errors and their positions are always
-//! those of a sequential [`Reader::read_batch`] loop; only the speed
-//! differs.
+//! Reading one input on several threads: [`Reader::par_batches`] and
+//! [`Reader::par_count`]; how it works is told on [`Parallel`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -37,7 +13,37 @@ use crate::source::RELEASE_EVERY;
 /// Default chunk size of a parallel read.
 pub const PARALLEL_CHUNK: usize = 4 << 20;
 
-/// How [`Reader::par_batches`] splits its input.
+/// How [`Reader::par_batches`] and [`Reader::par_count`] split their input.
+///
+/// The input (a slice or a mapped file) is cut into chunks of a few MiB
+/// at arbitrary byte offsets. Each worker thread takes the next chunk,
+/// counts its quote bytes, learns from the chunks before it whether the
+/// chunk's first byte lies inside a quoted field (the parity of all quote
+/// bytes before it, as RFC 4180 quoting toggles on every quote byte), and
+/// from there finds the chunk's first line end outside quotes: the
+/// chunk's *speculative* first record start. It parses from there with an
+/// ordinary [`Reader`] over the rest of the input and hands the caller's
+/// `work` the records that start before the next chunk's speculative
+/// start.
+///
+/// Speculation is checked, never trusted. Chunk `k` is accepted only if
+/// its first record starts exactly where chunk `k - 1`, itself accepted,
+/// saw the first record at or after chunk `k`'s start: both parses are
+/// then at the start of the same record, and parsing is deterministic from
+/// there. Quoting that does not toggle on every quote byte (an escape
+/// byte, a quote inside an unquoted field that Python's lenient rules keep
+/// as data) can make a guess wrong; a chunk whose guess is wrong, which
+/// met an error of any kind, or whose mapped file changed is thrown away,
+/// the workers stop, and the reader itself carries on alone, on the
+/// calling thread, from the last accepted record start, with exact line
+/// and record numbers. So the records, the errors and their positions are always
+/// those of a sequential [`Reader::read_batch`] loop; only the speed
+/// differs.
+///
+/// [`Reader::par_count`] counts each chunk over exactly the bytes from its
+/// guessed start to the next chunk's, and accepts it only if the count
+/// ended at the end of a record. Large mapped files give back the pages of
+/// the records handed out, as a sequential read does.
 ///
 /// ```
 /// let p = fastcsv::Parallel::new().threads(3).chunk_size(1 << 20);
