@@ -296,18 +296,42 @@ impl<'a> Reader<'a> {
     /// assert_eq!(rdr.line(), 20_001);
     /// ```
     pub fn par_count(&mut self, par: &Parallel) -> Result<(u64, ParallelRun)> {
+        self.par_count_with(par, |_| ())
+    }
+
+    /// [`Reader::par_count`], calling `progress` with the byte offset
+    /// reached (see [`Reader::byte_offset`]) after each chunk counted in
+    /// parallel, for a progress bar.
+    ///
+    /// ```
+    /// use fastcsv::{Parallel, Reader};
+    /// let data = b"a\n1\n".repeat(10_000);
+    /// let mut rdr = Reader::from_slice(&data);
+    /// let mut seen = Vec::new();
+    /// let par = Parallel::new().threads(2).chunk_size(1000);
+    /// let (n, _) = rdr.par_count_with(&par, |at| seen.push(at)).unwrap();
+    /// assert_eq!(n, 19_999);
+    /// assert!(seen.len() > 10 && seen.windows(2).all(|w| w[0] < w[1]));
+    /// ```
+    pub fn par_count_with(
+        &mut self,
+        par: &Parallel,
+        mut progress: impl FnMut(u64),
+    ) -> Result<(u64, ParallelRun)> {
         let mut run = ParallelRun::default();
         let mut n = 0u64;
         if let Some(plan) = self.par_plan(par)? {
-            let job = |ctx: &Ctx<'_, u64>, s, stop, _: &mut Selection, out: &mut u64| {
-                ctx.count_chunk(s, stop, out)
-            };
-            let mut sink = |k: &mut u64| -> Result<()> {
+            let job =
+                |ctx: &Ctx<'_, (u64, u64)>, s, stop, _: &mut Selection, out: &mut (u64, u64)| {
+                    ctx.count_chunk(s, stop, out)
+                };
+            let mut sink = |(k, at): &mut (u64, u64)| -> Result<()> {
                 n += std::mem::take(k);
+                progress(*at);
                 Ok(())
             };
             let sel = Selection::new([]);
-            let (end, chunks) = self.par_run(&plan, &sel, par, &|| 0u64, &job, &mut sink)?;
+            let (end, chunks) = self.par_run(&plan, &sel, par, &|| (0, 0), &job, &mut sink)?;
             run = self.par_resume(&plan, end, chunks);
         }
         Ok((n + self.count_rows()?, run))
@@ -713,10 +737,10 @@ impl<T> Ctx<'_, T> {
     }
 }
 
-impl Ctx<'_, u64> {
-    /// Counts the records in `data[s..stop]`; a chunk that does not end at
-    /// the end of a record fails.
-    fn count_chunk(&self, s: usize, stop: usize, out: &mut u64) -> Meta {
+impl Ctx<'_, (u64, u64)> {
+    /// Counts the records in `data[s..stop]` (with the absolute offset of
+    /// `stop`); a chunk that does not end at the end of a record fails.
+    fn count_chunk(&self, s: usize, stop: usize, out: &mut (u64, u64)) -> Meta {
         let mut r = self.builder.from_slice(&self.data[s..stop]);
         r.base = self.origin + s as u64;
         r.set_field_limit(self.limit);
@@ -724,7 +748,7 @@ impl Ctx<'_, u64> {
         let failed = Meta { failed: true, ..Meta::default() };
         match r.count_rows() {
             Ok(k) if !r.tail_partial || stop == self.data.len() => {
-                *out = k;
+                *out = (k, self.origin + stop as u64);
                 Meta {
                     first: s,
                     next: stop,

@@ -166,6 +166,12 @@ impl Input {
         if !self.progress.is_shown() {
             return Ok(self.reader.par_count(par)?.0);
         }
+        if self.reader.source_kind() == fastcsv::SourceKind::Mapped && par.thread_count() > 1 {
+            let progress = &self.progress;
+            let n = self.reader.par_count_with(par, |at| progress.set(at))?.0;
+            progress.finish();
+            return Ok(n);
+        }
         let mut n = 0u64;
         self.each_row(|_| {
             n += 1;
