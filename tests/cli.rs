@@ -580,7 +580,7 @@ fn cat_runs_equal_field_by_field_output() {
 
 /// A file of quoted line ends, doubled quotes, CRLF and non-ASCII text,
 /// read on several threads in chunks of 4 KiB and on one thread: the same
-/// output for `count`, `stats`, `select` and `cat` in every format, and the same
+/// output for `count`, `check`, `stats`, `select` and `cat` in every format, and the same
 /// failure (message, status, output before it) for a ragged row and for
 /// invalid UTF-8 deep in the file.
 #[test]
@@ -617,6 +617,9 @@ fn several_threads_give_the_same_output() {
         vec!["cat", &good],
         vec!["cat", "--to", "jsonl", &good],
         vec!["cat", "--to", "tsv", &good, &good],
+        vec!["check", &good],
+        vec!["check", &ragged],
+        vec!["check", "--max-errors", "1", &bad_utf8],
         vec!["stats", &good],
         vec!["stats", "--json", "--no-headers", &good],
         vec!["stats", &ragged],
@@ -631,7 +634,8 @@ fn several_threads_give_the_same_output() {
         assert_eq!(one.status.code(), many.status.code(), "{case:?}");
         assert_eq!(stderr(&one), stderr(&many), "{case:?}");
         assert!(one.stdout == many.stdout, "{case:?}: outputs differ");
-        assert!(one.stdout.len() > 1000 || ["count", "stats"].contains(&case[0]), "{case:?}");
+        let short = ["count", "stats", "check"].contains(&case[0]);
+        assert!(one.stdout.len() > 1000 || short, "{case:?}");
     }
     assert!(stderr(&run(&["select", "1,2", &ragged])).contains("record with 4 fields"));
 }
