@@ -631,10 +631,16 @@ impl<T> Ctx<'_, T> {
                 }
                 g.inside[k]
             };
-            let s = if k == 0 { 0 } else { self.boundary(c0, inside) };
-            let stop =
-                if k + 1 == self.n { self.data.len() } else { self.boundary(c1, inside ^ parity) };
-            let meta = job(self, s, stop, &mut sel, &mut out);
+            let s = if k == 0 { Some(0) } else { self.boundary(c0, inside) };
+            let stop = if k + 1 == self.n {
+                Some(self.data.len())
+            } else {
+                self.boundary(c1, inside ^ parity)
+            };
+            let meta = match (s, stop) {
+                (Some(s), Some(stop)) => job(self, s, stop, &mut sel, &mut out),
+                _ => Meta { failed: true, ..Meta::default() },
+            };
             let mut g = self.lock();
             g.done[k] = Some(ChunkOut { meta, out });
             drop(g);
@@ -645,28 +651,40 @@ impl<T> Ctx<'_, T> {
 
 impl<T> Ctx<'_, T> {
     /// The first record start after a line end outside quotes at or after
-    /// `from`, given whether `from` is inside quotes (by quote parity).
-    fn boundary(&self, from: usize, mut inside: bool) -> usize {
+    /// `from`, given whether `from` is inside quotes (by quote parity),
+    /// looking at most one chunk's length ahead: `None` when there is
+    /// none that close (a record longer than a chunk, or a wrong parity
+    /// that puts the rest of the input inside quotes; the chunk then fails
+    /// and the sequential reader takes over), the input's end when the
+    /// input ends first.
+    fn boundary(&self, from: usize, mut inside: bool) -> Option<usize> {
         let data = self.data;
-        let q = self.quote.map_or(-1, i32::from);
+        let limit = from.saturating_add(self.chunk).min(data.len());
         let mut i = from;
-        while i < data.len() {
-            let c = data[i];
-            i += 1;
-            if i32::from(c) == q {
+        loop {
+            let hay = &data[i..limit];
+            let found = match (self.quote, inside, self.term) {
+                (Some(q), true, _) => memchr::memchr(q, hay),
+                (Some(q), false, Terminator::Any) => memchr::memchr3(q, b'\n', b'\r', hay),
+                (Some(q), false, Terminator::Byte(t)) => memchr::memchr2(q, t, hay),
+                (None, _, Terminator::Any) => memchr::memchr2(b'\n', b'\r', hay),
+                (None, _, Terminator::Byte(t)) => memchr::memchr(t, hay),
+            };
+            let Some(j) = found else {
+                return (limit == data.len()).then_some(data.len());
+            };
+            let c = hay[j];
+            i += j + 1;
+            if Some(c) == self.quote {
                 inside = !inside;
-            } else if !inside {
-                match self.term {
-                    Terminator::Any if c == b'\n' => return i,
-                    Terminator::Any if c == b'\r' => {
-                        return i + usize::from(data.get(i) == Some(&b'\n'));
-                    }
-                    Terminator::Byte(t) if c == t => return i,
-                    _ => {}
-                }
+                continue;
             }
+            // A line end outside quotes (CR LF counts as one).
+            if c == b'\r' && self.term == Terminator::Any && data.get(i) == Some(&b'\n') {
+                i += 1;
+            }
+            return Some(i);
         }
-        data.len()
     }
 
     /// Parses from `s`, handing `work` the records that start before

@@ -241,3 +241,26 @@ fn a_panic_in_work_propagates() {
     });
     assert!(r.is_err());
 }
+
+/// A quote inside an unquoted field (data under Python's lenient rules)
+/// makes the quote parity wrong for every later chunk: the first chunk
+/// whose start cannot be found within a chunk's length fails, and the
+/// reader finishes alone. (Without the bound on that search, every later
+/// chunk looked for a closing quote to the end of the input.)
+#[test]
+fn a_stray_quote_hands_over_early() {
+    let mut data = b"a,b,c\n1,5\" screen,3\n".to_vec();
+    for i in 0..200_000 {
+        data.extend_from_slice(format!("{i},{},{}\n", i * 3, i % 7).as_bytes());
+    }
+    let par = Parallel::new().threads(2).chunk_size(64 << 10);
+    let want = sequential(&mut Reader::from_slice(&data), &Selection::new([0, 2]));
+    let mut rdr = Reader::from_slice(&data);
+    let (got, run) = parallel(&mut rdr, &Selection::new([0, 2]), &par);
+    assert_eq!(got, want);
+    assert!(run.sequential_from.is_some_and(|at| at < 200 << 10), "{run:?}");
+    let mut rdr = Reader::from_slice(&data);
+    let (n, run) = rdr.par_count(&par).unwrap();
+    assert_eq!((n, rdr.line()), (200_001, 200_002));
+    assert!(run.sequential_from.is_some_and(|at| at < 200 << 10), "{run:?}");
+}
