@@ -40,6 +40,11 @@ pub const PARALLEL_CHUNK: usize = 4 << 20;
 /// those of a sequential [`Reader::read_batch`] loop; only the speed
 /// differs.
 ///
+/// The search for a chunk's first record looks at most one chunk's length
+/// ahead; a chunk where it finds none (a record longer than a chunk, or a
+/// parity made wrong by an earlier quote that did not toggle) fails the
+/// same way, so no worker ever scans far past its chunk.
+///
 /// [`Reader::par_count`] counts each chunk over exactly the bytes from its
 /// guessed start to the next chunk's, and accepts it only if the count
 /// ended at the end of a record. Large mapped files give back the pages of
