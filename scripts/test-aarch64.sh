@@ -6,7 +6,8 @@
 #   * clippy for aarch64 (all targets, with the CLI): the x86-only code must
 #     stay cfg-gated;
 #   * the unit tests (NEON kernels against the portable one), the block
-#     scanner's differential tests, the engine table and the property tests,
+#     scanner's differential tests, the engine table, the property tests and
+#     the parallel reader's tests (worker threads, the SWAR quote count),
 #     with the kernel chosen at run time (NEON with PMULL under qemu);
 #   * the non-proptest block tests and the engine table again with
 #     FASTCSV_SIMD=neon (NEON without PMULL);
@@ -51,7 +52,7 @@ echo "== clippy ($TARGET)"
 cargo clippy --target "$TARGET" --all-targets --features cli -- -D warnings
 
 echo "== tests under $(basename "$QEMU") ($TARGET, kernel chosen at run time)"
-cargo test --target "$TARGET" --lib --test block --test engines --test prop
+cargo test --target "$TARGET" --lib --test block --test engines --test prop --test parallel
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
