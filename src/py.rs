@@ -33,9 +33,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 
-use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBytes, PyDict, PyIterator, PyList, PySet, PyString};
@@ -66,8 +66,9 @@ const QUOTE_NONE: i64 = 3;
 const INTERN_MAX_LEN: usize = 24;
 /// The cache stops growing at this many distinct values.
 const INTERN_MAX_ENTRIES: usize = 1 << 16;
-/// A bulk-read batch ends after this many bytes of field data ...
-const BATCH_BYTES: usize = 4 << 20;
+/// A bulk-read batch ends after this many bytes of field data (small, so
+/// that a small input needs no second thread and a batch stays in cache) ...
+const BATCH_BYTES: usize = 256 << 10;
 /// ... or this many rows, whichever comes first.
 const BATCH_ROWS: usize = 1 << 16;
 /// Characters asked of a text stream's `read` at a time. Moderate, so that
@@ -231,13 +232,14 @@ impl StrMaker {
         Ok(StrMaker { errors: c, strict: errors == "strict", cache: intern.then(HashMap::default) })
     }
 
-    /// A `str` for `b`; `ascii` promises that every byte is below 0x80.
-    /// On a decoding error, `pos` describes where the field is.
+    /// A `str` for the field bytes `b`, made from `text` (what was learnt
+    /// of `b` before, possibly off the GIL). On a decoding error, `pos`
+    /// describes where the field is.
     fn make<'py>(
         &mut self,
         py: Python<'py>,
         b: &[u8],
-        ascii: bool,
+        text: Text<'_>,
         pos: &dyn Fn() -> String,
     ) -> PyResult<Bound<'py, PyAny>> {
         if let Some(cache) = &mut self.cache {
@@ -245,7 +247,7 @@ impl StrMaker {
                 if let Some(s) = cache.get(b) {
                     return Ok(s.bind(py).clone().into_any());
                 }
-                let s = make_str(py, b, ascii, &self.errors, self.strict, pos)?;
+                let s = text.to_str(py, &self.errors, self.strict, pos)?;
                 if cache.len() < INTERN_MAX_ENTRIES {
                     if let Ok(ps) = s.downcast::<PyString>() {
                         cache.insert(b.into(), ps.clone().unbind());
@@ -254,9 +256,96 @@ impl StrMaker {
                 return Ok(s);
             }
         }
-        make_str(py, b, ascii, &self.errors, self.strict, pos)
+        text.to_str(py, &self.errors, self.strict, pos)
     }
 }
+
+/// A field's text as far as it is known: bytes to decode, or code units
+/// already decoded (by [`Batch::prepare`], without the GIL).
+#[derive(Clone, Copy)]
+enum Text<'a> {
+    /// Bytes all below 0x80.
+    Ascii(&'a [u8]),
+    /// Bytes not yet looked at.
+    Utf8(&'a [u8]),
+    /// Code points below U+0100, at least one of them at or past U+0080.
+    Ucs1(&'a [u8]),
+    /// Code points below U+10000, at least one of them past U+00FF.
+    Ucs2(&'a [u16]),
+    /// Code points, at least one of them past U+FFFF.
+    Ucs4(&'a [u32]),
+}
+
+impl Text<'_> {
+    fn to_str<'py>(
+        self,
+        py: Python<'py>,
+        errors: &std::ffi::CStr,
+        strict: bool,
+        pos: &dyn Fn() -> String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            Text::Ascii(b) => str_from_units(py, b, 0x7F),
+            Text::Utf8(b) => make_str(py, b, errors, strict, pos),
+            Text::Ucs1(u) => str_from_units(py, u, 0xFF),
+            Text::Ucs2(u) => str_from_units(py, u, 0xFFFF),
+            Text::Ucs4(u) => str_from_units(py, u, 0x10_FFFF),
+        }
+    }
+}
+
+/// A code unit of a compact `str`: `u8`, `u16` or `u32`.
+trait Unit: Copy + Into<u32> {}
+impl Unit for u8 {}
+impl Unit for u16 {}
+impl Unit for u32 {}
+
+/// A `str` of the code points `units`, whose largest is at most `max`.
+/// The caller makes sure that `max` names the narrowest kind that holds
+/// them (0x7F: all below 0x80; 0xFF: one at least 0x80; 0xFFFF: one past
+/// 0xFF; 0x10FFFF: one past 0xFFFF), so the string is canonical, and that
+/// the units are of that kind's size.
+fn str_from_units<'py, T: Unit>(
+    py: Python<'py>,
+    units: &[T],
+    max: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    debug_assert_eq!(
+        std::mem::size_of::<T>(),
+        match max {
+            0..=0xFF => 1,
+            0x100..=0xFFFF => 2,
+            _ => 4,
+        }
+    );
+    if let [c] = units {
+        let c: u32 = (*c).into();
+        if c < 0x100 {
+            // CPython's cached one-character strings, as `csv` returns.
+            // SAFETY: we hold the GIL; a new reference to a cached string
+            // (or NULL with an exception set, checked).
+            return unsafe {
+                Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_FromOrdinal(c as i32))
+            };
+        }
+    }
+    let len = units.len() as ffi::Py_ssize_t;
+    // SAFETY: we hold the GIL; PyUnicode_New returns a new reference (or
+    // NULL with an exception set), checked by from_owned_ptr_or_err.
+    let s = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(len, max))? };
+    // SAFETY: a compact string made for `len` characters of at most `max`
+    // has exactly `len` writable code units of `size_of::<T>()` bytes at
+    // PyUnicode_DATA (asserted above for debug builds; the callers pass
+    // matching pairs), suitably aligned; nobody else can see it yet.
+    unsafe {
+        let dst = ffi::PyUnicode_DATA(s.as_ptr()).cast::<T>();
+        std::ptr::copy_nonoverlapping(units.as_ptr(), dst, units.len());
+    }
+    Ok(s)
+}
+
+/// Fields up to this many bytes are decoded on the stack by [`make_str`].
+const SHORT_FIELD: usize = 256;
 
 /// Creates a `str` from UTF-8 bytes: ASCII is copied straight into a new
 /// compact string, valid UTF-8 is decoded here at its final kind, and
@@ -265,7 +354,6 @@ impl StrMaker {
 fn make_str<'py>(
     py: Python<'py>,
     b: &[u8],
-    ascii: bool,
     errors: &std::ffi::CStr,
     strict: bool,
     pos: &dyn Fn() -> String,
@@ -280,7 +368,7 @@ fn make_str<'py>(
             };
         }
     }
-    if ascii || b.is_ascii() {
+    if b.is_ascii() {
         let len = b.len() as ffi::Py_ssize_t;
         // SAFETY: we hold the GIL; PyUnicode_New returns a new reference
         // (or NULL with an exception set), checked by from_owned_ptr_or_err.
@@ -293,6 +381,21 @@ fn make_str<'py>(
             std::ptr::copy_nonoverlapping(b.as_ptr(), dst, b.len());
         }
         return Ok(s);
+    }
+    if b.len() <= SHORT_FIELD {
+        // One decoding pass into a buffer on the stack, then a copy.
+        let mut wide = [0u16; SHORT_FIELD];
+        match decode_bmp_into(b, &mut wide) {
+            Some((n, or)) if or < 0x100 => {
+                let mut narrow = [0u8; SHORT_FIELD];
+                for (o, &u) in narrow.iter_mut().zip(&wide[..n]) {
+                    *o = u as u8;
+                }
+                return str_from_units(py, &narrow[..n], 0xFF);
+            }
+            Some((n, _)) => return str_from_units(py, &wide[..n], 0xFFFF),
+            None => {}
+        }
     }
     if let Some(r) = str_from_utf8(py, b) {
         return r;
@@ -381,13 +484,81 @@ fn decode_utf8_into<T>(b: &[u8], out: &mut [T], unit: impl Fn(u32) -> T) -> bool
     j == out.len()
 }
 
-/// A `str` from bytes that are not all ASCII, when they are strict UTF-8:
-/// allocated once at its final length and kind (CPython's decoder
-/// over-allocates mixed text and then shrinks it) and decoded in one pass.
-/// The length is the number of non-continuation bytes; the largest byte
-/// tells the kind (below 0xC4 every character is below U+0100, below 0xF0
-/// below U+10000). `None` when the bytes are not strict UTF-8.
-fn str_from_utf8<'py>(py: Python<'py>, b: &[u8]) -> Option<PyResult<Bound<'py, PyAny>>> {
+/// Decodes `b` and appends its code points to `v` when `b` is strict UTF-8
+/// without 4-byte sequences (every code point below U+10000), in one pass.
+/// Returns how many were appended and the bitwise OR of them (at least
+/// 0x100 exactly when one of them is), or `None` (and `v` as it was).
+fn decode_bmp(b: &[u8], v: &mut Vec<u16>) -> Option<(usize, u32)> {
+    let at = v.len();
+    // At most one code point per byte.
+    v.resize(at + b.len(), 0);
+    let r = decode_bmp_into(b, &mut v[at..]);
+    v.truncate(at + r.map_or(0, |(n, _)| n));
+    r
+}
+
+/// [`decode_bmp`] into `out`, which has room for `b.len()` code points.
+fn decode_bmp_into(b: &[u8], out: &mut [u16]) -> Option<(usize, u32)> {
+    let n = b.len();
+    let (mut i, mut j, mut or) = (0usize, 0usize, 0u32);
+    let ok = loop {
+        // Runs of ASCII, eight bytes at a time.
+        while i + 8 <= n {
+            let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+            if w & 0x8080_8080_8080_8080 != 0 {
+                break;
+            }
+            for (o, &c) in out[j..j + 8].iter_mut().zip(&b[i..i + 8]) {
+                *o = u16::from(c);
+            }
+            i += 8;
+            j += 8;
+        }
+        let Some(&c0) = b.get(i) else {
+            break true;
+        };
+        let cont =
+            |k: usize| b.get(i + k).filter(|&&c| c & 0xC0 == 0x80).map(|&c| u32::from(c & 0x3F));
+        let cp = match c0 {
+            0x00..=0x7F => {
+                out[j] = u16::from(c0);
+                i += 1;
+                j += 1;
+                continue;
+            }
+            0xC2..=0xDF => match cont(1) {
+                Some(c1) => {
+                    i += 2;
+                    u32::from(c0 & 0x1F) << 6 | c1
+                }
+                None => break false,
+            },
+            0xE0..=0xEF => match (cont(1), cont(2)) {
+                (Some(c1), Some(c2)) => {
+                    let cp = u32::from(c0 & 0x0F) << 12 | c1 << 6 | c2;
+                    if cp < 0x800 || (0xD800..=0xDFFF).contains(&cp) {
+                        break false;
+                    }
+                    i += 3;
+                    cp
+                }
+                _ => break false,
+            },
+            _ => break false,
+        };
+        or |= cp;
+        out[j] = cp as u16;
+        j += 1;
+    };
+    ok.then_some((j, or))
+}
+
+/// The number of characters of `b` if it is UTF-8 (its bytes that are not
+/// continuation bytes) and the largest code point it can hold as told by
+/// its largest byte: below 0xC4 every character is below U+0100, below
+/// 0xF0 below U+10000. If `b` is strict UTF-8 and not ASCII, that bound
+/// names the narrowest kind of `str` that holds it.
+fn utf8_shape(b: &[u8]) -> (usize, u32) {
     let n = b.iter().filter(|&&c| (c as i8) >= -0x40).count();
     let max: u32 = match b.iter().copied().max().unwrap_or(0) {
         0x00..=0x7F => 0x7F,
@@ -395,6 +566,17 @@ fn str_from_utf8<'py>(py: Python<'py>, b: &[u8]) -> Option<PyResult<Bound<'py, P
         0xC4..=0xEF => 0xFFFF,
         _ => 0x10_FFFF,
     };
+    (n, max)
+}
+
+/// A `str` from bytes that are not all ASCII, when they are strict UTF-8:
+/// allocated once at its final length and kind (CPython's decoder
+/// over-allocates mixed text and then shrinks it) and decoded in one pass.
+/// The length is the number of non-continuation bytes; the largest byte
+/// tells the kind (below 0xC4 every character is below U+0100, below 0xF0
+/// below U+10000). `None` when the bytes are not strict UTF-8.
+fn str_from_utf8<'py>(py: Python<'py>, b: &[u8]) -> Option<PyResult<Bound<'py, PyAny>>> {
+    let (n, max) = utf8_shape(b);
     // SAFETY: we hold the GIL; PyUnicode_New returns a new reference (or
     // NULL with an exception set) to a string of `n` code points whose kind
     // suits `max`.
@@ -446,7 +628,7 @@ fn locate_decode_error(py: Python<'_>, e: PyErr, pos: String) -> PyErr {
 /// Decoder for the line-fed reader: the bytes came from a `str`, so they
 /// are UTF-8, possibly with surrogates encoded by `surrogatepass`.
 fn line_str<'py>(py: Python<'py>, b: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-    make_str(py, b, false, c"surrogatepass", false, &String::new)
+    make_str(py, b, c"surrogatepass", false, &String::new)
 }
 
 /// The float CPython's QUOTE_NONNUMERIC makes of a field.
@@ -479,10 +661,12 @@ fn build_list<'py>(
 }
 
 /// A list of exactly these items.
-fn list_from<'py>(py: Python<'py>, items: Vec<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyList>> {
-    let n = items.len();
+fn list_from<'py>(
+    py: Python<'py>,
+    items: impl IntoIterator<Item = Bound<'py, PyAny>, IntoIter: ExactSizeIterator>,
+) -> PyResult<Bound<'py, PyList>> {
     let mut it = items.into_iter();
-    build_list(py, n, |_| Ok(it.next().expect("n items")))
+    build_list(py, it.len(), |_| Ok(it.next().expect("n items")))
 }
 
 /// Pauses the cyclic garbage collector while a bulk read creates millions
@@ -983,7 +1167,7 @@ fn row_to_list<'py>(
     build_list(py, row.len(), |i| {
         let b = row.get(i).unwrap_or_default();
         let pos = || position_text(name, row.position(), i);
-        let s = strs.make(py, b, false, &pos)?;
+        let s = strs.make(py, b, Text::Utf8(b), &pos)?;
         if nonnumeric && row.is_numeric(i) {
             to_float(s)
         } else {
@@ -1081,7 +1265,7 @@ impl LineSource {
             return build_list(py, f.len(), |i| line_str(py, f.get(b"", i)));
         }
         self.convert(py, nonnumeric)?;
-        let items = self.done.drain(..).map(|o| o.into_bound(py)).collect();
+        let items: Vec<_> = self.done.drain(..).map(|o| o.into_bound(py)).collect();
         list_from(py, items)
     }
 
@@ -1337,7 +1521,31 @@ fn _text_reader(
 // ---------------------------------------------------------------------------
 // Bulk reads
 
-/// Rows scanned without the GIL, waiting to become Python objects.
+/// How a field's text was prepared by [`Batch::prepare`].
+#[derive(Clone, Copy)]
+enum Form {
+    Ascii,
+    /// Decoded code units at `at..at + len` of the batch's `ucs1`.
+    Ucs1 {
+        at: usize,
+        len: usize,
+    },
+    /// ... of its `ucs2`.
+    Ucs2 {
+        at: usize,
+        len: usize,
+    },
+    /// ... of its `ucs4`.
+    Ucs4 {
+        at: usize,
+        len: usize,
+    },
+    /// Not strict UTF-8: CPython's decoder and error handler decide.
+    Utf8,
+}
+
+/// Rows scanned and decoded without the GIL, waiting to become Python
+/// objects.
 #[derive(Default)]
 struct Batch {
     /// Field bytes, back to back.
@@ -1348,6 +1556,30 @@ struct Batch {
     numeric: Vec<bool>,
     /// Per row: index into `ends` one past its last field, and position.
     rows: Vec<(usize, Position)>,
+    /// Per field, how its text was prepared; empty when `data` is ASCII.
+    forms: Vec<Form>,
+    /// Decoded code units of the fields that are not ASCII, by kind.
+    ucs1: Vec<u8>,
+    ucs2: Vec<u16>,
+    ucs4: Vec<u32>,
+}
+
+/// Appends the `n` code points of the strict UTF-8 `b` to `v`; their
+/// place, or `None` (and `v` as it was) when `b` is not strict UTF-8.
+fn decode_append<T: Copy + Default>(
+    b: &[u8],
+    n: usize,
+    v: &mut Vec<T>,
+    unit: impl Fn(u32) -> T,
+) -> Option<(usize, usize)> {
+    let at = v.len();
+    v.resize(at + n, T::default());
+    if decode_utf8_into(b, &mut v[at..], unit) {
+        Some((at, n))
+    } else {
+        v.truncate(at);
+        None
+    }
 }
 
 impl Batch {
@@ -1356,14 +1588,30 @@ impl Batch {
         self.ends.clear();
         self.numeric.clear();
         self.rows.clear();
+        self.forms.clear();
+        self.ucs1.clear();
+        self.ucs2.clear();
+        self.ucs4.clear();
     }
 
-    /// Reads rows until the batch is full. `Ok(false)` at end of input.
-    fn fill(&mut self, rdr: &mut CoreReader<'_>, nonnumeric: bool) -> Result<bool, CoreError> {
+    /// Reads rows until the batch holds `bytes` bytes of fields or
+    /// [`BATCH_ROWS`] rows, then decodes them ([`Batch::prepare`]).
+    /// `Ok(false)` at end of input; after an error, the rows before it.
+    fn load(
+        &mut self,
+        rdr: &mut CoreReader<'_>,
+        nonnumeric: bool,
+        bytes: usize,
+    ) -> Result<bool, CoreError> {
         self.clear();
-        while self.data.len() < BATCH_BYTES && self.rows.len() < BATCH_ROWS {
-            let Some(row) = rdr.read_row()? else {
-                return Ok(false);
+        let end = loop {
+            if self.data.len() >= bytes || self.rows.len() >= BATCH_ROWS {
+                break Ok(true);
+            }
+            let row = match rdr.read_row() {
+                Ok(Some(row)) => row,
+                Ok(None) => break Ok(false),
+                Err(e) => break Err(e),
             };
             for (i, f) in row.iter().enumerate() {
                 self.data.extend_from_slice(f);
@@ -1373,8 +1621,54 @@ impl Batch {
                 }
             }
             self.rows.push((self.ends.len(), row.position()));
+        };
+        self.prepare();
+        end
+    }
+
+    /// Decodes every field that is not ASCII into code units of its final
+    /// kind, so that making its `str` under the GIL is a copy.
+    fn prepare(&mut self) {
+        if self.data.is_ascii() {
+            return;
         }
-        Ok(true)
+        let mut start = 0;
+        for &end in &self.ends {
+            let b = &self.data[start..end];
+            start = end;
+            if b.is_ascii() {
+                self.forms.push(Form::Ascii);
+                continue;
+            }
+            let at = self.ucs2.len();
+            let form = match decode_bmp(b, &mut self.ucs2) {
+                Some((len, or)) if or < 0x100 => {
+                    // Every code point fits one byte: narrow them.
+                    let at1 = self.ucs1.len();
+                    self.ucs1.extend(self.ucs2[at..].iter().map(|&u| u as u8));
+                    self.ucs2.truncate(at);
+                    Some(Form::Ucs1 { at: at1, len })
+                }
+                Some((len, _)) => Some(Form::Ucs2 { at, len }),
+                None => match utf8_shape(b) {
+                    (n, 0x10_FFFF) => decode_append(b, n, &mut self.ucs4, |c| c)
+                        .map(|(at, len)| Form::Ucs4 { at, len }),
+                    _ => None,
+                },
+            };
+            self.forms.push(form.unwrap_or(Form::Utf8));
+        }
+    }
+
+    /// Field `f` (whose bytes are `b`) as prepared.
+    fn text<'a>(&'a self, f: usize, b: &'a [u8]) -> Text<'a> {
+        match self.forms.get(f) {
+            None | Some(Form::Ascii) => Text::Ascii(b),
+            Some(&Form::Ucs1 { at, len }) => Text::Ucs1(&self.ucs1[at..at + len]),
+            Some(&Form::Ucs2 { at, len }) => Text::Ucs2(&self.ucs2[at..at + len]),
+            Some(&Form::Ucs4 { at, len }) => Text::Ucs4(&self.ucs4[at..at + len]),
+            Some(Form::Utf8) => Text::Utf8(b),
+        }
     }
 
     /// Calls `each(fields)` for every row, fields as Python objects.
@@ -1384,55 +1678,104 @@ impl Batch {
         nonnumeric: bool,
         strs: &mut StrMaker,
         name: Option<&str>,
-        mut each: impl FnMut(Vec<Bound<'py, PyAny>>) -> PyResult<()>,
+        mut each: impl FnMut(&mut Vec<Bound<'py, PyAny>>) -> PyResult<()>,
     ) -> PyResult<()> {
-        let ascii = self.data.is_ascii();
         let (mut f, mut start) = (0, 0);
+        let mut items = Vec::new();
         for &(row_end, pos) in &self.rows {
-            let mut items = Vec::with_capacity(row_end - f);
+            items.clear();
             let first = f;
             while f < row_end {
                 let end = self.ends[f];
                 let field = f - first;
                 let at = || position_text(name, pos, field);
-                let s = strs.make(py, &self.data[start..end], ascii, &at)?;
+                let b = &self.data[start..end];
+                let s = strs.make(py, b, self.text(f, b), &at)?;
                 items.push(if nonnumeric && self.numeric[f] { to_float(s)? } else { s });
                 start = end;
                 f += 1;
             }
-            each(items)?;
+            each(&mut items)?;
         }
         Ok(())
     }
 }
 
-/// Scans `rdr` in batches with the GIL released, handing each batch's rows
-/// to `each`. Checks for signals (Ctrl-C) between batches.
+/// Scans `rdr` in batches without the GIL, handing each batch's rows to
+/// `each` and checking for signals (Ctrl-C) between batches. When the
+/// input is larger than one batch and reading it calls no Python code
+/// (`threaded`), a second thread scans and decodes the next batch while
+/// this one builds Python objects from the last.
+#[allow(clippy::too_many_arguments)]
 fn bulk<'py>(
     py: Python<'py>,
     rdr: &mut SendReader,
+    threaded: bool,
     nonnumeric: bool,
     strs: &mut StrMaker,
     name: Option<&str>,
     stash: &PyErrStash,
-    mut each: impl FnMut(Vec<Bound<'py, PyAny>>) -> PyResult<()>,
+    mut each: impl FnMut(&mut Vec<Bound<'py, PyAny>>) -> PyResult<()>,
 ) -> PyResult<()> {
-    let mut batch = Batch::default();
-    loop {
-        let more = py.allow_threads(|| batch.fill(rdr.get(), nonnumeric));
-        let more = more.map_err(|e| map_error(e, stash))?;
+    // Builds one batch's rows; then its error, if any. Whether to go on.
+    let mut consume = |batch: &Batch, end: Result<bool, CoreError>| -> PyResult<bool> {
         batch.build(py, nonnumeric, strs, name, &mut each)?;
+        let more = end.map_err(|e| map_error(e, stash))?;
         if let Some(e) = stash.take() {
             return Err(e);
         }
         py.check_signals()?;
-        if !more {
-            return Ok(());
+        Ok(more)
+    };
+    let mut batch = Batch::default();
+    let end = py.allow_threads(|| batch.load(rdr.get(), nonnumeric, BATCH_BYTES));
+    if !threaded || !matches!(end, Ok(true)) {
+        let mut end = end;
+        while consume(&batch, end)? {
+            end = py.allow_threads(|| batch.load(rdr.get(), nonnumeric, BATCH_BYTES));
         }
+        return Ok(());
     }
+    let (full_tx, full_rx) = mpsc::sync_channel::<(Batch, Result<bool, CoreError>)>(1);
+    let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
+    std::thread::scope(|s| {
+        let worker = s.spawn(move || loop {
+            let mut b = empty_rx.try_recv().unwrap_or_default();
+            let end = b.load(rdr.get(), nonnumeric, BATCH_BYTES);
+            let more = matches!(end, Ok(true));
+            if full_tx.send((b, end)).is_err() || !more {
+                return;
+            }
+        });
+        let mut result = consume(&batch, end);
+        let mut rx = Some(full_rx);
+        while let Ok(true) = result {
+            // The receiver goes to the GIL-free closure and comes back.
+            let r = rx.take().expect("receiver");
+            let (r, got) = py.allow_threads(move || {
+                let got = r.recv();
+                (r, got)
+            });
+            rx = Some(r);
+            let Ok((b, end)) = got else {
+                break; // the worker panicked: reported by join below
+            };
+            result = consume(&b, end);
+            let _ = empty_tx.send(b);
+        }
+        // Dropping the receiver stops the worker after its current batch.
+        drop(rx);
+        let joined = py.allow_threads(move || worker.join());
+        match joined {
+            Err(_) => Err(PyRuntimeError::new_err("fastcsv: the scanning thread panicked")),
+            Ok(()) => result.map(|_| ()),
+        }
+    })
 }
 
 struct Bulk {
+    /// Reading the input calls no Python code (no stream object).
+    native_io: bool,
     pd: PyDialect,
     rdr: SendReader,
     strs: StrMaker,
@@ -1448,9 +1791,10 @@ fn open_bulk(
     let mut spec = Spec::from_dict(spec)?;
     let pd = PyDialect::from_py(dialect)?;
     let stash = PyErrStash::default();
+    let native_io = spec.fd.is_some() || spec.path.is_some();
     let rdr = open_native(py, &pd, &mut spec, &stash)?;
     let name = spec.name.clone().or_else(|| spec.path.as_ref().map(|p| p.display().to_string()));
-    Ok(Bulk { pd, rdr, strs: StrMaker::new(&spec.errors, spec.intern)?, stash, name })
+    Ok(Bulk { native_io, pd, rdr, strs: StrMaker::new(&spec.errors, spec.intern)?, stash, name })
 }
 
 /// Every row of a native input, as a list of lists.
@@ -1466,8 +1810,8 @@ fn _read<'py>(
     let _gc = GcPause::new(py);
     let mut rows: Vec<Bound<'py, PyAny>> = Vec::new();
     let nn = b.pd.nonnumeric;
-    bulk(py, &mut b.rdr, nn, &mut b.strs, b.name.as_deref(), &b.stash, |items| {
-        rows.push(list_from(py, items)?.into_any());
+    bulk(py, &mut b.rdr, b.native_io, nn, &mut b.strs, b.name.as_deref(), &b.stash, |items| {
+        rows.push(list_from(py, items.drain(..))?.into_any());
         Ok(())
     })?;
     list_from(py, rows)
@@ -1493,13 +1837,13 @@ fn _read_columns<'py>(
     let mut cols: Vec<Vec<Bound<'py, PyAny>>> = Vec::new();
     let mut nrows = 0usize;
     let name = b.name.clone();
-    bulk(py, &mut b.rdr, nn, &mut b.strs, name.as_deref(), &b.stash, |items| {
+    bulk(py, &mut b.rdr, b.native_io, nn, &mut b.strs, name.as_deref(), &b.stash, |items| {
         if items.is_empty() {
             return Ok(());
         }
         let Some(names) = &mut names else {
             let seen = PySet::empty(py)?;
-            for n in &items {
+            for n in items.iter() {
                 if seen.contains(n)? {
                     return Err(PyValueError::new_err(format!(
                         "duplicate column name {}",
@@ -1509,7 +1853,7 @@ fn _read_columns<'py>(
                 seen.add(n)?;
             }
             cols = items.iter().map(|_| Vec::new()).collect();
-            names = Some(items);
+            names = Some(std::mem::take(items));
             return Ok(());
         };
         if items.len() > cols.len() {
@@ -1527,7 +1871,7 @@ fn _read_columns<'py>(
             }
         }
         let n = items.len();
-        for (c, v) in cols.iter_mut().zip(items) {
+        for (c, v) in cols.iter_mut().zip(items.drain(..)) {
             c.push(v);
         }
         for c in &mut cols[n..] {

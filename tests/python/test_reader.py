@@ -3,6 +3,7 @@ where there is one."""
 
 import csv
 import io
+import random
 import signal
 import subprocess
 import sys
@@ -363,6 +364,64 @@ def test_read_columns(tmp_path):
     with pytest.raises(ValueError, match="duplicate column name 'a'"):
         fastcsv.read_columns(d)
     assert fastcsv.read_columns(write(tmp_path, "", "empty.csv")) == {}
+
+
+def big_text(seed, rows=60_000):
+    """Several MiB of rows (more than one bulk batch, so a second thread
+    scans ahead) mixing ASCII, Latin-1, BMP and astral text, one-character
+    fields, empty fields, quotes and line ends inside fields."""
+    rnd = random.Random(seed)
+    pieces = ["alpha", "é", "café", "Zürich", "東京", "😀", "a😀é", "x", "", "ÿ",
+              'say "hi"', "two\nlines", "comma, inside", "Ω", "\u0100", "ǅ"]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator=rnd.choice(["\n", "\r\n"]))
+    for i in range(rows):
+        w.writerow([str(i)] + ["".join(rnd.choice(pieces) for _ in range(rnd.randrange(4)))
+                               for _ in range(rnd.randrange(1, 12))])
+    return buf.getvalue()
+
+
+def test_bulk_reads_of_many_batches_match_csv(tmp_path):
+    text = big_text(7)
+    p = write(tmp_path, text)
+    assert p.stat().st_size > 3 << 20
+    with open(p, newline="", encoding="utf-8") as f:
+        want = list(csv.reader(f))
+    got = fastcsv.read(p)
+    assert got == want
+    # Every string has its canonical kind (equality tests the kind first)
+    # and one-character Latin-1 fields are CPython's cached objects.
+    assert all(type(s) is str for row in got[:1000] for s in row)
+    singles = [s for row in got for s in row if len(s) == 1 and ord(s) < 256]
+    assert singles and all(s is chr(ord(s)) for s in singles[:1000])
+    with open(p, "rb") as f:
+        assert fastcsv.read(f) == want
+    cols = fastcsv.read_columns(p, header=False)
+    assert cols["0"] == [r[0] for r in want]
+    buf = io.StringIO()
+    csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC).writerows(
+        [float(r[0]) / 7] + r[1:] + [len(r)] for r in want)
+    q = write(tmp_path, buf.getvalue(), "nonnumeric.csv")
+    nonnumeric = list(csv.reader(io.StringIO(buf.getvalue(), newline=""), quoting=csv.QUOTE_NONNUMERIC))
+    assert fastcsv.read(q, quoting=csv.QUOTE_NONNUMERIC) == nonnumeric
+
+
+def test_bulk_read_errors_deep_in_a_large_file(tmp_path):
+    text = big_text(8)
+    data = text.encode()
+    cut = data.index(b"\n45000,") + 1  # the start of a record (no piece has digits)
+    bad = data[:cut] + b"1,caf\xe9 au lait,2\n" + data[cut:]
+    p = write(tmp_path, bad, "bad.csv")
+    with pytest.raises(UnicodeDecodeError, match=r"bad\.csv:\d+: record \d+, byte " + str(cut)):
+        fastcsv.read(p)
+    with pytest.raises(UnicodeDecodeError):
+        fastcsv.read_columns(p, header=False)
+    with open(p, newline="", encoding="utf-8", errors="replace") as f:
+        want = list(csv.reader(f))
+    assert fastcsv.read(p, errors="replace") == want
+    q = write(tmp_path, data[:cut] + b'1,"a"b,2\n' + data[cut:], "strict.csv")
+    with pytest.raises(csv.Error, match=r"strict\.csv:\d+: record \d+, byte \d+: .*'\,' expected after '\"'"):
+        fastcsv.read(q, strict=True)
 
 
 def test_ctrl_c_interrupts_a_bulk_read(tmp_path):
