@@ -69,8 +69,12 @@ const INTERN_MAX_ENTRIES: usize = 1 << 16;
 /// A bulk-read batch ends after this many bytes of field data (small, so
 /// that a small input needs no second thread and a batch stays in cache) ...
 const BATCH_BYTES: usize = 256 << 10;
+/// ... or this many fields ...
+const BATCH_FIELDS: usize = 32 << 10;
 /// ... or this many rows, whichever comes first.
-const BATCH_ROWS: usize = 1 << 16;
+const BATCH_ROWS: usize = 16 << 10;
+/// Room for a row that ends a batch past [`BATCH_BYTES`].
+const BATCH_SLACK: usize = 64 << 10;
 /// Characters asked of a text stream's `read` at a time. Moderate, so that
 /// an exception from the stream (a `UnicodeDecodeError`) comes out close to
 /// where `csv` would raise it: the text the failing call had already
@@ -223,13 +227,20 @@ struct StrMaker {
     errors: std::ffi::CString,
     strict: bool,
     cache: Option<InternCache>,
+    /// Decoding space for [`make_str`].
+    scratch: Vec<u16>,
 }
 
 impl StrMaker {
     fn new(errors: &str, intern: bool) -> PyResult<StrMaker> {
         let c = std::ffi::CString::new(errors)
             .map_err(|_| PyValueError::new_err("errors must not contain NUL"))?;
-        Ok(StrMaker { errors: c, strict: errors == "strict", cache: intern.then(HashMap::default) })
+        Ok(StrMaker {
+            errors: c,
+            strict: errors == "strict",
+            cache: intern.then(HashMap::default),
+            scratch: Vec::new(),
+        })
     }
 
     /// A `str` for the field bytes `b`, made from `text` (what was learnt
@@ -247,7 +258,7 @@ impl StrMaker {
                 if let Some(s) = cache.get(b) {
                     return Ok(s.bind(py).clone().into_any());
                 }
-                let s = text.to_str(py, &self.errors, self.strict, pos)?;
+                let s = text.to_str(py, &self.errors, self.strict, pos, &mut self.scratch)?;
                 if cache.len() < INTERN_MAX_ENTRIES {
                     if let Ok(ps) = s.downcast::<PyString>() {
                         cache.insert(b.into(), ps.clone().unbind());
@@ -256,7 +267,7 @@ impl StrMaker {
                 return Ok(s);
             }
         }
-        text.to_str(py, &self.errors, self.strict, pos)
+        text.to_str(py, &self.errors, self.strict, pos, &mut self.scratch)
     }
 }
 
@@ -283,10 +294,11 @@ impl Text<'_> {
         errors: &std::ffi::CStr,
         strict: bool,
         pos: &dyn Fn() -> String,
+        scratch: &mut Vec<u16>,
     ) -> PyResult<Bound<'py, PyAny>> {
         match self {
             Text::Ascii(b) => str_from_units(py, b, 0x7F),
-            Text::Utf8(b) => make_str(py, b, errors, strict, pos),
+            Text::Utf8(b) => make_str(py, b, errors, strict, pos, scratch),
             Text::Ucs1(u) => str_from_units(py, u, 0xFF),
             Text::Ucs2(u) => str_from_units(py, u, 0xFFFF),
             Text::Ucs4(u) => str_from_units(py, u, 0x10_FFFF),
@@ -310,14 +322,6 @@ fn str_from_units<'py, T: Unit>(
     units: &[T],
     max: u32,
 ) -> PyResult<Bound<'py, PyAny>> {
-    debug_assert_eq!(
-        std::mem::size_of::<T>(),
-        match max {
-            0..=0xFF => 1,
-            0x100..=0xFFFF => 2,
-            _ => 4,
-        }
-    );
     if let [c] = units {
         let c: u32 = (*c).into();
         if c < 0x100 {
@@ -329,23 +333,39 @@ fn str_from_units<'py, T: Unit>(
             };
         }
     }
-    let len = units.len() as ffi::Py_ssize_t;
-    // SAFETY: we hold the GIL; PyUnicode_New returns a new reference (or
-    // NULL with an exception set), checked by from_owned_ptr_or_err.
-    let s = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(len, max))? };
-    // SAFETY: a compact string made for `len` characters of at most `max`
-    // has exactly `len` writable code units of `size_of::<T>()` bytes at
-    // PyUnicode_DATA (asserted above for debug builds; the callers pass
-    // matching pairs), suitably aligned; nobody else can see it yet.
-    unsafe {
-        let dst = ffi::PyUnicode_DATA(s.as_ptr()).cast::<T>();
-        std::ptr::copy_nonoverlapping(units.as_ptr(), dst, units.len());
-    }
-    Ok(s)
+    fresh_str(py, units.len(), max, |d: &mut [T]| d.copy_from_slice(units))
 }
 
-/// Fields up to this many bytes are decoded on the stack by [`make_str`].
-const SHORT_FIELD: usize = 256;
+/// A new `str` of `len` code points whose largest is at most `max`, its
+/// code units (of `T`, the kind `max` names) written by `fill` before
+/// anyone else can see it. The caller makes sure, as for
+/// [`str_from_units`], that the result is canonical.
+fn fresh_str<'py, T: Unit>(
+    py: Python<'py>,
+    len: usize,
+    max: u32,
+    fill: impl FnOnce(&mut [T]),
+) -> PyResult<Bound<'py, PyAny>> {
+    let size = match max {
+        0..=0xFF => 1,
+        0x100..=0xFFFF => 2,
+        _ => 4,
+    };
+    assert_eq!(std::mem::size_of::<T>(), size, "code unit size for max {max:#x}");
+    // SAFETY: we hold the GIL; PyUnicode_New returns a new reference (or
+    // NULL with an exception set), checked by from_owned_ptr_or_err.
+    let s = unsafe {
+        Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(len as ffi::Py_ssize_t, max))?
+    };
+    // SAFETY: a compact string made for `len` characters of at most `max`
+    // has exactly `len` writable code units of `size` bytes (checked
+    // against `T` above) at PyUnicode_DATA, aligned for them; nobody else
+    // can see it yet, and `fill` only writes within the slice.
+    let data =
+        unsafe { std::slice::from_raw_parts_mut(ffi::PyUnicode_DATA(s.as_ptr()).cast::<T>(), len) };
+    fill(data);
+    Ok(s)
+}
 
 /// Creates a `str` from UTF-8 bytes: ASCII is copied straight into a new
 /// compact string, valid UTF-8 is decoded here at its final kind, and
@@ -357,6 +377,7 @@ fn make_str<'py>(
     errors: &std::ffi::CStr,
     strict: bool,
     pos: &dyn Fn() -> String,
+    scratch: &mut Vec<u16>,
 ) -> PyResult<Bound<'py, PyAny>> {
     if let [c] = b {
         if c.is_ascii() {
@@ -382,20 +403,20 @@ fn make_str<'py>(
         }
         return Ok(s);
     }
-    if b.len() <= SHORT_FIELD {
-        // One decoding pass into a buffer on the stack, then a copy.
-        let mut wide = [0u16; SHORT_FIELD];
-        match decode_bmp_into(b, &mut wide) {
-            Some((n, or)) if or < 0x100 => {
-                let mut narrow = [0u8; SHORT_FIELD];
-                for (o, &u) in narrow.iter_mut().zip(&wide[..n]) {
+    // One decoding pass into `scratch`, then a copy (narrowed when every
+    // code point fits one byte).
+    scratch.clear();
+    match decode_bmp(b, scratch) {
+        Some((1, c)) if c < 0x100 => return str_from_units(py, &[c as u8], 0xFF),
+        Some((n, or)) if or < 0x100 => {
+            return fresh_str(py, n, 0xFF, |d: &mut [u8]| {
+                for (o, &u) in d.iter_mut().zip(scratch.iter()) {
                     *o = u as u8;
                 }
-                return str_from_units(py, &narrow[..n], 0xFF);
-            }
-            Some((n, _)) => return str_from_units(py, &wide[..n], 0xFFFF),
-            None => {}
+            });
         }
+        Some(_) => return str_from_units(py, scratch, 0xFFFF),
+        None => {}
     }
     if let Some(r) = str_from_utf8(py, b) {
         return r;
@@ -627,8 +648,8 @@ fn locate_decode_error(py: Python<'_>, e: PyErr, pos: String) -> PyErr {
 
 /// Decoder for the line-fed reader: the bytes came from a `str`, so they
 /// are UTF-8, possibly with surrogates encoded by `surrogatepass`.
-fn line_str<'py>(py: Python<'py>, b: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-    make_str(py, b, c"surrogatepass", false, &String::new)
+fn line_str<'py>(py: Python<'py>, b: &[u8], scratch: &mut Vec<u16>) -> PyResult<Bound<'py, PyAny>> {
+    make_str(py, b, c"surrogatepass", false, &String::new, scratch)
 }
 
 /// The float CPython's QUOTE_NONNUMERIC makes of a field.
@@ -937,7 +958,7 @@ impl PyTextStream {
                 }
                 return self.hand_over(py, start, &[], buf);
             }
-            let (valid, bad) = match std::str::from_utf8(data) {
+            let (valid, bad) = match simdutf8::compat::from_utf8(data) {
                 Ok(_) => (data.len(), false),
                 Err(e) => (e.valid_up_to(), e.error_len().is_some()),
             };
@@ -1204,6 +1225,8 @@ struct LineSource {
     /// The current line's UTF-8, when the `str` has surrogates.
     buf: Vec<u8>,
     limit: i64,
+    /// Decoding space for [`line_str`].
+    scratch: Vec<u16>,
 }
 
 /// State of a reader over a native input.
@@ -1252,7 +1275,7 @@ impl LineSource {
             return Ok(());
         }
         for i in self.done.len()..self.fields.len() {
-            let s = line_str(py, self.fields.get(b"", i))?;
+            let s = line_str(py, self.fields.get(b"", i), &mut self.scratch)?;
             let v = if nonnumeric && self.fields.span(i).is_numeric() { to_float(s)? } else { s };
             self.done.push(v.unbind());
         }
@@ -1261,8 +1284,8 @@ impl LineSource {
 
     fn row<'py>(&mut self, py: Python<'py>, nonnumeric: bool) -> PyResult<Bound<'py, PyList>> {
         if !nonnumeric {
-            let f = &self.fields;
-            return build_list(py, f.len(), |i| line_str(py, f.get(b"", i)));
+            let (f, scratch) = (&self.fields, &mut self.scratch);
+            return build_list(py, f.len(), |i| line_str(py, f.get(b"", i), scratch));
         }
         self.convert(py, nonnumeric)?;
         let items: Vec<_> = self.done.drain(..).map(|o| o.into_bound(py)).collect();
@@ -1427,6 +1450,7 @@ fn _lines_reader(
             done: Vec::new(),
             buf: Vec::new(),
             limit,
+            scratch: Vec::new(),
         })),
     })
 }
@@ -1583,6 +1607,25 @@ fn decode_append<T: Copy + Default>(
 }
 
 impl Batch {
+    /// A batch with room for a full batch of `bytes` (unless its last row
+    /// is very long), so that filling it does not allocate: the scanning
+    /// thread then takes no memory of its own from the allocator, memory
+    /// that glibc would keep in that thread's arena after it ends.
+    fn reserved(bytes: usize) -> Batch {
+        let room = bytes + BATCH_SLACK;
+        let fields = BATCH_FIELDS + 1024;
+        Batch {
+            data: Vec::with_capacity(room),
+            ends: Vec::with_capacity(fields),
+            numeric: Vec::with_capacity(fields),
+            rows: Vec::with_capacity(BATCH_ROWS),
+            forms: Vec::with_capacity(fields),
+            ucs1: Vec::with_capacity(room),
+            ucs2: Vec::with_capacity(room),
+            ucs4: Vec::new(),
+        }
+    }
+
     fn clear(&mut self) {
         self.data.clear();
         self.ends.clear();
@@ -1595,7 +1638,8 @@ impl Batch {
     }
 
     /// Reads rows until the batch holds `bytes` bytes of fields or
-    /// [`BATCH_ROWS`] rows, then decodes them ([`Batch::prepare`]).
+    /// [`BATCH_FIELDS`] fields or [`BATCH_ROWS`] rows, then decodes them
+    /// ([`Batch::prepare`]).
     /// `Ok(false)` at end of input; after an error, the rows before it.
     fn load(
         &mut self,
@@ -1605,7 +1649,10 @@ impl Batch {
     ) -> Result<bool, CoreError> {
         self.clear();
         let end = loop {
-            if self.data.len() >= bytes || self.rows.len() >= BATCH_ROWS {
+            if self.data.len() >= bytes
+                || self.ends.len() >= BATCH_FIELDS
+                || self.rows.len() >= BATCH_ROWS
+            {
                 break Ok(true);
             }
             let row = match rdr.read_row() {
@@ -1727,6 +1774,7 @@ fn bulk<'py>(
         py.check_signals()?;
         Ok(more)
     };
+    // Grown as needed by this thread: small inputs allocate little.
     let mut batch = Batch::default();
     let end = py.allow_threads(|| batch.load(rdr.get(), nonnumeric, BATCH_BYTES));
     if !threaded || !matches!(end, Ok(true)) {
@@ -1738,9 +1786,15 @@ fn bulk<'py>(
     }
     let (full_tx, full_rx) = mpsc::sync_channel::<(Batch, Result<bool, CoreError>)>(1);
     let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
+    // Three batches in all: one being built, one waiting, one being filled.
+    for _ in 0..2 {
+        let _ = empty_tx.send(Batch::reserved(BATCH_BYTES));
+    }
     std::thread::scope(|s| {
         let worker = s.spawn(move || loop {
-            let mut b = empty_rx.try_recv().unwrap_or_default();
+            let Ok(mut b) = empty_rx.recv() else {
+                return; // the calling thread is done
+            };
             let end = b.load(rdr.get(), nonnumeric, BATCH_BYTES);
             let more = matches!(end, Ok(true));
             if full_tx.send((b, end)).is_err() || !more {
@@ -1748,6 +1802,7 @@ fn bulk<'py>(
             }
         });
         let mut result = consume(&batch, end);
+        let _ = empty_tx.send(batch);
         let mut rx = Some(full_rx);
         while let Ok(true) = result {
             // The receiver goes to the GIL-free closure and comes back.
@@ -1763,8 +1818,10 @@ fn bulk<'py>(
             result = consume(&b, end);
             let _ = empty_tx.send(b);
         }
-        // Dropping the receiver stops the worker after its current batch.
+        // Dropping the channel ends stops the worker after its current
+        // batch (or wakes it from waiting for an empty one).
         drop(rx);
+        drop(empty_tx);
         let joined = py.allow_threads(move || worker.join());
         match joined {
             Err(_) => Err(PyRuntimeError::new_err("fastcsv: the scanning thread panicked")),

@@ -89,7 +89,7 @@ impl<'r> Row<'r> {
         let Some(b) = self.get(i) else {
             return Err(Error::config(format!("no field {i} in a row of {}", self.len())));
         };
-        std::str::from_utf8(b).map_err(|e| {
+        simdutf8::compat::from_utf8(b).map_err(|e| {
             Error::new(ErrorKind::Utf8 { field: i, valid_up_to: e.valid_up_to() })
                 .with_position(self.pos)
         })
@@ -175,7 +175,7 @@ impl<'r> Row<'r> {
         let (input, fields) = (self.input, self.fields);
         Ok(fields.spans().iter().map(move |s| {
             let b = s.bytes(input, fields.scratch());
-            debug_assert!(std::str::from_utf8(b).is_ok());
+            debug_assert!(simdutf8::compat::from_utf8(b).is_ok());
             // SAFETY: `record_is_utf8` returned true, or every field passed
             // `get_str` above. A true `record_is_utf8` means every owned
             // field is valid UTF-8, and so is the input range that all
@@ -191,7 +191,7 @@ impl<'r> Row<'r> {
     fn record_is_utf8(&self) -> bool {
         if !self.ascii_structure {
             return (0..self.len())
-                .all(|i| self.get(i).is_some_and(|b| std::str::from_utf8(b).is_ok()));
+                .all(|i| self.get(i).is_some_and(|b| simdutf8::compat::from_utf8(b).is_ok()));
         }
         let spans = self.fields.spans();
         let mut lo = usize::MAX;
@@ -200,7 +200,8 @@ impl<'r> Row<'r> {
             if s.is_owned() {
                 // Unescaped fields sit side by side in scratch, where a
                 // boundary need not be a character boundary: check each.
-                if std::str::from_utf8(s.bytes(self.input, self.fields.scratch())).is_err() {
+                if simdutf8::compat::from_utf8(s.bytes(self.input, self.fields.scratch())).is_err()
+                {
                     return false;
                 }
             } else {
@@ -209,7 +210,7 @@ impl<'r> Row<'r> {
                 hi = hi.max(r.end);
             }
         }
-        lo >= hi || std::str::from_utf8(&self.input[lo..hi]).is_ok()
+        lo >= hi || simdutf8::compat::from_utf8(&self.input[lo..hi]).is_ok()
     }
 
     /// Copies the row into an owned [`RowBuf`].
@@ -317,7 +318,7 @@ impl RowBuf {
         let b = self
             .get(i)
             .ok_or_else(|| Error::config(format!("no field {i} in a row of {}", self.len())))?;
-        std::str::from_utf8(b).map_err(|e| {
+        simdutf8::compat::from_utf8(b).map_err(|e| {
             Error::new(ErrorKind::Utf8 { field: i, valid_up_to: e.valid_up_to() })
                 .with_position(self.pos)
         })

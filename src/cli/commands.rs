@@ -280,7 +280,7 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
         if let Some(z) = memchr::memchr(0, f) {
             return Some(at(format!("NUL byte in column {} (byte {z} of the field)", i + 1)));
         }
-        std::str::from_utf8(f).err().map(|e| {
+        simdutf8::compat::from_utf8(f).err().map(|e| {
             at(format!("invalid UTF-8 in column {} (byte {} of the field)", i + 1, e.valid_up_to()))
         })
     };
@@ -363,7 +363,7 @@ fn check_clean_in_parallel(a: &CheckArgs) -> Result<Option<(String, u64)>, Failu
     if input.reader.source_kind() != fastcsv::SourceKind::Mapped {
         return Ok(None);
     }
-    let clean = |f: &[u8]| memchr::memchr(0, f).is_none() && std::str::from_utf8(f).is_ok();
+    let clean = |f: &[u8]| memchr::memchr(0, f).is_none() && simdutf8::compat::from_utf8(f).is_ok();
     match input.reader.headers() {
         Ok(Some(h)) if h.iter().all(clean) => {}
         Ok(None) => {}

@@ -202,7 +202,7 @@ impl<W: Write> RecordWriter<W> {
                 let out = line;
                 out.write_all(if object { b"{" } else { b"[" })?;
                 for (i, f) in fields.into_iter().enumerate() {
-                    let s = std::str::from_utf8(f)
+                    let s = simdutf8::compat::from_utf8(f)
                         .map_err(|e| WriteError::Utf8 { field: i, valid_up_to: e.valid_up_to() })?;
                     if i > 0 {
                         out.write_all(b",")?;

@@ -198,7 +198,7 @@ impl Column {
         self.min_len = Some(self.min_len.map_or(len, |m| m.min(len)));
         self.max_len = self.max_len.max(len);
         if self.all_float {
-            let s = std::str::from_utf8(f).unwrap_or("");
+            let s = simdutf8::compat::from_utf8(f).unwrap_or("");
             if self.all_int && s.parse::<i64>().is_err() {
                 self.all_int = false;
             }
