@@ -1252,6 +1252,17 @@ struct TextState {
 enum Input {
     Lines(Box<LineSource>),
     Native(Box<NativeSource>),
+    /// A path or descriptor: read by a [`Ahead`].
+    Ahead(Box<AheadSource>),
+}
+
+/// State of a reader over a path or descriptor, whose reading calls no
+/// Python code and may run ahead on a second thread.
+struct AheadSource {
+    ahead: Ahead,
+    strs: StrMaker,
+    stash: PyErrStash,
+    name: Option<String>,
 }
 
 /// A CSV reader: iterate it for rows (`list[str]`), like `_csv.reader`.
@@ -1396,6 +1407,10 @@ impl PyReader {
         match &mut self.input {
             Input::Lines(s) => s.next(py, self.nonnumeric),
             Input::Native(s) => s.next(py, self.nonnumeric),
+            Input::Ahead(s) => {
+                let name = s.name.as_deref();
+                s.ahead.next_row(py, self.nonnumeric, &mut s.strs, name, &s.stash)
+            }
         }
     }
 
@@ -1412,6 +1427,7 @@ impl PyReader {
                 Some(_) => "text",
                 None => "native",
             },
+            Input::Ahead(_) => "native",
         }
     }
 
@@ -1422,6 +1438,7 @@ impl PyReader {
         match &mut self.input {
             Input::Lines(s) => s.line_num,
             Input::Native(s) => s.rdr.get().line(),
+            Input::Ahead(s) => s.ahead.line,
         }
     }
 }
@@ -1465,19 +1482,16 @@ fn _native_reader(
     let mut spec = Spec::from_dict(spec)?;
     let pd = PyDialect::from_py(dialect)?;
     let stash = PyErrStash::default();
+    let native_io = spec.fd.is_some() || spec.path.is_some();
     let rdr = open_native(py, &pd, &mut spec, &stash)?;
     let name = spec.name.clone().or_else(|| spec.path.as_ref().map(|p| p.display().to_string()));
-    Ok(PyReader {
-        dialect: dialect.clone().unbind(),
-        nonnumeric: pd.nonnumeric,
-        input: Input::Native(Box::new(NativeSource {
-            rdr,
-            strs: StrMaker::new(&spec.errors, spec.intern)?,
-            stash,
-            name,
-            text: None,
-        })),
-    })
+    let strs = StrMaker::new(&spec.errors, spec.intern)?;
+    let input = if native_io {
+        Input::Ahead(Box::new(AheadSource { ahead: Ahead::new(rdr), strs, stash, name }))
+    } else {
+        Input::Native(Box::new(NativeSource { rdr, strs, stash, name, text: None }))
+    };
+    Ok(PyReader { dialect: dialect.clone().unbind(), nonnumeric: pd.nonnumeric, input })
 }
 
 /// A reader over a text stream in a universal-newline mode (the caller
@@ -1580,6 +1594,10 @@ struct Batch {
     numeric: Vec<bool>,
     /// Per row: index into `ends` one past its last field, and position.
     rows: Vec<(usize, Position)>,
+    /// Per row: the reader's line count right after it (`line_num`).
+    lines: Vec<u64>,
+    /// The reader's line count where the batch ended.
+    end_line: u64,
     /// Per field, how its text was prepared; empty when `data` is ASCII.
     forms: Vec<Form>,
     /// Decoded code units of the fields that are not ASCII, by kind.
@@ -1619,6 +1637,8 @@ impl Batch {
             ends: Vec::with_capacity(fields),
             numeric: Vec::with_capacity(fields),
             rows: Vec::with_capacity(BATCH_ROWS),
+            lines: Vec::with_capacity(BATCH_ROWS),
+            end_line: 0,
             forms: Vec::with_capacity(fields),
             ucs1: Vec::with_capacity(room),
             ucs2: Vec::with_capacity(room),
@@ -1631,6 +1651,7 @@ impl Batch {
         self.ends.clear();
         self.numeric.clear();
         self.rows.clear();
+        self.lines.clear();
         self.forms.clear();
         self.ucs1.clear();
         self.ucs2.clear();
@@ -1668,7 +1689,9 @@ impl Batch {
                 }
             }
             self.rows.push((self.ends.len(), row.position()));
+            self.lines.push(rdr.line());
         };
+        self.end_line = rdr.line();
         self.prepare();
         end
     }
@@ -1718,6 +1741,51 @@ impl Batch {
         }
     }
 
+    /// Field `f` of the batch, field `i` of its row (at `pos`), as a
+    /// Python object.
+    #[allow(clippy::too_many_arguments)]
+    fn field<'py>(
+        &self,
+        py: Python<'py>,
+        f: usize,
+        i: usize,
+        pos: Position,
+        nonnumeric: bool,
+        strs: &mut StrMaker,
+        name: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let start = if f == 0 { 0 } else { self.ends[f - 1] };
+        let b = &self.data[start..self.ends[f]];
+        let at = || position_text(name, pos, i);
+        let s = strs.make(py, b, self.text(f, b), &at)?;
+        if nonnumeric && self.numeric[f] {
+            to_float(s)
+        } else {
+            Ok(s)
+        }
+    }
+
+    /// The fields of row `r`: their indices in the batch, and its position.
+    fn row_fields(&self, r: usize) -> (std::ops::Range<usize>, Position) {
+        let first = if r == 0 { 0 } else { self.rows[r - 1].0 };
+        let (end, pos) = self.rows[r];
+        (first..end, pos)
+    }
+
+    /// Row `r` as a Python list.
+    fn row_list<'py>(
+        &self,
+        py: Python<'py>,
+        r: usize,
+        nonnumeric: bool,
+        strs: &mut StrMaker,
+        name: Option<&str>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (fields, pos) = self.row_fields(r);
+        let first = fields.start;
+        build_list(py, fields.len(), |i| self.field(py, first + i, i, pos, nonnumeric, strs, name))
+    }
+
     /// Calls `each(fields)` for every row, fields as Python objects.
     fn build<'py>(
         &self,
@@ -1727,24 +1795,171 @@ impl Batch {
         name: Option<&str>,
         mut each: impl FnMut(&mut Vec<Bound<'py, PyAny>>) -> PyResult<()>,
     ) -> PyResult<()> {
-        let (mut f, mut start) = (0, 0);
         let mut items = Vec::new();
-        for &(row_end, pos) in &self.rows {
+        for r in 0..self.rows.len() {
             items.clear();
-            let first = f;
-            while f < row_end {
-                let end = self.ends[f];
-                let field = f - first;
-                let at = || position_text(name, pos, field);
-                let b = &self.data[start..end];
-                let s = strs.make(py, b, self.text(f, b), &at)?;
-                items.push(if nonnumeric && self.numeric[f] { to_float(s)? } else { s });
-                start = end;
-                f += 1;
+            let (fields, pos) = self.row_fields(r);
+            for (i, f) in fields.enumerate() {
+                items.push(self.field(py, f, i, pos, nonnumeric, strs, name)?);
             }
             each(&mut items)?;
         }
         Ok(())
+    }
+}
+
+/// What the read-ahead thread of a row-by-row reader hands over: a filled
+/// batch and how it ended.
+type Filled = (Batch, Result<bool, CoreError>);
+
+/// A row-by-row reader's rows scanned ahead: batches of rows decoded by a
+/// second thread (once the input proved larger than one batch) while the
+/// calling thread makes lists of the rows before them. The rows, errors
+/// and `line_num` are those of reading row by row: a batch ends at an
+/// error, which is raised after its rows, and reading goes on after it as
+/// the core reader does.
+struct Ahead {
+    /// The reader while no thread has it.
+    rdr: Option<SendReader>,
+    /// Filled batches from the thread, once it runs. (In a `Mutex` only to
+    /// make the reader `Sync`, as Python classes must be; it is never
+    /// locked: every access has `&mut self`.)
+    full: Option<Mutex<mpsc::Receiver<Filled>>>,
+    /// Batches given back to the thread to fill again.
+    empty: Option<mpsc::Sender<Batch>>,
+    /// The batch being handed out, its next row, and how it ended.
+    cur: Batch,
+    next: usize,
+    end: Option<Result<bool, CoreError>>,
+    /// `line_num`: lines consumed up to the last row handed out.
+    line: u64,
+    /// Nothing more to read.
+    done: bool,
+}
+
+impl Ahead {
+    fn new(rdr: SendReader) -> Ahead {
+        Ahead {
+            rdr: Some(rdr),
+            full: None,
+            empty: None,
+            cur: Batch::default(),
+            next: 0,
+            end: None,
+            line: 0,
+            done: false,
+        }
+    }
+
+    /// The next row, as `NativeSource::next` gives it.
+    fn next_row<'py>(
+        &mut self,
+        py: Python<'py>,
+        nonnumeric: bool,
+        strs: &mut StrMaker,
+        name: Option<&str>,
+        stash: &PyErrStash,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        loop {
+            if self.next < self.cur.rows.len() {
+                let r = self.next;
+                self.next += 1;
+                self.line = self.cur.lines[r];
+                return self.cur.row_list(py, r, nonnumeric, strs, name).map(Some);
+            }
+            match self.end.take() {
+                Some(Err(e)) => {
+                    self.line = self.cur.end_line;
+                    return Err(map_error(e, stash));
+                }
+                Some(Ok(false)) => {
+                    self.line = self.cur.end_line;
+                    self.done = true;
+                }
+                Some(Ok(true)) | None => {}
+            }
+            if self.done {
+                return Ok(None);
+            }
+            self.fetch(py, nonnumeric)?;
+        }
+    }
+
+    /// Replaces the handed-out batch with the next one: from the thread if
+    /// it runs, else scanned here (GIL released), and then the thread is
+    /// started if there is more to read.
+    fn fetch(&mut self, py: Python<'_>, nonnumeric: bool) -> PyResult<()> {
+        let spent = std::mem::take(&mut self.cur);
+        self.next = 0;
+        if let Some(full) = self.full.take() {
+            let full = full.into_inner().unwrap_or_else(|e| e.into_inner());
+            if let Some(empty) = &self.empty {
+                let _ = empty.send(spent);
+            }
+            // The receiver goes to the GIL-free closure and comes back.
+            let (full, got) = py.allow_threads(move || {
+                let got = full.recv();
+                (full, got)
+            });
+            self.full = Some(Mutex::new(full));
+            let Ok((b, end)) = got else {
+                self.done = true;
+                return Err(PyRuntimeError::new_err("fastcsv: the read-ahead thread stopped"));
+            };
+            self.cur = b;
+            self.end = Some(end);
+            return Ok(());
+        }
+        let Some(rdr) = &mut self.rdr else {
+            self.done = true;
+            return Ok(());
+        };
+        let mut b = spent;
+        let end = py.allow_threads(|| b.load(rdr.get(), nonnumeric, BATCH_BYTES));
+        let more = matches!(end, Ok(true));
+        self.cur = b;
+        self.end = Some(end);
+        if more {
+            self.start_thread(nonnumeric);
+        }
+        Ok(())
+    }
+
+    /// Hands the reader to a new read-ahead thread. If no thread can be
+    /// started, reading goes on here.
+    fn start_thread(&mut self, nonnumeric: bool) {
+        let (rdr_tx, rdr_rx) = mpsc::channel::<SendReader>();
+        let (full_tx, full_rx) = mpsc::sync_channel::<Filled>(1);
+        let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
+        let spawned =
+            std::thread::Builder::new().name("fastcsv-read-ahead".into()).spawn(move || {
+                let Ok(mut rdr) = rdr_rx.recv() else {
+                    return;
+                };
+                // Reads on after an error, as the row-by-row reader does,
+                // until the input ends or the Python reader is dropped.
+                while let Ok(mut b) = empty_rx.recv() {
+                    let end = b.load(rdr.get(), nonnumeric, BATCH_BYTES);
+                    let last = matches!(end, Ok(false));
+                    if full_tx.send((b, end)).is_err() || last {
+                        return;
+                    }
+                }
+            });
+        if spawned.is_err() {
+            return;
+        }
+        let rdr = self.rdr.take().expect("the reader is here until now");
+        if rdr_tx.send(rdr).is_err() {
+            return; // the thread is gone already (cannot happen)
+        }
+        // Two batches to fill while the current one is handed out; made
+        // here, so that the thread allocates nothing of its own.
+        for _ in 0..2 {
+            let _ = empty_tx.send(Batch::reserved(BATCH_BYTES));
+        }
+        self.full = Some(Mutex::new(full_rx));
+        self.empty = Some(empty_tx);
     }
 }
 

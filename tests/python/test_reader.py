@@ -3,6 +3,7 @@ where there is one."""
 
 import csv
 import io
+import os
 import random
 import signal
 import subprocess
@@ -422,6 +423,53 @@ def test_bulk_read_errors_deep_in_a_large_file(tmp_path):
     q = write(tmp_path, data[:cut] + b'1,"a"b,2\n' + data[cut:], "strict.csv")
     with pytest.raises(csv.Error, match=r"strict\.csv:\d+: record \d+, byte \d+: .*'\,' expected after '\"'"):
         fastcsv.read(q, strict=True)
+
+
+def test_row_reader_of_a_large_file_reads_ahead_exactly(tmp_path):
+    # Larger than one batch, so rows are scanned ahead on a second thread:
+    # rows and line_num after each row are still csv's.
+    text = big_text(9)
+    p = write(tmp_path, text)
+    with open(p, newline="", encoding="utf-8") as f:
+        want = drain(csv.reader(f), max_errors=1)
+    assert drain(fastcsv.reader(p), max_errors=1) == want
+    assert drain(fastcsv.DictReader(p, restkey="more")) == drain(
+        csv.DictReader(io.StringIO(text, newline=""), restkey="more"))
+    # Errors deep in the file, and reading on after them: the same rows,
+    # messages and line numbers as the one-thread reader over a binary file.
+    data = text.encode()
+    bad = bytearray()
+    for k, piece in enumerate(data.split(b"\n1000")):
+        bad += (b"\n" if k else b"") + (b'x,"a"b,\x00\n1000' if k else b"") + piece
+    q = write(tmp_path, bytes(bad), "bad.csv")
+    with open(q, "rb") as f:
+        want = drain(fastcsv.reader(f, strict=True), max_errors=100)
+    assert sum(1 for e in want if e[0] == "error") >= 10
+    assert drain(fastcsv.reader(q, strict=True), max_errors=100) == want
+
+
+def thread_count():
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
+def test_dropping_a_reader_stops_its_read_ahead_thread(tmp_path):
+    p = write(tmp_path, big_text(10))
+    before = thread_count()
+    readers = [fastcsv.reader(p) for _ in range(10)]
+    for r in readers:
+        next(r)
+    assert thread_count() > before
+    del r, readers
+    deadline = time.monotonic() + 10
+    while thread_count() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert thread_count() == before
+    # A reader read to its end ends its thread too.
+    assert len(list(fastcsv.reader(p))) == 60_000
+    while thread_count() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert thread_count() == before
 
 
 def test_ctrl_c_interrupts_a_bulk_read(tmp_path):
