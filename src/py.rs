@@ -229,9 +229,28 @@ struct StrMaker {
     cache: Option<InternCache>,
     /// Decoding space for [`make_str`].
     scratch: Vec<u16>,
+    /// The reader's `csv` dialect, when records whose unescaping may join
+    /// invalid UTF-8 are decoded first and parsed by `csv` (see
+    /// [`decode_then_parse`]); `None` with a `filter`, whose removals have
+    /// no `csv` counterpart.
+    dialect: Option<Py<PyAny>>,
 }
 
 impl StrMaker {
+    /// Records of this reader whose fields may differ when decoded first
+    /// are parsed by `csv` with `dialect` (unless a filter is on).
+    fn decode_first(mut self, dialect: &Bound<'_, PyAny>, filter: Filter) -> StrMaker {
+        if filter == Filter::Off {
+            self.dialect = Some(dialect.clone().unbind());
+        }
+        self
+    }
+
+    /// Whether to look for such records.
+    fn joins(&self) -> bool {
+        self.dialect.is_some()
+    }
+
     fn new(errors: &str, intern: bool) -> PyResult<StrMaker> {
         let c = std::ffi::CString::new(errors)
             .map_err(|_| PyValueError::new_err("errors must not contain NUL"))?;
@@ -240,6 +259,7 @@ impl StrMaker {
             strict: errors == "strict",
             cache: intern.then(HashMap::default),
             scratch: Vec::new(),
+            dialect: None,
         })
     }
 
@@ -1166,6 +1186,40 @@ fn open_fd(b: &ReaderBuilder, mut file: File, offset: u64) -> PyResult<SendReade
 // ---------------------------------------------------------------------------
 // Row building
 
+/// A record's fields as Python's `csv` gives them over the decoded file:
+/// its bytes `raw` decoded first (with the reader's error handler; a
+/// strict failure is located in the record) and then parsed by `csv` with
+/// the reader's dialect. For the rare records where splitting first could
+/// differ (see `Row::unescaping_may_join_invalid_utf8`).
+fn decode_then_parse<'py>(
+    py: Python<'py>,
+    raw: &[u8],
+    strs: &mut StrMaker,
+    name: Option<&str>,
+    pos: Position,
+) -> PyResult<Bound<'py, PyList>> {
+    let at = || match name {
+        Some(n) => format!("record of {n}:{}: record {}, byte {}", pos.line, pos.record, pos.byte),
+        None => format!("record at line {}: record {}, byte {}", pos.line, pos.record, pos.byte),
+    };
+    let text = make_str(py, raw, &strs.errors, strs.strict, &at, &mut strs.scratch)?;
+    let Some(dialect) = &strs.dialect else {
+        return Err(PyRuntimeError::new_err("fastcsv: no dialect to parse a decoded record"));
+    };
+    let kw = PyDict::new(py);
+    kw.set_item("newline", "")?;
+    let f = py.import("io")?.getattr("StringIO")?.call((text,), Some(&kw))?;
+    let rows = py.import("_csv")?.getattr("reader")?.call1((f, dialect.bind(py)))?;
+    let mut last = None;
+    for r in rows.try_iter()? {
+        last = Some(r?);
+    }
+    match last {
+        Some(r) => Ok(r.downcast_into::<PyList>()?),
+        None => Ok(PyList::empty(py)),
+    }
+}
+
 fn position_text(name: Option<&str>, pos: Position, field: usize) -> String {
     match name {
         Some(n) => {
@@ -1185,6 +1239,9 @@ fn row_to_list<'py>(
     strs: &mut StrMaker,
     name: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
+    if strs.joins() && row.unescaping_may_join_invalid_utf8() {
+        return decode_then_parse(py, row.raw(), strs, name, row.position());
+    }
     build_list(py, row.len(), |i| {
         let b = row.get(i).unwrap_or_default();
         let pos = || position_text(name, row.position(), i);
@@ -1485,7 +1542,7 @@ fn _native_reader(
     let native_io = spec.fd.is_some() || spec.path.is_some();
     let rdr = open_native(py, &pd, &mut spec, &stash)?;
     let name = spec.name.clone().or_else(|| spec.path.as_ref().map(|p| p.display().to_string()));
-    let strs = StrMaker::new(&spec.errors, spec.intern)?;
+    let strs = StrMaker::new(&spec.errors, spec.intern)?.decode_first(dialect, spec.filter);
     let input = if native_io {
         Input::Ahead(Box::new(AheadSource { ahead: Ahead::new(rdr), strs, stash, name }))
     } else {
@@ -1598,6 +1655,10 @@ struct Batch {
     lines: Vec<u64>,
     /// The reader's line count where the batch ended.
     end_line: u64,
+    /// Rows to decode first and parse with `csv` (see
+    /// [`decode_then_parse`]): their index and bytes in `raw`.
+    reparse: Vec<(usize, std::ops::Range<usize>)>,
+    raw: Vec<u8>,
     /// Per field, how its text was prepared; empty when `data` is ASCII.
     forms: Vec<Form>,
     /// Decoded code units of the fields that are not ASCII, by kind.
@@ -1639,6 +1700,8 @@ impl Batch {
             rows: Vec::with_capacity(BATCH_ROWS),
             lines: Vec::with_capacity(BATCH_ROWS),
             end_line: 0,
+            reparse: Vec::new(),
+            raw: Vec::new(),
             forms: Vec::with_capacity(fields),
             ucs1: Vec::with_capacity(room),
             ucs2: Vec::with_capacity(room),
@@ -1652,6 +1715,8 @@ impl Batch {
         self.numeric.clear();
         self.rows.clear();
         self.lines.clear();
+        self.reparse.clear();
+        self.raw.clear();
         self.forms.clear();
         self.ucs1.clear();
         self.ucs2.clear();
@@ -1662,10 +1727,12 @@ impl Batch {
     /// [`BATCH_FIELDS`] fields or [`BATCH_ROWS`] rows, then decodes them
     /// ([`Batch::prepare`]).
     /// `Ok(false)` at end of input; after an error, the rows before it.
+    /// With `joins`, rows for [`decode_then_parse`] are marked.
     fn load(
         &mut self,
         rdr: &mut CoreReader<'_>,
         nonnumeric: bool,
+        joins: bool,
         bytes: usize,
     ) -> Result<bool, CoreError> {
         self.clear();
@@ -1687,6 +1754,11 @@ impl Batch {
                 if nonnumeric {
                     self.numeric.push(row.is_numeric(i));
                 }
+            }
+            if joins && row.unescaping_may_join_invalid_utf8() {
+                let at = self.raw.len();
+                self.raw.extend_from_slice(row.raw());
+                self.reparse.push((self.rows.len(), at..self.raw.len()));
             }
             self.rows.push((self.ends.len(), row.position()));
             self.lines.push(rdr.line());
@@ -1765,6 +1837,15 @@ impl Batch {
         }
     }
 
+    /// The bytes of row `r` if it is to be decoded first.
+    fn reparsed(&self, r: usize) -> Option<&[u8]> {
+        if self.reparse.is_empty() {
+            return None;
+        }
+        let k = self.reparse.binary_search_by_key(&r, |(i, _)| *i).ok()?;
+        Some(&self.raw[self.reparse[k].1.clone()])
+    }
+
     /// The fields of row `r`: their indices in the batch, and its position.
     fn row_fields(&self, r: usize) -> (std::ops::Range<usize>, Position) {
         let first = if r == 0 { 0 } else { self.rows[r - 1].0 };
@@ -1782,6 +1863,9 @@ impl Batch {
         name: Option<&str>,
     ) -> PyResult<Bound<'py, PyList>> {
         let (fields, pos) = self.row_fields(r);
+        if let Some(raw) = self.reparsed(r) {
+            return decode_then_parse(py, raw, strs, name, pos);
+        }
         let first = fields.start;
         build_list(py, fields.len(), |i| self.field(py, first + i, i, pos, nonnumeric, strs, name))
     }
@@ -1799,6 +1883,11 @@ impl Batch {
         for r in 0..self.rows.len() {
             items.clear();
             let (fields, pos) = self.row_fields(r);
+            if let Some(raw) = self.reparsed(r) {
+                items.extend(decode_then_parse(py, raw, strs, name, pos)?.iter());
+                each(&mut items)?;
+                continue;
+            }
             for (i, f) in fields.enumerate() {
                 items.push(self.field(py, f, i, pos, nonnumeric, strs, name)?);
             }
@@ -1881,14 +1970,14 @@ impl Ahead {
             if self.done {
                 return Ok(None);
             }
-            self.fetch(py, nonnumeric)?;
+            self.fetch(py, nonnumeric, strs.joins())?;
         }
     }
 
     /// Replaces the handed-out batch with the next one: from the thread if
     /// it runs, else scanned here (GIL released), and then the thread is
     /// started if there is more to read.
-    fn fetch(&mut self, py: Python<'_>, nonnumeric: bool) -> PyResult<()> {
+    fn fetch(&mut self, py: Python<'_>, nonnumeric: bool, joins: bool) -> PyResult<()> {
         let spent = std::mem::take(&mut self.cur);
         self.next = 0;
         if let Some(full) = self.full.take() {
@@ -1915,19 +2004,19 @@ impl Ahead {
             return Ok(());
         };
         let mut b = spent;
-        let end = py.allow_threads(|| b.load(rdr.get(), nonnumeric, BATCH_BYTES));
+        let end = py.allow_threads(|| b.load(rdr.get(), nonnumeric, joins, BATCH_BYTES));
         let more = matches!(end, Ok(true));
         self.cur = b;
         self.end = Some(end);
         if more {
-            self.start_thread(nonnumeric);
+            self.start_thread(nonnumeric, joins);
         }
         Ok(())
     }
 
     /// Hands the reader to a new read-ahead thread. If no thread can be
     /// started, reading goes on here.
-    fn start_thread(&mut self, nonnumeric: bool) {
+    fn start_thread(&mut self, nonnumeric: bool, joins: bool) {
         let (rdr_tx, rdr_rx) = mpsc::channel::<SendReader>();
         let (full_tx, full_rx) = mpsc::sync_channel::<Filled>(1);
         let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
@@ -1939,7 +2028,7 @@ impl Ahead {
                 // Reads on after an error, as the row-by-row reader does,
                 // until the input ends or the Python reader is dropped.
                 while let Ok(mut b) = empty_rx.recv() {
-                    let end = b.load(rdr.get(), nonnumeric, BATCH_BYTES);
+                    let end = b.load(rdr.get(), nonnumeric, joins, BATCH_BYTES);
                     let last = matches!(end, Ok(false));
                     if full_tx.send((b, end)).is_err() || last {
                         return;
@@ -1979,6 +2068,7 @@ fn bulk<'py>(
     stash: &PyErrStash,
     mut each: impl FnMut(&mut Vec<Bound<'py, PyAny>>) -> PyResult<()>,
 ) -> PyResult<()> {
+    let joins = strs.joins();
     // Builds one batch's rows; then its error, if any. Whether to go on.
     let mut consume = |batch: &Batch, end: Result<bool, CoreError>| -> PyResult<bool> {
         batch.build(py, nonnumeric, strs, name, &mut each)?;
@@ -1991,11 +2081,11 @@ fn bulk<'py>(
     };
     // Grown as needed by this thread: small inputs allocate little.
     let mut batch = Batch::default();
-    let end = py.allow_threads(|| batch.load(rdr.get(), nonnumeric, BATCH_BYTES));
+    let end = py.allow_threads(|| batch.load(rdr.get(), nonnumeric, joins, BATCH_BYTES));
     if !threaded || !matches!(end, Ok(true)) {
         let mut end = end;
         while consume(&batch, end)? {
-            end = py.allow_threads(|| batch.load(rdr.get(), nonnumeric, BATCH_BYTES));
+            end = py.allow_threads(|| batch.load(rdr.get(), nonnumeric, joins, BATCH_BYTES));
         }
         return Ok(());
     }
@@ -2010,7 +2100,7 @@ fn bulk<'py>(
             let Ok(mut b) = empty_rx.recv() else {
                 return; // the calling thread is done
             };
-            let end = b.load(rdr.get(), nonnumeric, BATCH_BYTES);
+            let end = b.load(rdr.get(), nonnumeric, joins, BATCH_BYTES);
             let more = matches!(end, Ok(true));
             if full_tx.send((b, end)).is_err() || !more {
                 return;
@@ -2066,7 +2156,8 @@ fn open_bulk(
     let native_io = spec.fd.is_some() || spec.path.is_some();
     let rdr = open_native(py, &pd, &mut spec, &stash)?;
     let name = spec.name.clone().or_else(|| spec.path.as_ref().map(|p| p.display().to_string()));
-    Ok(Bulk { native_io, pd, rdr, strs: StrMaker::new(&spec.errors, spec.intern)?, stash, name })
+    let strs = StrMaker::new(&spec.errors, spec.intern)?.decode_first(dialect, spec.filter);
+    Ok(Bulk { native_io, pd, rdr, strs, stash, name })
 }
 
 /// Every row of a native input, as a list of lists.

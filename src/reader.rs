@@ -582,7 +582,8 @@ impl<'a> Reader<'a> {
             if self.fields.is_empty() {
                 continue;
             }
-            let row = Row::new(self.data(), &self.fields, self.row_pos, self.ascii_structure);
+            let row =
+                Row::new(self.data(), self.pos, &self.fields, self.row_pos, self.ascii_structure);
             self.headers = Some(row.to_owned());
             break;
         }
@@ -608,7 +609,7 @@ impl<'a> Reader<'a> {
         if !self.advance()? {
             return Ok(None);
         }
-        Ok(Some(Row::new(self.data(), &self.fields, self.row_pos, self.ascii_structure)))
+        Ok(Some(Row::new(self.data(), self.pos, &self.fields, self.row_pos, self.ascii_structure)))
     }
 
     /// An iterator of owned rows.

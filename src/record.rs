@@ -24,16 +24,40 @@ pub struct Row<'r> {
     /// are character boundaries and one UTF-8 check of the record's bytes
     /// covers all of its fields.
     ascii_structure: bool,
+    /// The record's own bytes in `input` (from its start): `input[..len]`.
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    len: usize,
 }
 
 impl<'r> Row<'r> {
     pub(crate) fn new(
         input: &'r [u8],
+        len: usize,
         fields: &'r Fields,
         pos: Position,
         ascii_structure: bool,
     ) -> Row<'r> {
-        Row { input, fields, pos, ascii_structure }
+        Row { input, fields, pos, ascii_structure, len: len.min(input.len()) }
+    }
+
+    /// The record's input bytes, from its first byte through its line end
+    /// (or the end of input), as read: quotes and escapes included.
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    pub(crate) fn raw(&self) -> &'r [u8] {
+        &self.input[..self.len]
+    }
+
+    /// True when decoding the record's bytes as UTF-8 and then splitting
+    /// the text could give other fields than splitting the bytes and then
+    /// decoding each field, as Python's `csv` over a decoded file does:
+    /// some field was unescaped (quote or escape bytes taken out between
+    /// its pieces, which may join two invalid pieces into a valid
+    /// character), is not ASCII, and the record's bytes are not UTF-8.
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    pub(crate) fn unescaping_may_join_invalid_utf8(&self) -> bool {
+        let scratch = self.fields.scratch();
+        self.fields.spans().iter().any(|s| s.is_owned() && !s.bytes(self.input, scratch).is_ascii())
+            && simdutf8::basic::from_utf8(self.raw()).is_err()
     }
 
     /// Number of fields (0 for an empty line).
@@ -364,5 +388,59 @@ impl RowBuf {
 impl std::fmt::Debug for RowBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.iter().map(|b| String::from_utf8_lossy(b))).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Dialect, ReaderBuilder, SourceChoice};
+
+    /// Every record's raw bytes without line-end bytes around them (where
+    /// the LF of a CRLF goes differs between sources) and whether unescaping may join
+    /// invalid UTF-8, from a slice and from a buffer of `n` bytes.
+    fn raws(input: &[u8], n: usize) -> Vec<(Vec<u8>, bool)> {
+        let d = Dialect::builder().headers(false).build().unwrap();
+        let trim = |r: &[u8]| {
+            let eol = |c: &&u8| **c == b'\n' || **c == b'\r';
+            let k = r.iter().take_while(eol).count();
+            let e = r.len() - r.iter().rev().take_while(eol).count();
+            r[k..e.max(k)].to_vec()
+        };
+        let mut out = Vec::new();
+        let mut rdr = ReaderBuilder::new().dialect(d.clone()).from_slice(input);
+        while let Ok(Some(row)) = rdr.read_row() {
+            out.push((trim(row.raw()), row.unescaping_may_join_invalid_utf8()));
+        }
+        let mut b = ReaderBuilder::new();
+        b.dialect(d).source(SourceChoice::Buffered).buffer_size(n);
+        let mut rdr = b.from_reader(input);
+        let mut again = Vec::new();
+        while let Ok(Some(row)) = rdr.read_row() {
+            again.push((trim(row.raw()), row.unescaping_may_join_invalid_utf8()));
+        }
+        assert_eq!(out, again, "buffer of {n}");
+        out
+    }
+
+    #[test]
+    fn raw_is_the_record_as_read() {
+        let input = b"a,b\r\n\"x\"\"y\",z\n\n\"q\nr\",s";
+        for n in [1, 2, 7, 64] {
+            let got = raws(input, n);
+            let want: Vec<&[u8]> = vec![b"a,b", b"\"x\"\"y\",z", b"", b"\"q\nr\",s"];
+            assert_eq!(got.iter().map(|(r, _)| r.as_slice()).collect::<Vec<_>>(), want);
+            assert!(got.iter().all(|(_, j)| !j));
+        }
+    }
+
+    #[test]
+    fn unescaping_that_may_join_invalid_utf8_is_found() {
+        // `"\xc3"\x80`: the closing quote is taken out and the two invalid
+        // pieces make a valid "À".
+        let got = raws(b"\"\xc3\"\x80,\xff\n\"\xc3\xa9\"\"\",b\n\"a\"\"\xff\",c\n", 3);
+        let flags: Vec<bool> = got.iter().map(|(_, j)| *j).collect();
+        // Unescaped + non-ASCII + invalid record: yes; valid record: no;
+        // invalid record whose unescaped field is non-ASCII: yes.
+        assert_eq!(flags, [true, false, true]);
     }
 }

@@ -137,23 +137,50 @@ def test_validation_errors_match(params, dialect):
 
 BYTE_PIECES = [b"a", b",", b'"', b"\n", b"\r\n", b"\xc3\xa9", b"\xe2\x82\xac",
                b"\xf0\x9f\x98\x80", b"\xc3", b"\xff", b"\x80", b"\xed\xa0\x80",
-               b"\xf4\x90\x80\x80", b"\xe0\x80\xaf", b"\xef\xbb\xbf", b"\x00"]
+               b"\xf4\x90\x80\x80", b"\xe0\x80\xaf", b"\xef\xbb\xbf", b"\x00", b"\\",
+               b"\xa9", b"\xe2\x82"]
 
 
 @SETTINGS
 @given(st.lists(st.sampled_from(BYTE_PIECES), max_size=30).map(b"".join),
-       st.sampled_from(["strict", "replace", "surrogateescape", "backslashreplace"]))
-def test_decoding_matches_python(data, errors):
-    """Invalid UTF-8 never hides an ASCII byte from the decoder, so parsing
-    then decoding each field equals decoding then parsing. ('ignore' is
-    left out: a line of only invalid bytes is one empty field, not an empty
-    row.)"""
+       st.sampled_from(["strict", "replace", "surrogateescape", "backslashreplace"]),
+       st.sampled_from([{}, {"escapechar": "\\"}, {"escapechar": "\\", "doublequote": False},
+                        {"strict": True}]))
+def test_decoding_matches_python(data, errors, kw):
+    """Rows are those of `csv` over the decoded text, also where parsing
+    first would differ: unescaping can take a quote or escape byte out
+    from between two invalid pieces that then make a valid character
+    (`"\xc3"\x80`), so such records are decoded first. ('ignore' is left
+    out: a line of only invalid bytes is one empty field, not an empty
+    row; so is 'backslashreplace' with a backslash escape character, whose
+    replacement text would be read as escapes.)"""
+    assume(not (errors == "backslashreplace" and "escapechar" in kw))
     try:
         text = data.decode("utf-8-sig", errors)
     except UnicodeDecodeError:
-        with pytest.raises(UnicodeDecodeError):
-            fastcsv.read(data, errors=errors)
+        with pytest.raises((UnicodeDecodeError, csv.Error)):
+            fastcsv.read(data, errors=errors, **kw)
         return
-    want = list(csv.reader(io.StringIO(text, newline="")))
-    assert fastcsv.read(data, errors=errors) == want
-    assert list(fastcsv.reader(io.BytesIO(data), errors=errors)) == want
+    try:
+        want = list(csv.reader(io.StringIO(text, newline=""), **kw))
+    except csv.Error:
+        return
+    assert fastcsv.read(data, errors=errors, **kw) == want
+    assert list(fastcsv.reader(io.BytesIO(data), errors=errors, **kw)) == want
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        assert list(fastcsv.reader(path, errors=errors, **kw)) == want
+    finally:
+        os.unlink(path)
+
+
+def test_unescaping_does_not_join_invalid_utf8(tmp_path):
+    p = tmp_path / "joined.csv"
+    p.write_bytes(b'ok,1\n"\xc3"\x80,2\n')
+    with pytest.raises(UnicodeDecodeError, match=r"joined\.csv:2: record 1, byte 5"):
+        fastcsv.read(p)
+    with pytest.raises(UnicodeDecodeError, match=r"joined\.csv:2: record 1, byte 5"):
+        list(fastcsv.reader(p))
+    assert fastcsv.read(p, errors="replace") == [["ok", "1"], ["\ufffd\ufffd", "2"]]
