@@ -1870,6 +1870,28 @@ impl Batch {
         build_list(py, fields.len(), |i| self.field(py, first + i, i, pos, nonnumeric, strs, name))
     }
 
+    /// Row `r`'s fields as Python objects, in `items` (cleared first).
+    fn row_items<'py>(
+        &self,
+        py: Python<'py>,
+        r: usize,
+        nonnumeric: bool,
+        strs: &mut StrMaker,
+        name: Option<&str>,
+        items: &mut Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        items.clear();
+        let (fields, pos) = self.row_fields(r);
+        if let Some(raw) = self.reparsed(r) {
+            items.extend(decode_then_parse(py, raw, strs, name, pos)?.iter());
+            return Ok(());
+        }
+        for (i, f) in fields.enumerate() {
+            items.push(self.field(py, f, i, pos, nonnumeric, strs, name)?);
+        }
+        Ok(())
+    }
+
     /// Calls `each(fields)` for every row, fields as Python objects.
     fn build<'py>(
         &self,
@@ -1881,16 +1903,7 @@ impl Batch {
     ) -> PyResult<()> {
         let mut items = Vec::new();
         for r in 0..self.rows.len() {
-            items.clear();
-            let (fields, pos) = self.row_fields(r);
-            if let Some(raw) = self.reparsed(r) {
-                items.extend(decode_then_parse(py, raw, strs, name, pos)?.iter());
-                each(&mut items)?;
-                continue;
-            }
-            for (i, f) in fields.enumerate() {
-                items.push(self.field(py, f, i, pos, nonnumeric, strs, name)?);
-            }
+            self.row_items(py, r, nonnumeric, strs, name, &mut items)?;
             each(&mut items)?;
         }
         Ok(())
@@ -2052,8 +2065,8 @@ impl Ahead {
     }
 }
 
-/// Scans `rdr` in batches without the GIL, handing each batch's rows to
-/// `each` and checking for signals (Ctrl-C) between batches. When the
+/// Scans `rdr` in batches without the GIL, handing each batch (and the
+/// string maker) to `each` and checking for signals (Ctrl-C) between batches. When the
 /// input is larger than one batch and reading it calls no Python code
 /// (`threaded`), a second thread scans and decodes the next batch while
 /// this one builds Python objects from the last.
@@ -2064,14 +2077,13 @@ fn bulk<'py>(
     threaded: bool,
     nonnumeric: bool,
     strs: &mut StrMaker,
-    name: Option<&str>,
     stash: &PyErrStash,
-    mut each: impl FnMut(&mut Vec<Bound<'py, PyAny>>) -> PyResult<()>,
+    mut each: impl FnMut(&Batch, &mut StrMaker) -> PyResult<()>,
 ) -> PyResult<()> {
     let joins = strs.joins();
     // Builds one batch's rows; then its error, if any. Whether to go on.
     let mut consume = |batch: &Batch, end: Result<bool, CoreError>| -> PyResult<bool> {
-        batch.build(py, nonnumeric, strs, name, &mut each)?;
+        each(batch, strs)?;
         let more = end.map_err(|e| map_error(e, stash))?;
         if let Some(e) = stash.take() {
             return Err(e);
@@ -2173,9 +2185,12 @@ fn _read<'py>(
     let _gc = GcPause::new(py);
     let mut rows: Vec<Bound<'py, PyAny>> = Vec::new();
     let nn = b.pd.nonnumeric;
-    bulk(py, &mut b.rdr, b.native_io, nn, &mut b.strs, b.name.as_deref(), &b.stash, |items| {
-        rows.push(list_from(py, items.drain(..))?.into_any());
-        Ok(())
+    let name = b.name.clone();
+    bulk(py, &mut b.rdr, b.native_io, nn, &mut b.strs, &b.stash, |batch, strs| {
+        batch.build(py, nn, strs, name.as_deref(), |items| {
+            rows.push(list_from(py, items.drain(..))?.into_any());
+            Ok(())
+        })
     })?;
     list_from(py, rows)
 }
@@ -2200,11 +2215,17 @@ fn _read_columns<'py>(
     let mut cols: Vec<Vec<Bound<'py, PyAny>>> = Vec::new();
     let mut nrows = 0usize;
     let name = b.name.clone();
-    bulk(py, &mut b.rdr, b.native_io, nn, &mut b.strs, name.as_deref(), &b.stash, |items| {
+    let name = name.as_deref();
+    // One row, in order: the header, or values (padding short rows).
+    let add_row = |items: &mut Vec<Bound<'py, PyAny>>,
+                   names: &mut Option<Vec<Bound<'py, PyAny>>>,
+                   cols: &mut Vec<Vec<Bound<'py, PyAny>>>,
+                   nrows: &mut usize|
+     -> PyResult<()> {
         if items.is_empty() {
             return Ok(());
         }
-        let Some(names) = &mut names else {
+        let Some(names) = names else {
             let seen = PySet::empty(py)?;
             for n in items.iter() {
                 if seen.contains(n)? {
@@ -2215,22 +2236,22 @@ fn _read_columns<'py>(
                 }
                 seen.add(n)?;
             }
-            cols = items.iter().map(|_| Vec::new()).collect();
-            names = Some(std::mem::take(items));
+            *cols = items.iter().map(|_| Vec::new()).collect();
+            *names = Some(std::mem::take(items));
             return Ok(());
         };
         if items.len() > cols.len() {
             if header {
                 return Err(exc::Error::new_err(format!(
                     "row {} has {} fields, the header has {}",
-                    nrows + 1,
+                    *nrows + 1,
                     items.len(),
                     cols.len()
                 )));
             }
             while cols.len() < items.len() {
                 names.push(PyString::new(py, &cols.len().to_string()).into_any());
-                cols.push(vec![empty.clone(); nrows]);
+                cols.push(vec![empty.clone(); *nrows]);
             }
         }
         let n = items.len();
@@ -2240,7 +2261,74 @@ fn _read_columns<'py>(
         for c in &mut cols[n..] {
             c.push(empty.clone());
         }
-        nrows += 1;
+        *nrows += 1;
+        Ok(())
+    };
+    bulk(py, &mut b.rdr, b.native_io, nn, &mut b.strs, &b.stash, |batch, strs| {
+        let rows = batch.rows.len();
+        let mut items = Vec::new();
+        let mut r = 0;
+        // The header row (the first that is not empty) on its own.
+        while r < rows && names.is_none() {
+            batch.row_items(py, r, nn, strs, name, &mut items)?;
+            add_row(&mut items, &mut names, &mut cols, &mut nrows)?;
+            r += 1;
+        }
+        // The values column by column, so that each column's strings lie
+        // side by side in memory (the collector's passes and freeing the
+        // result then walk memory in order), unless a row needs care
+        // (too long for the header, decoded first, or failing: then the
+        // batch goes row by row, for errors in the order of the rows).
+        let widest = (r..rows).map(|k| batch.row_fields(k).0.len()).max().unwrap_or(0);
+        let (before, width) = (cols.first().map_or(nrows, Vec::len), cols.len());
+        if r < rows && batch.reparse.is_empty() && !(header && widest > width) {
+            if let Some(names) = &mut names {
+                while cols.len() < widest {
+                    names.push(PyString::new(py, &cols.len().to_string()).into_any());
+                    cols.push(vec![empty.clone(); before]);
+                }
+            }
+            let filled = (|| -> PyResult<usize> {
+                let mut added = 0;
+                for (c, col) in cols.iter_mut().enumerate() {
+                    added = 0;
+                    for k in r..rows {
+                        let (fields, pos) = batch.row_fields(k);
+                        if fields.is_empty() {
+                            continue;
+                        }
+                        added += 1;
+                        col.push(if c < fields.len() {
+                            batch.field(py, fields.start + c, c, pos, nn, strs, name)?
+                        } else {
+                            empty.clone()
+                        });
+                    }
+                }
+                Ok(added)
+            })();
+            match filled {
+                Ok(added) => {
+                    nrows += added;
+                    return Ok(());
+                }
+                Err(_) => {
+                    // Undo, and let the rows in order find the first error.
+                    cols.truncate(width);
+                    if let Some(names) = &mut names {
+                        names.truncate(width);
+                    }
+                    for col in &mut cols {
+                        col.truncate(before);
+                    }
+                }
+            }
+        }
+        while r < rows {
+            batch.row_items(py, r, nn, strs, name, &mut items)?;
+            add_row(&mut items, &mut names, &mut cols, &mut nrows)?;
+            r += 1;
+        }
         Ok(())
     })?;
     let out = PyDict::new(py);

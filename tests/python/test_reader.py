@@ -407,6 +407,40 @@ def test_bulk_reads_of_many_batches_match_csv(tmp_path):
     assert fastcsv.read(q, quoting=csv.QUOTE_NONNUMERIC) == nonnumeric
 
 
+def columns_of(rows, header):
+    """read_columns' result, computed from csv's rows."""
+    rows = [r for r in rows if r]
+    if header:
+        if not rows:
+            return {}
+        names, rows = rows[0], rows[1:]
+    else:
+        names = [str(i) for i in range(max((len(r) for r in rows), default=0))]
+    return {n: [r[i] if i < len(r) else "" for r in rows] for i, n in enumerate(names)}
+
+
+def test_read_columns_of_many_batches_matches_csv(tmp_path):
+    text = big_text(11)
+    p = write(tmp_path, text)
+    with open(p, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert fastcsv.read_columns(p, header=False) == columns_of(rows, False)
+    # A header as wide as the widest row; blank lines in between.
+    width = max(len(r) for r in rows)
+    head = ",".join(f"c{i}" for i in range(width)) + "\n"
+    q = write(tmp_path, head + text.replace("\n1000", "\n\n1000"), "head.csv")
+    with open(q, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert fastcsv.read_columns(q) == columns_of(rows, True)
+    # A decoding error deep in the file is the first one in row order.
+    data = text.encode()
+    cut = data.index(b"\n45000,") + 1
+    bad = data[:cut] + b"1,\xff,2\n" + data[cut:] + b"2,\xfe\n"
+    r = write(tmp_path, bad, "bad.csv")
+    with pytest.raises(UnicodeDecodeError, match=r"0xff.*field 1 of .*bad\.csv:\d+: record \d+, byte " + str(cut)):
+        fastcsv.read_columns(r, header=False)
+
+
 def test_bulk_read_errors_deep_in_a_large_file(tmp_path):
     text = big_text(8)
     data = text.encode()
