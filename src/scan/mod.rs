@@ -64,9 +64,9 @@ enum State {
     Comment,
 }
 
-const OWNED: u8 = 1;
-const QUOTED: u8 = 2;
-const NUMERIC: u8 = 4;
+const OWNED: usize = 1;
+const QUOTED: usize = 2;
+const NUMERIC: usize = 4;
 
 /// One field's location: a span of the input, or of [`Fields`]' scratch
 /// buffer when the field had to be unescaped.
@@ -74,7 +74,7 @@ const NUMERIC: u8 = 4;
 pub struct Span {
     start: usize,
     end: usize,
-    flags: u8,
+    flags: usize,
 }
 
 impl Span {
