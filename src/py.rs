@@ -461,6 +461,30 @@ fn make_str<'py>(
     }
 }
 
+/// Copies `b[i..]` to `out[j..]` eight bytes at a time for as long as
+/// whole words are ASCII and fit; the new `(i, j)`.
+#[inline(always)]
+fn copy_ascii_words<T>(
+    b: &[u8],
+    mut i: usize,
+    out: &mut [T],
+    mut j: usize,
+    unit: impl Fn(u32) -> T,
+) -> (usize, usize) {
+    while i + 8 <= b.len() && j + 8 <= out.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        if w & 0x8080_8080_8080_8080 != 0 {
+            break;
+        }
+        for (o, &c) in out[j..j + 8].iter_mut().zip(&b[i..i + 8]) {
+            *o = unit(u32::from(c));
+        }
+        i += 8;
+        j += 8;
+    }
+    (i, j)
+}
+
 /// Decodes strict UTF-8 (no overlong forms, surrogates or code points past
 /// U+10FFFF) into `out`, one unit per code point. False when `b` is not
 /// strict UTF-8 or does not hold exactly `out.len()` code points.
@@ -471,18 +495,7 @@ fn decode_utf8_into<T>(b: &[u8], out: &mut [T], unit: impl Fn(u32) -> T) -> bool
     };
     let (mut i, mut j) = (0, 0);
     while i < b.len() {
-        // Runs of ASCII, eight bytes at a time.
-        while i + 8 <= b.len() && j + 8 <= out.len() {
-            let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-            if w & 0x8080_8080_8080_8080 != 0 {
-                break;
-            }
-            for (o, &c) in out[j..j + 8].iter_mut().zip(&b[i..i + 8]) {
-                *o = unit(u32::from(c));
-            }
-            i += 8;
-            j += 8;
-        }
+        (i, j) = copy_ascii_words(b, i, out, j, &unit);
         if i >= b.len() {
             break;
         }
@@ -540,21 +553,9 @@ fn decode_bmp(b: &[u8], v: &mut Vec<u16>) -> Option<(usize, u32)> {
 
 /// [`decode_bmp`] into `out`, which has room for `b.len()` code points.
 fn decode_bmp_into(b: &[u8], out: &mut [u16]) -> Option<(usize, u32)> {
-    let n = b.len();
     let (mut i, mut j, mut or) = (0usize, 0usize, 0u32);
     let ok = loop {
-        // Runs of ASCII, eight bytes at a time.
-        while i + 8 <= n {
-            let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-            if w & 0x8080_8080_8080_8080 != 0 {
-                break;
-            }
-            for (o, &c) in out[j..j + 8].iter_mut().zip(&b[i..i + 8]) {
-                *o = u16::from(c);
-            }
-            i += 8;
-            j += 8;
-        }
+        (i, j) = copy_ascii_words(b, i, out, j, |c| c as u16);
         let Some(&c0) = b.get(i) else {
             break true;
         };
