@@ -1868,6 +1868,28 @@ impl Batch {
             return decode_then_parse(py, raw, strs, name, pos);
         }
         let first = fields.start;
+        if strs.cache.is_none() && !nonnumeric {
+            // Nothing to decide per field but its text: walk the ends.
+            // (Written out here: a shared per-field closure measured 5%
+            // more instructions per row.)
+            let mut start = if first == 0 { 0 } else { self.ends[first - 1] };
+            let ends = &self.ends[fields];
+            if self.forms.is_empty() {
+                // An ASCII batch: every field is a copy.
+                return build_list(py, ends.len(), |i| {
+                    let b = &self.data[start..ends[i]];
+                    start = ends[i];
+                    str_from_units(py, b, 0x7F)
+                });
+            }
+            return build_list(py, ends.len(), |i| {
+                let b = &self.data[start..ends[i]];
+                start = ends[i];
+                let at = || position_text(name, pos, i);
+                let text = self.text(first + i, b);
+                text.to_str(py, &strs.errors, strs.strict, &at, &mut strs.scratch)
+            });
+        }
         build_list(py, fields.len(), |i| self.field(py, first + i, i, pos, nonnumeric, strs, name))
     }
 
@@ -1885,6 +1907,15 @@ impl Batch {
         let (fields, pos) = self.row_fields(r);
         if let Some(raw) = self.reparsed(r) {
             items.extend(decode_then_parse(py, raw, strs, name, pos)?.iter());
+            return Ok(());
+        }
+        if self.forms.is_empty() && strs.cache.is_none() && !nonnumeric {
+            // An ASCII batch: every field is a copy.
+            let mut start = if fields.start == 0 { 0 } else { self.ends[fields.start - 1] };
+            for &end in &self.ends[fields] {
+                items.push(str_from_units(py, &self.data[start..end], 0x7F)?);
+                start = end;
+            }
             return Ok(());
         }
         for (i, f) in fields.enumerate() {
