@@ -32,7 +32,7 @@ use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
@@ -82,6 +82,10 @@ const BATCH_SLACK: usize = 64 << 10;
 const TEXT_CHUNK: usize = 1 << 14;
 /// Bytes asked of a text file's binary buffer at a time (see [`RawText`]).
 const RAW_CHUNK: usize = 1 << 16;
+/// Bytes of a text stream sent to a read-ahead thread at a time ...
+const FEED_CHUNK: usize = RAW_CHUNK;
+/// ... and chunks sent ahead of it (about four batches).
+const FEED_AHEAD: usize = 16;
 
 // ---------------------------------------------------------------------------
 // Dialects
@@ -1021,22 +1025,197 @@ impl PyTextStream {
     }
 }
 
-impl Read for PyTextStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+impl PyTextStream {
+    /// The next UTF-8 bytes of the text, into `buf`; 0 at the end.
+    fn read_some(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
         if self.off < self.pending.len() {
             let n = (self.pending.len() - self.off).min(buf.len());
             buf[..n].copy_from_slice(&self.pending[self.off..self.off + n]);
             self.off += n;
             return Ok(n);
         }
+        if self.raw.is_some() {
+            self.read_raw(py, buf)
+        } else {
+            self.read_chunk(py, buf)
+        }
+    }
+}
+
+impl Read for PyTextStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         Python::with_gil(|py| {
-            let r =
-                if self.raw.is_some() { self.read_raw(py, buf) } else { self.read_chunk(py, buf) };
-            r.map_err(|e| {
+            self.read_some(py, buf).map_err(|e| {
                 self.stash.put(e);
                 io::Error::other("exception in read()")
             })
         })
+    }
+}
+
+/// Bytes of a text stream on their way to a read-ahead thread (see
+/// [`Feeder`]).
+enum Feed {
+    Chunk(Arc<Vec<u8>>),
+    /// The stream ended.
+    End,
+    /// The stream's `read` raised; the exception is in the reader's stash.
+    Failed,
+}
+
+/// The read-ahead thread's side of a text stream: a `Read` of the chunks
+/// the calling thread reads from the stream (which takes the GIL) and
+/// sends. When none is waiting it asks for more ([`Msg::Need`]) and waits.
+struct FedText {
+    rx: mpsc::Receiver<Feed>,
+    need: mpsc::Sender<Msg>,
+    /// Chunks taken from `rx` so far.
+    taken: Arc<AtomicUsize>,
+    cur: Arc<Vec<u8>>,
+    off: usize,
+    end: bool,
+}
+
+impl Read for FedText {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.off < self.cur.len() {
+                let n = (self.cur.len() - self.off).min(buf.len());
+                buf[..n].copy_from_slice(&self.cur[self.off..self.off + n]);
+                self.off += n;
+                return Ok(n);
+            }
+            if self.end {
+                return Ok(0);
+            }
+            let gone = || io::Error::other("the reader was dropped");
+            let feed = match self.rx.try_recv() {
+                Ok(f) => f,
+                Err(mpsc::TryRecvError::Empty) => {
+                    let _ = self.need.send(Msg::Need);
+                    self.rx.recv().map_err(|_| gone())?
+                }
+                Err(mpsc::TryRecvError::Disconnected) => return Err(gone()),
+            };
+            self.taken.fetch_add(1, Ordering::Relaxed);
+            match feed {
+                Feed::Chunk(c) => {
+                    self.cur = c;
+                    self.off = 0;
+                }
+                Feed::End => self.end = true,
+                Feed::Failed => {
+                    self.end = true;
+                    return Err(io::Error::other("exception in read()"));
+                }
+            }
+        }
+    }
+}
+
+/// The calling thread's side of a text stream read ahead: it reads the
+/// stream (under the GIL) and keeps up to [`FEED_AHEAD`] chunks waiting
+/// for the read-ahead thread. The chunks of the batch being handed out
+/// and after are kept, so that the rows from any of them on can be parsed
+/// again by a row-by-row reader (see `TextAheadSource::reparse`).
+struct Feeder {
+    stream: PyTextStream,
+    tx: mpsc::Sender<Feed>,
+    taken: Arc<AtomicUsize>,
+    sent: usize,
+    /// `End` or `Failed` was sent.
+    done: bool,
+    /// The chunks sent, the first beginning at byte `kept_from` of the
+    /// text.
+    kept: std::collections::VecDeque<Arc<Vec<u8>>>,
+    kept_from: u64,
+    /// Chunks the thread is done with, to fill again.
+    spare: Vec<Vec<u8>>,
+}
+
+impl Feeder {
+    fn feed_one(&mut self, py: Python<'_>) {
+        if self.done {
+            return;
+        }
+        let mut v = self.spare.pop().unwrap_or_default();
+        v.resize(FEED_CHUNK, 0);
+        let msg = match self.stream.read_some(py, &mut v) {
+            Ok(0) => {
+                self.done = true;
+                Feed::End
+            }
+            Ok(n) => {
+                v.truncate(n);
+                let c = Arc::new(v);
+                self.kept.push_back(c.clone());
+                Feed::Chunk(c)
+            }
+            Err(e) => {
+                self.stream.stash.put(e);
+                self.done = true;
+                Feed::Failed
+            }
+        };
+        self.sent += 1;
+        let _ = self.tx.send(msg);
+    }
+
+    /// Sends chunks until [`FEED_AHEAD`] wait for the thread.
+    fn top_up(&mut self, py: Python<'_>) {
+        while !self.done && self.sent - self.taken.load(Ordering::Relaxed) < FEED_AHEAD {
+            self.feed_one(py);
+        }
+    }
+
+    /// Drops the kept chunks that end at or before byte `at`.
+    fn forget_before(&mut self, at: u64) {
+        while let Some(c) = self.kept.front() {
+            let end = self.kept_from + c.len() as u64;
+            if end > at {
+                break;
+            }
+            self.kept_from = end;
+            if let Some(Ok(v)) = self.kept.pop_front().map(Arc::try_unwrap) {
+                if self.spare.len() < FEED_AHEAD {
+                    self.spare.push(v);
+                }
+            }
+        }
+    }
+
+    /// The kept text from byte `at` on, or `None` if it is not kept.
+    fn kept_from(&self, at: u64) -> Option<Vec<u8>> {
+        let mut skip = usize::try_from(at.checked_sub(self.kept_from)?).ok()?;
+        let mut out = Vec::new();
+        for c in &self.kept {
+            if skip >= c.len() {
+                skip -= c.len();
+                continue;
+            }
+            out.extend_from_slice(&c[skip..]);
+            skip = 0;
+        }
+        (skip == 0).then_some(out)
+    }
+}
+
+/// A text stream read again from a point: the kept bytes, then the stream.
+struct Replay {
+    pre: Vec<u8>,
+    off: usize,
+    stream: PyTextStream,
+}
+
+impl Read for Replay {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.off < self.pre.len() {
+            let n = (self.pre.len() - self.off).min(buf.len());
+            buf[..n].copy_from_slice(&self.pre[self.off..self.off + n]);
+            self.off += n;
+            return Ok(n);
+        }
+        self.stream.read(buf)
     }
 }
 
@@ -1295,6 +1474,9 @@ struct NativeSource {
     name: Option<String>,
     /// Set when this reader stands in for `csv.reader` over a text stream.
     text: Option<TextState>,
+    /// Lines before the input's first (a text stream parsed again from a
+    /// row, see [`TextAheadSource::reparse`]).
+    line_base: u64,
 }
 
 /// What a reader over a text stream keeps beyond a native one: the limit
@@ -1312,6 +1494,54 @@ enum Input {
     Native(Box<NativeSource>),
     /// A path or descriptor: read by a [`Ahead`].
     Ahead(Box<AheadSource>),
+    /// A large text stream, read ahead.
+    TextAhead(Box<TextAheadSource>),
+}
+
+/// State of a reader over a text stream whose text is parsed by a
+/// read-ahead thread, fed by the calling thread ([`Feeder`]). The thread
+/// parses without a field size limit; each row is checked against the
+/// limit in force when it is handed out (as `csv` reads it while parsing)
+/// and when a field may exceed it, the reader turns into a row-by-row one
+/// ([`NativeSource`]) from that row on ([`TextAheadSource::reparse`]).
+struct TextAheadSource {
+    ahead: Ahead,
+    /// `None` once handed to the row-by-row reader.
+    feed: Option<Feeder>,
+    strs: StrMaker,
+    stash: PyErrStash,
+    /// The dialect, for the row-by-row reader.
+    dialect: Dialect,
+    raw_on: Arc<AtomicBool>,
+}
+
+impl TextAheadSource {
+    /// A row-by-row reader of the text from byte `at` (a record's start on
+    /// line `line`) on, with the field size limit now in force. The read-
+    /// ahead thread ends (its channels close).
+    fn reparse(&mut self, py: Python<'_>, at: u64, line: u64) -> PyResult<Box<NativeSource>> {
+        let Some(feed) = self.feed.take() else {
+            return Err(PyRuntimeError::new_err("fastcsv: the text stream is gone"));
+        };
+        let Some(pre) = feed.kept_from(at) else {
+            return Err(PyRuntimeError::new_err("fastcsv: the text to parse again is gone"));
+        };
+        self.ahead = Ahead::new_done();
+        let limit = field_limit(py)?;
+        let mut d = self.dialect.clone();
+        // As `NativeSource::next` sets it: below 1, every character fails.
+        d.field_limit = Some(limit.max(0) as u64);
+        let replay = Replay { pre, off: 0, stream: feed.stream };
+        let rdr = ReaderBuilder::new().dialect(d).max_buffer_size(usize::MAX).from_reader(replay);
+        Ok(Box::new(NativeSource {
+            rdr: SendReader(rdr),
+            strs: std::mem::replace(&mut self.strs, StrMaker::new("surrogatepass", false)?),
+            stash: self.stash.clone(),
+            name: None,
+            text: Some(TextState { limit, raw_on: self.raw_on.clone() }),
+            line_base: line.saturating_sub(1),
+        }))
+    }
 }
 
 /// State of a reader over a path or descriptor, whose reading calls no
@@ -1467,7 +1697,27 @@ impl PyReader {
             Input::Native(s) => s.next(py, self.nonnumeric),
             Input::Ahead(s) => {
                 let name = s.name.as_deref();
-                s.ahead.next_row(py, self.nonnumeric, &mut s.strs, name, &s.stash)
+                match s.ahead.next_row(py, self.nonnumeric, &mut s.strs, name, &s.stash, None)? {
+                    Next::Row(r) => Ok(Some(r)),
+                    Next::End => Ok(None),
+                    Next::Reparse(..) => {
+                        Err(PyRuntimeError::new_err("fastcsv: a native reader cannot reparse"))
+                    }
+                }
+            }
+            Input::TextAhead(s) => {
+                let strs = &mut s.strs;
+                let feed = s.feed.as_mut();
+                match s.ahead.next_row(py, false, strs, None, &s.stash, feed)? {
+                    Next::Row(r) => Ok(Some(r)),
+                    Next::End => Ok(None),
+                    Next::Reparse(at, line) => {
+                        let mut native = s.reparse(py, at, line)?;
+                        let row = native.next(py, false);
+                        self.input = Input::Native(native);
+                        row
+                    }
+                }
             }
         }
     }
@@ -1486,6 +1736,8 @@ impl PyReader {
                 None => "native",
             },
             Input::Ahead(_) => "native",
+            Input::TextAhead(s) if s.raw_on.load(Ordering::Relaxed) => "text-raw",
+            Input::TextAhead(_) => "text",
         }
     }
 
@@ -1495,8 +1747,9 @@ impl PyReader {
     fn line_num(&mut self) -> u64 {
         match &mut self.input {
             Input::Lines(s) => s.line_num,
-            Input::Native(s) => s.rdr.get().line(),
+            Input::Native(s) => s.line_base + s.rdr.get().line(),
             Input::Ahead(s) => s.ahead.line,
+            Input::TextAhead(s) => s.ahead.line,
         }
     }
 }
@@ -1547,7 +1800,7 @@ fn _native_reader(
     let input = if native_io {
         Input::Ahead(Box::new(AheadSource { ahead: Ahead::new(rdr), strs, stash, name }))
     } else {
-        Input::Native(Box::new(NativeSource { rdr, strs, stash, name, text: None }))
+        Input::Native(Box::new(NativeSource { rdr, strs, stash, name, text: None, line_base: 0 }))
     };
     Ok(PyReader { dialect: dialect.clone().unbind(), nonnumeric: pd.nonnumeric, input })
 }
@@ -1561,9 +1814,11 @@ fn _native_reader(
 ///
 /// With `raw_offset` (a UTF-8 `io.TextIOWrapper` whose `tell()` was that
 /// plain byte offset, with nothing decoded ahead), the stream starts in
-/// raw mode; `keeps_cr` says that `read` was seen returning a CR.
+/// raw mode; `keeps_cr` says that `read` was seen returning a CR. With
+/// `ahead` (a large file), the text is parsed by a read-ahead thread
+/// ([`TextAheadSource`]).
 #[pyfunction]
-#[pyo3(signature = (stream, dialect, filter=None, raw_offset=None, keeps_cr=false))]
+#[pyo3(signature = (stream, dialect, filter=None, raw_offset=None, keeps_cr=false, ahead=false))]
 fn _text_reader(
     py: Python<'_>,
     stream: &Bound<'_, PyAny>,
@@ -1571,6 +1826,7 @@ fn _text_reader(
     filter: Option<&str>,
     raw_offset: Option<u64>,
     keeps_cr: bool,
+    ahead: bool,
 ) -> PyResult<PyReader> {
     let pd = PyDialect::from_py(dialect)?;
     if pd.nonnumeric {
@@ -1599,6 +1855,45 @@ fn _text_reader(
         off: 0,
         stash: stash.clone(),
     };
+    if ahead {
+        let mut unlimited = d.clone();
+        unlimited.field_limit = None;
+        let (feed_tx, feed_rx) = mpsc::channel();
+        let (msg_tx, msg_rx) = mpsc::channel();
+        let taken = Arc::new(AtomicUsize::new(0));
+        let fed = FedText {
+            rx: feed_rx,
+            need: msg_tx.clone(),
+            taken: taken.clone(),
+            cur: Arc::default(),
+            off: 0,
+            end: false,
+        };
+        let rdr =
+            ReaderBuilder::new().dialect(unlimited).max_buffer_size(usize::MAX).from_reader(fed);
+        let feeder = Feeder {
+            stream: text,
+            tx: feed_tx,
+            taken,
+            sent: 0,
+            done: false,
+            kept: Default::default(),
+            kept_from: 0,
+            spare: Vec::new(),
+        };
+        return Ok(PyReader {
+            dialect: dialect.clone().unbind(),
+            nonnumeric: false,
+            input: Input::TextAhead(Box::new(TextAheadSource {
+                ahead: Ahead::new_fed(Some(SendReader(rdr)), Some((msg_tx, msg_rx))),
+                feed: Some(feeder),
+                strs: StrMaker::new("surrogatepass", false)?,
+                stash,
+                dialect: d,
+                raw_on,
+            })),
+        });
+    }
     // `csv` holds a record of any size in memory; so may this reader.
     let rdr = ReaderBuilder::new().dialect(d).max_buffer_size(usize::MAX).from_reader(text);
     Ok(PyReader {
@@ -1610,6 +1905,7 @@ fn _text_reader(
             stash,
             name: None,
             text: Some(TextState { limit, raw_on }),
+            line_base: 0,
         })),
     })
 }
@@ -1656,6 +1952,10 @@ struct Batch {
     lines: Vec<u64>,
     /// The reader's line count where the batch ended.
     end_line: u64,
+    /// The reader's byte offset where the batch began.
+    start_byte: u64,
+    /// Where the record an error ended the batch in began (byte, line).
+    err_start: Option<(u64, u64)>,
     /// Rows to decode first and parse with `csv` (see
     /// [`decode_then_parse`]): their index and bytes in `raw`.
     reparse: Vec<(usize, std::ops::Range<usize>)>,
@@ -1701,6 +2001,8 @@ impl Batch {
             rows: Vec::with_capacity(BATCH_ROWS),
             lines: Vec::with_capacity(BATCH_ROWS),
             end_line: 0,
+            start_byte: 0,
+            err_start: None,
             reparse: Vec::new(),
             raw: Vec::new(),
             forms: Vec::with_capacity(fields),
@@ -1737,6 +2039,8 @@ impl Batch {
         bytes: usize,
     ) -> Result<bool, CoreError> {
         self.clear();
+        self.start_byte = rdr.byte_offset();
+        self.err_start = None;
         let end = loop {
             if self.data.len() >= bytes
                 || self.ends.len() >= BATCH_FIELDS
@@ -1747,7 +2051,10 @@ impl Batch {
             let row = match rdr.read_row() {
                 Ok(Some(row)) => row,
                 Ok(None) => break Ok(false),
-                Err(e) => break Err(e),
+                Err(e) => {
+                    self.err_start = rdr.error_record_start();
+                    break Err(e);
+                }
             };
             for (i, f) in row.iter().enumerate() {
                 self.data.extend_from_slice(f);
@@ -1942,9 +2249,25 @@ impl Batch {
     }
 }
 
-/// What the read-ahead thread of a row-by-row reader hands over: a filled
-/// batch and how it ended.
-type Filled = (Batch, Result<bool, CoreError>);
+/// What the read-ahead thread of a row-by-row reader tells the calling
+/// thread. (One message per batch: its size does not matter.)
+#[allow(clippy::large_enum_variant)]
+enum Msg {
+    /// A filled batch and how it ended.
+    Filled(Batch, Result<bool, CoreError>),
+    /// It read every byte fed so far and waits for more (see [`FedText`]).
+    Need,
+}
+
+/// What [`Ahead::next_row`] found.
+enum Next<'py> {
+    Row(Bound<'py, PyList>),
+    End,
+    /// (Text streams only.) The next row or error may be different under
+    /// the field size limit now in force: parse again from this byte of
+    /// the text, whose line is this one (1-based).
+    Reparse(u64, u64),
+}
 
 /// A row-by-row reader's rows scanned ahead: batches of rows decoded by a
 /// second thread (once the input proved larger than one batch) while the
@@ -1952,15 +2275,21 @@ type Filled = (Batch, Result<bool, CoreError>);
 /// and `line_num` are those of reading row by row: a batch ends at an
 /// error, which is raised after its rows, and reading goes on after it as
 /// the core reader does.
+///
+/// A text stream's reader ([`TextAheadSource`]) is fed by the calling
+/// thread ([`Feeder`]) and starts its thread at once.
 struct Ahead {
     /// The reader while no thread has it.
     rdr: Option<SendReader>,
-    /// Filled batches from the thread, once it runs. (In a `Mutex` only to
-    /// make the reader `Sync`, as Python classes must be; it is never
-    /// locked: every access has `&mut self`.)
-    full: Option<Mutex<mpsc::Receiver<Filled>>>,
+    /// Messages from the thread, once it runs. (In a `Mutex` only to make
+    /// the reader `Sync`, as Python classes must be; it is never locked:
+    /// every access has `&mut self`.)
+    full: Option<Mutex<mpsc::Receiver<Msg>>>,
     /// Batches given back to the thread to fill again.
     empty: Option<mpsc::Sender<Batch>>,
+    /// The channel for `full` when made before the thread (a fed reader's
+    /// [`FedText`] holds the other end).
+    chan: Option<(mpsc::Sender<Msg>, Mutex<mpsc::Receiver<Msg>>)>,
     /// The batch being handed out, its next row, and how it ended.
     cur: Batch,
     next: usize,
@@ -1972,11 +2301,25 @@ struct Ahead {
 }
 
 impl Ahead {
+    /// A reader with nothing (more) to give.
+    fn new_done() -> Ahead {
+        Ahead { rdr: None, done: true, ..Ahead::new_fed(None, None) }
+    }
+
     fn new(rdr: SendReader) -> Ahead {
+        Ahead::new_fed(Some(rdr), None)
+    }
+
+    /// A reader whose thread will send on `chan`'s sender.
+    fn new_fed(
+        rdr: Option<SendReader>,
+        chan: Option<(mpsc::Sender<Msg>, mpsc::Receiver<Msg>)>,
+    ) -> Ahead {
         Ahead {
-            rdr: Some(rdr),
+            rdr,
             full: None,
             empty: None,
+            chan: chan.map(|(tx, rx)| (tx, Mutex::new(rx))),
             cur: Batch::default(),
             next: 0,
             end: None,
@@ -1985,7 +2328,10 @@ impl Ahead {
         }
     }
 
-    /// The next row, as `NativeSource::next` gives it.
+    /// The next row, as `NativeSource::next` gives it. With `fed` (a text
+    /// stream), errors are `csv`'s and each row and error is first checked
+    /// against the field size limit, which the thread does not apply.
+    #[allow(clippy::too_many_arguments)]
     fn next_row<'py>(
         &mut self,
         py: Python<'py>,
@@ -1993,16 +2339,42 @@ impl Ahead {
         strs: &mut StrMaker,
         name: Option<&str>,
         stash: &PyErrStash,
-    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        mut fed: Option<&mut Feeder>,
+    ) -> PyResult<Next<'py>> {
         loop {
             if self.next < self.cur.rows.len() {
                 let r = self.next;
+                if fed.is_some() {
+                    // A row without a field longer (in bytes, so at least
+                    // in characters) than the limit is as `csv` reads it.
+                    let (fields, pos) = self.cur.row_fields(r);
+                    let mut start =
+                        if fields.start == 0 { 0 } else { self.cur.ends[fields.start - 1] };
+                    let mut longest = 0;
+                    for &end in &self.cur.ends[fields] {
+                        longest = longest.max(end - start);
+                        start = end;
+                    }
+                    if longest as i64 > field_limit(py)? {
+                        return Ok(Next::Reparse(pos.byte, pos.line));
+                    }
+                }
                 self.next += 1;
                 self.line = self.cur.lines[r];
-                return self.cur.row_list(py, r, nonnumeric, strs, name).map(Some);
+                return self.cur.row_list(py, r, nonnumeric, strs, name).map(Next::Row);
             }
             match self.end.take() {
                 Some(Err(e)) => {
+                    if fed.is_some() {
+                        // Likewise for the record the error stopped in.
+                        if let (Some((at, line)), Some(p)) = (self.cur.err_start, e.position()) {
+                            if (p.byte.saturating_sub(at)) as i64 > field_limit(py)? {
+                                return Ok(Next::Reparse(at, line));
+                            }
+                        }
+                        self.line = self.cur.end_line;
+                        return Err(text_error(py, e, stash));
+                    }
                     self.line = self.cur.end_line;
                     return Err(map_error(e, stash));
                 }
@@ -2013,30 +2385,58 @@ impl Ahead {
                 Some(Ok(true)) | None => {}
             }
             if self.done {
-                return Ok(None);
+                return Ok(Next::End);
             }
-            self.fetch(py, nonnumeric, strs.joins())?;
+            self.fetch(py, nonnumeric, strs.joins(), fed.as_deref_mut())?;
+            if let Some(f) = fed.as_deref_mut() {
+                f.forget_before(self.cur.start_byte);
+            }
         }
     }
 
     /// Replaces the handed-out batch with the next one: from the thread if
     /// it runs, else scanned here (GIL released), and then the thread is
-    /// started if there is more to read.
-    fn fetch(&mut self, py: Python<'_>, nonnumeric: bool, joins: bool) -> PyResult<()> {
+    /// started if there is more to read. A fed reader starts its thread at
+    /// once and keeps it fed while it waits.
+    fn fetch(
+        &mut self,
+        py: Python<'_>,
+        nonnumeric: bool,
+        joins: bool,
+        mut fed: Option<&mut Feeder>,
+    ) -> PyResult<()> {
         let spent = std::mem::take(&mut self.cur);
         self.next = 0;
+        if fed.is_some() && self.full.is_none() && self.rdr.is_some() {
+            self.start_thread(nonnumeric, joins);
+        }
+        if fed.is_some() && self.full.is_none() {
+            self.done = true;
+            return Err(PyRuntimeError::new_err("fastcsv: could not start a read-ahead thread"));
+        }
         if let Some(full) = self.full.take() {
-            let full = full.into_inner().unwrap_or_else(|e| e.into_inner());
+            let mut full = full.into_inner().unwrap_or_else(|e| e.into_inner());
             if let Some(empty) = &self.empty {
                 let _ = empty.send(spent);
             }
-            // The receiver goes to the GIL-free closure and comes back.
-            let (full, got) = py.allow_threads(move || {
-                let got = full.recv();
-                (full, got)
-            });
+            let got = loop {
+                if let Some(f) = fed.as_deref_mut() {
+                    f.top_up(py);
+                }
+                // The receiver goes to the GIL-free closure and comes back.
+                let (back, got) = py.allow_threads(move || {
+                    let got = full.recv();
+                    (full, got)
+                });
+                full = back;
+                match got {
+                    Ok(Msg::Need) => continue,
+                    Ok(Msg::Filled(b, end)) => break Some((b, end)),
+                    Err(_) => break None,
+                }
+            };
             self.full = Some(Mutex::new(full));
-            let Ok((b, end)) = got else {
+            let Some((b, end)) = got else {
                 self.done = true;
                 return Err(PyRuntimeError::new_err("fastcsv: the read-ahead thread stopped"));
             };
@@ -2063,7 +2463,10 @@ impl Ahead {
     /// started, reading goes on here.
     fn start_thread(&mut self, nonnumeric: bool, joins: bool) {
         let (rdr_tx, rdr_rx) = mpsc::channel::<SendReader>();
-        let (full_tx, full_rx) = mpsc::sync_channel::<Filled>(1);
+        let (full_tx, full_rx) = match self.chan.take() {
+            Some((tx, rx)) => (tx, rx.into_inner().unwrap_or_else(|e| e.into_inner())),
+            None => mpsc::channel::<Msg>(),
+        };
         let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
         let spawned =
             std::thread::Builder::new().name("fastcsv-read-ahead".into()).spawn(move || {
@@ -2075,7 +2478,7 @@ impl Ahead {
                 while let Ok(mut b) = empty_rx.recv() {
                     let end = b.load(rdr.get(), nonnumeric, joins, BATCH_BYTES);
                     let last = matches!(end, Ok(false));
-                    if full_tx.send((b, end)).is_err() || last {
+                    if full_tx.send(Msg::Filled(b, end)).is_err() || last {
                         return;
                     }
                 }

@@ -351,6 +351,10 @@ pub struct Reader<'a> {
     /// An error stopped the scan inside a line that is not counted yet:
     /// the line number Python's `line_num` would show.
     pub(crate) err_line: Option<u64>,
+    /// Where the record that the last error stopped began: absolute byte
+    /// offset and 1-based line (for a caller that parses the input again
+    /// from there, see [`Reader::error_record_start`]).
+    err_record: Option<(u64, u64)>,
     /// The input ended inside a record (no terminator after it, or inside
     /// quotes): the scanner had to finish it at the end.
     pub(crate) tail_partial: bool,
@@ -387,6 +391,7 @@ impl<'a> Reader<'a> {
             done: false,
             row_pos: Position::default(),
             err_line: None,
+            err_record: None,
             tail_partial: false,
             ascii_structure: {
                 let d = &b.dialect;
@@ -503,6 +508,22 @@ impl<'a> Reader<'a> {
     /// ```
     pub fn set_field_limit(&mut self, limit: Option<u64>) {
         self.scanner.set_field_limit(limit);
+    }
+
+    /// Where the record that the last `read_row` error stopped in began:
+    /// its absolute byte offset and 1-based line; `None` when the last call
+    /// succeeded or failed outside a record (I/O). A caller that reads the
+    /// input again from that byte with a fresh reader sees the record anew.
+    ///
+    /// ```
+    /// let d = fastcsv::Dialect::builder().headers(false).strict(true).build().unwrap();
+    /// let mut rdr = fastcsv::ReaderBuilder::new().dialect(d).from_slice(b"a\n\"b\nc\"x\n");
+    /// rdr.read_row().unwrap();
+    /// assert!(rdr.read_row().is_err());
+    /// assert_eq!(rdr.error_record_start(), Some((2, 2)));
+    /// ```
+    pub fn error_record_start(&self) -> Option<(u64, u64)> {
+        self.err_record
     }
 
     /// Bytes consumed so far, from the start of the input.
@@ -836,6 +857,7 @@ impl<'a> Reader<'a> {
         self.rec_start += self.pos;
         self.pos = 0;
         self.err_line = None;
+        self.err_record = None;
         if let Src::Mapped(m) = &mut self.src {
             m.release_before(self.rec_start);
         }
@@ -887,6 +909,7 @@ impl<'a> Reader<'a> {
                         Scan::Error(k, off) => {
                             self.done = true;
                             self.tail_partial = true;
+                            self.note_error_record();
                             return Err(self.err_at(k, off));
                         }
                         Scan::End | Scan::NeedInput => {
@@ -897,6 +920,7 @@ impl<'a> Reader<'a> {
                     }
                 }
                 Scan::Error(k, off) => {
+                    self.note_error_record();
                     let e = self.err_at(k, off);
                     self.err_line = e.position().map(|p| p.line);
                     self.records += 1;
@@ -933,6 +957,11 @@ impl<'a> Reader<'a> {
             record: self.records,
         };
         Err(self.decorate(Error::new(ErrorKind::FileChanged).with_position(pos)))
+    }
+
+    fn note_error_record(&mut self) {
+        let byte = self.base + (self.rec_start + self.scanner.record_offset()) as u64;
+        self.err_record = Some((byte, self.scanner.record_line()));
     }
 
     fn accept(&mut self) -> Result<bool> {

@@ -127,6 +127,8 @@ def _classify(source: object, allow_bytes: bool = False) -> tuple[str, Any]:
 
 # Characters read to find out whether a text stream uses universal newlines.
 _PROBE = 1 << 16
+# A text file with more than this left is parsed by a second thread.
+_AHEAD_BYTES = 1 << 20
 
 
 def _text_plan(f: Any) -> dict[str, Any] | None:
@@ -177,14 +179,27 @@ def _text_plan(f: Any) -> dict[str, Any] | None:
         f.seek(pos)
     if not known:
         return None
+    plan: dict[str, Any] = {"ahead": _large_file(f)}
     if (
         type(f) is io.TextIOWrapper
         and pos < 1 << 64
         and type(f.buffer) in (io.BufferedReader, io.BufferedRandom, io.BytesIO)
         and codecs.lookup(f.encoding).name == "utf-8"
     ):
-        return {"raw_offset": pos, "keeps_cr": "\r" in probe}
-    return {}
+        plan.update(raw_offset=pos, keeps_cr="\r" in probe)
+    return plan
+
+
+def _large_file(f: Any) -> bool:
+    """Whether the text file ``f`` has more than ``_AHEAD_BYTES`` left to
+    read: its rows are then parsed by a second thread, fed by this one."""
+    try:
+        fd = f.fileno()
+        st = os.fstat(fd)
+        left = st.st_size - os.lseek(fd, 0, os.SEEK_CUR)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return stat.S_ISREG(st.st_mode) and left > _AHEAD_BYTES
 
 
 def _own_fd(f: Any) -> tuple[int, int] | None:

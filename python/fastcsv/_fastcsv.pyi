@@ -48,6 +48,7 @@ def _text_reader(
     filter: str | None = None,
     raw_offset: int | None = None,
     keeps_cr: bool = False,
+    ahead: bool = False,
 ) -> Reader:
     """A reader over a text stream with universal newlines, read in chunks."""
 

@@ -436,3 +436,120 @@ def test_reading_before_the_first_row_is_honoured(tmp_path):
         assert f.readline() == g.readline() == "h1,h2\r\n"
         assert drain(r) == drain(s)
         assert r._source == "text"
+
+
+# --- Large text files: parsed by a read-ahead thread fed by the caller -------
+
+from test_reader import big_text, thread_count  # noqa: E402
+
+
+def drain_limits(rdr, changes, max_errors=100):
+    """Like `drain`, setting the field size limit to `changes[i]` just
+    before the i-th step, as a loop body that changes it would."""
+    out = []
+    errors = 0
+    i = 0
+    while True:
+        if i in changes:
+            fastcsv.field_size_limit(changes[i])
+        i += 1
+        try:
+            row = next(rdr)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            out.append(("error", str(e), rdr.line_num))
+            errors += 1
+            if errors >= max_errors:
+                break
+            continue
+        out.append((row, rdr.line_num))
+    return out
+
+
+@pytest.mark.parametrize("newline", ["", None])
+@pytest.mark.parametrize("seed", [3, 4])
+def test_large_text_files_match_csv(tmp_path, seed, newline):
+    text = big_text(seed)
+    p = write(tmp_path, text)
+    with open(p, newline=newline, encoding="utf-8") as f, \
+            open(p, newline=newline, encoding="utf-8") as g:
+        r = fastcsv.reader(f)
+        assert r._source == "text-raw"
+        assert drain(r) == drain(csv.reader(g))
+    with open(p, newline="", encoding="utf-8") as f, \
+            open(p, newline="", encoding="utf-8") as g:
+        assert drain(fastcsv.DictReader(f, restkey="more")) == drain(
+            csv.DictReader(g, restkey="more"))
+
+
+def test_large_text_files_with_errors_and_invalid_utf8(tmp_path, limit):
+    """Strict-mode errors deep in the file, NULs, a field over the limit,
+    and an invalid byte (the raw read hands over to the wrapper's decoder,
+    which replaces it)."""
+    data = big_text(5).encode()
+    bad = bytearray()
+    for k, piece in enumerate(data.split(b"\n1000")):
+        extra = [b'x,"a"b,\x00\n', b"y," + b"z" * 3000 + b"\n", b'"q\xff",\xc3\n']
+        bad += (b"\n" + extra[k % 3] + b"1000" if k else b"") + piece
+    p = write(tmp_path, bytes(bad))
+    fastcsv.field_size_limit(2000)
+    for kw in [{"strict": True}, {}]:
+        with open(p, newline="", errors="replace") as f, \
+                open(p, newline="", errors="replace") as g:
+            r = fastcsv.reader(f, **kw)
+            assert r._source == "text-raw"
+            got, want = drain_limits(r, {}), drain_limits(csv.reader(g, **kw), {})
+            assert r._source == "text"  # handed over at the first \xff
+        assert got == want
+        assert sum(1 for e in want if e[0] == "error") >= 3
+
+
+@pytest.mark.parametrize("terminator", ["\n", "\r\n", "\r"])
+def test_field_size_limit_changed_while_reading_a_large_file(tmp_path, limit, terminator):
+    """The read-ahead thread parses without a limit; rows are checked
+    against the limit in force as they are handed out, and once one may
+    exceed it the rest is parsed row by row from that row's start."""
+    rnd = random.Random(9)
+    rows = []
+    for i in range(40_000):
+        n = rnd.choice([1, 5, 20, 60])
+        rows.append([str(i), "x" * n, "é" * (n // 2), 'a "b"\nc' if i % 7 == 0 else ""])
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator=terminator).writerows(rows)
+    p = write(tmp_path, buf.getvalue())
+    assert p.stat().st_size > 2 << 20
+    for changes in [{100: 30, 200: 1000}, {9000: 10, 9500: 10_000, 30_000: 5},
+                    {0: 40}, {20_000: 0}]:
+        fastcsv.field_size_limit(100_000)
+        with open(p, newline="") as f, open(p, newline="") as g:
+            r = fastcsv.reader(f)
+            got = drain_limits(r, changes, max_errors=10**6)
+            fastcsv.field_size_limit(100_000)
+            want = drain_limits(csv.reader(g), changes, max_errors=10**6)
+        assert got == want, changes
+        assert any(e[0] == "error" for e in want)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
+def test_dropping_a_text_reader_stops_its_thread(tmp_path):
+    import time
+    p = write(tmp_path, big_text(11))
+    before = thread_count()
+    files = [open(p, newline="") for _ in range(5)]
+    readers = [fastcsv.reader(f) for f in files]
+    for r in readers:
+        next(r)
+    assert thread_count() > before
+    del r, readers
+    for f in files:
+        f.close()
+    deadline = time.monotonic() + 10
+    while thread_count() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert thread_count() == before
+    with open(p, newline="") as f:
+        assert len(list(fastcsv.reader(f))) == 60_000
+    while thread_count() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert thread_count() == before
