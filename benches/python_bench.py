@@ -9,7 +9,7 @@ Not a test: it prints medians and ratios. Inputs are generated (seeded) into
 
 Usage (after ``pip install .``)::
 
-    python benches/python_bench.py [--mib 100] [--repeat 3] [--data bench-data]
+    python benches/python_bench.py [--mib 100] [--repeat 3] [--data bench-data] [--only LABEL]
 
 Run it alone: concurrent builds or tests distort the numbers.
 """
@@ -126,6 +126,7 @@ def main() -> None:
     ap.add_argument("--mib", type=int, default=100, help="size of each generated file")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--data", default="bench-data")
+    ap.add_argument("--only", default="", help="run the cases whose label contains this")
     args = ap.parse_args()
     os.makedirs(args.data, exist_ok=True)
     size = args.mib << 20
@@ -143,6 +144,8 @@ def main() -> None:
         mib = os.path.getsize(path) / (1 << 20)
         print(f"\n{name}: {path} ({mib:.1f} MiB)")
         for label, base, fast, target in cases(path):
+            if args.only not in label:
+                continue
             wb, cb, wf, cf = [], [], [], []
             nb = nf = 0
             for _ in range(args.repeat):

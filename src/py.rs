@@ -73,6 +73,8 @@ const BATCH_BYTES: usize = 256 << 10;
 const BATCH_FIELDS: usize = 32 << 10;
 /// ... or this many rows, whichever comes first.
 const BATCH_ROWS: usize = 16 << 10;
+/// How often [`Batch::prepare_until`] checks whether to stop (fields).
+const PREPARE_STEP: usize = 256;
 /// Room for a row that ends a batch past [`BATCH_BYTES`].
 const BATCH_SLACK: usize = 64 << 10;
 /// Characters asked of a text stream's `read` at a time. Moderate, so that
@@ -465,8 +467,9 @@ fn make_str<'py>(
     }
 }
 
-/// Copies `b[i..]` to `out[j..]` eight bytes at a time for as long as
-/// whole words are ASCII and fit; the new `(i, j)`.
+/// Copies the ASCII bytes at `b[i..]` to `out[j..]` eight bytes at a time
+/// while eight fit (a word with other bytes ends it after its ASCII
+/// prefix); the new `(i, j)`.
 #[inline(always)]
 fn copy_ascii_words<T>(
     b: &[u8],
@@ -477,11 +480,15 @@ fn copy_ascii_words<T>(
 ) -> (usize, usize) {
     while i + 8 <= b.len() && j + 8 <= out.len() {
         let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        if w & 0x8080_8080_8080_8080 != 0 {
-            break;
-        }
+        // All eight are written; only the ASCII ones before the first
+        // other byte are kept (the rest is written over later).
         for (o, &c) in out[j..j + 8].iter_mut().zip(&b[i..i + 8]) {
             *o = unit(u32::from(c));
+        }
+        let high = w & 0x8080_8080_8080_8080;
+        if high != 0 {
+            let n = (high.trailing_zeros() / 8) as usize;
+            return (i + n, j + n);
         }
         i += 8;
         j += 8;
@@ -1956,6 +1963,8 @@ struct Batch {
     start_byte: u64,
     /// Where the record an error ended the batch in began (byte, line).
     err_start: Option<(u64, u64)>,
+    /// [`Batch::prepare`] has run.
+    prepared: bool,
     /// Rows to decode first and parse with `csv` (see
     /// [`decode_then_parse`]): their index and bytes in `raw`.
     reparse: Vec<(usize, std::ops::Range<usize>)>,
@@ -2003,6 +2012,7 @@ impl Batch {
             end_line: 0,
             start_byte: 0,
             err_start: None,
+            prepared: false,
             reparse: Vec::new(),
             raw: Vec::new(),
             forms: Vec::with_capacity(fields),
@@ -2013,6 +2023,7 @@ impl Batch {
     }
 
     fn clear(&mut self) {
+        self.prepared = false;
         self.data.clear();
         self.ends.clear();
         self.numeric.clear();
@@ -2072,18 +2083,48 @@ impl Batch {
             self.lines.push(rdr.line());
         };
         self.end_line = rdr.line();
-        self.prepare();
+        end
+    }
+
+    /// [`Batch::load`], then [`Batch::prepare`] until `defer` says that the
+    /// thread that takes the batch waits for it: that thread prepares the
+    /// rest, so that between a scanning thread and a calling thread that
+    /// makes objects, whichever is ahead decodes.
+    fn load_for(
+        &mut self,
+        rdr: &mut CoreReader<'_>,
+        nonnumeric: bool,
+        joins: bool,
+        defer: &AtomicBool,
+    ) -> Result<bool, CoreError> {
+        let end = self.load(rdr, nonnumeric, joins, BATCH_BYTES);
+        self.prepare_until(Some(defer));
         end
     }
 
     /// Decodes every field that is not ASCII into code units of its final
-    /// kind, so that making its `str` under the GIL is a copy.
+    /// kind, so that making its `str` under the GIL is a copy. Once.
     fn prepare(&mut self) {
-        if self.data.is_ascii() {
+        self.prepare_until(None);
+    }
+
+    /// [`Batch::prepare`], stopping early once `stop` is set (checked every
+    /// [`PREPARE_STEP`] fields); a later call goes on where it stopped.
+    fn prepare_until(&mut self, stop: Option<&AtomicBool>) {
+        if self.prepared {
             return;
         }
-        let mut start = 0;
-        for &end in &self.ends {
+        let done = self.forms.len();
+        if done == 0 && self.data.is_ascii() {
+            self.prepared = true;
+            return;
+        }
+        let mut start = if done == 0 { 0 } else { self.ends[done - 1] };
+        for f in done..self.ends.len() {
+            if f % PREPARE_STEP == 0 && stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return;
+            }
+            let end = self.ends[f];
             let b = &self.data[start..end];
             start = end;
             if b.is_ascii() {
@@ -2095,7 +2136,10 @@ impl Batch {
                 Some((len, or)) if or < 0x100 => {
                     // Every code point fits one byte: narrow them.
                     let at1 = self.ucs1.len();
-                    self.ucs1.extend(self.ucs2[at..].iter().map(|&u| u as u8));
+                    self.ucs1.resize(at1 + len, 0);
+                    for (d, &u) in self.ucs1[at1..].iter_mut().zip(&self.ucs2[at..]) {
+                        *d = u as u8;
+                    }
                     self.ucs2.truncate(at);
                     Some(Form::Ucs1 { at: at1, len })
                 }
@@ -2108,6 +2152,7 @@ impl Batch {
             };
             self.forms.push(form.unwrap_or(Form::Utf8));
         }
+        self.prepared = true;
     }
 
     /// Field `f` (whose bytes are `b`) as prepared.
@@ -2298,6 +2343,8 @@ struct Ahead {
     line: u64,
     /// Nothing more to read.
     done: bool,
+    /// The calling thread waits for the next batch (see `Batch::load_for`).
+    waiting: Arc<AtomicBool>,
 }
 
 impl Ahead {
@@ -2325,6 +2372,7 @@ impl Ahead {
             end: None,
             line: 0,
             done: false,
+            waiting: Arc::default(),
         }
     }
 
@@ -2419,6 +2467,7 @@ impl Ahead {
             if let Some(empty) = &self.empty {
                 let _ = empty.send(spent);
             }
+            self.waiting.store(true, Ordering::Relaxed);
             let got = loop {
                 if let Some(f) = fed.as_deref_mut() {
                     f.top_up(py);
@@ -2435,11 +2484,15 @@ impl Ahead {
                     Err(_) => break None,
                 }
             };
+            self.waiting.store(false, Ordering::Relaxed);
             self.full = Some(Mutex::new(full));
-            let Some((b, end)) = got else {
+            let Some((mut b, end)) = got else {
                 self.done = true;
                 return Err(PyRuntimeError::new_err("fastcsv: the read-ahead thread stopped"));
             };
+            if !b.prepared {
+                py.allow_threads(|| b.prepare());
+            }
             self.cur = b;
             self.end = Some(end);
             return Ok(());
@@ -2449,7 +2502,11 @@ impl Ahead {
             return Ok(());
         };
         let mut b = spent;
-        let end = py.allow_threads(|| b.load(rdr.get(), nonnumeric, joins, BATCH_BYTES));
+        let end = py.allow_threads(|| {
+            let end = b.load(rdr.get(), nonnumeric, joins, BATCH_BYTES);
+            b.prepare();
+            end
+        });
         let more = matches!(end, Ok(true));
         self.cur = b;
         self.end = Some(end);
@@ -2468,6 +2525,7 @@ impl Ahead {
             None => mpsc::channel::<Msg>(),
         };
         let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
+        let waiting = self.waiting.clone();
         let spawned =
             std::thread::Builder::new().name("fastcsv-read-ahead".into()).spawn(move || {
                 let Ok(mut rdr) = rdr_rx.recv() else {
@@ -2476,7 +2534,7 @@ impl Ahead {
                 // Reads on after an error, as the row-by-row reader does,
                 // until the input ends or the Python reader is dropped.
                 while let Ok(mut b) = empty_rx.recv() {
-                    let end = b.load(rdr.get(), nonnumeric, joins, BATCH_BYTES);
+                    let end = b.load_for(rdr.get(), nonnumeric, joins, &waiting);
                     let last = matches!(end, Ok(false));
                     if full_tx.send(Msg::Filled(b, end)).is_err() || last {
                         return;
@@ -2528,11 +2586,18 @@ fn bulk<'py>(
     };
     // Grown as needed by this thread: small inputs allocate little.
     let mut batch = Batch::default();
-    let end = py.allow_threads(|| batch.load(rdr.get(), nonnumeric, joins, BATCH_BYTES));
+    let mut load = |batch: &mut Batch| {
+        py.allow_threads(|| {
+            let end = batch.load(rdr.get(), nonnumeric, joins, BATCH_BYTES);
+            batch.prepare();
+            end
+        })
+    };
+    let end = load(&mut batch);
     if !threaded || !matches!(end, Ok(true)) {
         let mut end = end;
         while consume(&batch, end)? {
-            end = py.allow_threads(|| batch.load(rdr.get(), nonnumeric, joins, BATCH_BYTES));
+            end = load(&mut batch);
         }
         return Ok(());
     }
@@ -2542,12 +2607,14 @@ fn bulk<'py>(
     for _ in 0..2 {
         let _ = empty_tx.send(Batch::reserved(BATCH_BYTES));
     }
+    let waiting = AtomicBool::new(false);
     std::thread::scope(|s| {
+        let waiting = &waiting;
         let worker = s.spawn(move || loop {
             let Ok(mut b) = empty_rx.recv() else {
                 return; // the calling thread is done
             };
-            let end = b.load(rdr.get(), nonnumeric, joins, BATCH_BYTES);
+            let end = b.load_for(rdr.get(), nonnumeric, joins, waiting);
             let more = matches!(end, Ok(true));
             if full_tx.send((b, end)).is_err() || !more {
                 return;
@@ -2559,14 +2626,19 @@ fn bulk<'py>(
         while let Ok(true) = result {
             // The receiver goes to the GIL-free closure and comes back.
             let r = rx.take().expect("receiver");
+            waiting.store(true, Ordering::Relaxed);
             let (r, got) = py.allow_threads(move || {
                 let got = r.recv();
                 (r, got)
             });
+            waiting.store(false, Ordering::Relaxed);
             rx = Some(r);
-            let Ok((b, end)) = got else {
+            let Ok((mut b, end)) = got else {
                 break; // the worker panicked: reported by join below
             };
+            if !b.prepared {
+                py.allow_threads(|| b.prepare());
+            }
             result = consume(&b, end);
             let _ = empty_tx.send(b);
         }
