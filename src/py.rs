@@ -185,9 +185,99 @@ fn parse_filter(f: Option<&str>) -> PyResult<Filter> {
 }
 
 /// The stdlib's current `field_size_limit()`, shared with `csv`.
+///
+/// Readers that follow `csv` read it before every row, and calling the
+/// function (which makes a new `int`) was about 30 ns a row. So where the
+/// limit can be found in `_csv`'s module state, it is read from there: in
+/// CPython 3.10 to 3.14 that state begins with five object pointers and
+/// then the limit (a C `long` or `Py_ssize_t`, eight bytes on 64-bit Unix).
+/// The place is trusted only if the state is large enough and holds the
+/// value the function returns when it is first looked up, and then the
+/// value it is set to (set and put back at once, under the GIL); anywhere else
+/// (other layouts, Windows' 4-byte `long`) the function is called.
 fn field_limit(py: Python<'_>) -> PyResult<i64> {
+    static STATE: GILOnceCell<Option<LimitSlot>> = GILOnceCell::new();
+    let slot = STATE.get_or_init(py, || LimitSlot::find(py).ok().flatten());
+    match slot {
+        // SAFETY: `at` points into the module state of `_csv`, which `slot`
+        // keeps alive, at an aligned `i64` checked to be the limit (see
+        // `LimitSlot::find`); we hold the GIL, under which `_csv` writes it.
+        Some(slot) => Ok(unsafe { std::ptr::read_volatile(slot.at) }),
+        None => call_field_limit(py),
+    }
+}
+
+/// The limit as read from `_csv`'s state, or `None` where it is not
+/// located (for tests).
+#[pyfunction]
+fn _limit_from_state(py: Python<'_>) -> Option<i64> {
+    field_limit(py).ok()?;
+    let slot = LimitSlot::find(py).ok()??;
+    // SAFETY: as in `field_limit`.
+    Some(unsafe { std::ptr::read_volatile(slot.at) })
+}
+
+fn call_field_limit(py: Python<'_>) -> PyResult<i64> {
     static FUNC: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
     FUNC.import(py, "_csv", "field_size_limit")?.call0()?.extract()
+}
+
+/// Where `_csv` keeps its field size limit (see [`field_limit`]).
+struct LimitSlot {
+    /// The `_csv` module, whose state holds the limit.
+    _module: Py<PyAny>,
+    at: *const i64,
+}
+
+// SAFETY: the pointer is only read with the GIL held, into a module state
+// that lives as long as the module object kept here.
+unsafe impl Send for LimitSlot {}
+// SAFETY: as for `Send`: shared access only reads, under the GIL.
+unsafe impl Sync for LimitSlot {}
+
+impl LimitSlot {
+    /// Offset of the limit in `_csv`'s state (CPython 3.10-3.14).
+    const OFFSET: usize = 5 * std::mem::size_of::<*const ()>();
+
+    fn find(py: Python<'_>) -> PyResult<Option<LimitSlot>> {
+        if !cfg!(all(unix, target_pointer_width = "64")) {
+            return Ok(None);
+        }
+        let module = py.import("_csv")?;
+        let limit = call_field_limit(py)?;
+        let m = module.as_ptr();
+        // SAFETY: `m` is a module object (imported above); both functions
+        // accept any module and return NULL when it has no definition or
+        // state, which is checked before use.
+        let (def, state) = unsafe { (ffi::PyModule_GetDef(m), ffi::PyModule_GetState(m)) };
+        if def.is_null() || state.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: `def` is the module's definition, non-null.
+        let size = unsafe { (*def).m_size };
+        if size < (Self::OFFSET + 16) as ffi::Py_ssize_t {
+            return Ok(None);
+        }
+        // SAFETY: the state is `size` bytes, at least OFFSET + 16, so the
+        // eight bytes at OFFSET are inside it; it is allocated with
+        // pointer alignment, so they are aligned for `i64`.
+        let at = unsafe { state.cast::<u8>().add(Self::OFFSET).cast::<i64>() };
+        // SAFETY: as just said; read under the GIL.
+        let read = || unsafe { std::ptr::read_volatile(at) };
+        if read() != limit {
+            return Ok(None);
+        }
+        // The same place must follow a change (made and undone while this
+        // thread holds the GIL, so no Python code sees it).
+        let set = module.getattr("field_size_limit")?;
+        set.call1((limit ^ 1,))?;
+        let follows = read() == limit ^ 1;
+        set.call1((limit,))?;
+        if !follows || read() != limit {
+            return Ok(None);
+        }
+        Ok(Some(LimitSlot { _module: module.into_any().unbind(), at }))
+    }
 }
 
 /// Python's limit as the core's (`None` when a limit is effectively
@@ -2883,6 +2973,7 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_lines_reader, m)?)?;
     m.add_function(wrap_pyfunction!(_native_reader, m)?)?;
     m.add_function(wrap_pyfunction!(_text_reader, m)?)?;
+    m.add_function(wrap_pyfunction!(_limit_from_state, m)?)?;
     m.add_function(wrap_pyfunction!(_read, m)?)?;
     m.add_function(wrap_pyfunction!(_read_columns, m)?)?;
     m.add_function(wrap_pyfunction!(_make_dict, m)?)?;

@@ -12,6 +12,7 @@ __all__ = [
     "_read",
     "_read_columns",
     "_text_reader",
+    "_limit_from_state",
 ]
 
 __version__: str
@@ -65,3 +66,6 @@ def _make_dict(
 
 def _read_columns(dialect: Any, spec: dict[str, Any], header: bool = True) -> dict[str, list[Any]]:
     """The columns of a native input."""
+
+def _limit_from_state() -> int | None:
+    """csv's field size limit read from its module state (tests)."""

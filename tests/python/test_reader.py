@@ -607,3 +607,14 @@ def test_dictreader_line_num_after_blank_rows_matches():
     r, s = fastcsv.DictReader(io.StringIO(text, newline="")), csv.DictReader(io.StringIO(text, newline=""))
     assert next(r) == next(s) == {"h": "v"}
     assert r.line_num == s.line_num
+
+
+@pytest.mark.skipif(sys.implementation.name != "cpython" or os.name != "posix"
+                    or sys.maxsize < 2**32, reason="read from the state on 64-bit CPython/Unix")
+def test_field_size_limit_is_read_from_csvs_state(limit):
+    """Readers re-read the limit before every row; on 64-bit CPython it is
+    read from _csv's module state, which must follow every change."""
+    from fastcsv import _fastcsv
+    for v in [131072, 5, 1, 0, -1, 2**31 + 7, 2**62, 10]:
+        csv.field_size_limit(v)
+        assert _fastcsv._limit_from_state() == v == fastcsv.field_size_limit()
