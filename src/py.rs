@@ -2365,23 +2365,6 @@ impl Batch {
         }
         Ok(())
     }
-
-    /// Calls `each(fields)` for every row, fields as Python objects.
-    fn build<'py>(
-        &self,
-        py: Python<'py>,
-        nonnumeric: bool,
-        strs: &mut StrMaker,
-        name: Option<&str>,
-        mut each: impl FnMut(&mut Vec<Bound<'py, PyAny>>) -> PyResult<()>,
-    ) -> PyResult<()> {
-        let mut items = Vec::new();
-        for r in 0..self.rows.len() {
-            self.row_items(py, r, nonnumeric, strs, name, &mut items)?;
-            each(&mut items)?;
-        }
-        Ok(())
-    }
 }
 
 /// What the read-ahead thread of a row-by-row reader tells the calling
@@ -2784,10 +2767,11 @@ fn _read<'py>(
     let nn = b.pd.nonnumeric;
     let name = b.name.clone();
     bulk(py, &mut b.rdr, b.native_io, nn, &mut b.strs, &b.stash, |batch, strs| {
-        batch.build(py, nn, strs, name.as_deref(), |items| {
-            rows.push(list_from(py, items.drain(..))?.into_any());
-            Ok(())
-        })
+        rows.reserve(batch.rows.len());
+        for r in 0..batch.rows.len() {
+            rows.push(batch.row_list(py, r, nn, strs, name.as_deref())?.into_any());
+        }
+        Ok(())
     })?;
     list_from(py, rows)
 }
