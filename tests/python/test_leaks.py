@@ -77,3 +77,26 @@ def test_refcounts_are_sane(tmp_path):
     row = next(r)
     assert sys.getrefcount(row) == 2
     assert sys.getrefcount(r) == 2
+
+
+def test_large_text_file_readers_leave_rss_flat(tmp_path):
+    """Readers of text files large enough for the read-ahead thread, some
+    dropped early, some read to the end: RSS stays flat."""
+    import itertools
+    p = tmp_path / "large.csv"
+    p.write_bytes(b"alpha,1234,\"quoted, text\",\xc3\xa9t\xc3\xa9\n" * 100_000)
+
+    def cycle():
+        for stop in (5, 20_000, None):
+            with open(p, newline="", encoding="utf-8") as f:
+                r = fastcsv.reader(f)
+                n = sum(1 for _ in itertools.islice(r, stop))
+                assert n == (stop or 100_000)
+                del r
+
+    cycle()
+    before = rss()
+    for _ in range(5):
+        cycle()
+    grown = rss() - before
+    assert grown < 8 * MiB, f"RSS grew by {grown / MiB:.1f} MiB"
