@@ -849,11 +849,12 @@ fn csv_error(e: &CoreError) -> PyErr {
 /// Maps a core error to a Python exception. A Python exception raised by a
 /// wrapped stream's `read` is re-raised as is.
 fn map_error(e: CoreError, stash: &PyErrStash) -> PyErr {
-    if let Some(err) = stash.take() {
-        return err;
-    }
+    // As in `text_error`: a stashed exception belongs to an I/O error.
     if e.is_data() {
         return csv_error(&e);
+    }
+    if let Some(err) = stash.take() {
+        return err;
     }
     let path = e.path().map(|p| p.display().to_string());
     match e.into_kind() {
@@ -866,11 +867,14 @@ fn map_error(e: CoreError, stash: &PyErrStash) -> PyErr {
 /// `csv.reader`: data errors carry `csv`'s message alone (the position in
 /// the text's UTF-8 would mean nothing to the caller).
 fn text_error(py: Python<'_>, e: CoreError, stash: &PyErrStash) -> PyErr {
-    if let Some(err) = stash.take() {
-        return err;
-    }
+    // A data error first: an exception in the stash comes from reading
+    // further on (a read-ahead thread's feeder may have met it already)
+    // and is raised when the reader gets there, as its I/O error.
     if e.is_data() {
         return exc::Error::new_err(python_message(py, e.kind()));
+    }
+    if let Some(err) = stash.take() {
+        return err;
     }
     map_error(e, stash)
 }

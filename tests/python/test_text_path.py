@@ -553,3 +553,36 @@ def test_dropping_a_text_reader_stops_its_thread(tmp_path):
     while thread_count() > before and time.monotonic() < deadline:
         time.sleep(0.01)
     assert thread_count() == before
+
+
+def test_large_text_file_data_error_before_a_decoding_error(tmp_path):
+    """The feeder meets a decoding error while the rows before it (and a
+    strict-mode error among them) are still being handed out: the csv.Error
+    comes first, the UnicodeDecodeError where the reader reaches it."""
+    data = big_text(6).encode()
+    k = data.index(b"\n", len(data) // 3) + 1
+    j = data.index(b"\n", k + 100_000) + 1
+    bad = data[:k] + b'x,"a"b\n' + data[k:j] + b"y,\xff\n" + data[j:]
+    p = write(tmp_path, bad)
+
+    def run(mod):
+        out = []
+        with open(p, newline="") as f:
+            r = mod.reader(f, strict=True)
+            while True:
+                try:
+                    out.append(next(r))
+                except StopIteration:
+                    return out
+                except csv.Error as e:
+                    out.append(("csv.Error", str(e)))
+                except UnicodeDecodeError:
+                    out.append("UnicodeDecodeError")
+                    return out
+
+    got, want = run(fastcsv), run(csv)
+    i = want.index(("csv.Error", "',' expected after '\"'"))
+    assert got[:i + 1] == want[:i + 1]
+    assert got[-1] == want[-1] == "UnicodeDecodeError"
+    # Within the rows csv decodes ahead of its rows (8 KiB).
+    assert abs(len(got) - len(want)) < 200
