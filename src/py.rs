@@ -1842,6 +1842,14 @@ impl PyReader {
         }
     }
 
+    /// Whether rows are scanned ahead by a second thread (paths and
+    /// descriptors, large text files; until a text file's reader turns
+    /// row by row). For tests and debugging.
+    #[getter]
+    fn _reads_ahead(&self) -> bool {
+        matches!(self.input, Input::Ahead(_) | Input::TextAhead(_))
+    }
+
     /// Lines read so far (the number of lines taken from the iterator, or
     /// of line ends consumed in a native input).
     #[getter]

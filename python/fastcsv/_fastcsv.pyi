@@ -34,6 +34,10 @@ class Reader:
         """``"lines"``, ``"text"``, ``"text-raw"`` or ``"native"``: what the
         reader reads."""
 
+    @property
+    def _reads_ahead(self) -> bool:
+        """Whether a second thread scans rows ahead."""
+
     def __iter__(self) -> Reader: ...
     def __next__(self) -> list[Any]: ...
 

@@ -80,6 +80,28 @@ def test_text_streams_match_csv(text, d, newline):
         os.unlink(path)
 
 
+@SETTINGS
+@given(text_st, dialect_st, st.sampled_from(["", None]))
+def test_text_files_read_ahead_match_csv(text, d, newline):
+    """The read-ahead thread (normally for files with more than 1 MiB
+    left) on every small file: the same rows, line_num and errors."""
+    from unittest import mock
+    assume(valid(d))
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode())
+        with mock.patch.object(fastcsv, "_AHEAD_BYTES", -1), \
+                open(path, newline=newline, encoding="utf-8") as f, \
+                open(path, newline=newline, encoding="utf-8") as g:
+            r = fastcsv.reader(f, **d)
+            if expected_source("file", text, newline, d) != "lines" and hasattr(r, "_source"):
+                assert r._reads_ahead
+            assert drain(r, max_errors=20) == drain(csv.reader(g, **d), max_errors=20)
+    finally:
+        os.unlink(path)
+
+
 def random_text(seed, n):
     rnd = random.Random(seed)
     pieces = ["abc", "1", ",", ",", '"', '""', "\r", "\n", "\r\n", "\r\n",
@@ -99,6 +121,13 @@ def test_chunk_boundaries(tmp_path, newline, kw):
             open(p, newline=newline, encoding="utf-8") as g:
         r = fastcsv.reader(f, **kw)
         assert r._source == "text-raw"
+        assert drain(r, max_errors=10**6) == drain(csv.reader(g, **kw), max_errors=10**6)
+    from unittest import mock
+    with mock.patch.object(fastcsv, "_AHEAD_BYTES", 0), \
+            open(p, newline=newline, encoding="utf-8") as f, \
+            open(p, newline=newline, encoding="utf-8") as g:
+        r = fastcsv.reader(f, **kw)
+        assert r._reads_ahead
         assert drain(r, max_errors=10**6) == drain(csv.reader(g, **kw), max_errors=10**6)
     s = io.StringIO(text, newline=newline)
     assert drain(fastcsv.reader(s, **kw), max_errors=10**6) == \
