@@ -15,13 +15,17 @@ settings.register_profile("deep", max_examples=5000, deadline=None,
 settings.load_profile("default")
 
 
-def drain(rdr, max_errors=5):
+def drain(rdr, max_errors=5, before_step=None):
     """Everything a reader produces: rows, and errors as tuples, continuing
     after errors the way a tolerant caller would. Also records line_num
-    after each step."""
+    after each step. `before_step(i)` is called before the i-th step."""
     out = []
     errors = 0
+    step = 0
     while True:
+        if before_step is not None:
+            before_step(step)
+        step += 1
         try:
             row = next(rdr)
         except StopIteration:

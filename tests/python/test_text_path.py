@@ -473,27 +473,12 @@ from test_reader import big_text, thread_count  # noqa: E402
 
 
 def drain_limits(rdr, changes, max_errors=100):
-    """Like `drain`, setting the field size limit to `changes[i]` just
-    before the i-th step, as a loop body that changes it would."""
-    out = []
-    errors = 0
-    i = 0
-    while True:
+    """`drain`, setting the field size limit to `changes[i]` just before
+    the i-th step, as a loop body that changes it would."""
+    def before_step(i):
         if i in changes:
             fastcsv.field_size_limit(changes[i])
-        i += 1
-        try:
-            row = next(rdr)
-        except StopIteration:
-            break
-        except csv.Error as e:
-            out.append(("error", str(e), rdr.line_num))
-            errors += 1
-            if errors >= max_errors:
-                break
-            continue
-        out.append((row, rdr.line_num))
-    return out
+    return drain(rdr, max_errors=max_errors, before_step=before_step)
 
 
 @pytest.mark.parametrize("newline", ["", None])
