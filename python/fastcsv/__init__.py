@@ -438,18 +438,13 @@ class DictReader(_stdcsv.DictReader):
         # `fieldnames`) keep the stdlib's code.
         if type(self) is not DictReader:
             return super().__next__()
-        if self.line_num == 0:
-            # Used only for its side effect.
-            self.fieldnames  # noqa: B018
-        row = next(self.reader)
-        self.line_num = self.reader.line_num
-        # Unlike the basic reader, DictReader does not return empty rows.
-        while row == []:
-            row = next(self.reader)
-        # Reading the property also updates line_num, as in csv.
-        names: Any = self.fieldnames
-        if type(names) in (list, tuple) and type(row) is list:
-            return _fastcsv._make_dict(names, row, self.restkey, self.restval)
+        # The row read and the dict built natively, with csv's attribute
+        # reads and writes (line_num, fieldnames) in csv's order; a tuple
+        # (row, names) when the names are not a list or tuple.
+        got = _fastcsv._dict_next(self)
+        if type(got) is dict:
+            return got
+        row = got[0]
         # The stdlib's code, property reads included (typeshed's types for
         # DictReader are narrower than what csv accepts).
         this: Any = self

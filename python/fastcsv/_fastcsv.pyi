@@ -8,6 +8,7 @@ __all__ = [
     "__version__",
     "_lines_reader",
     "_make_dict",
+    "_dict_next",
     "_native_reader",
     "_read",
     "_read_columns",
@@ -73,3 +74,6 @@ def _read_columns(dialect: Any, spec: dict[str, Any], header: bool = True) -> di
 
 def _limit_from_state() -> int | None:
     """csv's field size limit read from its module state (tests)."""
+
+def _dict_next(this: Any) -> Any:
+    """The next ``DictReader`` row: a dict, or ``(row, names)``."""

@@ -618,3 +618,17 @@ def test_field_size_limit_is_read_from_csvs_state(limit):
     for v in [131072, 5, 1, 0, -1, 2**31 + 7, 2**62, 10]:
         csv.field_size_limit(v)
         assert _fastcsv._limit_from_state() == v == fastcsv.field_size_limit()
+
+
+@pytest.mark.parametrize("fieldnames", ["xyz", ("x", "y"), {"x": 1, "y": 2}.keys()])
+def test_dictreader_with_field_names_of_other_types(fieldnames):
+    """Names that are not exactly a list or tuple take csv's own code (a
+    str is iterated character by character); a list subclass too."""
+    class Names(list):
+        pass
+
+    text = "1,2\r\n\r\n3,4,5,6\r\n7\r\n"
+    for names in [fieldnames, Names(fieldnames)]:
+        want = dict_rows(csv, io.StringIO(text, newline=""), fieldnames=names, restkey="r")
+        got = dict_rows(fastcsv, io.StringIO(text, newline=""), fieldnames=names, restkey="r")
+        assert got == want
