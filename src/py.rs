@@ -1323,19 +1323,22 @@ impl Read for Replay {
 /// A core reader that may move between threads.
 ///
 /// `Reader<'static>` is not `Send` only because it can hold a
-/// `Box<dyn Read>`; every reader stored here is built by [`open_native`]
-/// or `_text_reader` from a `File`, a [`PyStream`] or a [`PyTextStream`],
-/// all `Send` (a file may be read by the read-ahead thread instead: the
-/// reader then holds that thread's `JoinHandle` and `mpsc` channel ends,
-/// also `Send`). It is `Sync` because a shared reference gives access to
+/// `Box<dyn Read>`; every reader stored here is built by [`open_native`],
+/// `_text_reader` or [`TextAheadSource::reparse`] from a `File`, a
+/// [`PyStream`], a [`PyTextStream`], a [`FedText`] or a [`Replay`], all
+/// `Send` (a file may be read by the read-ahead thread instead: the reader
+/// then holds that thread's `JoinHandle` and `mpsc` channel ends, also
+/// `Send`). It is `Sync` because a shared reference gives access to
 /// nothing (the only accessor takes `&mut self`), like
 /// `std::sync::Exclusive`.
 struct SendReader(CoreReader<'static>);
 
 // SAFETY: see the type's documentation: every value is built from `Send`
-// parts (a `File` or a read-ahead thread's handle and channel ends, or a
+// parts (a `File` or a read-ahead thread's handle and channel ends, a
 // `PyStream` or `PyTextStream` holding `Py<PyAny>`, `Arc`s of a `Mutex` and
-// an atomic, and `Vec<u8>`s).
+// an atomic, and `Vec<u8>`s, a `FedText` of channel ends, an `Arc` of an
+// atomic and an `Arc<Vec<u8>>`, or a `Replay` of a `Vec<u8>` and a
+// `PyTextStream`).
 unsafe impl Send for SendReader {}
 // SAFETY: no method takes `&self`, so sharing `&SendReader` between threads
 // exposes nothing.
