@@ -144,6 +144,17 @@ fn select_by_name_index_range_and_negation() {
 }
 
 #[test]
+fn select_repeated_names_by_occurrence() {
+    // xsv's `name[N]`: the Nth column (from 0) of those with that name.
+    let o = run_with(&["select", "a[1],b,a[0]"], b"a,b,a,c\n1,2,3,4\n");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "a,b,a\n3,2,1\n");
+    let o = run_with(&["select", "a[2]"], b"a,b,a,c\n1,2,3,4\n");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("2 column(s) named `a`"), "{}", stderr(&o));
+}
+
+#[test]
 fn select_formats() {
     let people = sample("cli_people.csv");
     assert_eq!(

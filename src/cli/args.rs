@@ -91,6 +91,8 @@ const SELECT_HELP: &str = "\
 COLUMNS is a comma-separated list of items, applied in order:
   name         the column with that header name (quote it as \"a,b\" or \"2024\"
                when it holds a comma or is all digits)
+  name[1]      the second column named `name`, when the header repeats it
+               (counting from 0, as xsv does)
   3            the third column (indices start at 1)
   2-5, a-c     ranges by index or name, inclusive; 5-2 runs backwards;
                3- runs to the last column, -3 from the first

@@ -10,7 +10,8 @@
 //! first looked up as a whole header name, then split at each `-` in turn
 //! as a range whose ends are names or indices (so `first-name` works as a
 //! name and `a-c` as a range). Quoted names (`"a,b"`, `"2024"`) are always
-//! names.
+//! names. A name that is not in the header but reads `name[N]` is the Nth
+//! (from 0) of the columns named `name`, as in xsv.
 
 use std::fmt;
 
@@ -209,7 +210,40 @@ fn find_name(names: Option<&[&[u8]]>, name: &str) -> Result<Option<usize>, Strin
             "column name `{name}` needs a header row (drop --no-headers or use indices)"
         ));
     };
-    Ok(names.iter().position(|n| *n == name.as_bytes()))
+    if let Some(i) = names.iter().position(|n| *n == name.as_bytes()) {
+        return Ok(Some(i));
+    }
+    // `name[N]`: the Nth column (from 0) of those named `name`, as in xsv,
+    // for headers that repeat a name.
+    let Some((base, n)) = nth_occurrence(name) else {
+        return Ok(None);
+    };
+    let mut same = names.iter().enumerate().filter(|(_, h)| **h == base.as_bytes());
+    match same.nth(n) {
+        Some((i, _)) => Ok(Some(i)),
+        None => {
+            let count = names.iter().filter(|h| **h == base.as_bytes()).count();
+            if count == 0 {
+                Ok(None)
+            } else {
+                Err(format!(
+                    "`{name}`: the header row has {count} column(s) named `{base}` \
+                     (`{base}[0]` is the first)"
+                ))
+            }
+        }
+    }
+}
+
+/// Splits `name[N]` into `name` and `N`.
+fn nth_occurrence(s: &str) -> Option<(&str, usize)> {
+    let inner = s.strip_suffix(']')?;
+    let open = inner.rfind('[')?;
+    let digits = &inner[open + 1..];
+    if open == 0 || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((&inner[..open], digits.parse().ok()?))
 }
 
 fn end_index(
@@ -280,6 +314,30 @@ mod tests {
 
     fn sel(spec: &str) -> Result<Vec<usize>, String> {
         Selection::parse_arg(spec)?.resolve(Some(&HDR), HDR.len())
+    }
+
+    #[test]
+    fn repeated_names_by_occurrence() {
+        const DUP: [&[u8]; 5] = [b"a", b"b", b"a", b"c[1]", b"a"];
+        let sel = |spec: &str| Selection::parse_arg(spec)?.resolve(Some(&DUP), DUP.len());
+        assert_eq!(sel("a"), Ok(vec![0]));
+        assert_eq!(sel("a[0],a[1],a[2]"), Ok(vec![0, 2, 4]));
+        assert_eq!(sel("a[1]-c[1]"), Ok(vec![2, 3]));
+        assert_eq!(sel("!a[1]"), Ok(vec![0, 1, 3, 4]));
+        assert_eq!(
+            sel("\"a\"[2]"),
+            Err("a column item is a name, an index or a range like a-b; \
+             quote names that contain commas or quotes"
+                .into())
+        );
+        // A literal header wins over the occurrence syntax.
+        assert_eq!(sel("c[1]"), Ok(vec![3]));
+        assert_eq!(
+            sel("a[3]"),
+            Err("`a[3]`: the header row has 3 column(s) named `a` (`a[0]` is the first)".into())
+        );
+        assert_eq!(sel("z[0]"), Err("no column named `z[0]` in the header row".into()));
+        assert_eq!(sel("[1]"), Err("no column named `[1]` in the header row".into()));
     }
 
     #[test]
