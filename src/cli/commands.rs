@@ -50,7 +50,9 @@ pub fn headers(a: &HeadersArgs) -> Result<(), Failure> {
     let Some(h) = header else {
         return Ok(());
     };
-    let width = h.len().to_string().len();
+    // xsv aligns the names with a tab writer (cells at least 2 wide, then
+    // 2 spaces of padding): the same columns.
+    let width = h.len().to_string().len().max(2) + 2;
     for (i, name) in h.iter().enumerate() {
         if a.input.no_headers {
             // No names: the columns of the first record, by number.
@@ -58,7 +60,7 @@ pub fn headers(a: &HeadersArgs) -> Result<(), Failure> {
             continue;
         }
         if !a.just_names {
-            write!(out, "{:<width$}   ", i + 1)?;
+            write!(out, "{:<width$}", i + 1)?;
         }
         out.write_all(name)?;
         out.write_all(b"\n")?;
