@@ -196,13 +196,8 @@ fn parse_filter(f: Option<&str>) -> PyResult<Filter> {
 /// value it is set to (set and put back at once, under the GIL); anywhere else
 /// (other layouts, Windows' 4-byte `long`) the function is called.
 fn field_limit(py: Python<'_>) -> PyResult<i64> {
-    static STATE: GILOnceCell<Option<LimitSlot>> = GILOnceCell::new();
-    let slot = STATE.get_or_init(py, || LimitSlot::find(py).ok().flatten());
-    match slot {
-        // SAFETY: `at` points into the module state of `_csv`, which `slot`
-        // keeps alive, at an aligned `i64` checked to be the limit (see
-        // `LimitSlot::find`); we hold the GIL, under which `_csv` writes it.
-        Some(slot) => Ok(unsafe { std::ptr::read_volatile(slot.at) }),
+    match LimitSlot::get(py) {
+        Some(slot) => Ok(slot.read(py)),
         None => call_field_limit(py),
     }
 }
@@ -211,10 +206,7 @@ fn field_limit(py: Python<'_>) -> PyResult<i64> {
 /// located (for tests).
 #[pyfunction]
 fn _limit_from_state(py: Python<'_>) -> Option<i64> {
-    field_limit(py).ok()?;
-    let slot = LimitSlot::find(py).ok()??;
-    // SAFETY: as in `field_limit`.
-    Some(unsafe { std::ptr::read_volatile(slot.at) })
+    LimitSlot::get(py).map(|slot| slot.read(py))
 }
 
 fn call_field_limit(py: Python<'_>) -> PyResult<i64> {
@@ -238,6 +230,21 @@ unsafe impl Sync for LimitSlot {}
 impl LimitSlot {
     /// Offset of the limit in `_csv`'s state (CPython 3.10-3.14).
     const OFFSET: usize = 5 * std::mem::size_of::<*const ()>();
+
+    /// The slot, located (or found missing) once per process.
+    fn get(py: Python<'_>) -> Option<&LimitSlot> {
+        static SLOT: GILOnceCell<Option<LimitSlot>> = GILOnceCell::new();
+        SLOT.get_or_init(py, || LimitSlot::find(py).ok().flatten()).as_ref()
+    }
+
+    /// The limit now.
+    fn read(&self, _py: Python<'_>) -> i64 {
+        // SAFETY: `at` points into the module state of `_csv`, which
+        // `_module` keeps alive, at an aligned `i64` checked to be the
+        // limit (see `find`); the GIL is held (`_py`), under which `_csv`
+        // writes it.
+        unsafe { std::ptr::read_volatile(self.at) }
+    }
 
     fn find(py: Python<'_>) -> PyResult<Option<LimitSlot>> {
         if !cfg!(all(unix, target_pointer_width = "64")) {
@@ -1301,31 +1308,13 @@ impl Feeder {
     }
 }
 
-/// A text stream read again from a point: the kept bytes, then the stream.
-struct Replay {
-    pre: Vec<u8>,
-    off: usize,
-    stream: PyTextStream,
-}
-
-impl Read for Replay {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.off < self.pre.len() {
-            let n = (self.pre.len() - self.off).min(buf.len());
-            buf[..n].copy_from_slice(&self.pre[self.off..self.off + n]);
-            self.off += n;
-            return Ok(n);
-        }
-        self.stream.read(buf)
-    }
-}
-
 /// A core reader that may move between threads.
 ///
 /// `Reader<'static>` is not `Send` only because it can hold a
 /// `Box<dyn Read>`; every reader stored here is built by [`open_native`],
 /// `_text_reader` or [`TextAheadSource::reparse`] from a `File`, a
-/// [`PyStream`], a [`PyTextStream`], a [`FedText`] or a [`Replay`], all
+/// [`PyStream`], a [`PyTextStream`], a [`FedText`] or a `Cursor` chained to
+/// a `PyTextStream`, all
 /// `Send` (a file may be read by the read-ahead thread instead: the reader
 /// then holds that thread's `JoinHandle` and `mpsc` channel ends, also
 /// `Send`). It is `Sync` because a shared reference gives access to
@@ -1337,8 +1326,8 @@ struct SendReader(CoreReader<'static>);
 // parts (a `File` or a read-ahead thread's handle and channel ends, a
 // `PyStream` or `PyTextStream` holding `Py<PyAny>`, `Arc`s of a `Mutex` and
 // an atomic, and `Vec<u8>`s, a `FedText` of channel ends, an `Arc` of an
-// atomic and an `Arc<Vec<u8>>`, or a `Replay` of a `Vec<u8>` and a
-// `PyTextStream`).
+// atomic and an `Arc<Vec<u8>>`, or an `io::Chain` of a `Cursor<Vec<u8>>`
+// and a `PyTextStream`).
 unsafe impl Send for SendReader {}
 // SAFETY: no method takes `&self`, so sharing `&SendReader` between threads
 // exposes nothing.
@@ -1635,7 +1624,8 @@ impl TextAheadSource {
         let mut d = self.dialect.clone();
         // As `NativeSource::next` sets it: below 1, every character fails.
         d.field_limit = Some(limit.max(0) as u64);
-        let replay = Replay { pre, off: 0, stream: feed.stream };
+        // The kept bytes, then the stream.
+        let replay = io::Cursor::new(pre).chain(feed.stream);
         let rdr = ReaderBuilder::new().dialect(d).max_buffer_size(usize::MAX).from_reader(replay);
         Ok(Box::new(NativeSource {
             rdr: SendReader(rdr),
@@ -2937,24 +2927,8 @@ fn _read_columns<'py>(
 // ---------------------------------------------------------------------------
 // DictReader
 
-/// One `csv.DictReader` row: `dict(zip(names, row))`, then the extra
-/// fields as a list under `restkey`, or `restval` for each missing name.
-/// `names` is the field names as a list or tuple.
-#[pyfunction]
-fn _make_dict<'py>(
-    py: Python<'py>,
-    names: &Bound<'py, PyAny>,
-    row: &Bound<'py, PyList>,
-    restkey: &Bound<'py, PyAny>,
-    restval: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let names = Names::of(names)
-        .ok_or_else(|| PyTypeError::new_err("field names should be a list or tuple"))?;
-    dict_of_row(py, &names, row, || Ok(restkey.clone()), || Ok(restval.clone()))
-}
-
-/// Field names that are exactly a list or a tuple (as `csv.DictReader`'s
-/// fast path in `fastcsv/__init__.py` requires).
+/// Field names that are exactly a list or a tuple (what [`_dict_next`]
+/// builds dicts for natively).
 enum Names<'a, 'py> {
     List(&'a Bound<'py, PyList>),
     Tuple(&'a Bound<'py, pyo3::types::PyTuple>),
@@ -2986,8 +2960,10 @@ impl<'a, 'py> Names<'a, 'py> {
     }
 }
 
-/// `csv.DictReader`'s dict for `row` under `names`, sized up front;
-/// `restkey` and `restval` are asked for only when the lengths differ.
+/// One `csv.DictReader` row: `dict(zip(names, row))`, then the extra
+/// fields as a list under `restkey`, or `restval` for each missing name;
+/// the dict is sized up front, and `restkey` and `restval` are asked for
+/// only when the lengths differ.
 fn dict_of_row<'py>(
     py: Python<'py>,
     names: &Names<'_, 'py>,
@@ -3091,7 +3067,6 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_dict_next, m)?)?;
     m.add_function(wrap_pyfunction!(_read, m)?)?;
     m.add_function(wrap_pyfunction!(_read_columns, m)?)?;
-    m.add_function(wrap_pyfunction!(_make_dict, m)?)?;
     m.add("_Unsupported", m.py().get_type::<_Unsupported>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

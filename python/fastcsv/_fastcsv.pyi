@@ -7,7 +7,6 @@ __all__ = [
     "_Unsupported",
     "__version__",
     "_lines_reader",
-    "_make_dict",
     "_dict_next",
     "_native_reader",
     "_read",
@@ -63,11 +62,6 @@ def _native_reader(dialect: Any, spec: dict[str, Any]) -> Reader:
 
 def _read(dialect: Any, spec: dict[str, Any]) -> list[list[Any]]:
     """Every row of a native input."""
-
-def _make_dict(
-    names: list[Any] | tuple[Any, ...], row: list[Any], restkey: Any, restval: Any
-) -> dict[Any, Any]:
-    """One DictReader row."""
 
 def _read_columns(dialect: Any, spec: dict[str, Any], header: bool = True) -> dict[str, list[Any]]:
     """The columns of a native input."""
