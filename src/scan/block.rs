@@ -117,8 +117,10 @@ trait Kernel {
     /// # Safety
     ///
     /// `p` must be valid for reads of 64 bytes, and the CPU must support
-    /// the kernel's instruction set.
-    unsafe fn masks(p: *const u8, n: &Needles) -> Masks;
+    /// the kernel's instruction set. With `STD` (see
+    /// [`Classifier::is_std`]), the escape and space needles are known to
+    /// be unwanted.
+    unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks;
 }
 
 /// One byte at a time: where no SIMD kernel exists, and the oracle for the
@@ -127,7 +129,7 @@ struct Portable;
 
 impl Kernel for Portable {
     #[inline(always)]
-    unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+    unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
         // SAFETY: the caller guarantees 64 readable bytes at `p`.
         let block = unsafe { std::slice::from_raw_parts(p, 64) };
         let mut m = Masks::default();
@@ -137,7 +139,7 @@ impl Kernel for Portable {
             m.quote |= if c == n.bytes[1] { bit } else { 0 };
             m.nl_a |= if c == n.bytes[2] { bit } else { 0 };
             m.nl_b |= if c == n.bytes[3] { bit } else { 0 };
-            if n.extra {
+            if !STD && n.extra {
                 m.esc |= if c == n.bytes[4] { bit } else { 0 };
                 m.space |= if c == n.bytes[5] { bit } else { 0 };
             }
@@ -165,7 +167,11 @@ macro_rules! entry_points {
             r: usize,
             out: &mut Fields,
         ) -> Option<usize> {
-            s.block_record_with::<$kernel>(input, r, out)
+            if s.std_dialect() {
+                s.block_record_with::<$kernel, true>(input, r, out)
+            } else {
+                s.block_record_with::<$kernel, false>(input, r, out)
+            }
         }
 
         /// [`Scanner::block_count_with`] compiled for this kernel.
@@ -181,7 +187,11 @@ macro_rules! entry_points {
             expect: &mut Option<usize>,
             check: bool,
         ) -> u64 {
-            s.block_count_with::<$kernel>(input, pos, expect, check)
+            if s.std_dialect() {
+                s.block_count_with::<$kernel, true>(input, pos, expect, check)
+            } else {
+                s.block_count_with::<$kernel, false>(input, pos, expect, check)
+            }
         }
 
         /// [`Scanner::block_select_with`] compiled for this kernel.
@@ -198,7 +208,11 @@ macro_rules! entry_points {
             sel: &SelectArgs<'_>,
             out: &mut Selected,
         ) -> u64 {
-            s.block_select_with::<$kernel>(input, pos, expect, sel, out)
+            if s.std_dialect() {
+                s.block_select_with::<$kernel, true>(input, pos, expect, sel, out)
+            } else {
+                s.block_select_with::<$kernel, false>(input, pos, expect, sel, out)
+            }
         }
 
         /// [`Scanner::block_records_with`] (keeping records) compiled
@@ -216,7 +230,11 @@ macro_rules! entry_points {
             sel: &SelectArgs<'_>,
             out: &mut Selected,
         ) -> u64 {
-            s.block_records_with::<$kernel, true>(input, pos, expect, sel, out)
+            if s.std_dialect() {
+                s.block_records_with::<$kernel, true, true>(input, pos, expect, sel, out)
+            } else {
+                s.block_records_with::<$kernel, true, false>(input, pos, expect, sel, out)
+            }
         }
 
         /// The kernel alone, for tests.
@@ -229,7 +247,7 @@ macro_rules! entry_points {
         #[target_feature(enable = $features)]
         pub(super) unsafe fn $masks(p: *const u8, n: &Needles) -> Masks {
             // SAFETY: forwarded from the caller.
-            unsafe { $kernel::masks(p, n) }
+            unsafe { $kernel::masks::<false>(p, n) }
         }
     };
 }
@@ -264,7 +282,7 @@ mod x86 {
     ///
     /// `p` must be valid for reads of 64 bytes.
     #[inline(always)]
-    unsafe fn sse2_masks(p: *const u8, n: &Needles) -> Masks {
+    unsafe fn sse2_masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
         // SAFETY: the caller guarantees 64 readable bytes at `p`; unaligned
         // loads have no alignment requirement; SSE2 is part of x86-64.
         unsafe {
@@ -293,7 +311,7 @@ mod x86 {
                 nl_b: eq!(n.bytes[3]),
                 ..Masks::default()
             };
-            if n.extra {
+            if !STD && n.extra {
                 m.esc = eq!(n.bytes[4]);
                 m.space = eq!(n.bytes[5]);
             }
@@ -305,9 +323,9 @@ mod x86 {
     pub(super) struct Sse2;
     impl Kernel for Sse2 {
         #[inline(always)]
-        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+        unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
             // SAFETY: forwarded from the caller.
-            let mut m = unsafe { sse2_masks(p, n) };
+            let mut m = unsafe { sse2_masks::<STD>(p, n) };
             m.quote_prefix = prefix_xor(m.quote);
             m
         }
@@ -317,10 +335,10 @@ mod x86 {
     pub(super) struct Sse2Clmul;
     impl Kernel for Sse2Clmul {
         #[inline(always)]
-        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+        unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
             // SAFETY: forwarded from the caller (who guarantees pclmulqdq).
             unsafe {
-                let mut m = sse2_masks(p, n);
+                let mut m = sse2_masks::<STD>(p, n);
                 m.quote_prefix = prefix_xor_clmul(m.quote);
                 m
             }
@@ -331,7 +349,7 @@ mod x86 {
     pub(super) struct Avx2Clmul;
     impl Kernel for Avx2Clmul {
         #[inline(always)]
-        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+        unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
             // SAFETY: the caller guarantees 64 readable bytes at `p` and
             // AVX2 and pclmulqdq; unaligned loads need no alignment.
             unsafe {
@@ -360,7 +378,7 @@ mod x86 {
                     nl_b: eq!(n.bytes[3]),
                     ..Masks::default()
                 };
-                if n.extra {
+                if !STD && n.extra {
                     m.esc = eq!(n.bytes[4]);
                     m.space = eq!(n.bytes[5]);
                 }
@@ -470,7 +488,7 @@ mod arm {
     /// `p` must be valid for reads of 64 bytes, and the CPU must support
     /// NEON.
     #[inline(always)]
-    unsafe fn neon_masks(p: *const u8, n: &Needles) -> Masks {
+    unsafe fn neon_masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
         // SAFETY: the caller guarantees 64 readable bytes at `p` and NEON;
         // `vld1q_u8` has no alignment requirement beyond a byte's, and
         // `BIT_WEIGHTS` is 16 bytes.
@@ -498,7 +516,7 @@ mod arm {
                 nl_b: eq!(n.bytes[3]),
                 ..Masks::default()
             };
-            if n.extra {
+            if !STD && n.extra {
                 m.esc = eq!(n.bytes[4]);
                 m.space = eq!(n.bytes[5]);
             }
@@ -510,9 +528,9 @@ mod arm {
     pub(super) struct Neon;
     impl Kernel for Neon {
         #[inline(always)]
-        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+        unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
             // SAFETY: forwarded from the caller.
-            let mut m = unsafe { neon_masks(p, n) };
+            let mut m = unsafe { neon_masks::<STD>(p, n) };
             m.quote_prefix = prefix_xor(m.quote);
             m
         }
@@ -522,10 +540,10 @@ mod arm {
     pub(super) struct NeonPmull;
     impl Kernel for NeonPmull {
         #[inline(always)]
-        unsafe fn masks(p: *const u8, n: &Needles) -> Masks {
+        unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
             // SAFETY: forwarded from the caller (who guarantees `aes`).
             unsafe {
-                let mut m = neon_masks(p, n);
+                let mut m = neon_masks::<STD>(p, n);
                 m.quote_prefix = prefix_xor_pmull(m.quote);
                 m
             }
@@ -763,9 +781,33 @@ impl Classifier {
         }
     }
 
-    #[inline]
-    fn is_nl(&self, c: u8) -> bool {
-        if self.any_term {
+    /// True for the dialect the scanning loops are also compiled for with
+    /// its options as constants (`STD`): a quote byte with doubled quotes,
+    /// any of CR, LF and CRLF ending records, no escape byte and no
+    /// skip-initial-space. That is `csv`'s `excel` dialect with any
+    /// delimiter or quote byte, by far the most common; with its options
+    /// read from the classifier in every block instead, the loops tested
+    /// flags and spilled registers.
+    pub(crate) fn is_std(&self) -> bool {
+        self.any_term && self.double_quote && self.quote.is_some() && !self.needles.extra
+    }
+
+    /// Whether CR and LF both end records; `true` under `STD`.
+    #[inline(always)]
+    fn any_term<const STD: bool>(&self) -> bool {
+        STD || self.any_term
+    }
+
+    /// Whether escape and space bytes are looked for; `false` under `STD`.
+    #[inline(always)]
+    fn extra<const STD: bool>(&self) -> bool {
+        !STD && self.needles.extra
+    }
+
+    /// Whether `c` ends records (under `STD`, CR and LF are constants).
+    #[inline(always)]
+    fn is_nl<const STD: bool>(&self, c: u8) -> bool {
+        if self.any_term::<STD>() {
             c == b'\r' || c == b'\n'
         } else {
             c == self.term
@@ -779,12 +821,12 @@ impl Classifier {
     ///
     /// The CPU must support `K`'s instruction set.
     #[inline(always)]
-    unsafe fn masks<K: Kernel>(&self, input: &[u8], base: usize) -> (Masks, u64) {
+    unsafe fn masks<K: Kernel, const STD: bool>(&self, input: &[u8], base: usize) -> (Masks, u64) {
         let rest = &input[base..];
         if rest.len() >= 64 {
             // SAFETY: `rest` has at least 64 bytes; the caller guarantees
             // the instruction set.
-            (unsafe { K::masks(rest.as_ptr(), &self.needles) }, !0)
+            (unsafe { K::masks::<STD>(rest.as_ptr(), &self.needles) }, !0)
         } else {
             (self.tail_masks(rest), below(rest.len()))
         }
@@ -799,7 +841,7 @@ impl Classifier {
         pad[..rest.len()].copy_from_slice(rest);
         // SAFETY: `pad` is 64 bytes; the portable kernel needs no CPU
         // features.
-        unsafe { Portable::masks(pad.as_ptr(), &self.needles) }
+        unsafe { Portable::masks::<false>(pad.as_ptr(), &self.needles) }
     }
 
     /// Classifies the block at `input[base..]` and updates the carry.
@@ -808,23 +850,28 @@ impl Classifier {
     ///
     /// The CPU must support `K`'s instruction set.
     #[inline(always)]
-    unsafe fn block<K: Kernel>(&self, input: &[u8], base: usize, carry: &mut Carry) -> Block {
+    unsafe fn block<K: Kernel, const STD: bool>(
+        &self,
+        input: &[u8],
+        base: usize,
+        carry: &mut Carry,
+    ) -> Block {
         // SAFETY: forwarded from the caller.
-        let (m, valid) = unsafe { self.masks::<K>(input, base) };
+        let (m, valid) = unsafe { self.masks::<K, STD>(input, base) };
         // Bits past the end of the input are garbage; bits below them only
         // depend on bits below them, so masking at the end is enough.
         let q = m.quote & valid;
         let nl = (m.nl_a | m.nl_b) & valid;
         let d = m.delim & valid;
-        let lines = if self.any_term {
+        let lines = if self.any_term::<STD>() {
             let cr = m.nl_a & valid;
             let lf = m.nl_b & valid;
             cr | (lf & !((cr << 1) | carry.cr))
         } else {
             nl
         };
-        let cr_out = if self.any_term { (m.nl_a & valid) >> 63 } else { 0 };
-        if (q | carry.inq) == 0 && !self.needles.extra {
+        let cr_out = if self.any_term::<STD>() { (m.nl_a & valid) >> 63 } else { 0 };
+        if (q | carry.inq) == 0 && !self.extra::<STD>() {
             // No quote in play (the common case in numeric data): every
             // delimiter and terminator is structural, and nothing is bad.
             let structural = d | nl;
@@ -840,15 +887,16 @@ impl Classifier {
         let field_start = (structural << 1) | carry.field_start;
         // The byte after the block, for quotes in bit 63.
         let (next_struct, next_quote) = match input.get(base + 64) {
-            Some(&c) => {
-                (u64::from(c == self.delim || self.is_nl(c)), u64::from(Some(c) == self.quote))
-            }
+            Some(&c) => (
+                u64::from(c == self.delim || self.is_nl::<STD>(c)),
+                u64::from(Some(c) == self.quote),
+            ),
             None => (0, 0),
         };
         let before_struct = (structural >> 1) | (next_struct << 63);
         let mut bad;
         let pairs;
-        if self.double_quote {
+        if STD || self.double_quote {
             let before_open = (open >> 1) | (next_quote << 63);
             let after_close = (close << 1) | carry.close;
             pairs = close & before_open;
@@ -857,7 +905,7 @@ impl Classifier {
             pairs = 0;
             bad = (open & !field_start) | (close & !before_struct);
         }
-        if self.needles.extra {
+        if self.extra::<STD>() {
             bad |= (m.esc & valid & self.esc_on) | (m.space & field_start & valid & self.space_on);
         }
         *carry = Carry {
@@ -954,8 +1002,8 @@ fn flatten(out: &mut Vec<u32>, mut bits: u64, base: u32) {
 /// True when a record the block scanner may take starts at `input[r]`: not
 /// past the end, not an empty line, not a comment.
 #[inline(always)]
-fn starts_record(cls: &Classifier, input: &[u8], r: usize, comment: i32) -> bool {
-    r < input.len() && !cls.is_nl(input[r]) && i32::from(input[r]) != comment
+fn starts_record<const STD: bool>(cls: &Classifier, input: &[u8], r: usize, comment: i32) -> bool {
+    r < input.len() && !cls.is_nl::<STD>(input[r]) && i32::from(input[r]) != comment
 }
 
 /// Pushes `span`, a regular field's plain span; a quoted one is then
@@ -1020,7 +1068,7 @@ impl Scanner {
         out: &mut Fields,
     ) -> Option<usize> {
         match self.block.as_ref()?.isa {
-            Isa::Portable => self.block_record_with::<Portable>(input, r, out),
+            Isa::Portable => self.block_record_with::<Portable, false>(input, r, out),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
             Isa::Avx2Clmul => unsafe { x86::record_avx2(self, input, r, out) },
@@ -1043,7 +1091,7 @@ impl Scanner {
     /// instruction set is available (it is inlined into the entry points
     /// compiled for it).
     #[inline(always)]
-    fn block_record_with<K: Kernel>(
+    fn block_record_with<K: Kernel, const STD: bool>(
         &mut self,
         input: &[u8],
         r: usize,
@@ -1051,7 +1099,7 @@ impl Scanner {
     ) -> Option<usize> {
         let cls = self.block.as_ref()?;
         let c0 = input[r];
-        if cls.is_nl(c0) || i32::from(c0) == self.comment {
+        if cls.is_nl::<STD>(c0) || i32::from(c0) == self.comment {
             return None;
         }
         let cls = cls.clone();
@@ -1082,7 +1130,7 @@ impl Scanner {
                 Some(b) => b,
                 // SAFETY: this function only runs where `K` is supported;
                 // past the cached block, `base > r >= 0`.
-                None => unsafe { cls.block::<K>(input, base as usize, &mut carry) },
+                None => unsafe { cls.block::<K, STD>(input, base as usize, &mut carry) },
             };
             // Bits before the record (in a cached block) are not ours.
             let mine = from(rel(r, base));
@@ -1133,7 +1181,7 @@ impl Scanner {
                 }
                 if b.nl >> k & 1 != 0 {
                     let mut i = p + 1;
-                    if input[p] == b'\r' && cls.any_term {
+                    if input[p] == b'\r' && cls.any_term::<STD>() {
                         match input.get(i) {
                             Some(b'\n') => i += 1,
                             Some(_) => {}
@@ -1168,6 +1216,12 @@ impl Scanner {
         }
         self.block_abandon(out);
         None
+    }
+
+    /// Whether the block classifier is on for a dialect it has loops
+    /// specialised for ([`Classifier::is_std`]).
+    fn std_dialect(&self) -> bool {
+        self.block.as_ref().is_some_and(Classifier::is_std)
     }
 
     /// Undoes a partial `block_record`: the record starts afresh.
@@ -1248,7 +1302,7 @@ impl Scanner {
             return 0;
         };
         match isa {
-            Isa::Portable => self.block_count_with::<Portable>(input, pos, expect, check),
+            Isa::Portable => self.block_count_with::<Portable, false>(input, pos, expect, check),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
             Isa::Avx2Clmul => unsafe { x86::count_avx2(self, input, pos, expect, check) },
@@ -1271,7 +1325,7 @@ impl Scanner {
     /// instruction set is available (it is inlined into the entry points
     /// compiled for it).
     #[inline(always)]
-    fn block_count_with<K: Kernel>(
+    fn block_count_with<K: Kernel, const STD: bool>(
         &mut self,
         input: &[u8],
         pos: &mut usize,
@@ -1280,7 +1334,7 @@ impl Scanner {
     ) -> u64 {
         let args = SelectArgs { cols: &[], max_records: usize::MAX, check, all_cols: false };
         let mut none = Selected::default();
-        self.block_records_with::<K, false>(input, pos, expect, &args, &mut none)
+        self.block_records_with::<K, false, STD>(input, pos, expect, &args, &mut none)
     }
 
     /// The classifier for a run of block-scanned records starting at
@@ -1290,7 +1344,7 @@ impl Scanner {
     fn run_start(&self, input: &[u8], pos: usize, max_records: usize) -> Option<Classifier> {
         let cls = self.block.clone()?;
         let ready = self.state == State::StartRecord && !self.skip_lf && max_records > 0;
-        (ready && starts_record(&cls, input, pos, self.comment)).then_some(cls)
+        (ready && starts_record::<false>(&cls, input, pos, self.comment)).then_some(cls)
     }
 
     /// The loop of [`Scanner::block_count`]; with `KEEP`, it also records
@@ -1299,7 +1353,7 @@ impl Scanner {
     /// with `sel.all_cols` it also keeps the offsets of the structural
     /// delimiters ([`Selected::ends`]). `sel.cols` is not looked at.
     #[inline(always)]
-    fn block_records_with<K: Kernel, const KEEP: bool>(
+    fn block_records_with<K: Kernel, const KEEP: bool, const STD: bool>(
         &mut self,
         input: &[u8],
         pos: &mut usize,
@@ -1323,7 +1377,7 @@ impl Scanner {
         let n = input.len();
         let mut r = *pos;
         let comment = self.comment;
-        let starts_ok = |r: usize| starts_record(&cls, input, r, comment);
+        let starts_ok = |r: usize| starts_record::<STD>(&cls, input, r, comment);
         let mut count = 0u64;
         let mut carry = Carry::record_start();
         let mut base = r;
@@ -1338,7 +1392,7 @@ impl Scanner {
         }
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
-            let b = unsafe { cls.block::<K>(input, base, &mut carry) };
+            let b = unsafe { cls.block::<K, STD>(input, base, &mut carry) };
             if masks {
                 let rel = base - out.ends_base;
                 if rel > ENDS_SPAN {
@@ -1356,7 +1410,7 @@ impl Scanner {
                 let k = ends.trailing_zeros() as usize;
                 let p = base + k;
                 let mut end = p + 1;
-                if input[p] == b'\r' && cls.any_term {
+                if input[p] == b'\r' && cls.any_term::<STD>() {
                     match input.get(end) {
                         Some(b'\n') => end += 1,
                         Some(_) => {}
@@ -1538,7 +1592,7 @@ impl Scanner {
             // Records only, or every field: the counting loop.
             return match isa {
                 Isa::Portable => {
-                    self.block_records_with::<Portable, true>(input, pos, expect, sel, out)
+                    self.block_records_with::<Portable, true, false>(input, pos, expect, sel, out)
                 }
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
@@ -1563,7 +1617,9 @@ impl Scanner {
             };
         }
         match isa {
-            Isa::Portable => self.block_select_with::<Portable>(input, pos, expect, sel, out),
+            Isa::Portable => {
+                self.block_select_with::<Portable, false>(input, pos, expect, sel, out)
+            }
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
             Isa::Avx2Clmul => unsafe { x86::select_avx2(self, input, pos, expect, sel, out) },
@@ -1586,7 +1642,7 @@ impl Scanner {
     /// instruction set is available (it is inlined into the entry points
     /// compiled for it).
     #[inline(always)]
-    fn block_select_with<K: Kernel>(
+    fn block_select_with<K: Kernel, const STD: bool>(
         &mut self,
         input: &[u8],
         pos: &mut usize,
@@ -1600,7 +1656,7 @@ impl Scanner {
         let n = input.len();
         let mut r = *pos;
         let comment = self.comment;
-        let starts_ok = |r: usize| starts_record(&cls, input, r, comment);
+        let starts_ok = |r: usize| starts_record::<STD>(&cls, input, r, comment);
         let (quote, limit, cols) = (self.quote, self.limit, sel.cols);
         let first = cols.first().copied().unwrap_or(usize::MAX);
         let mut count = 0u64;
@@ -1618,7 +1674,7 @@ impl Scanner {
         out.spans.reserve(sel.max_records.min(1 << 16) * cols.len());
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
-            let b = unsafe { cls.block::<K>(input, base, &mut carry) };
+            let b = unsafe { cls.block::<K, STD>(input, base, &mut carry) };
             let mut ends = (b.delim | b.nl) & below_lowest(b.bad) & from(r - base.min(r));
             while ends != 0 {
                 // The current record's delimiters in this block, up to its
@@ -1657,7 +1713,7 @@ impl Scanner {
                 let p = base + k;
                 ends &= ends - 1;
                 let mut end = p + 1;
-                if input[p] == b'\r' && cls.any_term {
+                if input[p] == b'\r' && cls.any_term::<STD>() {
                     match input.get(end) {
                         Some(b'\n') => end += 1,
                         Some(_) => {}
@@ -1775,7 +1831,7 @@ mod tests {
                 extra: round % 3 == 0,
             };
             // SAFETY: `block` is 64 bytes; portable needs no CPU features.
-            let want = unsafe { Portable::masks(block.as_ptr(), &needles) };
+            let want = unsafe { Portable::masks::<false>(block.as_ptr(), &needles) };
             for (name, masks) in &all {
                 // SAFETY: `block` is 64 bytes and each kernel was pushed
                 // only after detecting its CPU features.
@@ -1802,8 +1858,9 @@ mod tests {
         let mut carry = Carry::record_start();
         // a,"b,c","d""e"\n  then a mid-field quote
         let input = b"a,\"b,c\",\"d\"\"e\"\nx\"y\n";
+        assert!(c.is_std());
         // SAFETY: the portable kernel needs no CPU features.
-        let b = unsafe { c.block::<Portable>(input, 0, &mut carry) };
+        let b = unsafe { c.block::<Portable, false>(input, 0, &mut carry) };
         assert_eq!(b.delim, 1 << 1 | 1 << 7);
         // The bad quote opens a false quoted region: nothing after it is
         // structural, which is why records with bad bits fall back.
@@ -1811,5 +1868,21 @@ mod tests {
         assert_eq!(b.pairs, 1 << 10);
         assert_eq!(b.bad, 1 << 16);
         assert_eq!(b.lines, 1 << 14 | 1 << 18);
+        // The loops specialised for this dialect classify alike.
+        let mut carry_std = Carry::record_start();
+        // SAFETY: as above.
+        let s = unsafe { c.block::<Portable, true>(input, 0, &mut carry_std) };
+        assert_eq!(format!("{s:?} {carry_std:?}"), format!("{b:?} {carry:?}"));
+    }
+
+    #[test]
+    fn only_the_plain_dialect_is_std() {
+        let std = |d: Dialect| Classifier::new(&d).is_std();
+        assert!(std(Dialect { delimiter: b';', quote: Some(b'\''), ..Dialect::default() }));
+        assert!(!std(Dialect { escape: Some(b'\\'), ..Dialect::default() }));
+        assert!(!std(Dialect { skip_initial_space: true, ..Dialect::default() }));
+        assert!(!std(Dialect { double_quote: false, ..Dialect::default() }));
+        assert!(!std(Dialect { quote: None, ..Dialect::default() }));
+        assert!(!std(Dialect { terminator: Terminator::Byte(b';'), ..Dialect::default() }));
     }
 }
