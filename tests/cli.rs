@@ -653,3 +653,38 @@ fn several_threads_give_the_same_output() {
     }
     assert!(stderr(&run(&["select", "1,2", &ragged])).contains("record with 4 fields"));
 }
+
+/// Habits xsv users bring: `-n` for `--no-headers`, `headers -j`, `-o FILE`
+/// (a tab-separated file by its name), comma-separated CSV output whatever
+/// the input delimiter, and `cat rows`.
+#[test]
+fn xsv_habits() {
+    let dir = tempfile::tempdir().unwrap();
+    let semi = temp_file(&dir, "semi.csv", b"a;b\n1;\"x,y\"\n2;z\n");
+    assert_eq!(ok(&["count", "-n", &semi]), "3\n");
+    assert_eq!(ok(&["headers", "-j", &semi]), "a;b\n");
+    assert_eq!(ok(&["headers", "-j", "-d", ";", &semi]), "a\nb\n");
+    // CSV output is comma-separated, as xsv writes it, unless asked.
+    assert_eq!(ok(&["select", "-d", ";", "2,1", &semi]), "b,a\n\"x,y\",1\nz,2\n");
+    assert_eq!(
+        ok(&["select", "-d", ";", "--out-delimiter", ";", "2,1", &semi]),
+        "b;a\nx,y;1\nz;2\n"
+    );
+    // -o writes the file (a .tsv name gives tabs) and nothing to stdout.
+    let out = dir.path().join("out.tsv").display().to_string();
+    assert_eq!(ok(&["select", "-d", ";", "2,1", &semi, "-o", &out]), "");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "b\ta\nx,y\t1\nz\t2\n");
+    let out = dir.path().join("out.csv").display().to_string();
+    assert_eq!(ok(&["cat", "rows", "-d", ";", &semi, &semi, "--output", &out]), "");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "a,b\n1,\"x,y\"\n2,z\n1,\"x,y\"\n2,z\n");
+    assert_eq!(ok(&["cat", "rows", "-d", ";", &semi]), ok(&["cat", "-d", ";", &semi]));
+    fails(&["cat", "columns", &semi], 2, "not supported");
+    // An output that is also an input is refused, and the input kept.
+    let err = fails(&["select", "1", &semi, "-o", &semi], 1, "is also an input");
+    assert!(err.contains("semi.csv"), "{err}");
+    fails(&["cat", &semi, "-o", &semi], 1, "is also an input");
+    assert_eq!(std::fs::read(&semi).unwrap(), b"a;b\n1;\"x,y\"\n2;z\n");
+    // An output that cannot be created: one line naming it, exit 1.
+    let d = dir.path().display().to_string();
+    fails(&["select", "1", &semi, "-o", &d], 1, &d);
+}

@@ -188,7 +188,7 @@ pub struct InputArgs {
     #[arg(long)]
     pub flexible: bool,
     /// The first record is data, not a header row.
-    #[arg(long)]
+    #[arg(short, long)]
     pub no_headers: bool,
     /// Remove non-visible characters from fields.
     #[arg(
@@ -213,6 +213,13 @@ pub struct InputArgs {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// How many threads parse one file: for the commands that read every
+/// record (`headers` reads one, and has `-j` for `--just-names` as in xsv).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Input options")]
+pub struct ParallelArgs {
     /// Threads to parse one mapped file with (default: the CPUs available;
     /// 1 parses on the main thread alone). Output is the same either way.
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -222,7 +229,7 @@ pub struct InputArgs {
     pub chunk_size: Option<usize>,
 }
 
-impl InputArgs {
+impl ParallelArgs {
     /// How many threads may parse one input.
     pub fn parallel(&self) -> fastcsv::Parallel {
         let mut p = fastcsv::Parallel::new();
@@ -234,7 +241,9 @@ impl InputArgs {
             None => p,
         }
     }
+}
 
+impl InputArgs {
     /// The dialect these options describe. Empty lines are always skipped:
     /// they are not records. `strict` forces strict parsing (for `check`).
     pub fn dialect(&self, strict: bool) -> fastcsv::Result<Dialect> {
@@ -263,6 +272,9 @@ pub struct CountArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 /// `fastcsv headers`.
@@ -272,7 +284,7 @@ pub struct HeadersArgs {
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// Print only the names, without numbers.
-    #[arg(long)]
+    #[arg(short, long)]
     pub just_names: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -297,9 +309,27 @@ pub struct OutputArgs {
     /// Output format.
     #[arg(long, value_name = "FORMAT", default_value = "csv")]
     pub to: Format,
-    /// Delimiter of CSV output (default: the input delimiter).
+    /// Delimiter of CSV output (default: a comma, or a tab when the
+    /// output file's name ends in .tsv or .tab, as xsv does).
     #[arg(long, value_name = "BYTE", value_parser = parse_byte)]
     pub out_delimiter: Option<u8>,
+    /// Write the output to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// The delimiter of CSV output.
+    pub fn delimiter(&self) -> u8 {
+        if let Some(d) = self.out_delimiter {
+            return d;
+        }
+        let ext = self.output.as_ref().and_then(|p| p.extension()).and_then(|e| e.to_str());
+        match ext.map(str::to_ascii_lowercase).as_deref() {
+            Some("tsv" | "tab") => b'\t',
+            _ => b',',
+        }
+    }
 }
 
 /// `fastcsv select`.
@@ -317,6 +347,9 @@ pub struct SelectArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 /// `fastcsv cat`.
@@ -331,6 +364,9 @@ pub struct CatArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 /// `fastcsv check`.
@@ -345,6 +381,9 @@ pub struct CheckArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 /// `fastcsv stats`.
@@ -359,6 +398,9 @@ pub struct StatsArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 /// Parses a one-byte option value: a single byte, `tab`, `\t`, or `\xHH`.
@@ -418,7 +460,7 @@ pub struct BenchArgs {
     #[arg(short, long, value_name = "BYTE", default_value = ",", value_parser = parse_byte)]
     pub delimiter: u8,
     /// The first record is data, not a header row.
-    #[arg(long)]
+    #[arg(short, long)]
     pub no_headers: bool,
     /// Records may have different numbers of fields.
     #[arg(long)]

@@ -1,7 +1,9 @@
 //! The commands. Each reads through [`Input`] and writes to a locked,
 //! buffered standard output; none allocates per field.
 
+use std::fs::File;
 use std::io::{self, BufWriter, StdoutLock, Write};
+use std::path::Path;
 
 use fastcsv::{Position, RowBuf, Selection, Terminator};
 
@@ -10,11 +12,76 @@ use super::args::{
 };
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
-use super::{inputs, path_arg, write_failure, Failure, Input};
+use super::{inputs, path_arg, write_failure, Failure, Input, OutputFileError};
 
 /// Standard output, locked and buffered.
 fn stdout() -> BufWriter<StdoutLock<'static>> {
     BufWriter::with_capacity(256 << 10, io::stdout().lock())
+}
+
+/// Where `select` and `cat` write: standard output, or the `-o` file.
+type Sink = BufWriter<Box<dyn Write>>;
+
+/// Opens the output: the `-o` file (created or truncated; errors name it)
+/// or standard output, locked; buffered either way. A file that is also
+/// one of the `inputs` is refused before it is touched: truncating it
+/// would lose the data (and a mapped input would fault).
+fn sink(path: Option<&Path>, inputs: &[Option<&Path>]) -> Result<Sink, Failure> {
+    let w: Box<dyn Write> = match path {
+        None => Box::new(io::stdout().lock()),
+        Some(p) => {
+            let name = p.display().to_string();
+            if let Some(i) = inputs.iter().flatten().find(|i| same_file(i, p)) {
+                return Err(Failure::Fatal(format!(
+                    "{name}: is also an input ({}); write the output elsewhere",
+                    i.display()
+                )));
+            }
+            let file = File::create(p).map_err(|e| Failure::Fatal(format!("{name}: {e}")))?;
+            Box::new(NamedFile { file, name })
+        }
+    };
+    Ok(BufWriter::with_capacity(256 << 10, w))
+}
+
+/// Whether `a` and `b` name the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    }
+}
+
+/// The `-o` file, whose write errors carry its name.
+struct NamedFile {
+    file: File,
+    name: String,
+}
+
+impl NamedFile {
+    fn named(&self, e: io::Error) -> io::Error {
+        let kind = e.kind();
+        io::Error::new(kind, OutputFileError { name: self.name.clone(), source: e })
+    }
+}
+
+impl Write for NamedFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write(buf).map_err(|e| self.named(e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush().map_err(|e| self.named(e))
+    }
 }
 
 /// `fastcsv count`: one number, or `PATH<TAB>COUNT` lines and a total.
@@ -27,7 +94,7 @@ pub fn count(a: &CountArgs) -> Result<(), Failure> {
     args.flexible = true;
     for p in &paths {
         let mut input = Input::open(*p, &args, false)?;
-        let n = input.count(&a.input.parallel())?;
+        let n = input.count(&a.par.parallel())?;
         total += n;
         if paths.len() > 1 {
             writeln!(out, "{}\t{n}", input.name)?;
@@ -86,8 +153,9 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let name = input.name.clone();
     let header = input.reader.headers()?.cloned();
-    let delimiter = a.output.out_delimiter.unwrap_or(a.input.delimiter);
+    let delimiter = a.output.delimiter();
     let format = a.output.to;
+    let out = sink(a.output.output.as_deref(), &[path_arg(a.file.as_deref())])?;
     // With a header the selection is resolved now; without, on the first
     // record (whose width is then the number of columns).
     let (cols, w, keys) = match &header {
@@ -95,7 +163,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
             let names = fields(h);
             let c = a.columns.resolve(Some(&names), names.len()).map_err(Failure::Usage)?;
             let picked: Vec<&[u8]> = c.iter().map(|&i| names[i]).collect();
-            let mut w = RecordWriter::new(stdout(), format, delimiter, Some(&picked));
+            let mut w = RecordWriter::new(out, format, delimiter, Some(&picked));
             if format != Format::Jsonl {
                 w.write(picked.iter().copied())
                     .map_err(|e| write_failure(&name, e, h.position(), |f| c[f]))?;
@@ -103,7 +171,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
             (c, w, Some(picked))
         }
         None => {
-            let mut w = RecordWriter::new(stdout(), format, delimiter, None);
+            let mut w = RecordWriter::new(out, format, delimiter, None);
             let Some(row) = input.reader.read_row()? else {
                 w.into_inner()?;
                 return Ok(());
@@ -118,7 +186,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     let mut out = w.into_inner()?;
     input.par_each_batch(
         &sel,
-        &a.input.parallel(),
+        &a.par.parallel(),
         || RecordWriter::new(Vec::new(), format, delimiter, keys.as_deref()),
         |batch, w| {
             for row in batch.iter() {
@@ -135,10 +203,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
 /// Moves what a worker's writer holds to standard output: straight to
 /// the file descriptor when it is large (a batch or a chunk of records),
 /// to save a copy through the buffer.
-fn drain(
-    w: &mut RecordWriter<Vec<u8>>,
-    out: &mut BufWriter<StdoutLock<'static>>,
-) -> Result<(), Failure> {
+fn drain(w: &mut RecordWriter<Vec<u8>>, out: &mut Sink) -> Result<(), Failure> {
     let v = w.get_mut();
     if v.len() >= 16 << 10 {
         out.flush()?;
@@ -157,9 +222,9 @@ fn drain(
 /// once to stream) so that only one is open at a time; standard input is
 /// kept open from the first pass.
 pub fn cat(a: &CatArgs) -> Result<(), Failure> {
-    let delimiter = a.output.out_delimiter.unwrap_or(a.input.delimiter);
+    let delimiter = a.output.delimiter();
     let format = a.output.to;
-    let paths = inputs(&a.files);
+    let paths = inputs(xsv_mode(&a.files)?);
     // The first input with a header row, and that row.
     let mut first: Option<(String, RowBuf)> = None;
     let mut stdin: Option<Input> = None;
@@ -189,17 +254,18 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
             stdin = Some(input);
         }
     }
+    let out = sink(a.output.output.as_deref(), &paths)?;
     let (keys, w) = match &first {
         Some((name, h)) => {
             let names = fields(h);
-            let mut w = RecordWriter::new(stdout(), format, delimiter, Some(&names));
+            let mut w = RecordWriter::new(out, format, delimiter, Some(&names));
             if format != Format::Jsonl {
                 w.write(names.iter().copied())
                     .map_err(|e| write_failure(name, e, h.position(), |f| f))?;
             }
             (Some(names), w)
         }
-        None => (None, RecordWriter::new(stdout(), format, delimiter, None)),
+        None => (None, RecordWriter::new(out, format, delimiter, None)),
     };
     let mut out = w.into_inner()?;
     for p in &paths {
@@ -223,7 +289,7 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
             && make().copies_raw(in_delim);
         input.par_each_batch(
             &Selection::all(),
-            &a.input.parallel(),
+            &a.par.parallel(),
             make,
             |batch, w| {
                 let mut i = 0;
@@ -252,6 +318,21 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         )?;
     }
     Ok(out.flush()?)
+}
+
+/// `cat`'s FILE arguments without xsv's mode word: `xsv cat rows A B` is
+/// `fastcsv cat A B`, so a leading `rows` that names no file is dropped.
+/// `columns` (side by side) is xsv's other mode, which `cat` does not do.
+fn xsv_mode(files: &[std::path::PathBuf]) -> Result<&[std::path::PathBuf], Failure> {
+    match files.split_first() {
+        Some((w, rest)) if w.as_os_str() == "rows" && !w.exists() => Ok(rest),
+        Some((w, _)) if w.as_os_str() == "columns" && !w.exists() => Err(Failure::Usage(
+            "`cat columns` (xsv's side-by-side mode) is not supported: fastcsv cat \
+             concatenates rows"
+                .into(),
+        )),
+        _ => Ok(files),
+    }
 }
 
 /// `fastcsv check`: strict parsing; every problem on its own line.
@@ -353,7 +434,7 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
 /// `None` as soon as anything is (or when the file cannot be read twice):
 /// the sequential check then reports every problem with its position.
 fn check_clean_in_parallel(a: &CheckArgs) -> Result<Option<(String, u64)>, Failure> {
-    let par = a.input.parallel();
+    let par = a.par.parallel();
     let Some(path) = path_arg(a.file.as_deref()) else {
         return Ok(None);
     };
@@ -408,7 +489,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     let hint = || sketched.read().map(|s| s.clone()).unwrap_or_default();
     input.par_each_batch(
         &Selection::all(),
-        &a.input.parallel(),
+        &a.par.parallel(),
         || Stats::with_sketches(&hint()),
         |batch, s| {
             for row in batch.iter() {

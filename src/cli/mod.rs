@@ -43,14 +43,39 @@ impl From<fastcsv::Error> for Failure {
     }
 }
 
-/// Errors writing standard output.
+/// Errors writing standard output, or the `-o` file (whose errors carry
+/// its name as an [`OutputFileError`]).
 impl From<io::Error> for Failure {
     fn from(e: io::Error) -> Failure {
+        if let Some(named) = e.get_ref().and_then(|i| i.downcast_ref::<OutputFileError>()) {
+            return Failure::Fatal(named.to_string());
+        }
         if e.kind() == io::ErrorKind::BrokenPipe {
             Failure::BrokenPipe
         } else {
             Failure::Fatal(format!("<stdout>: {e}"))
         }
+    }
+}
+
+/// A write to the `-o` file failed.
+#[derive(Debug)]
+pub struct OutputFileError {
+    /// The file's name as given.
+    pub name: String,
+    /// What went wrong.
+    pub source: io::Error,
+}
+
+impl std::fmt::Display for OutputFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.name, self.source)
+    }
+}
+
+impl std::error::Error for OutputFileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
     }
 }
 
