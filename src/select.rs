@@ -382,6 +382,93 @@ impl<'r> SelectedRow<'r> {
         let r = &self.batch.sel.out.records[self.i];
         r.plain.then(|| &self.batch.input[r.start..r.after])
     }
+
+    /// With [`Selection::all`], for a record the block scanner took (see
+    /// [`crate::scan`]): its fields as they are in the input, quotes
+    /// included. Such a record is plain RFC 4180: a quoted field is the
+    /// quote byte, its value with each quote byte doubled, and the quote
+    /// byte; an unquoted field is its value, holding no quote byte,
+    /// delimiter or record terminator (CR and LF with
+    /// [`Terminator::Any`](crate::Terminator::Any), else the terminator
+    /// byte), and no escape, trimming or filtering applied to it. A
+    /// CSV writer with the same delimiter and quote can therefore copy
+    /// most of the record and only drop the quotes its own rules do not
+    /// need. `None` for other records (those the state machine parsed,
+    /// such as ones with lenient quoting) and other selections.
+    ///
+    /// ```
+    /// use fastcsv::{Reader, Selection};
+    /// let mut rdr = Reader::from_slice(b"h1,h2,h3\n1,\"a,\"\"b\"\"\",\"c\"\n");
+    /// let mut sel = Selection::all();
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// let f = b.row(0).raw_fields().unwrap();
+    /// let rec = f.record();
+    /// let raw: Vec<&[u8]> = f.map(|r| &rec[r]).collect();
+    /// assert_eq!(raw, [&b"1"[..], b"\"a,\"\"b\"\"\"", b"\"c\""]);
+    /// // The parsed values, for comparison.
+    /// assert_eq!(b.row(0).get(1), b"a,\"b\"");
+    /// ```
+    pub fn raw_fields(&self) -> Option<RawFields<'r>> {
+        let b = self.batch;
+        if !b.sel.all || self.spans_at().is_some() {
+            return None;
+        }
+        let out = &b.sel.out;
+        let r = &out.records[self.i];
+        if r.fields == 0 {
+            return None;
+        }
+        Some(RawFields {
+            record: &b.input[r.start..r.end],
+            ends: out.ends[r.ends_at..r.ends_at + r.fields - 1].iter(),
+            shift: r.start - out.ends_base,
+            at: 0,
+        })
+    }
+}
+
+/// The fields of a record as they are in the input, from
+/// [`SelectedRow::raw_fields`]: ranges of [`RawFields::record`], in order.
+#[derive(Clone, Debug)]
+pub struct RawFields<'r> {
+    record: &'r [u8],
+    /// The delimiter offsets left (from the batch's offset base).
+    ends: std::slice::Iter<'r, u32>,
+    /// The record's start, from that base.
+    shift: usize,
+    /// The next field's start in `record`; `usize::MAX` once the last
+    /// field is out.
+    at: usize,
+}
+
+impl<'r> RawFields<'r> {
+    /// The record's bytes, without its terminator.
+    pub fn record(&self) -> &'r [u8] {
+        self.record
+    }
+}
+
+impl Iterator for RawFields<'_> {
+    type Item = std::ops::Range<usize>;
+
+    #[inline]
+    fn next(&mut self) -> Option<std::ops::Range<usize>> {
+        if self.at == usize::MAX {
+            return None;
+        }
+        let a = self.at;
+        match self.ends.next() {
+            Some(&e) => {
+                let e = e as usize - self.shift;
+                self.at = e + 1;
+                Some(a..e)
+            }
+            None => {
+                self.at = usize::MAX;
+                Some(a..self.record.len())
+            }
+        }
+    }
 }
 
 /// The fields of a [`SelectedRow`], from [`SelectedRow::iter`].

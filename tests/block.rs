@@ -14,7 +14,7 @@ mod common;
 
 use common::{dialect, input};
 use fastcsv::scan::{reference, Fields, Scan, Scanner, Span};
-use fastcsv::{Dialect, Position, Reader, Selection};
+use fastcsv::{Dialect, Position, Reader, Selection, Terminator};
 use proptest::prelude::*;
 
 /// One observable scanner event.
@@ -224,6 +224,66 @@ proptest! {
             let got = batches_picked(&mut got, cols);
             check_raw(&got.0, &input, &d);
             prop_assert_eq!(strip(got), want.clone(), "buffered({})", n);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// `raw_fields` gives, for the records the block scanner took, their
+    /// fields as they are in the input: plain RFC 4180, so that stripping
+    /// the quotes and undoubling the inner ones gives the parsed fields,
+    /// and an unquoted field holds no quote, delimiter, CR or LF.
+    #[test]
+    fn raw_fields_are_the_input_bytes_of_the_fields(
+        d in dialect(),
+        input in input(),
+        flexible in any::<bool>(),
+    ) {
+        let Some(d) = d else { return Ok(()) };
+        let d = d.to_builder().flexible(flexible).headers(false).build().unwrap();
+        let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&input);
+        let mut sel = Selection::all();
+        // (An error ends the check: the records before it were checked.)
+        while let Ok(Some(b)) = rdr.read_batch(&mut sel) {
+            for row in b.iter() {
+                let Some(raw) = row.raw_fields() else { continue };
+                let rec = raw.record();
+                let at = row.position().byte as usize;
+                prop_assert_eq!(&input[at..at + rec.len()], rec);
+                let fields: Vec<&[u8]> = raw.map(|r| &rec[r]).collect();
+                prop_assert_eq!(fields.len(), row.len());
+                for (j, f) in fields.iter().enumerate() {
+                    let value = row.get(j);
+                    match (d.quote(), f) {
+                        (Some(q), [first, inner @ .., last]) if *first == q => {
+                            prop_assert_eq!(*last, q);
+                            let mut undoubled = Vec::new();
+                            let mut k = 0;
+                            while k < inner.len() {
+                                undoubled.push(inner[k]);
+                                if inner[k] == q {
+                                    prop_assert_eq!(inner.get(k + 1), Some(&q));
+                                    k += 1;
+                                }
+                                k += 1;
+                            }
+                            prop_assert_eq!(&undoubled[..], value);
+                        }
+                        _ => {
+                            prop_assert_eq!(*f, value);
+                            let ends = |c: u8| match d.terminator() {
+                                Terminator::Any => c == b'\r' || c == b'\n',
+                                Terminator::Byte(t) => c == t,
+                            };
+                            let special =
+                                |c: &u8| Some(*c) == d.quote() || *c == d.delimiter() || ends(*c);
+                            prop_assert!(!f.iter().any(special), "{:?}", f);
+                        }
+                    }
+                }
+            }
         }
     }
 }

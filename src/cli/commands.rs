@@ -287,6 +287,9 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         let runs = d.quote() == Some(b'"')
             && d.terminator() == Terminator::Any
             && make().copies_raw(in_delim);
+        // Records the block scanner took are written from their input
+        // bytes, dropping only the quotes the output does not need.
+        let requote = make().requotes(d);
         input.par_each_batch(
             &Selection::all(),
             &a.par.parallel(),
@@ -309,6 +312,10 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
                         if w.write_raw(raw, in_delim).map_err(fail)? {
                             continue;
                         }
+                    }
+                    if let Some(fields) = row.raw_fields().filter(|_| requote) {
+                        w.write_requoted(fields)?;
+                        continue;
                     }
                     w.write(row.iter()).map_err(fail)?;
                 }
