@@ -420,31 +420,58 @@ impl<'r> SelectedRow<'r> {
         }
         Some(RawFields {
             record: &b.input[r.start..r.end],
-            ends: out.ends[r.ends_at..r.ends_at + r.fields - 1].iter(),
+            ends: &out.ends[r.ends_at..r.ends_at + r.fields - 1],
             shift: r.start - out.ends_base,
-            at: 0,
+            next: 0,
         })
     }
 }
 
 /// The fields of a record as they are in the input, from
-/// [`SelectedRow::raw_fields`]: ranges of [`RawFields::record`], in order.
+/// [`SelectedRow::raw_fields`]: ranges of [`RawFields::record`], in order,
+/// or by index with [`RawFields::get`].
 #[derive(Clone, Debug)]
 pub struct RawFields<'r> {
     record: &'r [u8],
-    /// The delimiter offsets left (from the batch's offset base).
-    ends: std::slice::Iter<'r, u32>,
+    /// The record's delimiter offsets (from the batch's offset base).
+    ends: &'r [u32],
     /// The record's start, from that base.
     shift: usize,
-    /// The next field's start in `record`; `usize::MAX` once the last
-    /// field is out.
-    at: usize,
+    /// The next field the iterator gives.
+    next: usize,
 }
 
 impl<'r> RawFields<'r> {
     /// The record's bytes, without its terminator.
     pub fn record(&self) -> &'r [u8] {
         self.record
+    }
+
+    /// Number of fields in the record.
+    pub fn field_count(&self) -> usize {
+        self.ends.len() + 1
+    }
+
+    /// Field `j` (from 0) as a range of [`RawFields::record`]; `None` past
+    /// the last field.
+    ///
+    /// ```
+    /// use fastcsv::{Reader, Selection};
+    /// let mut rdr = Reader::from_slice(b"h1,h2\n\"a\",b\n");
+    /// let mut sel = Selection::all();
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// let f = b.row(0).raw_fields().unwrap();
+    /// assert_eq!((f.get(0), f.get(1), f.get(2)), (Some(0..3), Some(4..5), None));
+    /// ```
+    #[inline]
+    pub fn get(&self, j: usize) -> Option<std::ops::Range<usize>> {
+        let n = self.ends.len();
+        if j > n {
+            return None;
+        }
+        let a = if j == 0 { 0 } else { self.ends[j - 1] as usize - self.shift + 1 };
+        let e = if j == n { self.record.len() } else { self.ends[j] as usize - self.shift };
+        Some(a..e)
     }
 }
 
@@ -453,21 +480,9 @@ impl Iterator for RawFields<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<std::ops::Range<usize>> {
-        if self.at == usize::MAX {
-            return None;
-        }
-        let a = self.at;
-        match self.ends.next() {
-            Some(&e) => {
-                let e = e as usize - self.shift;
-                self.at = e + 1;
-                Some(a..e)
-            }
-            None => {
-                self.at = usize::MAX;
-                Some(a..self.record.len())
-            }
-        }
+        let f = self.get(self.next)?;
+        self.next += 1;
+        Some(f)
     }
 }
 

@@ -310,6 +310,44 @@ impl<W: Write> RecordWriter<W> {
         out.write_all(b"\n")
     }
 
+    /// [`RecordWriter::write_requoted`] for the columns `cols` of the
+    /// record (empty where the record has no such column): the same bytes
+    /// as [`RecordWriter::write`] of those parsed fields.
+    pub fn write_requoted_cols(
+        &mut self,
+        fields: &fastcsv::RawFields<'_>,
+        cols: &[usize],
+    ) -> io::Result<()> {
+        let Kind::Csv { needles, delimiter } = &self.kind else {
+            unreachable!("write_requoted_cols needs CSV output (see `requotes`)");
+        };
+        let rec = fields.record();
+        let out = &mut self.out;
+        let mut last_empty = false;
+        for (i, &c) in cols.iter().enumerate() {
+            if i > 0 {
+                out.write_all(&[*delimiter])?;
+            }
+            let raw = fields.get(c).map_or(&[][..], |f| &rec[f]);
+            let value = match raw {
+                [b'"', inner @ .., _] => {
+                    out.write_all(if needles.any(inner) { raw } else { inner })?;
+                    inner
+                }
+                _ => {
+                    out.write_all(raw)?;
+                    raw
+                }
+            };
+            last_empty = value.is_empty();
+        }
+        // As in `write`: one empty field is quoted.
+        if cols.len() == 1 && last_empty {
+            out.write_all(b"\"\"")?;
+        }
+        out.write_all(b"\n")
+    }
+
     /// The inner writer.
     pub fn get_mut(&mut self) -> &mut W {
         &mut self.out
@@ -427,6 +465,7 @@ mod tests {
                     (proptest::bool::ANY, "[a,\"\r\n é;]{0,12}"), 1..5),
                 1..40),
             crlf in proptest::bool::ANY,
+            cols in proptest::collection::vec(0..6usize, 1..4),
         ) {
             // Build the input: every field holding a special byte quoted
             // (and some others); quotes doubled.
@@ -446,25 +485,34 @@ mod tests {
             let mut rdr =
                 fastcsv::Reader::builder().dialect(d.clone()).from_slice(text.as_bytes());
             let mut sel = fastcsv::Selection::all();
-            let (mut by_fields, mut requoted) = (
-                RecordWriter::new(Vec::new(), Format::Csv, b',', None),
-                RecordWriter::new(Vec::new(), Format::Csv, b',', None),
-            );
+            let new = || RecordWriter::new(Vec::new(), Format::Csv, b',', None);
+            let (mut by_fields, mut requoted) = (new(), new());
+            // The same for some columns (repeated, or past the end).
+            let (mut cols_by_fields, mut cols_requoted) = (new(), new());
             proptest::prop_assert!(requoted.requotes(&d));
             let mut taken = 0;
             while let Some(b) = rdr.read_batch(&mut sel).unwrap() {
                 for row in b.iter() {
                     by_fields.write(row.iter()).unwrap();
+                    let n = row.len();
+                    let picked = cols.iter().map(|&c| if c < n { row.get(c) } else { &[][..] });
+                    cols_by_fields.write(picked.clone()).unwrap();
                     match row.raw_fields() {
                         Some(f) => {
                             taken += 1;
+                            cols_requoted.write_requoted_cols(&f, &cols).unwrap();
                             requoted.write_requoted(f).unwrap();
                         }
-                        None => requoted.write(row.iter()).unwrap(),
+                        None => {
+                            requoted.write(row.iter()).unwrap();
+                            cols_requoted.write(picked).unwrap();
+                        }
                     }
                 }
             }
             let (a, b) = (by_fields.into_inner().unwrap(), requoted.into_inner().unwrap());
+            proptest::prop_assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+            let (a, b) = (cols_by_fields.into_inner().unwrap(), cols_requoted.into_inner().unwrap());
             proptest::prop_assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
             // Regular input: the block scanner takes nearly all of it.
             proptest::prop_assert!(taken > 0);

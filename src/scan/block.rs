@@ -1008,14 +1008,12 @@ fn starts_record<const STD: bool>(cls: &Classifier, input: &[u8], r: usize, comm
 
 /// Pushes `span`, a regular field's plain span; a quoted one is then
 /// unescaped into `scratch` when its content holds quote bytes (in a
-/// regular record they come as doubled pairs), which the caller knows from
-/// the blocks' pair bits (`pairs`).
+/// regular record they come as doubled pairs).
 #[inline(always)]
 fn push_unescaped(
     spans: &mut Vec<Span>,
     input: &[u8],
     span: Span,
-    pairs: bool,
     quote: i32,
     scratch: &mut Vec<u8>,
 ) {
@@ -1026,7 +1024,7 @@ fn push_unescaped(
     // 8-byte stores: a fifth of `select`'s time went to that stall.)
     let Span { start, end, flags } = span;
     spans.push(Span { start, end, flags });
-    if pairs && flags == QUOTED {
+    if flags == QUOTED {
         fix_quoted(spans, input, quote, scratch);
     }
 }
@@ -1671,22 +1669,12 @@ impl Scanner {
         // number of spans before it (to undo a record that is not taken).
         let (mut fi, mut fstart, mut si, mut want) = (0usize, r, 0usize, first);
         let mut rec_q = 0u64;
-        // One past the last pair bit of the blocks before this one (0 when
-        // none): fields skip the search for quotes to unescape unless a
-        // pair falls inside them.
-        let mut last_pair = 0usize;
         let mut spans0 = out.spans.len();
         out.records.reserve(sel.max_records.min(1 << 16));
         out.spans.reserve(sel.max_records.min(1 << 16) * cols.len());
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
             let b = unsafe { cls.block::<K, STD>(input, base, &mut carry) };
-            // Whether the field `a..e` (`e` in this block) holds a doubled
-            // quote: a pair bit in this block, or in an earlier one at or
-            // after `a`.
-            let has_pairs = |a: usize, e: usize| {
-                b.pairs & from(a.saturating_sub(base)) & below(e - base) != 0 || last_pair > a
-            };
             let mut ends = (b.delim | b.nl) & below_lowest(b.bad) & from(r - base.min(r));
             while ends != 0 {
                 // The current record's delimiters in this block, up to its
@@ -1710,8 +1698,7 @@ impl Scanner {
                     }
                     let p = base + d.trailing_zeros() as usize;
                     let span = plain_span(input, fstart, p, quote);
-                    let pairs = has_pairs(fstart, p);
-                    push_unescaped(&mut out.spans, input, span, pairs, quote, &mut out.scratch);
+                    push_unescaped(&mut out.spans, input, span, quote, &mut out.scratch);
                     d &= d - 1;
                     fi = want + 1;
                     fstart = p + 1;
@@ -1740,8 +1727,7 @@ impl Scanner {
                 rec_q |= b.quote & seg;
                 if fi == want {
                     let span = plain_span(input, fstart, p, quote);
-                    let pairs = has_pairs(fstart, p);
-                    push_unescaped(&mut out.spans, input, span, pairs, quote, &mut out.scratch);
+                    push_unescaped(&mut out.spans, input, span, quote, &mut out.scratch);
                     si += 1;
                 }
                 let fields = fi + 1;
@@ -1787,9 +1773,6 @@ impl Scanner {
             let rest = from(r.saturating_sub(base));
             rec_q |= b.quote & rest;
             l_total += u64::from(b.lines.count_ones());
-            if b.pairs != 0 {
-                last_pair = base + 64 - b.pairs.leading_zeros() as usize;
-            }
             base += 64;
         }
         // The record in progress, if any, is left to the state machine.
