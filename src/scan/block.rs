@@ -814,24 +814,6 @@ impl Classifier {
         }
     }
 
-    /// Raw masks of `input[base..]`'s first 64 bytes (zero-padded when
-    /// fewer remain), and the mask of bits that are real bytes.
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support `K`'s instruction set.
-    #[inline(always)]
-    unsafe fn masks<K: Kernel, const STD: bool>(&self, input: &[u8], base: usize) -> (Masks, u64) {
-        let rest = &input[base..];
-        if rest.len() >= 64 {
-            // SAFETY: `rest` has at least 64 bytes; the caller guarantees
-            // the instruction set.
-            (unsafe { K::masks::<STD>(rest.as_ptr(), &self.needles) }, !0)
-        } else {
-            (self.tail_masks(rest), below(rest.len()))
-        }
-    }
-
     /// Masks of the last, partial block, zero-padded, with the portable
     /// kernel: out of line, so that the hot loop stays small.
     #[cold]
@@ -856,8 +838,29 @@ impl Classifier {
         base: usize,
         carry: &mut Carry,
     ) -> Block {
-        // SAFETY: forwarded from the caller.
-        let (m, valid) = unsafe { self.masks::<K, STD>(input, base) };
+        let rest = input.len() - base;
+        if rest >= 64 {
+            // SAFETY: 64 bytes at `base`; the caller guarantees the
+            // instruction set.
+            let m = unsafe { K::masks::<STD>(input.as_ptr().add(base), &self.needles) };
+            // A full block: compiled with `valid` a constant.
+            self.classify::<STD>(m, !0, input, base, carry)
+        } else {
+            self.classify::<STD>(self.tail_masks(&input[base..]), below(rest), input, base, carry)
+        }
+    }
+
+    /// The rest of [`Classifier::block`], given the raw masks and the mask
+    /// of bits that are real bytes.
+    #[inline(always)]
+    fn classify<const STD: bool>(
+        &self,
+        m: Masks,
+        valid: u64,
+        input: &[u8],
+        base: usize,
+        carry: &mut Carry,
+    ) -> Block {
         // Bits past the end of the input are garbage; bits below them only
         // depend on bits below them, so masking at the end is enough.
         let q = m.quote & valid;
