@@ -684,6 +684,11 @@ fn xsv_habits() {
     assert!(err.contains("semi.csv"), "{err}");
     fails(&["cat", &semi, "-o", &semi], 1, "is also an input");
     assert_eq!(std::fs::read(&semi).unwrap(), b"a;b\n1;\"x,y\"\n2;z\n");
+    // A misspelt column is a usage error before the output is touched.
+    let kept = temp_file(&dir, "kept.csv", b"precious\n");
+    fails(&["select", "nope", &semi, "-d", ";", "-o", &kept], 2, "no column named");
+    fails(&["select", "9", &semi, "-n", "-o", &kept], 2, "");
+    assert_eq!(std::fs::read(&kept).unwrap(), b"precious\n");
     // An output that cannot be created: one line naming it, exit 1.
     let d = dir.path().display().to_string();
     fails(&["select", "1", &semi, "-o", &d], 1, &d);

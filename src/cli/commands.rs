@@ -159,7 +159,9 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     let header = input.reader.headers()?.cloned();
     let delimiter = a.output.delimiter();
     let format = a.output.to;
-    let out = sink(a.output.output.as_deref(), &[path_arg(a.file.as_deref())])?;
+    // The output file is created once the selection is known to be valid,
+    // so that a misspelt column leaves an existing file alone.
+    let out = || sink(a.output.output.as_deref(), &[path_arg(a.file.as_deref())]);
     // With a header the selection is resolved now; without, on the first
     // record (whose width is then the number of columns).
     let (cols, w, keys, width) = match &header {
@@ -167,7 +169,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
             let names = fields(h);
             let c = a.columns.resolve(Some(&names), names.len()).map_err(Failure::Usage)?;
             let picked: Vec<&[u8]> = c.iter().map(|&i| names[i]).collect();
-            let mut w = RecordWriter::new(out, format, delimiter, Some(&picked));
+            let mut w = RecordWriter::new(out()?, format, delimiter, Some(&picked));
             if format != Format::Jsonl {
                 w.write(picked.iter().copied())
                     .map_err(|e| write_failure(&name, e, h.position(), |f| c[f]))?;
@@ -175,12 +177,12 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
             (c, w, Some(picked), names.len())
         }
         None => {
-            let mut w = RecordWriter::new(out, format, delimiter, None);
             let Some(row) = input.reader.read_row()? else {
-                w.into_inner()?;
+                out()?.flush()?;
                 return Ok(());
             };
             let c = a.columns.resolve(None, row.len()).map_err(Failure::Usage)?;
+            let mut w = RecordWriter::new(out()?, format, delimiter, None);
             w.write(c.iter().map(|&i| row.get(i).unwrap_or_default()))
                 .map_err(|e| write_failure(&name, e, row.position(), |f| c[f]))?;
             (c, w, None, row.len())
