@@ -207,10 +207,14 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
         |batch, w| {
             for row in batch.iter() {
                 let fail = |e| write_failure(&name, e, row.position(), |f| cols[f]);
+                let raw = if requote { row.raw_fields() } else { None };
+                if let Some(f) = raw {
+                    if w.write_requoted_cols(&f, &cols)? {
+                        continue;
+                    }
+                }
                 if !requote {
                     w.write((0..row.len()).map(|j| row.get(j))).map_err(fail)?;
-                } else if let Some(f) = row.raw_fields() {
-                    w.write_requoted_cols(&f, &cols)?;
                 } else {
                     // Every field is kept: pick the columns (empty past
                     // the record's end, as `Selection::new` gives them).
@@ -340,8 +344,9 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
                         }
                     }
                     if let Some(fields) = row.raw_fields().filter(|_| requote) {
-                        w.write_requoted(fields)?;
-                        continue;
+                        if w.write_requoted(fields)? {
+                            continue;
+                        }
                     }
                     w.write(row.iter()).map_err(fail)?;
                 }

@@ -274,10 +274,11 @@ impl<W: Write> RecordWriter<W> {
     /// CR or LF); a quoted one that needs quoting is already written as
     /// this writer would write it, quotes doubled; a quoted one that does
     /// not loses its quotes. The bytes in between are copied in runs, not
-    /// field by field.
-    pub fn write_requoted(&mut self, mut fields: fastcsv::RawFields<'_>) -> io::Result<()> {
+    /// field by field. False, having written nothing, when this writer
+    /// does not write CSV.
+    pub fn write_requoted(&mut self, mut fields: fastcsv::RawFields<'_>) -> io::Result<bool> {
         let Kind::Csv { needles, .. } = &self.kind else {
-            unreachable!("write_requoted needs CSV output (see `requotes`)");
+            return Ok(false);
         };
         let rec = fields.record();
         let out = &mut self.out;
@@ -307,19 +308,21 @@ impl<W: Write> RecordWriter<W> {
         if single.is_some_and(<[u8]>::is_empty) {
             out.write_all(b"\"\"")?;
         }
-        out.write_all(b"\n")
+        out.write_all(b"\n")?;
+        Ok(true)
     }
 
     /// [`RecordWriter::write_requoted`] for the columns `cols` of the
     /// record (empty where the record has no such column): the same bytes
-    /// as [`RecordWriter::write`] of those parsed fields.
+    /// as [`RecordWriter::write`] of those parsed fields. False, having
+    /// written nothing, when this writer does not write CSV.
     pub fn write_requoted_cols(
         &mut self,
         fields: &fastcsv::RawFields<'_>,
         cols: &[usize],
-    ) -> io::Result<()> {
+    ) -> io::Result<bool> {
         let Kind::Csv { needles, delimiter } = &self.kind else {
-            unreachable!("write_requoted_cols needs CSV output (see `requotes`)");
+            return Ok(false);
         };
         let rec = fields.record();
         let out = &mut self.out;
@@ -345,7 +348,8 @@ impl<W: Write> RecordWriter<W> {
         if cols.len() == 1 && last_empty {
             out.write_all(b"\"\"")?;
         }
-        out.write_all(b"\n")
+        out.write_all(b"\n")?;
+        Ok(true)
     }
 
     /// The inner writer.
@@ -500,8 +504,8 @@ mod tests {
                     match row.raw_fields() {
                         Some(f) => {
                             taken += 1;
-                            cols_requoted.write_requoted_cols(&f, &cols).unwrap();
-                            requoted.write_requoted(f).unwrap();
+                            proptest::prop_assert!(cols_requoted.write_requoted_cols(&f, &cols).unwrap());
+                            proptest::prop_assert!(requoted.write_requoted(f).unwrap());
                         }
                         None => {
                             requoted.write(row.iter()).unwrap();
