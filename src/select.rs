@@ -233,10 +233,8 @@ impl<'r> SelectedRow<'r> {
         if let Some(o) = overs.iter().find(|o| o.field == j) {
             return &b.scratch[o.start..o.end];
         }
-        let ends = &out.ends[r.ends_at..r.ends_at + n - 1];
-        let a = if j == 0 { r.start } else { out.ends_base + ends[j - 1] as usize + 1 };
-        let e = if j + 1 == n { r.end } else { out.ends_base + ends[j] as usize };
-        let f = &b.input[a..e];
+        let raw = self.ends_fields();
+        let f = &raw.record[raw.get(j).unwrap_or_default()];
         // See `FieldIter::field`.
         match f {
             [q, inner @ .., _] if !r.plain && i32::from(*q) == b.quote => inner,
@@ -410,20 +408,25 @@ impl<'r> SelectedRow<'r> {
     /// ```
     pub fn raw_fields(&self) -> Option<RawFields<'r>> {
         let b = self.batch;
-        if !b.sel.all || self.spans_at().is_some() {
+        let fields = b.sel.out.records[self.i].fields;
+        if !b.sel.all || self.spans_at().is_some() || fields == 0 {
             return None;
         }
+        Some(self.ends_fields())
+    }
+
+    /// [`SelectedRow::raw_fields`] of a record of [`Selection::all`] taken
+    /// by the block scanner (no spans, at least one field).
+    fn ends_fields(&self) -> RawFields<'r> {
+        let b = self.batch;
         let out = &b.sel.out;
         let r = &out.records[self.i];
-        if r.fields == 0 {
-            return None;
-        }
-        Some(RawFields {
+        RawFields {
             record: &b.input[r.start..r.end],
             ends: &out.ends[r.ends_at..r.ends_at + r.fields - 1],
             shift: r.start - out.ends_base,
             next: 0,
-        })
+        }
     }
 }
 
@@ -445,11 +448,6 @@ impl<'r> RawFields<'r> {
     /// The record's bytes, without its terminator.
     pub fn record(&self) -> &'r [u8] {
         self.record
-    }
-
-    /// Number of fields in the record.
-    pub fn field_count(&self) -> usize {
-        self.ends.len() + 1
     }
 
     /// Field `j` (from 0) as a range of [`RawFields::record`]; `None` past

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, StdoutLock, Write};
 use std::path::Path;
 
-use fastcsv::{Position, RowBuf, Selection, Terminator};
+use fastcsv::{Position, RowBuf, Selection};
 
 use super::args::{
     BenchArgs, CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, SelectArgs, StatsArgs,
@@ -312,13 +312,11 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         let d = input.reader.dialect();
         let in_delim = d.delimiter();
         let make = || RecordWriter::new(Vec::new(), format, delimiter, keys.as_deref());
-        // Runs of records that are their own CSV output (see
-        // `Batch::raw_run`) are copied whole.
-        let runs = d.quote() == Some(b'"')
-            && d.terminator() == Terminator::Any
-            && make().copies_raw(in_delim);
-        // Records the block scanner took are written from their input
-        // bytes, dropping only the quotes the output does not need.
+        // When the output is CSV as the input came in: runs of records
+        // that are their own output (see `Batch::raw_run`) are copied
+        // whole, and other records the block scanner took are written from
+        // their input bytes, dropping only the quotes the output does not
+        // need.
         let requote = make().requotes(d);
         input.par_each_batch(
             &Selection::all(),
@@ -327,7 +325,7 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
             |batch, w| {
                 let mut i = 0;
                 while i < batch.len() {
-                    if runs {
+                    if requote {
                         let (n, run) = batch.raw_run(i);
                         if n > 0 {
                             w.write_verbatim(run)?;

@@ -289,17 +289,12 @@ impl<W: Write> RecordWriter<W> {
         for f in &mut fields {
             n += 1;
             let raw = &rec[f.clone()];
-            let value = match raw {
-                [b'"', inner @ .., _] => {
-                    if !needles.any(inner) {
-                        out.write_all(&rec[copied..f.start])?;
-                        out.write_all(inner)?;
-                        copied = f.end;
-                    }
-                    inner
-                }
-                _ => raw,
-            };
+            let (written, value) = requoted(raw, needles);
+            if written.len() != raw.len() {
+                out.write_all(&rec[copied..f.start])?;
+                out.write_all(written)?;
+                copied = f.end;
+            }
             single = (n == 1).then_some(value);
         }
         out.write_all(&rec[copied..])?;
@@ -332,16 +327,8 @@ impl<W: Write> RecordWriter<W> {
                 out.write_all(&[*delimiter])?;
             }
             let raw = fields.get(c).map_or(&[][..], |f| &rec[f]);
-            let value = match raw {
-                [b'"', inner @ .., _] => {
-                    out.write_all(if needles.any(inner) { raw } else { inner })?;
-                    inner
-                }
-                _ => {
-                    out.write_all(raw)?;
-                    raw
-                }
-            };
+            let (written, value) = requoted(raw, needles);
+            out.write_all(written)?;
             last_empty = value.is_empty();
         }
         // As in `write`: one empty field is quoted.
@@ -361,6 +348,20 @@ impl<W: Write> RecordWriter<W> {
     pub fn into_inner(mut self) -> io::Result<W> {
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+/// For a field's input bytes `raw` from a record the block scanner took
+/// (see `RecordWriter::write_requoted`): the bytes CSV output with these
+/// `needles` has for it, and its value. A quoted field keeps its quotes
+/// (its inner quotes are already doubled) only if its value holds a
+/// needle; an unquoted one is its value and holds none.
+#[inline(always)]
+fn requoted<'a>(raw: &'a [u8], needles: &Needles) -> (&'a [u8], &'a [u8]) {
+    match raw {
+        [b'"', inner @ .., _] if needles.any(inner) => (raw, inner),
+        [b'"', inner @ .., _] => (inner, inner),
+        _ => (raw, raw),
     }
 }
 
