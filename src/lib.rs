@@ -69,7 +69,7 @@ pub use error::{Error, ErrorKind, Position, Result};
 pub use parallel::{Parallel, ParallelRun, PARALLEL_CHUNK};
 pub use reader::{Reader, ReaderBuilder, Rows};
 pub use record::{Row, RowBuf};
-pub use select::{Batch, FieldIter, RawFields, SelectedRow, Selection};
+pub use select::{Batch, CsvPieces, FieldIter, RawFields, SelectedRow, Selection};
 pub use source::{
     SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE, DEFAULT_MAX_BUFFER_SIZE,
     DEFAULT_RELEASE_THRESHOLD, READ_AHEAD_MIN, SMALL_FILE,

@@ -690,6 +690,8 @@ impl<'a> Reader<'a> {
             max_records: BATCH_RECORDS,
             check: !self.dialect.flexible,
             all_cols: sel.all,
+            ends: sel.ends,
+            csv: sel.csv,
         };
         let k =
             self.scanner.block_select(data, &mut self.pos, &mut self.expected, &args, &mut sel.out);
@@ -730,6 +732,7 @@ impl<'a> Reader<'a> {
             line: self.row_pos.line,
             fields: n,
             plain: false,
+            drops: (0, 0),
         });
         let (input, scratch) = (self.data(), self.fields.scratch());
         let quote = self.scanner.quote_byte();

@@ -36,6 +36,12 @@ pub struct Selection {
     order: Vec<usize>,
     /// Every field of every record (see [`Selection::all`]).
     pub(crate) all: bool,
+    /// With `all`: records the block scanner takes keep their delimiter
+    /// offsets (not with [`Selection::csv`]).
+    pub(crate) ends: bool,
+    /// With `all`: records the block scanner takes keep the quotes a CSV
+    /// writer drops ([`Selection::csv`]).
+    pub(crate) csv: bool,
     pub(crate) out: Selected,
     /// Absolute offset of the batch input's byte 0.
     pub(crate) input_base: u64,
@@ -79,11 +85,40 @@ impl Selection {
     /// assert_eq!(rows, [(b"1|2".to_vec(), true), (b"a\"b|3".to_vec(), false)]);
     /// ```
     pub fn all() -> Selection {
-        Selection { all: true, ..Selection::default() }
+        Selection { all: true, ends: true, ..Selection::default() }
+    }
+
+    /// Every record, to be written again as CSV with the input's delimiter
+    /// and quote byte, quoting a field only when it holds the delimiter,
+    /// the quote or a line-end byte (as `fastcsv cat` and Python's
+    /// `csv.writer` do). A record the block scanner takes is plain RFC
+    /// 4180 (see [`SelectedRow::raw_fields`]), so that CSV is its input
+    /// bytes without the quotes of the quoted fields that need none: the
+    /// scanner finds those from its bit masks, and
+    /// [`SelectedRow::csv_pieces`] gives the bytes in between. Nothing
+    /// else is kept for such a record: it has no fields
+    /// ([`SelectedRow::len`] is 0). Records the block scanner cannot take
+    /// come, as with [`Selection::all`], alone with all their fields.
+    ///
+    /// The pieces are right for a dialect whose record terminator is
+    /// [`Terminator::Any`](crate::Terminator::Any) (CR and LF are then
+    /// the line-end bytes a field must be quoted for).
+    ///
+    /// ```
+    /// use fastcsv::{Reader, Selection};
+    /// let mut rdr = Reader::from_slice(b"h1,h2,h3\n\"a\",\"b,c\",\"d\"\"e\"\n1,\"\"\"\",x\n");
+    /// let mut sel = Selection::csv();
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// let csv: Vec<Vec<u8>> = b.iter().map(|r| r.csv_pieces().unwrap().collect::<Vec<_>>().concat()).collect();
+    /// assert_eq!(csv, [&b"a,\"b,c\",\"d\"\"e\""[..], b"1,\"\"\"\",x"]);
+    /// assert_eq!(b.row(0).len(), 0);
+    /// ```
+    pub fn csv() -> Selection {
+        Selection { all: true, csv: true, ..Selection::default() }
     }
 
     /// The columns kept, as given to [`Selection::new`] (empty for
-    /// [`Selection::all`]).
+    /// [`Selection::all`] and [`Selection::csv`]).
     pub fn columns(&self) -> &[usize] {
         &self.cols
     }
@@ -94,6 +129,7 @@ impl Selection {
         self.out.scratch.clear();
         self.out.ends.clear();
         self.out.pairs.clear();
+        self.out.drops.clear();
     }
 }
 
@@ -153,6 +189,9 @@ impl<'r> Batch<'r> {
     /// as one slice of the input, and how many there are (0 and an empty
     /// slice when record `i` is not one). A CSV writer with the same
     /// delimiter, quote `"` and LF line ends can copy such a run whole.
+    /// With [`Selection::csv`], the run also takes the records the block
+    /// scanner took whose quotes all stay (their
+    /// [`SelectedRow::csv_pieces`] are one piece, their bytes).
     ///
     /// ```
     /// use fastcsv::{Reader, Selection};
@@ -165,7 +204,14 @@ impl<'r> Batch<'r> {
     /// ```
     pub fn raw_run(&self, i: usize) -> (usize, &'r [u8]) {
         let recs = &self.sel.out.records[..self.len];
-        let ok = |k: usize| recs.get(k).is_some_and(|r| r.plain && r.lf);
+        // With `csv`, a record the block scanner took whose quotes all
+        // stay is also its own CSV.
+        let csv = self.sel.csv;
+        let ok = |k: usize| {
+            recs.get(k).is_some_and(|r| {
+                r.lf && (r.plain || (csv && r.spans_at == usize::MAX && r.drops.0 == r.drops.1))
+            })
+        };
         if !ok(i) {
             return (0, &[]);
         }
@@ -267,7 +313,7 @@ impl<'r> SelectedRow<'r> {
     #[inline]
     pub fn iter(&self) -> FieldIter<'r> {
         let b = self.batch;
-        if b.sel.all && self.spans_at().is_none() {
+        if b.sel.all && b.sel.ends && self.spans_at().is_none() {
             let out = &b.sel.out;
             let r = &out.records[self.i];
             let all_ends = &out.ends[r.ends_at..r.ends_at + r.fields - 1];
@@ -292,6 +338,8 @@ impl<'r> SelectedRow<'r> {
         } else {
             let (spans, n): (&[Span], usize) = match self.spans_at() {
                 Some(at) if b.sel.all => (&b.sel.out.spans[at..at + self.len()], 0),
+                // With `Selection::csv`, a record given as CSV pieces has
+                // no fields (`len` is 0).
                 _ => (&[], self.len()),
             };
             FieldIter {
@@ -315,7 +363,12 @@ impl<'r> SelectedRow<'r> {
     /// Number of selected columns (with [`Selection::all`], the record's
     /// field count).
     pub fn len(&self) -> usize {
-        if self.batch.sel.all {
+        let sel = self.batch.sel;
+        if sel.all {
+            if !sel.ends && self.spans_at().is_none() {
+                // A record given as CSV pieces (`Selection::csv`).
+                return 0;
+            }
             self.field_count()
         } else {
             self.batch.sel.cols.len()
@@ -409,10 +462,41 @@ impl<'r> SelectedRow<'r> {
     pub fn raw_fields(&self) -> Option<RawFields<'r>> {
         let b = self.batch;
         let fields = b.sel.out.records[self.i].fields;
-        if !b.sel.all || self.spans_at().is_some() || fields == 0 {
+        if !b.sel.all || !b.sel.ends || self.spans_at().is_some() || fields == 0 {
             return None;
         }
         Some(self.ends_fields())
+    }
+
+    /// With [`Selection::csv`], for a record the block scanner took: the
+    /// record (without terminator) as CSV output with the input's
+    /// delimiter and quote byte, as pieces of the input to write one after
+    /// the other: its bytes without the quotes that need not be there. A
+    /// record of one empty quoted field (`""`) gives only empty pieces: a
+    /// writer writes `""` then, since an empty line is no record. `None`
+    /// for other records and selections.
+    ///
+    /// ```
+    /// use fastcsv::{Reader, Selection};
+    /// let mut rdr = Reader::from_slice(b"h1,h2\n\"a\",\"b\"\n");
+    /// let mut sel = Selection::csv();
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// let pieces: Vec<&[u8]> = b.row(0).csv_pieces().unwrap().collect();
+    /// assert_eq!(pieces, [&b""[..], b"a", b",", b"b", b""]);
+    /// ```
+    pub fn csv_pieces(&self) -> Option<CsvPieces<'r>> {
+        let b = self.batch;
+        let out = &b.sel.out;
+        let r = &out.records[self.i];
+        if !b.sel.csv || self.spans_at().is_some() || r.fields == 0 {
+            return None;
+        }
+        Some(CsvPieces {
+            record: &b.input[r.start..r.end],
+            drops: out.drops[r.drops.0..r.drops.1].iter(),
+            shift: r.start - out.ends_base,
+            at: 0,
+        })
     }
 
     /// [`SelectedRow::raw_fields`] of a record of [`Selection::all`] taken
@@ -427,6 +511,35 @@ impl<'r> SelectedRow<'r> {
             shift: r.start - out.ends_base,
             next: 0,
         }
+    }
+}
+
+/// A record as CSV, in pieces of the input: from
+/// [`SelectedRow::csv_pieces`].
+#[derive(Clone, Debug)]
+pub struct CsvPieces<'r> {
+    record: &'r [u8],
+    /// The offsets (from the batch's offset base) of the quotes left out.
+    drops: std::slice::Iter<'r, u32>,
+    /// The record's start, from that base.
+    shift: usize,
+    /// The next piece's start in `record` (past its end when done).
+    at: usize,
+}
+
+impl<'r> Iterator for CsvPieces<'r> {
+    type Item = &'r [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'r [u8]> {
+        let n = self.record.len();
+        if self.at > n {
+            return None;
+        }
+        let upto = self.drops.next().map_or(n, |&d| d as usize - self.shift);
+        let piece = &self.record[self.at..upto];
+        self.at = upto + 1;
+        Some(piece)
     }
 }
 

@@ -316,10 +316,11 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         // that are their own output (see `Batch::raw_run`) are copied
         // whole, and other records the block scanner took are written from
         // their input bytes, dropping only the quotes the output does not
-        // need.
+        // need, which the scanner marks (`Selection::csv`).
         let requote = make().requotes(d);
+        let sel = if requote { Selection::csv() } else { Selection::all() };
         input.par_each_batch(
-            &Selection::all(),
+            &sel,
             &a.par.parallel(),
             make,
             |batch, w| {
@@ -341,8 +342,8 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
                             continue;
                         }
                     }
-                    if let Some(fields) = row.raw_fields().filter(|_| requote) {
-                        if w.write_requoted(fields)? {
+                    if let Some(pieces) = row.csv_pieces() {
+                        if w.write_pieces(pieces)? {
                             continue;
                         }
                     }

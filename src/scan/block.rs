@@ -230,10 +230,19 @@ macro_rules! entry_points {
             sel: &SelectArgs<'_>,
             out: &mut Selected,
         ) -> u64 {
-            if s.std_dialect() {
-                s.block_records_with::<$kernel, true, true>(input, pos, expect, sel, out)
-            } else {
-                s.block_records_with::<$kernel, true, false>(input, pos, expect, sel, out)
+            match (s.std_dialect(), sel.csv) {
+                (true, false) => {
+                    s.block_records_with::<$kernel, true, true, false>(input, pos, expect, sel, out)
+                }
+                (false, false) => s.block_records_with::<$kernel, true, false, false>(
+                    input, pos, expect, sel, out,
+                ),
+                (true, true) => {
+                    s.block_records_with::<$kernel, true, true, true>(input, pos, expect, sel, out)
+                }
+                (false, true) => {
+                    s.block_records_with::<$kernel, true, false, true>(input, pos, expect, sel, out)
+                }
             }
         }
 
@@ -695,6 +704,23 @@ struct Block {
     quote: u64,
 }
 
+/// What `CSV` scanning adds to a [`Block`] (kept apart, so that the other
+/// loops do not carry it).
+#[derive(Clone, Copy, Debug, Default)]
+struct QuotedFields {
+    /// Quotes that open a field.
+    open: u64,
+    /// Quotes that close a field (the last byte before a structural one).
+    close: u64,
+    /// The bytes of quoted fields, from the opening quote up to the closing
+    /// one (excluded), less those for which a CSV writer quotes a field:
+    /// delimiters, line-end bytes and the first quote of each doubled
+    /// pair. A quoted field needs no quotes when this covers it whole.
+    plain: u64,
+    /// The block ends inside a quoted field.
+    open_at_end: bool,
+}
+
 /// The block in which the last record ended, kept so that the next record
 /// (which starts in it) does not classify it again. Addresses are absolute,
 /// so that it survives the caller re-slicing the same input; the reader
@@ -826,17 +852,19 @@ impl Classifier {
         unsafe { Portable::masks::<false>(pad.as_ptr(), &self.needles) }
     }
 
-    /// Classifies the block at `input[base..]` and updates the carry.
+    /// Classifies the block at `input[base..]` and updates the carry; with
+    /// `CSV`, also sets `qf`.
     ///
     /// # Safety
     ///
     /// The CPU must support `K`'s instruction set.
     #[inline(always)]
-    unsafe fn block<K: Kernel, const STD: bool>(
+    unsafe fn block<K: Kernel, const STD: bool, const CSV: bool>(
         &self,
         input: &[u8],
         base: usize,
         carry: &mut Carry,
+        qf: &mut QuotedFields,
     ) -> Block {
         let rest = input.len() - base;
         if rest >= 64 {
@@ -844,22 +872,24 @@ impl Classifier {
             // instruction set.
             let m = unsafe { K::masks::<STD>(input.as_ptr().add(base), &self.needles) };
             // A full block: compiled with `valid` a constant.
-            self.classify::<STD>(m, !0, input, base, carry)
+            self.classify::<STD, CSV>(m, !0, input, base, carry, qf)
         } else {
-            self.classify::<STD>(self.tail_masks(&input[base..]), below(rest), input, base, carry)
+            let m = self.tail_masks(&input[base..]);
+            self.classify::<STD, CSV>(m, below(rest), input, base, carry, qf)
         }
     }
 
     /// The rest of [`Classifier::block`], given the raw masks and the mask
     /// of bits that are real bytes.
     #[inline(always)]
-    fn classify<const STD: bool>(
+    fn classify<const STD: bool, const CSV: bool>(
         &self,
         m: Masks,
         valid: u64,
         input: &[u8],
         base: usize,
         carry: &mut Carry,
+        qf: &mut QuotedFields,
     ) -> Block {
         // Bits past the end of the input are garbage; bits below them only
         // depend on bits below them, so masking at the end is enough.
@@ -879,6 +909,9 @@ impl Classifier {
             // delimiter and terminator is structural, and nothing is bad.
             let structural = d | nl;
             *carry = Carry { inq: 0, field_start: structural >> 63, close: 0, cr: cr_out };
+            if CSV {
+                *qf = QuotedFields::default();
+            }
             return Block { delim: d, nl, bad: 0, pairs: 0, lines, quote: 0 };
         }
         let x = m.quote_prefix ^ carry.inq;
@@ -917,6 +950,17 @@ impl Classifier {
             close: close >> 63,
             cr: cr_out,
         };
+        if CSV {
+            // `x` covers each quoted field but the first quote of each
+            // doubled pair; the delimiters and line ends inside are taken
+            // out.
+            *qf = QuotedFields {
+                open: open & field_start,
+                close: close & before_struct,
+                plain: x & !(d | nl),
+                open_at_end: ((x | pairs) >> 63) != 0,
+            };
+        }
         Block { delim: sd, nl: snl, bad, pairs, lines, quote: q }
     }
 }
@@ -1133,7 +1177,14 @@ impl Scanner {
                 Some(b) => b,
                 // SAFETY: this function only runs where `K` is supported;
                 // past the cached block, `base > r >= 0`.
-                None => unsafe { cls.block::<K, STD>(input, base as usize, &mut carry) },
+                None => unsafe {
+                    cls.block::<K, STD, false>(
+                        input,
+                        base as usize,
+                        &mut carry,
+                        &mut QuotedFields::default(),
+                    )
+                },
             };
             // Bits before the record (in a cached block) are not ours.
             let mine = from(rel(r, base));
@@ -1335,9 +1386,16 @@ impl Scanner {
         expect: &mut Option<usize>,
         check: bool,
     ) -> u64 {
-        let args = SelectArgs { cols: &[], max_records: usize::MAX, check, all_cols: false };
+        let args = SelectArgs {
+            cols: &[],
+            max_records: usize::MAX,
+            check,
+            all_cols: false,
+            ends: false,
+            csv: false,
+        };
         let mut none = Selected::default();
-        self.block_records_with::<K, false, STD>(input, pos, expect, &args, &mut none)
+        self.block_records_with::<K, false, STD, false>(input, pos, expect, &args, &mut none)
     }
 
     /// The classifier for a run of block-scanned records starting at
@@ -1354,9 +1412,11 @@ impl Scanner {
     /// every record it takes in `out` (start, end, line, field count, and
     /// whether it holds a quote byte) and stops after `sel.max_records`;
     /// with `sel.all_cols` it also keeps the offsets of the structural
-    /// delimiters ([`Selected::ends`]). `sel.cols` is not looked at.
+    /// delimiters ([`Selected::ends`], with `sel.ends`) and, with `CSV`
+    /// (which is `sel.csv`), [`Selected::drops`]. `sel.cols` is not looked
+    /// at.
     #[inline(always)]
-    fn block_records_with<K: Kernel, const KEEP: bool, const STD: bool>(
+    fn block_records_with<K: Kernel, const KEEP: bool, const STD: bool, const CSV: bool>(
         &mut self,
         input: &[u8],
         pos: &mut usize,
@@ -1370,13 +1430,23 @@ impl Scanner {
         // With `all_cols`, the offsets of all structural delimiters are
         // kept (a few instructions per field, no span built); records
         // holding doubled quotes get their spans (unescaped) right away.
-        let masks = KEEP && sel.all_cols;
-        if masks {
+        // With `csv`, the quotes a CSV writer drops are kept too.
+        let masks = KEEP && sel.all_cols && sel.ends;
+        let csv = CSV && KEEP && sel.all_cols;
+        let unescape = masks;
+        if KEEP && sel.all_cols {
             out.ends.clear();
             out.pairs.clear();
             out.overrides.clear();
+            out.drops.clear();
             out.ends_base = *pos;
         }
+        // With `csv`: the opening quote (from `ends_base`) of the quoted
+        // field that the last block left open, and 1 if that field holds
+        // no byte that keeps its quotes so far.
+        let (mut open_at, mut clean_in) = (0u32, 0u64);
+        let mut drops_at = 0;
+        let mut qf = QuotedFields::default();
         let n = input.len();
         let mut r = *pos;
         let comment = self.comment;
@@ -1395,15 +1465,43 @@ impl Scanner {
         }
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
-            let b = unsafe { cls.block::<K, STD>(input, base, &mut carry) };
-            if masks {
+            let b = unsafe { cls.block::<K, STD, CSV>(input, base, &mut carry, &mut qf) };
+            if KEEP && sel.all_cols {
                 let rel = base - out.ends_base;
                 if rel > ENDS_SPAN {
                     break;
                 }
-                flatten(&mut out.ends, b.delim, rel as u32);
-                if b.pairs != 0 {
-                    flatten(&mut out.pairs, b.pairs, rel as u32);
+                let rel = rel as u32;
+                if masks {
+                    flatten(&mut out.ends, b.delim, rel);
+                }
+                if unescape && b.pairs != 0 {
+                    flatten(&mut out.pairs, b.pairs, rel);
+                }
+                if csv && (qf.open | qf.close | clean_in) != 0 {
+                    // Adding each field's opening quote to the bits of
+                    // `plain` carries through a field up to the first bit
+                    // missing: its closing quote when nothing inside keeps
+                    // the quotes. A field from the last block starts
+                    // with the carry in.
+                    let (s1, c1) = qf.plain.overflowing_add(qf.open);
+                    let (s2, c2) = s1.overflowing_add(clean_in);
+                    let mut clean = s2 & qf.close;
+                    while clean != 0 {
+                        let k = clean.trailing_zeros();
+                        clean &= clean - 1;
+                        let opens = qf.open & below(k as usize);
+                        let o = if opens != 0 { rel + 63 - opens.leading_zeros() } else { open_at };
+                        out.drops.push(o);
+                        out.drops.push(rel + k);
+                    }
+                    clean_in = 0;
+                    if qf.open_at_end {
+                        clean_in = u64::from(c1 | c2);
+                        if qf.open != 0 {
+                            open_at = rel + 63 - qf.open.leading_zeros();
+                        }
+                    }
                 }
             }
             // Record ends before the first bad byte, not before `r` (the LF
@@ -1440,7 +1538,7 @@ impl Scanner {
                 let mut pr_end = 0;
                 if KEEP {
                     let over_at = out.overrides.len();
-                    if masks {
+                    if unescape {
                         pr_end = pr_total + u64::from((b.pairs & below(k)).count_ones());
                         if pr_end != pr_rec {
                             let pairs = &out.pairs[pr_rec as usize..pr_end as usize];
@@ -1461,6 +1559,17 @@ impl Scanner {
                         line: self.lines + 1,
                         fields,
                         plain: q_end == q_rec,
+                        drops: if csv {
+                            // The record's drops: those before its end.
+                            let from = drops_at;
+                            let p_rel = (p - out.ends_base) as u32;
+                            while out.drops.get(drops_at).is_some_and(|&d| d < p_rel) {
+                                drops_at += 1;
+                            }
+                            (from, drops_at)
+                        } else {
+                            (0, 0)
+                        },
                     });
                 }
                 self.rec_off = r;
@@ -1481,7 +1590,7 @@ impl Scanner {
             if KEEP {
                 q_total += u64::from(b.quote.count_ones());
             }
-            if masks {
+            if unescape {
                 pr_total += u64::from(b.pairs.count_ones());
             }
             base += 64;
@@ -1500,9 +1609,13 @@ pub(crate) struct SelectArgs<'a> {
     /// Check every record's field count against `*expect`.
     pub check: bool,
     /// Keep every field (`cols` is then ignored): the counting loop keeps
-    /// each block's delimiter mask, and spans only for records holding
-    /// doubled quotes.
+    /// the offsets of the structural delimiters (with `ends`) and spans
+    /// only for records holding doubled quotes (unless `csv`).
     pub all_cols: bool,
+    /// With `all_cols`: keep the delimiter offsets ([`Selected::ends`]).
+    pub ends: bool,
+    /// With `all_cols`: keep [`Selected::drops`].
+    pub csv: bool,
 }
 
 /// One record taken by [`Scanner::block_select`]; offsets are in the input
@@ -1532,6 +1645,9 @@ pub(crate) struct SelectedRecord {
     /// The record holds no quote byte: its bytes up to `end` are exactly
     /// its fields joined by the delimiter.
     pub plain: bool,
+    /// With `csv`: the record's quotes a CSV writer drops,
+    /// `Selected::drops[.0...1]`.
+    pub drops: (usize, usize),
 }
 
 /// The output of [`Scanner::block_select`]: per record, one span per
@@ -1551,6 +1667,11 @@ pub(crate) struct Selected {
     pub ends_base: usize,
     /// With `all_cols`: fields holding doubled quotes, unescaped.
     pub overrides: Vec<Override>,
+    /// With `csv`: the offsets (from `ends_base`, ascending) of the quotes
+    /// around quoted fields that hold no delimiter, line-end byte or
+    /// doubled quote: the quotes a CSV writer with the input's delimiter
+    /// and quote, quoting only where needed, does not write.
+    pub drops: Vec<u32>,
 }
 
 /// A field of a record taken with `all_cols` whose bytes, unescaped, are
@@ -1595,7 +1716,15 @@ impl Scanner {
             // Records only, or every field: the counting loop.
             return match isa {
                 Isa::Portable => {
-                    self.block_records_with::<Portable, true, false>(input, pos, expect, sel, out)
+                    if sel.csv {
+                        self.block_records_with::<Portable, true, false, true>(
+                            input, pos, expect, sel, out,
+                        )
+                    } else {
+                        self.block_records_with::<Portable, true, false, false>(
+                            input, pos, expect, sel, out,
+                        )
+                    }
                 }
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
@@ -1677,7 +1806,9 @@ impl Scanner {
         out.spans.reserve(sel.max_records.min(1 << 16) * cols.len());
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
-            let b = unsafe { cls.block::<K, STD>(input, base, &mut carry) };
+            let b = unsafe {
+                cls.block::<K, STD, false>(input, base, &mut carry, &mut QuotedFields::default())
+            };
             let mut ends = (b.delim | b.nl) & below_lowest(b.bad) & from(r - base.min(r));
             while ends != 0 {
                 // The current record's delimiters in this block, up to its
@@ -1756,6 +1887,7 @@ impl Scanner {
                     line: self.lines + 1,
                     fields,
                     plain: rec_q == 0,
+                    drops: (0, 0),
                 });
                 self.rec_off = r;
                 self.rec_line = self.lines + 1;
@@ -1862,8 +1994,9 @@ mod tests {
         // a,"b,c","d""e"\n  then a mid-field quote
         let input = b"a,\"b,c\",\"d\"\"e\"\nx\"y\n";
         assert!(c.is_std());
+        let mut qf = QuotedFields::default();
         // SAFETY: the portable kernel needs no CPU features.
-        let b = unsafe { c.block::<Portable, false>(input, 0, &mut carry) };
+        let b = unsafe { c.block::<Portable, false, true>(input, 0, &mut carry, &mut qf) };
         assert_eq!(b.delim, 1 << 1 | 1 << 7);
         // The bad quote opens a false quoted region: nothing after it is
         // structural, which is why records with bad bits fall back.
@@ -1873,9 +2006,20 @@ mod tests {
         assert_eq!(b.lines, 1 << 14 | 1 << 18);
         // The loops specialised for this dialect classify alike.
         let mut carry_std = Carry::record_start();
+        let mut qf_std = QuotedFields::default();
         // SAFETY: as above.
-        let s = unsafe { c.block::<Portable, true>(input, 0, &mut carry_std) };
+        let s = unsafe { c.block::<Portable, true, true>(input, 0, &mut carry_std, &mut qf_std) };
         assert_eq!(format!("{s:?} {carry_std:?}"), format!("{b:?} {carry:?}"));
+        assert_eq!(format!("{qf_std:?}"), format!("{qf:?}"));
+        // Quoted fields: `"b,c"` (2..6) and `"d""e"` (8..14); the bad
+        // quote at 16 opens no field, but quotes the rest of the block.
+        assert_eq!(qf.open, 1 << 2 | 1 << 8);
+        assert_eq!(qf.close, 1 << 6 | 1 << 13);
+        // Inside them, all but the delimiter and the pair's first quote
+        // (and, from 16 on, the LF at 18).
+        let inside = |a: u64, e: u64| below(e as usize) & from(a as usize);
+        assert_eq!(qf.plain & below(16), inside(2, 6) & !(1 << 4) | inside(8, 13) & !(1 << 10));
+        assert!(qf.open_at_end);
     }
 
     #[test]
