@@ -690,7 +690,6 @@ impl<'a> Reader<'a> {
             max_records: BATCH_RECORDS,
             check: !self.dialect.flexible,
             all_cols: sel.all,
-            ends: sel.ends,
             csv: sel.csv,
         };
         let k =

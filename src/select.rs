@@ -36,11 +36,9 @@ pub struct Selection {
     order: Vec<usize>,
     /// Every field of every record (see [`Selection::all`]).
     pub(crate) all: bool,
-    /// With `all`: records the block scanner takes keep their delimiter
-    /// offsets (not with [`Selection::csv`]).
-    pub(crate) ends: bool,
     /// With `all`: records the block scanner takes keep the quotes a CSV
-    /// writer drops ([`Selection::csv`]).
+    /// writer drops instead of their delimiter offsets
+    /// ([`Selection::csv`]).
     pub(crate) csv: bool,
     pub(crate) out: Selected,
     /// Absolute offset of the batch input's byte 0.
@@ -85,7 +83,7 @@ impl Selection {
     /// assert_eq!(rows, [(b"1|2".to_vec(), true), (b"a\"b|3".to_vec(), false)]);
     /// ```
     pub fn all() -> Selection {
-        Selection { all: true, ends: true, ..Selection::default() }
+        Selection { all: true, ..Selection::default() }
     }
 
     /// Every record, to be written again as CSV with the input's delimiter
@@ -313,7 +311,7 @@ impl<'r> SelectedRow<'r> {
     #[inline]
     pub fn iter(&self) -> FieldIter<'r> {
         let b = self.batch;
-        if b.sel.all && b.sel.ends && self.spans_at().is_none() {
+        if b.sel.all && !b.sel.csv && self.spans_at().is_none() {
             let out = &b.sel.out;
             let r = &out.records[self.i];
             let all_ends = &out.ends[r.ends_at..r.ends_at + r.fields - 1];
@@ -365,7 +363,7 @@ impl<'r> SelectedRow<'r> {
     pub fn len(&self) -> usize {
         let sel = self.batch.sel;
         if sel.all {
-            if !sel.ends && self.spans_at().is_none() {
+            if sel.csv && self.spans_at().is_none() {
                 // A record given as CSV pieces (`Selection::csv`).
                 return 0;
             }
@@ -462,7 +460,7 @@ impl<'r> SelectedRow<'r> {
     pub fn raw_fields(&self) -> Option<RawFields<'r>> {
         let b = self.batch;
         let fields = b.sel.out.records[self.i].fields;
-        if !b.sel.all || !b.sel.ends || self.spans_at().is_some() || fields == 0 {
+        if !b.sel.all || b.sel.csv || self.spans_at().is_some() || fields == 0 {
             return None;
         }
         Some(self.ends_fields())

@@ -230,18 +230,26 @@ macro_rules! entry_points {
             sel: &SelectArgs<'_>,
             out: &mut Selected,
         ) -> u64 {
-            match (s.std_dialect(), sel.csv) {
-                (true, false) => {
-                    s.block_records_with::<$kernel, true, true, false>(input, pos, expect, sel, out)
-                }
-                (false, false) => s.block_records_with::<$kernel, true, false, false>(
+            // The loop is compiled for each mode, so that what a mode does
+            // not keep costs nothing.
+            match (s.std_dialect(), sel.mode()) {
+                (true, MODE_RECORDS) => s.block_records_with::<$kernel, MODE_RECORDS, true>(
                     input, pos, expect, sel, out,
                 ),
-                (true, true) => {
-                    s.block_records_with::<$kernel, true, true, true>(input, pos, expect, sel, out)
+                (true, MODE_FIELDS) => {
+                    s.block_records_with::<$kernel, MODE_FIELDS, true>(input, pos, expect, sel, out)
                 }
-                (false, true) => {
-                    s.block_records_with::<$kernel, true, false, true>(input, pos, expect, sel, out)
+                (true, _) => {
+                    s.block_records_with::<$kernel, MODE_CSV, true>(input, pos, expect, sel, out)
+                }
+                (false, MODE_RECORDS) => s.block_records_with::<$kernel, MODE_RECORDS, false>(
+                    input, pos, expect, sel, out,
+                ),
+                (false, MODE_FIELDS) => s.block_records_with::<$kernel, MODE_FIELDS, false>(
+                    input, pos, expect, sel, out,
+                ),
+                (false, _) => {
+                    s.block_records_with::<$kernel, MODE_CSV, false>(input, pos, expect, sel, out)
                 }
             }
         }
@@ -264,6 +272,7 @@ macro_rules! entry_points {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
+    use super::{MODE_CSV, MODE_FIELDS, MODE_RECORDS};
     use std::arch::x86_64::*;
 
     /// How far ahead of the block being classified the AVX2 kernel
@@ -421,6 +430,7 @@ mod x86 {
 #[cfg(target_arch = "aarch64")]
 mod arm {
     use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
+    use super::{MODE_CSV, MODE_FIELDS, MODE_RECORDS};
     use std::arch::aarch64::*;
 
     /// Byte `i` holds bit `i % 8`: ANDed with a comparison result (0x00 or
@@ -704,7 +714,7 @@ struct Block {
     quote: u64,
 }
 
-/// What `CSV` scanning adds to a [`Block`] (kept apart, so that the other
+/// What `MODE_CSV` scanning adds to a [`Block`] (kept apart, so that the other
 /// loops do not carry it).
 #[derive(Clone, Copy, Debug, Default)]
 struct QuotedFields {
@@ -853,13 +863,13 @@ impl Classifier {
     }
 
     /// Classifies the block at `input[base..]` and updates the carry; with
-    /// `CSV`, also sets `qf`.
+    /// `MODE_CSV`, also sets `qf`.
     ///
     /// # Safety
     ///
     /// The CPU must support `K`'s instruction set.
     #[inline(always)]
-    unsafe fn block<K: Kernel, const STD: bool, const CSV: bool>(
+    unsafe fn block<K: Kernel, const STD: bool, const MODE: u8>(
         &self,
         input: &[u8],
         base: usize,
@@ -872,17 +882,17 @@ impl Classifier {
             // instruction set.
             let m = unsafe { K::masks::<STD>(input.as_ptr().add(base), &self.needles) };
             // A full block: compiled with `valid` a constant.
-            self.classify::<STD, CSV>(m, !0, input, base, carry, qf)
+            self.classify::<STD, MODE>(m, !0, input, base, carry, qf)
         } else {
             let m = self.tail_masks(&input[base..]);
-            self.classify::<STD, CSV>(m, below(rest), input, base, carry, qf)
+            self.classify::<STD, MODE>(m, below(rest), input, base, carry, qf)
         }
     }
 
     /// The rest of [`Classifier::block`], given the raw masks and the mask
     /// of bits that are real bytes.
     #[inline(always)]
-    fn classify<const STD: bool, const CSV: bool>(
+    fn classify<const STD: bool, const MODE: u8>(
         &self,
         m: Masks,
         valid: u64,
@@ -909,7 +919,7 @@ impl Classifier {
             // delimiter and terminator is structural, and nothing is bad.
             let structural = d | nl;
             *carry = Carry { inq: 0, field_start: structural >> 63, close: 0, cr: cr_out };
-            if CSV {
+            if MODE == MODE_CSV {
                 *qf = QuotedFields::default();
             }
             return Block { delim: d, nl, bad: 0, pairs: 0, lines, quote: 0 };
@@ -950,7 +960,7 @@ impl Classifier {
             close: close >> 63,
             cr: cr_out,
         };
-        if CSV {
+        if MODE == MODE_CSV {
             // `x` covers each quoted field but the first quote of each
             // doubled pair; the delimiters and line ends inside are taken
             // out.
@@ -1178,7 +1188,7 @@ impl Scanner {
                 // SAFETY: this function only runs where `K` is supported;
                 // past the cached block, `base > r >= 0`.
                 None => unsafe {
-                    cls.block::<K, STD, false>(
+                    cls.block::<K, STD, MODE_COUNT>(
                         input,
                         base as usize,
                         &mut carry,
@@ -1386,16 +1396,10 @@ impl Scanner {
         expect: &mut Option<usize>,
         check: bool,
     ) -> u64 {
-        let args = SelectArgs {
-            cols: &[],
-            max_records: usize::MAX,
-            check,
-            all_cols: false,
-            ends: false,
-            csv: false,
-        };
+        let args =
+            SelectArgs { cols: &[], max_records: usize::MAX, check, all_cols: false, csv: false };
         let mut none = Selected::default();
-        self.block_records_with::<K, false, STD, false>(input, pos, expect, &args, &mut none)
+        self.block_records_with::<K, MODE_COUNT, STD>(input, pos, expect, &args, &mut none)
     }
 
     /// The classifier for a run of block-scanned records starting at
@@ -1408,15 +1412,13 @@ impl Scanner {
         (ready && starts_record::<false>(&cls, input, pos, self.comment)).then_some(cls)
     }
 
-    /// The loop of [`Scanner::block_count`]; with `KEEP`, it also records
-    /// every record it takes in `out` (start, end, line, field count, and
-    /// whether it holds a quote byte) and stops after `sel.max_records`;
-    /// with `sel.all_cols` it also keeps the offsets of the structural
-    /// delimiters ([`Selected::ends`], with `sel.ends`) and, with `CSV`
-    /// (which is `sel.csv`), [`Selected::drops`]. `sel.cols` is not looked
-    /// at.
+    /// The loop of [`Scanner::block_count`] (`MODE_COUNT`); in the other
+    /// modes it also records every record it takes in `out` (start, end,
+    /// line, field count, and whether it holds a quote byte) and stops
+    /// after `sel.max_records`, and keeps what the mode says. `sel.cols`
+    /// is not looked at.
     #[inline(always)]
-    fn block_records_with<K: Kernel, const KEEP: bool, const STD: bool, const CSV: bool>(
+    fn block_records_with<K: Kernel, const MODE: u8, const STD: bool>(
         &mut self,
         input: &[u8],
         pos: &mut usize,
@@ -1427,14 +1429,16 @@ impl Scanner {
         let Some(cls) = self.run_start(input, *pos, sel.max_records) else {
             return 0;
         };
-        // With `all_cols`, the offsets of all structural delimiters are
+        // With `MODE_FIELDS`, the offsets of all structural delimiters are
         // kept (a few instructions per field, no span built); records
         // holding doubled quotes get their spans (unescaped) right away.
-        // With `csv`, the quotes a CSV writer drops are kept too.
-        let masks = KEEP && sel.all_cols && sel.ends;
-        let csv = CSV && KEEP && sel.all_cols;
+        // With `MODE_CSV`, the quotes a CSV writer drops are kept instead.
+        const { assert!(MODE <= MODE_CSV) };
+        let keep = MODE != MODE_COUNT;
+        let masks = MODE == MODE_FIELDS;
+        let csv = MODE == MODE_CSV;
         let unescape = masks;
-        if KEEP && sel.all_cols {
+        if masks || csv {
             out.ends.clear();
             out.pairs.clear();
             out.overrides.clear();
@@ -1447,7 +1451,9 @@ impl Scanner {
         let (mut open_at, mut clean_in) = (0u32, 0u64);
         let mut drops_at = 0;
         let mut qf = QuotedFields::default();
-        let n = input.len();
+        // Offsets from `ends_base` fit `u32`: no block starts past
+        // `ENDS_SPAN` (the record in progress is left to the next call).
+        let n = if masks || csv { input.len().min(*pos + ENDS_SPAN + 1) } else { input.len() };
         let mut r = *pos;
         let comment = self.comment;
         let starts_ok = |r: usize| starts_record::<STD>(&cls, input, r, comment);
@@ -1460,18 +1466,14 @@ impl Scanner {
         // start.
         let (mut d_total, mut l_total, mut q_total, mut pr_total) = (0u64, 0u64, 0u64, 0u64);
         let (mut d_rec, mut q_rec, mut pr_rec) = (0u64, 0u64, 0u64);
-        if KEEP {
+        if keep {
             out.records.reserve(sel.max_records.min(1 << 16));
         }
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
-            let b = unsafe { cls.block::<K, STD, CSV>(input, base, &mut carry, &mut qf) };
-            if KEEP && sel.all_cols {
-                let rel = base - out.ends_base;
-                if rel > ENDS_SPAN {
-                    break;
-                }
-                let rel = rel as u32;
+            let b = unsafe { cls.block::<K, STD, MODE>(input, base, &mut carry, &mut qf) };
+            if masks || csv {
+                let rel = (base - out.ends_base) as u32;
                 if masks {
                     flatten(&mut out.ends, b.delim, rel);
                 }
@@ -1525,7 +1527,7 @@ impl Scanner {
                 }
                 let d_end = d_total + u64::from((b.delim & below(k)).count_ones());
                 let q_end =
-                    if KEEP { q_total + u64::from((b.quote & below(k)).count_ones()) } else { 0 };
+                    if keep { q_total + u64::from((b.quote & below(k)).count_ones()) } else { 0 };
                 let fields = (d_end - d_rec) as usize + 1;
                 if sel.check {
                     match *expect {
@@ -1536,7 +1538,7 @@ impl Scanner {
                 }
                 let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
                 let mut pr_end = 0;
-                if KEEP {
+                if keep {
                     let over_at = out.overrides.len();
                     if unescape {
                         pr_end = pr_total + u64::from((b.pairs & below(k)).count_ones());
@@ -1577,7 +1579,7 @@ impl Scanner {
                 self.lines = lines0 + l_end;
                 count += 1;
                 (r, d_rec, q_rec, pr_rec) = (end, d_end, q_end, pr_end);
-                if (KEEP && count as usize >= sel.max_records) || !starts_ok(r) {
+                if (keep && count as usize >= sel.max_records) || !starts_ok(r) {
                     break 'blocks;
                 }
                 ends &= from(r - base);
@@ -1587,7 +1589,7 @@ impl Scanner {
             }
             d_total += u64::from(b.delim.count_ones());
             l_total += u64::from(b.lines.count_ones());
-            if KEEP {
+            if keep {
                 q_total += u64::from(b.quote.count_ones());
             }
             if unescape {
@@ -1612,10 +1614,31 @@ pub(crate) struct SelectArgs<'a> {
     /// the offsets of the structural delimiters (with `ends`) and spans
     /// only for records holding doubled quotes (unless `csv`).
     pub all_cols: bool,
-    /// With `all_cols`: keep the delimiter offsets ([`Selected::ends`]).
-    pub ends: bool,
-    /// With `all_cols`: keep [`Selected::drops`].
+    /// With `all_cols`: keep [`Selected::drops`] instead of the delimiter
+    /// offsets.
     pub csv: bool,
+}
+
+/// What [`Scanner::block_records_with`] keeps: nothing (it counts).
+const MODE_COUNT: u8 = 0;
+/// Each record's bounds, line and field count ([`Selected::records`]).
+const MODE_RECORDS: u8 = 1;
+/// Those, the delimiter offsets ([`Selected::ends`]) and the fields with
+/// doubled quotes, unescaped ([`Selected::overrides`]).
+const MODE_FIELDS: u8 = 2;
+/// The records and the quotes a CSV writer drops ([`Selected::drops`]).
+const MODE_CSV: u8 = 3;
+
+impl SelectArgs<'_> {
+    /// The mode of the counting loop that takes these records (not
+    /// [`MODE_COUNT`]).
+    fn mode(&self) -> u8 {
+        match (self.all_cols, self.csv) {
+            (false, _) => MODE_RECORDS,
+            (true, false) => MODE_FIELDS,
+            (true, true) => MODE_CSV,
+        }
+    }
 }
 
 /// One record taken by [`Scanner::block_select`]; offsets are in the input
@@ -1716,14 +1739,14 @@ impl Scanner {
             // Records only, or every field: the counting loop.
             return match isa {
                 Isa::Portable => {
-                    if sel.csv {
-                        self.block_records_with::<Portable, true, false, true>(
-                            input, pos, expect, sel, out,
-                        )
-                    } else {
-                        self.block_records_with::<Portable, true, false, false>(
-                            input, pos, expect, sel, out,
-                        )
+                    let (i, p, e, o) = (input, pos, expect, out);
+                    match sel.mode() {
+                        MODE_RECORDS => self
+                            .block_records_with::<Portable, MODE_RECORDS, false>(i, p, e, sel, o),
+                        MODE_FIELDS => {
+                            self.block_records_with::<Portable, MODE_FIELDS, false>(i, p, e, sel, o)
+                        }
+                        _ => self.block_records_with::<Portable, MODE_CSV, false>(i, p, e, sel, o),
                     }
                 }
                 #[cfg(target_arch = "x86_64")]
@@ -1807,7 +1830,12 @@ impl Scanner {
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
             let b = unsafe {
-                cls.block::<K, STD, false>(input, base, &mut carry, &mut QuotedFields::default())
+                cls.block::<K, STD, MODE_COUNT>(
+                    input,
+                    base,
+                    &mut carry,
+                    &mut QuotedFields::default(),
+                )
             };
             let mut ends = (b.delim | b.nl) & below_lowest(b.bad) & from(r - base.min(r));
             while ends != 0 {
@@ -1996,7 +2024,7 @@ mod tests {
         assert!(c.is_std());
         let mut qf = QuotedFields::default();
         // SAFETY: the portable kernel needs no CPU features.
-        let b = unsafe { c.block::<Portable, false, true>(input, 0, &mut carry, &mut qf) };
+        let b = unsafe { c.block::<Portable, false, MODE_CSV>(input, 0, &mut carry, &mut qf) };
         assert_eq!(b.delim, 1 << 1 | 1 << 7);
         // The bad quote opens a false quoted region: nothing after it is
         // structural, which is why records with bad bits fall back.
@@ -2008,7 +2036,8 @@ mod tests {
         let mut carry_std = Carry::record_start();
         let mut qf_std = QuotedFields::default();
         // SAFETY: as above.
-        let s = unsafe { c.block::<Portable, true, true>(input, 0, &mut carry_std, &mut qf_std) };
+        let s =
+            unsafe { c.block::<Portable, true, MODE_CSV>(input, 0, &mut carry_std, &mut qf_std) };
         assert_eq!(format!("{s:?} {carry_std:?}"), format!("{b:?} {carry:?}"));
         assert_eq!(format!("{qf_std:?}"), format!("{qf:?}"));
         // Quoted fields: `"b,c"` (2..6) and `"d""e"` (8..14); the bad
