@@ -691,6 +691,7 @@ impl<'a> Reader<'a> {
             check: !self.dialect.flexible,
             all_cols: sel.all,
             csv: sel.csv,
+            raw: sel.raw,
         };
         let k =
             self.scanner.block_select(data, &mut self.pos, &mut self.expected, &args, &mut sel.out);

@@ -40,6 +40,9 @@ pub struct Selection {
     /// writer drops instead of their delimiter offsets
     /// ([`Selection::csv`]).
     pub(crate) csv: bool,
+    /// With `all`: records the block scanner takes keep their delimiter
+    /// offsets but are not unescaped ([`Selection::raw`]).
+    pub(crate) raw: bool,
     pub(crate) out: Selected,
     /// Absolute offset of the batch input's byte 0.
     pub(crate) input_base: u64,
@@ -115,8 +118,41 @@ impl Selection {
         Selection { all: true, csv: true, ..Selection::default() }
     }
 
+    /// Every record, for a program that reads the fields as they are in
+    /// the input ([`SelectedRow::raw_fields`]): [`Selection::all`] without
+    /// the unescaping of the fields that hold doubled quotes. A record the
+    /// block scanner takes has no fields otherwise ([`SelectedRow::len`]
+    /// is 0); records it cannot take come, as with [`Selection::all`],
+    /// alone with all their fields.
+    ///
+    /// ```
+    /// use fastcsv::{Dialect, Reader, Selection};
+    /// let d = Dialect::builder().strict(false).build().unwrap();
+    /// let input = b"h1,h2\n\"a\"\"b\",c\n\"x\" y,z\n";
+    /// let mut rdr = Reader::builder().dialect(d).from_slice(input);
+    /// let mut sel = Selection::raw();
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// let f = b.row(0).raw_fields().unwrap();
+    /// let rec = f.record();
+    /// assert_eq!(f.map(|r| &rec[r]).collect::<Vec<_>>(), [&b"\"a\"\"b\""[..], b"c"]);
+    /// assert_eq!(b.row(0).len(), 0);
+    /// // A record the state machine parsed (text after a closing quote).
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// assert!(b.row(0).raw_fields().is_none());
+    /// assert_eq!(b.row(0).iter().collect::<Vec<_>>(), [&b"x y"[..], b"z"]);
+    /// ```
+    pub fn raw() -> Selection {
+        Selection { all: true, raw: true, ..Selection::default() }
+    }
+
+    /// With `all`: records the block scanner takes have no parsed fields
+    /// ([`Selection::csv`], [`Selection::raw`]).
+    fn fieldless(&self) -> bool {
+        self.csv || self.raw
+    }
+
     /// The columns kept, as given to [`Selection::new`] (empty for
-    /// [`Selection::all`] and [`Selection::csv`]).
+    /// [`Selection::all`], [`Selection::csv`] and [`Selection::raw`]).
     pub fn columns(&self) -> &[usize] {
         &self.cols
     }
@@ -311,7 +347,7 @@ impl<'r> SelectedRow<'r> {
     #[inline]
     pub fn iter(&self) -> FieldIter<'r> {
         let b = self.batch;
-        if b.sel.all && !b.sel.csv && self.spans_at().is_none() {
+        if b.sel.all && !b.sel.fieldless() && self.spans_at().is_none() {
             let out = &b.sel.out;
             let r = &out.records[self.i];
             let all_ends = &out.ends[r.ends_at..r.ends_at + r.fields - 1];
@@ -336,8 +372,8 @@ impl<'r> SelectedRow<'r> {
         } else {
             let (spans, n): (&[Span], usize) = match self.spans_at() {
                 Some(at) if b.sel.all => (&b.sel.out.spans[at..at + self.len()], 0),
-                // With `Selection::csv`, a record given as CSV pieces has
-                // no fields (`len` is 0).
+                // With `Selection::csv` or `raw`, a record given as CSV
+                // pieces or raw fields has none (`len` is 0).
                 _ => (&[], self.len()),
             };
             FieldIter {
@@ -363,8 +399,8 @@ impl<'r> SelectedRow<'r> {
     pub fn len(&self) -> usize {
         let sel = self.batch.sel;
         if sel.all {
-            if sel.csv && self.spans_at().is_none() {
-                // A record given as CSV pieces (`Selection::csv`).
+            if sel.fieldless() && self.spans_at().is_none() {
+                // A record given as CSV pieces or raw fields.
                 return 0;
             }
             self.field_count()

@@ -245,9 +245,26 @@ proptest! {
         let d = d.to_builder().flexible(flexible).headers(false).build().unwrap();
         let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&input);
         let mut sel = Selection::all();
+        // `Selection::raw` gives the same raw fields, and the parsed fields
+        // of the records it does not give raw.
+        let mut raw_rdr = Reader::builder().dialect(d.clone()).from_slice(&input);
+        let mut raw_sel = Selection::raw();
+        type Seen = Result<(u64, Vec<std::ops::Range<usize>>), Vec<Vec<u8>>>;
+        let seen = |r: &fastcsv::SelectedRow<'_>| -> Seen {
+            match r.raw_fields() {
+                Some(f) => Ok((r.position().byte, f.collect())),
+                None => Err(r.iter().map(<[u8]>::to_vec).collect()),
+            }
+        };
+        let mut raw_rows = Vec::new();
+        while let Ok(Some(b)) = raw_rdr.read_batch(&mut raw_sel) {
+            raw_rows.extend(b.iter().map(|r| seen(&r)));
+        }
+        let mut all_rows = Vec::new();
         // (An error ends the check: the records before it were checked.)
         while let Ok(Some(b)) = rdr.read_batch(&mut sel) {
             for row in b.iter() {
+                all_rows.push(seen(&row));
                 let Some(raw) = row.raw_fields() else { continue };
                 let rec = raw.record();
                 let at = row.position().byte as usize;
@@ -285,6 +302,7 @@ proptest! {
                 }
             }
         }
+        prop_assert_eq!(raw_rows, all_rows);
     }
 }
 

@@ -191,14 +191,15 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     let make = || RecordWriter::new(Vec::new(), format, delimiter, keys.as_deref());
     // CSV out as it came in: the records the block scanner takes are
     // written from their fields' input bytes (see `cat`), located by the
-    // delimiter offsets of `Selection::all`, which costs less than
+    // delimiter offsets of `Selection::raw`, which costs less than
     // building the selected fields (unescaped) and quoting them again
     // (callgrind, 3 columns of the 100 MiB files: text 961 M -> 748 M
-    // instructions, numeric 601 M -> 516 M). Not for wide records, where
-    // keeping every delimiter's offset costs more than skipping over
-    // them (300 columns: 360 M -> 486 M).
+    // instructions, numeric 601 M -> 516 M; `raw` rather than `all`,
+    // which also unescapes fields with doubled quotes: text 715 M ->
+    // 650 M). Not for wide records, where keeping every delimiter's offset
+    // costs more than skipping over them (300 columns: 360 M -> 486 M).
     let requote = width <= RAW_SELECT_MAX_WIDTH && make().requotes(input.reader.dialect());
-    let sel = if requote { Selection::all() } else { Selection::new(cols.iter().copied()) };
+    let sel = if requote { Selection::raw() } else { Selection::new(cols.iter().copied()) };
     let mut out = w.into_inner()?;
     input.par_each_batch(
         &sel,

@@ -450,7 +450,7 @@ mod tests {
         /// from their parsed fields, for every record the block scanner
         /// takes: fields of quotes, delimiters, CR, LF, spaces, UTF-8,
         /// quoted or not, some longer than a block; CR, LF or CRLF line
-        /// ends. Columns from their input bytes (`Selection::all`, as
+        /// ends. Columns from their input bytes (`Selection::raw`, as
         /// `select` writes them), and whole records as CSV pieces and runs
         /// (quotes to drop marked by the scanner: `Selection::csv`, as
         /// `cat` writes them).
@@ -492,11 +492,11 @@ mod tests {
                     cols_by_fields.write(cols.iter().map(|&c| if c < n { row.get(c) } else { &[][..] })).unwrap();
                 }
             }
-            // The columns from their input bytes.
+            // The columns from their input bytes (`Selection::raw`).
             let mut cols_marked = new();
             proptest::prop_assert!(cols_marked.requotes(&d));
             let mut taken = 0;
-            let (mut rdr, mut sel) = (reader(), fastcsv::Selection::all());
+            let (mut rdr, mut sel) = (reader(), fastcsv::Selection::raw());
             while let Some(b) = rdr.read_batch(&mut sel).unwrap() {
                 for row in b.iter() {
                     match row.raw_fields() {

@@ -232,25 +232,12 @@ macro_rules! entry_points {
         ) -> u64 {
             // The loop is compiled for each mode, so that what a mode does
             // not keep costs nothing.
-            match (s.std_dialect(), sel.mode()) {
-                (true, MODE_RECORDS) => s.block_records_with::<$kernel, MODE_RECORDS, true>(
-                    input, pos, expect, sel, out,
-                ),
-                (true, MODE_FIELDS) => {
-                    s.block_records_with::<$kernel, MODE_FIELDS, true>(input, pos, expect, sel, out)
-                }
-                (true, _) => {
-                    s.block_records_with::<$kernel, MODE_CSV, true>(input, pos, expect, sel, out)
-                }
-                (false, MODE_RECORDS) => s.block_records_with::<$kernel, MODE_RECORDS, false>(
-                    input, pos, expect, sel, out,
-                ),
-                (false, MODE_FIELDS) => s.block_records_with::<$kernel, MODE_FIELDS, false>(
-                    input, pos, expect, sel, out,
-                ),
-                (false, _) => {
-                    s.block_records_with::<$kernel, MODE_CSV, false>(input, pos, expect, sel, out)
-                }
+            let (i, p, e, o) = (input, pos, expect, out);
+            match sel.mode() {
+                MODE_RECORDS => s.block_records_mode::<$kernel, MODE_RECORDS>(i, p, e, sel, o),
+                MODE_FIELDS => s.block_records_mode::<$kernel, MODE_FIELDS>(i, p, e, sel, o),
+                MODE_RAW => s.block_records_mode::<$kernel, MODE_RAW>(i, p, e, sel, o),
+                _ => s.block_records_mode::<$kernel, MODE_CSV>(i, p, e, sel, o),
             }
         }
 
@@ -272,7 +259,7 @@ macro_rules! entry_points {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
-    use super::{MODE_CSV, MODE_FIELDS, MODE_RECORDS};
+    use super::{MODE_CSV, MODE_FIELDS, MODE_RAW, MODE_RECORDS};
     use std::arch::x86_64::*;
 
     /// How far ahead of the block being classified the AVX2 kernel
@@ -430,7 +417,7 @@ mod x86 {
 #[cfg(target_arch = "aarch64")]
 mod arm {
     use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
-    use super::{MODE_CSV, MODE_FIELDS, MODE_RECORDS};
+    use super::{MODE_CSV, MODE_FIELDS, MODE_RAW, MODE_RECORDS};
     use std::arch::aarch64::*;
 
     /// Byte `i` holds bit `i % 8`: ANDed with a comparison result (0x00 or
@@ -1396,8 +1383,14 @@ impl Scanner {
         expect: &mut Option<usize>,
         check: bool,
     ) -> u64 {
-        let args =
-            SelectArgs { cols: &[], max_records: usize::MAX, check, all_cols: false, csv: false };
+        let args = SelectArgs {
+            cols: &[],
+            max_records: usize::MAX,
+            check,
+            all_cols: false,
+            csv: false,
+            raw: false,
+        };
         let mut none = Selected::default();
         self.block_records_with::<K, MODE_COUNT, STD>(input, pos, expect, &args, &mut none)
     }
@@ -1410,6 +1403,24 @@ impl Scanner {
         let cls = self.block.clone()?;
         let ready = self.state == State::StartRecord && !self.skip_lf && max_records > 0;
         (ready && starts_record::<false>(&cls, input, pos, self.comment)).then_some(cls)
+    }
+
+    /// [`Scanner::block_records_with`] in `MODE` (not `MODE_COUNT`), for
+    /// the dialect.
+    #[inline(always)]
+    fn block_records_mode<K: Kernel, const MODE: u8>(
+        &mut self,
+        input: &[u8],
+        pos: &mut usize,
+        expect: &mut Option<usize>,
+        sel: &SelectArgs<'_>,
+        out: &mut Selected,
+    ) -> u64 {
+        if self.std_dialect() {
+            self.block_records_with::<K, MODE, true>(input, pos, expect, sel, out)
+        } else {
+            self.block_records_with::<K, MODE, false>(input, pos, expect, sel, out)
+        }
     }
 
     /// The loop of [`Scanner::block_count`] (`MODE_COUNT`); in the other
@@ -1433,11 +1444,12 @@ impl Scanner {
         // kept (a few instructions per field, no span built); records
         // holding doubled quotes get their spans (unescaped) right away.
         // With `MODE_CSV`, the quotes a CSV writer drops are kept instead.
-        const { assert!(MODE <= MODE_CSV) };
+        // `MODE_RAW` keeps the offsets and unescapes nothing.
+        const { assert!(MODE <= MODE_RAW) };
         let keep = MODE != MODE_COUNT;
-        let masks = MODE == MODE_FIELDS;
+        let masks = MODE == MODE_FIELDS || MODE == MODE_RAW;
         let csv = MODE == MODE_CSV;
-        let unescape = masks;
+        let unescape = MODE == MODE_FIELDS;
         if masks || csv {
             out.ends.clear();
             out.pairs.clear();
@@ -1617,6 +1629,8 @@ pub(crate) struct SelectArgs<'a> {
     /// With `all_cols`: keep [`Selected::drops`] instead of the delimiter
     /// offsets.
     pub csv: bool,
+    /// With `all_cols`: unescape nothing.
+    pub raw: bool,
 }
 
 /// What [`Scanner::block_records_with`] keeps: nothing (it counts).
@@ -1628,15 +1642,18 @@ const MODE_RECORDS: u8 = 1;
 const MODE_FIELDS: u8 = 2;
 /// The records and the quotes a CSV writer drops ([`Selected::drops`]).
 const MODE_CSV: u8 = 3;
+/// The records and the delimiter offsets, nothing unescaped.
+const MODE_RAW: u8 = 4;
 
 impl SelectArgs<'_> {
     /// The mode of the counting loop that takes these records (not
     /// [`MODE_COUNT`]).
     fn mode(&self) -> u8 {
-        match (self.all_cols, self.csv) {
-            (false, _) => MODE_RECORDS,
-            (true, false) => MODE_FIELDS,
-            (true, true) => MODE_CSV,
+        match (self.all_cols, self.csv, self.raw) {
+            (false, _, _) => MODE_RECORDS,
+            (true, true, _) => MODE_CSV,
+            (true, false, true) => MODE_RAW,
+            (true, false, false) => MODE_FIELDS,
         }
     }
 }
@@ -1741,12 +1758,14 @@ impl Scanner {
                 Isa::Portable => {
                     let (i, p, e, o) = (input, pos, expect, out);
                     match sel.mode() {
-                        MODE_RECORDS => self
-                            .block_records_with::<Portable, MODE_RECORDS, false>(i, p, e, sel, o),
-                        MODE_FIELDS => {
-                            self.block_records_with::<Portable, MODE_FIELDS, false>(i, p, e, sel, o)
+                        MODE_RECORDS => {
+                            self.block_records_mode::<Portable, MODE_RECORDS>(i, p, e, sel, o)
                         }
-                        _ => self.block_records_with::<Portable, MODE_CSV, false>(i, p, e, sel, o),
+                        MODE_FIELDS => {
+                            self.block_records_mode::<Portable, MODE_FIELDS>(i, p, e, sel, o)
+                        }
+                        MODE_RAW => self.block_records_mode::<Portable, MODE_RAW>(i, p, e, sel, o),
+                        _ => self.block_records_mode::<Portable, MODE_CSV>(i, p, e, sel, o),
                     }
                 }
                 #[cfg(target_arch = "x86_64")]
