@@ -222,10 +222,8 @@ impl<'r> Batch<'r> {
     /// ends in a single LF, as long as they follow each other: their lines
     /// as one slice of the input, and how many there are (0 and an empty
     /// slice when record `i` is not one). A CSV writer with the same
-    /// delimiter, quote `"` and LF line ends can copy such a run whole.
-    /// With [`Selection::csv`], the run also takes the records the block
-    /// scanner took whose quotes all stay (their
-    /// [`SelectedRow::csv_pieces`] are one piece, their bytes).
+    /// delimiter, quote `"` and LF line ends can copy such a run whole
+    /// (see also [`Batch::csv_run`]).
     ///
     /// ```
     /// use fastcsv::{Reader, Selection};
@@ -238,14 +236,7 @@ impl<'r> Batch<'r> {
     /// ```
     pub fn raw_run(&self, i: usize) -> (usize, &'r [u8]) {
         let recs = &self.sel.out.records[..self.len];
-        // With `csv`, a record the block scanner took whose quotes all
-        // stay is also its own CSV.
-        let csv = self.sel.csv;
-        let ok = |k: usize| {
-            recs.get(k).is_some_and(|r| {
-                r.lf && (r.plain || (csv && r.spans_at == usize::MAX && r.drops.0 == r.drops.1))
-            })
-        };
+        let ok = |k: usize| recs.get(k).is_some_and(|r| r.plain && r.lf);
         if !ok(i) {
             return (0, &[]);
         }
@@ -254,6 +245,54 @@ impl<'r> Batch<'r> {
             j += 1;
         }
         (j - i, &self.input[recs[i].start..recs[j - 1].after])
+    }
+
+    /// With [`Selection::csv`]: from record `i` on, the records the block
+    /// scanner took whose line ends in a single LF, as long as they follow
+    /// each other (and but a record of one empty quoted field, which a
+    /// writer quotes): how many there are, and their CSV lines
+    /// ([`SelectedRow::csv_pieces`] with their LFs) as pieces of the
+    /// input. A CSV writer with the input's delimiter and quote byte and LF
+    /// line ends writes the pieces one after the other. 0 and no pieces
+    /// when record `i` is not one, or with other selections.
+    ///
+    /// ```
+    /// use fastcsv::{Reader, Selection};
+    /// let mut rdr = Reader::from_slice(b"h1,h2\n\"1\",\"a,b\"\n3,\"4\"\n5,6\r\n");
+    /// let mut sel = Selection::csv();
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// let (n, pieces) = b.csv_run(0);
+    /// assert_eq!((n, pieces.collect::<Vec<_>>().concat()), (2, b"1,\"a,b\"\n3,4\n".to_vec()));
+    /// assert_eq!(b.csv_run(2).0, 0);
+    /// ```
+    pub fn csv_run(&self, i: usize) -> (usize, CsvPieces<'r>) {
+        let out = &self.sel.out;
+        let recs = &out.records[..self.len];
+        // Some bytes left once the quotes are dropped: a record of one
+        // empty quoted field has none.
+        let ok = |k: usize| {
+            recs.get(k).is_some_and(|r| {
+                r.lf && r.spans_at == usize::MAX
+                    && r.fields > 0
+                    && r.end - r.start != r.drops.1 - r.drops.0
+            })
+        };
+        if !self.sel.csv || !ok(i) {
+            let none = CsvPieces { record: &[], drops: [].iter(), shift: 0, at: 1 };
+            return (0, none);
+        }
+        let mut j = i + 1;
+        while ok(j) && recs[j].start == recs[j - 1].after {
+            j += 1;
+        }
+        let (first, last) = (&recs[i], &recs[j - 1]);
+        let pieces = CsvPieces {
+            record: &self.input[first.start..last.after],
+            drops: out.drops[first.drops.0..last.drops.1].iter(),
+            shift: first.start - out.ends_base,
+            at: 0,
+        };
+        (j - i, pieces)
     }
 
     /// The records in order.

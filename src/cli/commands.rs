@@ -313,11 +313,11 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         let d = input.reader.dialect();
         let in_delim = d.delimiter();
         let make = || RecordWriter::new(Vec::new(), format, delimiter, keys.as_deref());
-        // When the output is CSV as the input came in: runs of records
-        // that are their own output (see `Batch::raw_run`) are copied
-        // whole, and other records the block scanner took are written from
-        // their input bytes, dropping only the quotes the output does not
-        // need, which the scanner marks (`Selection::csv`).
+        // When the output is CSV as the input came in: the records the
+        // block scanner took are written from their input bytes, dropping
+        // only the quotes the output does not need, which the scanner
+        // marks (`Selection::csv`); runs of them ending in LF in one go
+        // (`Batch::csv_run`).
         let requote = make().requotes(d);
         let sel = if requote { Selection::csv() } else { Selection::all() };
         input.par_each_batch(
@@ -328,9 +328,11 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
                 let mut i = 0;
                 while i < batch.len() {
                     if requote {
-                        let (n, run) = batch.raw_run(i);
+                        let (n, run) = batch.csv_run(i);
                         if n > 0 {
-                            w.write_verbatim(run)?;
+                            for piece in run {
+                                w.write_verbatim(piece)?;
+                            }
                             i += n;
                             continue;
                         }

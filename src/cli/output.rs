@@ -511,28 +511,39 @@ mod tests {
                     }
                 }
             }
-            // Whole records as CSV pieces, in runs where they can be.
-            let mut pieces = new();
+            // Whole records as CSV pieces, one by one, and in runs where
+            // they can be (as `cat` writes them).
+            let (mut pieces, mut runs) = (new(), new());
             let (mut rdr, mut sel) = (reader(), fastcsv::Selection::csv());
             while let Some(b) = rdr.read_batch(&mut sel).unwrap() {
+                for row in b.iter() {
+                    match row.csv_pieces() {
+                        Some(p) => proptest::prop_assert!(pieces.write_pieces(p).unwrap()),
+                        None => pieces.write(row.iter()).unwrap(),
+                    }
+                }
                 let mut i = 0;
                 while i < b.len() {
-                    let (n, run) = b.raw_run(i);
+                    let (n, run) = b.csv_run(i);
                     if n > 0 {
-                        pieces.write_verbatim(run).unwrap();
+                        for piece in run {
+                            runs.write_verbatim(piece).unwrap();
+                        }
                         i += n;
                         continue;
                     }
                     let row = b.row(i);
                     i += 1;
                     match row.csv_pieces() {
-                        Some(p) => proptest::prop_assert!(pieces.write_pieces(p).unwrap()),
-                        None => pieces.write(row.iter()).unwrap(),
+                        Some(p) => proptest::prop_assert!(runs.write_pieces(p).unwrap()),
+                        None => runs.write(row.iter()).unwrap(),
                     }
                 }
             }
-            let (a, b) = (by_fields.into_inner().unwrap(), pieces.into_inner().unwrap());
-            proptest::prop_assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+            let a = by_fields.into_inner().unwrap();
+            for b in [pieces.into_inner().unwrap(), runs.into_inner().unwrap()] {
+                proptest::prop_assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+            }
             let (a, b) = (cols_by_fields.into_inner().unwrap(), cols_marked.into_inner().unwrap());
             proptest::prop_assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
             // Regular input: the block scanner takes nearly all of it (not
