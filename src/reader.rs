@@ -732,7 +732,6 @@ impl<'a> Reader<'a> {
             line: self.row_pos.line,
             fields: n,
             plain: false,
-            drops: (0, 0),
         });
         let (input, scratch) = (self.data(), self.fields.scratch());
         let quote = self.scanner.quote_byte();

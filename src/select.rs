@@ -13,7 +13,7 @@
 //! [`Reader::read_row`]: crate::Reader::read_row
 
 use crate::error::Position;
-use crate::scan::{Override, Selected, Span};
+use crate::scan::{Override, Selected, SelectedRecord, Span};
 
 /// Records per batch: enough to amortise the call, small enough that a
 /// batch's spans stay in the L1/L2 cache.
@@ -270,12 +270,12 @@ impl<'r> Batch<'r> {
         let recs = &out.records[..self.len];
         // Some bytes left once the quotes are dropped: a record of one
         // empty quoted field has none.
+        let empty = |r: &SelectedRecord| {
+            r.fields == 1 && r.end - r.start == 2 && i32::from(self.input[r.start]) == self.quote
+        };
         let ok = |k: usize| {
-            recs.get(k).is_some_and(|r| {
-                r.lf && r.spans_at == usize::MAX
-                    && r.fields > 0
-                    && r.end - r.start != r.drops.1 - r.drops.0
-            })
+            recs.get(k)
+                .is_some_and(|r| r.lf && r.spans_at == usize::MAX && r.fields > 0 && !empty(r))
         };
         if !self.sel.csv || !ok(i) {
             let none = CsvPieces { record: &[], drops: [].iter(), shift: 0, at: 1 };
@@ -288,7 +288,7 @@ impl<'r> Batch<'r> {
         let (first, last) = (&recs[i], &recs[j - 1]);
         let pieces = CsvPieces {
             record: &self.input[first.start..last.after],
-            drops: out.drops[first.drops.0..last.drops.1].iter(),
+            drops: out.drops_within(first.start, last.after).iter(),
             shift: first.start - out.ends_base,
             at: 0,
         };
@@ -566,7 +566,7 @@ impl<'r> SelectedRow<'r> {
         }
         Some(CsvPieces {
             record: &b.input[r.start..r.end],
-            drops: out.drops[r.drops.0..r.drops.1].iter(),
+            drops: out.drops_within(r.start, r.end).iter(),
             shift: r.start - out.ends_base,
             at: 0,
         })

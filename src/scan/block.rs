@@ -1461,7 +1461,6 @@ impl Scanner {
         // field that the last block left open, and 1 if that field holds
         // no byte that keeps its quotes so far.
         let (mut open_at, mut clean_in) = (0u32, 0u64);
-        let mut drops_at = 0;
         let mut qf = QuotedFields::default();
         // Offsets from `ends_base` fit `u32`: no block starts past
         // `ENDS_SPAN` (the record in progress is left to the next call).
@@ -1501,13 +1500,25 @@ impl Scanner {
                     let (s1, c1) = qf.plain.overflowing_add(qf.open);
                     let (s2, c2) = s1.overflowing_add(clean_in);
                     let mut clean = s2 & qf.close;
-                    while clean != 0 {
-                        let k = clean.trailing_zeros();
-                        clean &= clean - 1;
-                        let opens = qf.open & below(k as usize);
-                        let o = if opens != 0 { rel + 63 - opens.leading_zeros() } else { open_at };
-                        out.drops.push(o);
-                        out.drops.push(rel + k);
+                    if clean != 0 {
+                        // At most 32 fields close in a block: 64 slots.
+                        out.drops.reserve(64);
+                        let len = out.drops.len();
+                        let spare = &mut out.drops.spare_capacity_mut()[..64];
+                        let mut i = 0;
+                        while clean != 0 {
+                            let k = clean.trailing_zeros();
+                            clean &= clean - 1;
+                            let opens = qf.open & below(k as usize);
+                            let o =
+                                if opens != 0 { rel + 63 - opens.leading_zeros() } else { open_at };
+                            spare[i].write(o);
+                            spare[i + 1].write(rel + k);
+                            i += 2;
+                        }
+                        // SAFETY: the `i <= 64` slots after the old length
+                        // were written above, inside the capacity reserved.
+                        unsafe { out.drops.set_len(len + i) };
                     }
                     clean_in = 0;
                     if qf.open_at_end {
@@ -1573,17 +1584,6 @@ impl Scanner {
                         line: self.lines + 1,
                         fields,
                         plain: q_end == q_rec,
-                        drops: if csv {
-                            // The record's drops: those before its end.
-                            let from = drops_at;
-                            let p_rel = (p - out.ends_base) as u32;
-                            while out.drops.get(drops_at).is_some_and(|&d| d < p_rel) {
-                                drops_at += 1;
-                            }
-                            (from, drops_at)
-                        } else {
-                            (0, 0)
-                        },
                     });
                 }
                 self.rec_off = r;
@@ -1685,9 +1685,6 @@ pub(crate) struct SelectedRecord {
     /// The record holds no quote byte: its bytes up to `end` are exactly
     /// its fields joined by the delimiter.
     pub plain: bool,
-    /// With `csv`: the record's quotes a CSV writer drops,
-    /// `Selected::drops[.0...1]`.
-    pub drops: (usize, usize),
 }
 
 /// The output of [`Scanner::block_select`]: per record, one span per
@@ -1712,6 +1709,17 @@ pub(crate) struct Selected {
     /// doubled quote: the quotes a CSV writer with the input's delimiter
     /// and quote, quoting only where needed, does not write.
     pub drops: Vec<u32>,
+}
+
+impl Selected {
+    /// With `csv`: the quotes to drop among the input's bytes `a..e`
+    /// (offsets in the input the records were taken from).
+    pub fn drops_within(&self, a: usize, e: usize) -> &[u32] {
+        let rel = |x: usize| (x - self.ends_base) as u32;
+        let from = self.drops.partition_point(|&d| d < rel(a));
+        let to = self.drops.partition_point(|&d| d < rel(e));
+        &self.drops[from..to]
+    }
 }
 
 /// A field of a record taken with `all_cols` whose bytes, unescaped, are
@@ -1934,7 +1942,6 @@ impl Scanner {
                     line: self.lines + 1,
                     fields,
                     plain: rec_q == 0,
-                    drops: (0, 0),
                 });
                 self.rec_off = r;
                 self.rec_line = self.lines + 1;
