@@ -41,6 +41,7 @@ const HI: u64 = 0x8080_8080_8080_8080;
 /// need no work and are copied whole after one or two word tests.
 #[derive(Clone, Copy, Debug)]
 struct Needles {
+    bytes: [u8; 4],
     splats: [u64; 4],
     controls: bool,
     /// A byte that is not a needle, to pad the last partial word.
@@ -60,7 +61,7 @@ impl Needles {
         while filler == bytes[0] || filler == bytes[1] || filler == bytes[2] || filler == bytes[3] {
             filler += 1;
         }
-        Needles { splats, controls, filler }
+        Needles { bytes, splats, controls, filler }
     }
 
     #[inline(always)]
@@ -77,12 +78,17 @@ impl Needles {
     }
 
     /// True when some byte of `f` is a needle. Every byte is tested
-    /// through whole-word loads: 8-byte words (the last one overlapping the
+    /// through whole-word loads: on x86-64, 16 bytes at a time (SSE2) from
+    /// 16 bytes on; otherwise 8-byte words (the last one overlapping the
     /// one before), two overlapping 4-byte loads for 4 to 7 bytes, and the
     /// first, middle and last bytes for 1 to 3, padded with `filler`.
     #[inline(always)]
     fn any(&self, f: &[u8]) -> bool {
         let n = f.len();
+        #[cfg(target_arch = "x86_64")]
+        if n >= 16 {
+            return self.any_sse2(f);
+        }
         if n >= 8 {
             let mut chunks = f.chunks_exact(8);
             for c in &mut chunks {
@@ -104,6 +110,39 @@ impl Needles {
             return false;
         };
         self.word(x)
+    }
+
+    /// [`Needles::any`] for 16 bytes or more: 16-byte chunks, the last
+    /// one overlapping the one before.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn any_sse2(&self, f: &[u8]) -> bool {
+        use std::arch::x86_64::*;
+        debug_assert!(f.len() >= 16);
+        let chunk = |c: &[u8]| -> bool {
+            debug_assert_eq!(c.len(), 16);
+            // SAFETY: SSE2 is part of x86-64; `c` holds 16 bytes, read
+            // without alignment.
+            unsafe {
+                let x = _mm_loadu_si128(c.as_ptr().cast());
+                let mut m = _mm_setzero_si128();
+                for b in self.bytes {
+                    m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8(b as i8)));
+                }
+                if self.controls {
+                    // Below 0x20: unsigned min with 0x1f leaves it as is.
+                    let low = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
+                    m = _mm_or_si128(m, low);
+                }
+                _mm_movemask_epi8(m) != 0
+            }
+        };
+        let n = f.len();
+        let mut chunks = f.chunks_exact(16);
+        if chunks.by_ref().any(chunk) {
+            return true;
+        }
+        !chunks.remainder().is_empty() && chunk(&f[n - 16..])
     }
 }
 
@@ -567,8 +606,10 @@ mod tests {
 
     #[test]
     fn needles_find_every_byte_at_every_position() {
+        // Lengths past 48: the 8-byte words, and the 16-byte chunks with
+        // their overlapping last one.
         let csv = Needles::new([b';', b'"', b'\r', b'\n'], false);
-        for len in 0..20 {
+        for len in 0..50 {
             let plain = vec![b'x'; len];
             assert!(!csv.any(&plain));
             assert!(!JSON_NEEDLES.any(&plain) && !TSV_NEEDLES.any(&plain));
