@@ -308,7 +308,7 @@ pub fn parse_sizes(s: &str) -> Result<Vec<usize>> {
 /// ```
 pub fn format_size(n: u64) -> String {
     for (shift, unit) in [(30, "G"), (20, "M"), (10, "K")] {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{}{unit}", n >> shift);
         }
     }
@@ -438,8 +438,11 @@ impl Acc {
         let mut sorted = self.times.clone();
         sorted.sort_unstable();
         let mid = sorted.len() / 2;
-        let median =
-            if sorted.len() % 2 == 0 { (sorted[mid - 1] + sorted[mid]) / 2 } else { sorted[mid] };
+        let median = if sorted.len().is_multiple_of(2) {
+            (sorted[mid - 1] + sorted[mid]) / 2
+        } else {
+            sorted[mid]
+        };
         let n = self.times.len() as f64;
         let rate = |secs: f64| if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 };
         ConfigResult {

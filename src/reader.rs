@@ -401,7 +401,7 @@ impl<'a> Reader<'a> {
                 };
                 [Some(d.delimiter), d.quote, d.escape, d.comment, Some(term)]
                     .iter()
-                    .all(|b| b.map_or(true, |b| b.is_ascii()))
+                    .all(|b| b.is_none_or(|b| b.is_ascii()))
             },
         }
     }

@@ -532,6 +532,16 @@ fn simd_level_is_the_expected_kernel() {
             let pmull = std::arch::is_aarch64_feature_detected!("aes");
             assert_eq!(level, if pmull { "neon+pmull" } else { "neon" });
         }
+        #[cfg(target_arch = "x86_64")]
+        Some("avx2+pclmulqdq") if std::arch::is_x86_feature_detected!("avx2") => {
+            assert_eq!(level, "avx2+pclmulqdq")
+        }
+        #[cfg(target_arch = "x86_64")]
+        None if std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("pclmulqdq") =>
+        {
+            assert_eq!(level, "avx512+pclmulqdq")
+        }
         _ => {}
     }
 }

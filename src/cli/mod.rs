@@ -145,7 +145,7 @@ impl Input {
         while let Some(row) = self.reader.read_row()? {
             f(&row)?;
             n = n.wrapping_add(1);
-            if n % 16_384 == 0 {
+            if n.is_multiple_of(16_384) {
                 self.progress.set(self.reader.byte_offset());
             }
         }

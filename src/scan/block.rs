@@ -121,6 +121,16 @@ trait Kernel {
     /// [`Classifier::is_std`]), the escape and space needles are known to
     /// be unwanted.
     unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks;
+
+    /// Appends `base + i` for every set bit `i` of `bits`, in order.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the kernel's instruction set.
+    #[inline(always)]
+    unsafe fn flatten(out: &mut Vec<u32>, bits: u64, base: u32) {
+        flatten(out, bits, base);
+    }
 }
 
 /// One byte at a time: where no SIMD kernel exists, and the oracle for the
@@ -393,6 +403,90 @@ mod x86 {
         }
     }
 
+    /// AVX-512 (BW) compares, 64 bytes at a time straight into bit masks;
+    /// carry-less-multiply prefix XOR; offsets written 16 at a time with
+    /// the AVX-512 compress instruction.
+    pub(super) struct Avx512Clmul;
+    impl Kernel for Avx512Clmul {
+        #[inline(always)]
+        unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
+            // SAFETY: the caller guarantees 64 readable bytes at `p` and
+            // AVX-512 BW and pclmulqdq; an unaligned load needs no
+            // alignment.
+            unsafe {
+                // See `Avx2Clmul::masks`.
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(PREFETCH_AHEAD) as *const i8);
+                let x = _mm512_loadu_si512(p as *const __m512i);
+                macro_rules! eq {
+                    ($b:expr) => {
+                        _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8($b as i8))
+                    };
+                }
+                let mut m = Masks {
+                    delim: eq!(n.bytes[0]),
+                    quote: eq!(n.bytes[1]) & n.quote_on,
+                    nl_a: eq!(n.bytes[2]),
+                    nl_b: eq!(n.bytes[3]),
+                    ..Masks::default()
+                };
+                if !STD && n.extra {
+                    m.esc = eq!(n.bytes[4]);
+                    m.space = eq!(n.bytes[5]);
+                }
+                m.quote_prefix = prefix_xor_clmul(m.quote);
+                m
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn flatten(out: &mut Vec<u32>, bits: u64, base: u32) {
+            let n = bits.count_ones() as usize;
+            out.reserve(64);
+            let len = out.len();
+            // SAFETY: the caller guarantees AVX-512 F. Each store writes 16
+            // lanes at `dst`, which stays inside the 64 slots reserved past
+            // the length: it starts at most at slot 48 (the bits below it
+            // number at most 48) and the lanes past the compressed ones are
+            // spare capacity, not kept. The first `n` slots are all
+            // written before the length covers them.
+            unsafe {
+                let mut dst = out.as_mut_ptr().add(len);
+                let lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+                let mut at = _mm512_add_epi32(lanes, _mm512_set1_epi32(base as i32));
+                let sixteen = _mm512_set1_epi32(16);
+                for i in 0..4 {
+                    let m = (bits >> (16 * i)) as u16;
+                    let v = _mm512_maskz_compress_epi32(m, at);
+                    _mm512_storeu_si512(dst as *mut __m512i, v);
+                    dst = dst.add(m.count_ones() as usize);
+                    at = _mm512_add_epi32(at, sixteen);
+                }
+                out.set_len(len + n);
+            }
+        }
+    }
+
+    /// [`Avx512Clmul::flatten`] alone, for tests.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX-512 F.
+    #[cfg(test)]
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn flatten_avx512(out: &mut Vec<u32>, bits: u64, base: u32) {
+        // SAFETY: forwarded from the caller.
+        unsafe { Avx512Clmul::flatten(out, bits, base) }
+    }
+
+    entry_points!(
+        Avx512Clmul,
+        "avx512f,avx512bw,avx2,pclmulqdq,popcnt,bmi1",
+        record_avx512,
+        count_avx512,
+        select_avx512,
+        records_avx512,
+        masks_avx512
+    );
     entry_points!(
         Avx2Clmul,
         "avx2,pclmulqdq,popcnt,bmi1",
@@ -578,6 +672,8 @@ enum Isa {
     Sse2Clmul,
     #[cfg(target_arch = "x86_64")]
     Avx2Clmul,
+    #[cfg(target_arch = "x86_64")]
+    Avx512Clmul,
     #[cfg(target_arch = "aarch64")]
     Neon,
     #[cfg(target_arch = "aarch64")]
@@ -594,6 +690,8 @@ impl Isa {
             Isa::Sse2Clmul => "sse2+pclmulqdq",
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2Clmul => "avx2+pclmulqdq",
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512Clmul => "avx512+pclmulqdq",
             #[cfg(target_arch = "aarch64")]
             Isa::Neon => "neon",
             #[cfg(target_arch = "aarch64")]
@@ -603,8 +701,8 @@ impl Isa {
 }
 
 /// Detects the CPU once. The environment variable `FASTCSV_SIMD` (read
-/// once, at the first detection) can lower the choice to `sse2+pclmulqdq`,
-/// `sse2` or `portable` on x86-64, and to `neon` or `portable` on aarch64,
+/// once, at the first detection) can lower the choice to `avx2+pclmulqdq`,
+/// `sse2+pclmulqdq`, `sse2` or `portable` on x86-64, and to `neon` or `portable` on aarch64,
 /// to test and measure those paths; it never selects an instruction set the
 /// CPU lacks.
 fn isa() -> Isa {
@@ -628,7 +726,12 @@ fn isa() -> Isa {
             if want == "sse2+pclmulqdq" || !avx2 {
                 return Isa::Sse2Clmul;
             }
-            Isa::Avx2Clmul
+            let avx512 = std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw");
+            if want == "avx2+pclmulqdq" || !avx512 {
+                return Isa::Avx2Clmul;
+            }
+            Isa::Avx512Clmul
         }
         #[cfg(target_arch = "aarch64")]
         {
@@ -651,12 +754,16 @@ fn isa() -> Isa {
 }
 
 /// The instruction set the block scanner uses on this CPU: one of
-/// `avx2+pclmulqdq`, `sse2+pclmulqdq`, `sse2` (x86-64), `neon+pmull`,
+/// `avx512+pclmulqdq` (AVX-512 F and BW), `avx2+pclmulqdq`,
+/// `sse2+pclmulqdq`, `sse2` (x86-64), `neon+pmull`,
 /// `neon` (aarch64) or `portable`.
 ///
 /// ```
 /// let isa = fastcsv::scan::simd_level();
-/// let known = ["avx2+pclmulqdq", "sse2+pclmulqdq", "sse2", "neon+pmull", "neon", "portable"];
+/// let known = [
+///     "avx512+pclmulqdq", "avx2+pclmulqdq", "sse2+pclmulqdq", "sse2", "neon+pmull", "neon",
+///     "portable",
+/// ];
 /// assert!(known.contains(&isa));
 /// ```
 pub fn simd_level() -> &'static str {
@@ -1117,6 +1224,9 @@ impl Scanner {
             // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
             Isa::Avx2Clmul => unsafe { x86::record_avx2(self, input, r, out) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose AVX-512 after detecting it on this CPU.
+            Isa::Avx512Clmul => unsafe { x86::record_avx512(self, input, r, out) },
+            #[cfg(target_arch = "x86_64")]
             // SAFETY: `isa()` chose pclmulqdq after detecting it.
             Isa::Sse2Clmul => unsafe { x86::record_sse2_clmul(self, input, r, out) },
             #[cfg(target_arch = "x86_64")]
@@ -1358,6 +1468,9 @@ impl Scanner {
             // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
             Isa::Avx2Clmul => unsafe { x86::count_avx2(self, input, pos, expect, check) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose AVX-512 after detecting it on this CPU.
+            Isa::Avx512Clmul => unsafe { x86::count_avx512(self, input, pos, expect, check) },
+            #[cfg(target_arch = "x86_64")]
             // SAFETY: `isa()` chose pclmulqdq after detecting it.
             Isa::Sse2Clmul => unsafe { x86::count_sse2_clmul(self, input, pos, expect, check) },
             #[cfg(target_arch = "x86_64")]
@@ -1486,10 +1599,12 @@ impl Scanner {
             if masks || csv {
                 let rel = (base - out.ends_base) as u32;
                 if masks {
-                    flatten(&mut out.ends, b.delim, rel);
+                    // SAFETY: this function only runs where `K` is supported.
+                    unsafe { K::flatten(&mut out.ends, b.delim, rel) };
                 }
                 if unescape && b.pairs != 0 {
-                    flatten(&mut out.pairs, b.pairs, rel);
+                    // SAFETY: as above.
+                    unsafe { K::flatten(&mut out.pairs, b.pairs, rel) };
                 }
                 if csv && (qf.open | qf.close | clean_in) != 0 {
                     // Adding each field's opening quote to the bits of
@@ -1780,6 +1895,12 @@ impl Scanner {
                 // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
                 Isa::Avx2Clmul => unsafe { x86::records_avx2(self, input, pos, expect, sel, out) },
                 #[cfg(target_arch = "x86_64")]
+                // SAFETY: `isa()` chose AVX-512 after detecting it on this
+                // CPU.
+                Isa::Avx512Clmul => unsafe {
+                    x86::records_avx512(self, input, pos, expect, sel, out)
+                },
+                #[cfg(target_arch = "x86_64")]
                 // SAFETY: `isa()` chose pclmulqdq after detecting it.
                 Isa::Sse2Clmul => unsafe {
                     x86::records_sse2_clmul(self, input, pos, expect, sel, out)
@@ -1805,6 +1926,9 @@ impl Scanner {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `isa()` chose AVX2 after detecting it on this CPU.
             Isa::Avx2Clmul => unsafe { x86::select_avx2(self, input, pos, expect, sel, out) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `isa()` chose AVX-512 after detecting it on this CPU.
+            Isa::Avx512Clmul => unsafe { x86::select_avx512(self, input, pos, expect, sel, out) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `isa()` chose pclmulqdq after detecting it.
             Isa::Sse2Clmul => unsafe { x86::select_sse2_clmul(self, input, pos, expect, sel, out) },
@@ -1990,6 +2114,11 @@ mod tests {
                     && std::arch::is_x86_feature_detected!("bmi1")
                 {
                     all.push(("avx2_clmul", x86::masks_avx2));
+                    if std::arch::is_x86_feature_detected!("avx512f")
+                        && std::arch::is_x86_feature_detected!("avx512bw")
+                    {
+                        all.push(("avx512_clmul", x86::masks_avx512));
+                    }
                 }
             }
         }
@@ -2026,6 +2155,45 @@ mod tests {
                 // only after detecting its CPU features.
                 let got = unsafe { masks(block.as_ptr(), &needles) };
                 assert_eq!(got, want, "{name}");
+            }
+        }
+    }
+
+    /// Every kernel's `flatten` on this CPU gives the offsets of the set
+    /// bits, in order, after what the vector held.
+    #[test]
+    fn flatten_kernels_agree() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut bits_of = |round: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Sparse, dense, all and none.
+            match round % 4 {
+                0 => seed & (seed >> 3) & (seed >> 7),
+                1 => seed | (seed >> 1),
+                2 => !0,
+                _ => seed,
+            }
+        };
+        for round in 0..4000u64 {
+            let bits = if round < 2 { round } else { bits_of(round) };
+            let base = (round * 64) as u32;
+            let want: Vec<u32> =
+                (0..64).filter(|i| bits >> i & 1 == 1).map(|i| base + i as u32).collect();
+            let mut v = vec![7u32; (round % 5) as usize];
+            let mut expect = v.clone();
+            expect.extend(&want);
+            flatten(&mut v, bits, base);
+            assert_eq!(v, expect, "portable, {bits:#x}");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+            {
+                let mut v = vec![7u32; (round % 5) as usize];
+                // SAFETY: AVX-512 F was detected just above.
+                unsafe { x86::flatten_avx512(&mut v, bits, base) };
+                assert_eq!(v, expect, "avx512, {bits:#x}");
             }
         }
     }

@@ -308,7 +308,7 @@ impl ReadAhead {
             while sh.ready.load(Ordering::Acquire) == 0 {
                 std::hint::spin_loop();
                 k += 1;
-                if k % 64 == 0 && start.elapsed() > SPIN {
+                if k.is_multiple_of(64) && start.elapsed() > SPIN {
                     break;
                 }
             }
@@ -471,7 +471,7 @@ mod tests {
                 steps.push(Ok((0..n).map(|_| rnd() as u8).collect()));
             }
         }
-        if seed % 3 == 0 {
+        if seed.is_multiple_of(3) {
             steps.push(Err(io::Error::other("disk on fire")));
             steps.push(Ok(b"never read".to_vec()));
         }
