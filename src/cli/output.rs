@@ -41,6 +41,8 @@ const HI: u64 = 0x8080_8080_8080_8080;
 /// need no work and are copied whole after one or two word tests.
 #[derive(Clone, Copy, Debug)]
 struct Needles {
+    /// The needles themselves (the 16-byte test, on x86-64 only).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     bytes: [u8; 4],
     splats: [u64; 4],
     controls: bool,
