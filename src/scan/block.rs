@@ -266,6 +266,29 @@ macro_rules! entry_points {
     };
 }
 
+/// The [`Masks`] of a block (but its prefix XOR) from `$eq!(byte)`, a
+/// kernel's macro that compares the block with one byte: the escape and
+/// space needles only when wanted (see [`Kernel::masks`]). A macro, so that
+/// the comparisons stay in the caller, compiled with its target features.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+macro_rules! needle_masks {
+    ($eq:ident, $n:expr, $std:expr) => {{
+        let n = $n;
+        let mut m = Masks {
+            delim: $eq!(n.bytes[0]),
+            quote: $eq!(n.bytes[1]) & n.quote_on,
+            nl_a: $eq!(n.bytes[2]),
+            nl_b: $eq!(n.bytes[3]),
+            ..Masks::default()
+        };
+        if !$std && n.extra {
+            m.esc = $eq!(n.bytes[4]);
+            m.space = $eq!(n.bytes[5]);
+        }
+        m
+    }};
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
@@ -319,18 +342,7 @@ mod x86 {
                     m0 | (m1 << 16) | (m2 << 32) | (m3 << 48)
                 }};
             }
-            let mut m = Masks {
-                delim: eq!(n.bytes[0]),
-                quote: eq!(n.bytes[1]) & n.quote_on,
-                nl_a: eq!(n.bytes[2]),
-                nl_b: eq!(n.bytes[3]),
-                ..Masks::default()
-            };
-            if !STD && n.extra {
-                m.esc = eq!(n.bytes[4]);
-                m.space = eq!(n.bytes[5]);
-            }
-            m
+            needle_masks!(eq, n, STD)
         }
     }
 
@@ -386,17 +398,7 @@ mod x86 {
                         a | (b << 32)
                     }};
                 }
-                let mut m = Masks {
-                    delim: eq!(n.bytes[0]),
-                    quote: eq!(n.bytes[1]) & n.quote_on,
-                    nl_a: eq!(n.bytes[2]),
-                    nl_b: eq!(n.bytes[3]),
-                    ..Masks::default()
-                };
-                if !STD && n.extra {
-                    m.esc = eq!(n.bytes[4]);
-                    m.space = eq!(n.bytes[5]);
-                }
+                let mut m = needle_masks!(eq, n, STD);
                 m.quote_prefix = prefix_xor_clmul(m.quote);
                 m
             }
@@ -422,17 +424,7 @@ mod x86 {
                         _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8($b as i8))
                     };
                 }
-                let mut m = Masks {
-                    delim: eq!(n.bytes[0]),
-                    quote: eq!(n.bytes[1]) & n.quote_on,
-                    nl_a: eq!(n.bytes[2]),
-                    nl_b: eq!(n.bytes[3]),
-                    ..Masks::default()
-                };
-                if !STD && n.extra {
-                    m.esc = eq!(n.bytes[4]);
-                    m.space = eq!(n.bytes[5]);
-                }
+                let mut m = needle_masks!(eq, n, STD);
                 m.quote_prefix = prefix_xor_clmul(m.quote);
                 m
             }
@@ -609,18 +601,7 @@ mod arm {
                     )
                 }};
             }
-            let mut m = Masks {
-                delim: eq!(n.bytes[0]),
-                quote: eq!(n.bytes[1]) & n.quote_on,
-                nl_a: eq!(n.bytes[2]),
-                nl_b: eq!(n.bytes[3]),
-                ..Masks::default()
-            };
-            if !STD && n.extra {
-                m.esc = eq!(n.bytes[4]);
-                m.space = eq!(n.bytes[5]);
-            }
-            m
+            needle_masks!(eq, n, STD)
         }
     }
 
