@@ -249,7 +249,7 @@ impl<'r> Batch<'r> {
 
     /// With [`Selection::csv`]: from record `i` on, the records the block
     /// scanner took whose line ends in a single LF, as long as they follow
-    /// each other (and but a record of one empty quoted field, which a
+    /// each other (except a record of one empty quoted field, which a
     /// writer quotes): how many there are, and their CSV lines
     /// ([`SelectedRow::csv_pieces`] with their LFs) as pieces of the
     /// input. A CSV writer with the input's delimiter and quote byte and LF

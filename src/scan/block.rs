@@ -1558,7 +1558,11 @@ impl Scanner {
         let mut qf = QuotedFields::default();
         // Offsets from `ends_base` fit `u32`: no block starts past
         // `ENDS_SPAN` (the record in progress is left to the next call).
-        let n = if masks || csv { input.len().min(*pos + ENDS_SPAN + 1) } else { input.len() };
+        let n = if masks || csv {
+            input.len().min((*pos).saturating_add(ENDS_SPAN + 1))
+        } else {
+            input.len()
+        };
         let mut r = *pos;
         let comment = self.comment;
         let starts_ok = |r: usize| starts_record::<STD>(&cls, input, r, comment);
