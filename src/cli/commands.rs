@@ -196,7 +196,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     // (callgrind, 3 columns of the 100 MiB files: text 961 M -> 748 M
     // instructions, numeric 601 M -> 516 M; `raw` rather than `all`,
     // which also unescapes fields with doubled quotes: text 715 M ->
-    // 650 M). Not for wide records, where keeping every delimiter's offset
+    // 620 M). Not for wide records, where keeping every delimiter's offset
     // costs more than skipping over them (300 columns: 360 M -> 486 M).
     let requote = width <= RAW_SELECT_MAX_WIDTH && make().requotes(input.reader.dialect());
     let sel = if requote { Selection::raw() } else { Selection::new(cols.iter().copied()) };
