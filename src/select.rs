@@ -383,7 +383,7 @@ impl<'r> SelectedRow<'r> {
     /// let fields: Vec<&[u8]> = b.row(0).iter().collect();
     /// assert_eq!(fields, [&b"1"[..], b"a,b", b""]);
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn iter(&self) -> FieldIter<'r> {
         let b = self.batch;
         if b.sel.all && !b.sel.fieldless() && self.spans_at().is_none() {
@@ -409,6 +409,17 @@ impl<'r> SelectedRow<'r> {
                 n: 0,
             }
         } else {
+            self.iter_other()
+        }
+    }
+
+    /// [`SelectedRow::iter`] for a record with spans, or by index: out of
+    /// line, so that the common case builds its iterator in registers (a
+    /// call returning the whole iterator cost a 208-byte copy per row).
+    #[inline(never)]
+    fn iter_other(&self) -> FieldIter<'r> {
+        let b = self.batch;
+        {
             let (spans, n): (&[Span], usize) = match self.spans_at() {
                 Some(at) if b.sel.all => (&b.sel.out.spans[at..at + self.len()], 0),
                 // With `Selection::csv` or `raw`, a record given as CSV
@@ -729,7 +740,7 @@ impl<'r> FieldIter<'r> {
 
     /// [`FieldIter::next`] for a field with doubled quotes, the last field,
     /// or by index.
-    #[inline]
+    #[inline(always)]
     fn next_slow(&mut self) -> Option<&'r [u8]> {
         if let Some((o, rest)) = self.overs.split_first() {
             // `ends` stopped just before this field.
