@@ -989,7 +989,13 @@ impl Classifier {
             nl
         };
         let cr_out = if self.any_term::<STD>() { (m.nl_a & valid) >> 63 } else { 0 };
-        if (q | carry.inq) == 0 && !self.extra::<STD>() {
+        // The modes that never look at `pairs` check the byte after a
+        // closing quote in bit 63 here, in the next block (it must be a
+        // delimiter, a line end or a quote), rather than load it in the
+        // block of the quote.
+        let defer = MODE == MODE_COUNT || MODE == MODE_RECORDS || MODE == MODE_RAW;
+        let late_close = if defer { carry.close } else { 0 };
+        if (q | carry.inq | late_close) == 0 && !self.extra::<STD>() {
             // No quote in play (the common case in numeric data): every
             // delimiter and terminator is structural, and nothing is bad.
             let structural = d | nl;
@@ -999,6 +1005,7 @@ impl Classifier {
             }
             return Block { delim: d, nl, bad: 0, pairs: 0, lines, quote: 0 };
         }
+        let late_bad = late_close & !(d | nl | q) & 1;
         let x = m.quote_prefix ^ carry.inq;
         let open = q & x;
         let close = q & !x;
@@ -1006,8 +1013,11 @@ impl Classifier {
         let snl = nl & !x;
         let structural = sd | snl;
         let field_start = (structural << 1) | carry.field_start;
-        // The byte after the block, for quotes in bit 63.
+        // The byte after the block, for quotes in bit 63 (when deferred, a
+        // closing quote there is taken as followed by a structural byte,
+        // and `late_bad` of the next block checks it).
         let (next_struct, next_quote) = match input.get(base + 64) {
+            _ if defer => (1, 0),
             Some(&c) => (
                 u64::from(c == self.delim || self.is_nl::<STD>(c)),
                 u64::from(Some(c) == self.quote),
@@ -1015,16 +1025,16 @@ impl Classifier {
             None => (0, 0),
         };
         let before_struct = (structural >> 1) | (next_struct << 63);
-        let mut bad;
+        let mut bad = late_bad;
         let pairs;
         if STD || self.double_quote {
             let before_open = (open >> 1) | (next_quote << 63);
             let after_close = (close << 1) | carry.close;
             pairs = close & before_open;
-            bad = (open & !field_start & !after_close) | (close & !before_struct & !before_open);
+            bad |= (open & !field_start & !after_close) | (close & !before_struct & !before_open);
         } else {
             pairs = 0;
-            bad = (open & !field_start) | (close & !before_struct);
+            bad |= (open & !field_start) | (close & !before_struct);
         }
         if self.extra::<STD>() {
             bad |= (m.esc & valid & self.esc_on) | (m.space & field_start & valid & self.space_on);
@@ -1265,8 +1275,10 @@ impl Scanner {
                 Some(b) => b,
                 // SAFETY: this function only runs where `K` is supported;
                 // past the cached block, `base > r >= 0`.
+                // `MODE_FIELDS`: the pairs are needed, including one
+                // that straddles two blocks.
                 None => unsafe {
-                    cls.block::<K, STD, MODE_COUNT>(
+                    cls.block::<K, STD, MODE_FIELDS>(
                         input,
                         base as usize,
                         &mut carry,
