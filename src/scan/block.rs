@@ -131,6 +131,26 @@ trait Kernel {
     unsafe fn flatten(out: &mut Vec<u32>, bits: u64, base: u32) {
         flatten(out, bits, base);
     }
+
+    /// Whether [`Kernel::clean_opens`] is a few instructions (a bit
+    /// extract and deposit), so that `MODE_CSV` finds the quotes to drop
+    /// with masks rather than a loop over the fields that close.
+    const DEPOSIT: bool = false;
+
+    /// For the fields of a block (opening quotes `open` and closing ones
+    /// `close`, which alternate, a closing one first when `in_field` is 1:
+    /// the block starts inside a field), the opening quotes of the fields
+    /// whose closing quote is in `clean` (a subset of `close`), and 1 if
+    /// the field the block starts inside is one of them. Only called when
+    /// [`Kernel::DEPOSIT`].
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the kernel's instruction set.
+    #[inline(always)]
+    unsafe fn clean_opens(_open: u64, _close: u64, _clean: u64, _in_field: u64) -> (u64, u64) {
+        unreachable!("clean_opens without DEPOSIT")
+    }
 }
 
 /// One byte at a time: where no SIMD kernel exists, and the oracle for the
@@ -456,6 +476,33 @@ mod x86 {
                 out.set_len(len + n);
             }
         }
+
+        const DEPOSIT: bool = true;
+
+        #[inline(always)]
+        unsafe fn clean_opens(open: u64, close: u64, clean: u64, in_field: u64) -> (u64, u64) {
+            // SAFETY: the caller guarantees BMI2 (every AVX-512 CPU has
+            // it, and `isa()` checks). Bit `i` of `which` tells whether
+            // the `i`-th closing quote is clean; with the block starting
+            // inside a field, the first closes that field and the `i`-th
+            // opening quote pairs with the `i + 1`-th closing one.
+            unsafe {
+                let which = _pext_u64(clean, close);
+                (_pdep_u64(which >> in_field, open), which & in_field)
+            }
+        }
+    }
+
+    /// [`Avx512Clmul::clean_opens`] alone, for tests.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support BMI2.
+    #[cfg(test)]
+    #[target_feature(enable = "bmi2")]
+    pub(super) unsafe fn clean_opens_bmi2(o: u64, c: u64, k: u64, f: u64) -> (u64, u64) {
+        // SAFETY: forwarded from the caller.
+        unsafe { Avx512Clmul::clean_opens(o, c, k, f) }
     }
 
     /// [`Avx512Clmul::flatten`] alone, for tests.
@@ -472,7 +519,7 @@ mod x86 {
 
     entry_points!(
         Avx512Clmul,
-        "avx512f,avx512bw,avx2,pclmulqdq,popcnt,bmi1",
+        "avx512f,avx512bw,avx2,pclmulqdq,popcnt,bmi1,bmi2",
         record_avx512,
         count_avx512,
         select_avx512,
@@ -708,7 +755,8 @@ fn isa() -> Isa {
                 return Isa::Sse2Clmul;
             }
             let avx512 = std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512bw");
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("bmi2");
             if want == "avx2+pclmulqdq" || !avx512 {
                 return Isa::Avx2Clmul;
             }
@@ -787,6 +835,10 @@ struct Block {
     lines: u64,
     /// Every quote byte (structural or not).
     quote: u64,
+    /// Quotes are in play: the block holds a quote byte or starts inside
+    /// quotes (or a dialect option needs the full classification). When
+    /// false, `MODE_CSV`'s `QuotedFields` are all zero.
+    quoted: bool,
 }
 
 /// What `MODE_CSV` scanning adds to a [`Block`] (kept apart, so that the other
@@ -1003,7 +1055,7 @@ impl Classifier {
             if MODE == MODE_CSV {
                 *qf = QuotedFields::default();
             }
-            return Block { delim: d, nl, bad: 0, pairs: 0, lines, quote: 0 };
+            return Block { delim: d, nl, bad: 0, pairs: 0, lines, quote: 0, quoted: false };
         }
         let late_bad = late_close & !(d | nl | q) & 1;
         let x = m.quote_prefix ^ carry.inq;
@@ -1056,7 +1108,7 @@ impl Classifier {
                 open_at_end: ((x | pairs) >> 63) != 0,
             };
         }
-        Block { delim: sd, nl: snl, bad, pairs, lines, quote: q }
+        Block { delim: sd, nl: snl, bad, pairs, lines, quote: q, quoted: true }
     }
 }
 
@@ -1567,6 +1619,10 @@ impl Scanner {
         // field that the last block left open, and 1 if that field holds
         // no byte that keeps its quotes so far.
         let (mut open_at, mut clean_in) = (0u32, 0u64);
+        // With `csv` and `K::DEPOSIT`: 1 when the block starts inside a
+        // quoted field.
+        let mut in_field = 0u64;
+
         let mut qf = QuotedFields::default();
         // Offsets from `ends_base` fit `u32`: no block starts past
         // `ENDS_SPAN` (the record in progress is left to the next call).
@@ -1603,7 +1659,37 @@ impl Scanner {
                     // SAFETY: as above.
                     unsafe { K::flatten(&mut out.pairs, b.pairs, rel) };
                 }
-                if csv && (qf.open | qf.close | clean_in) != 0 {
+                // A block without quotes in play has no quote to drop,
+                // and neither starts nor ends inside a quoted field; testing
+                // that (rather than whether the block has fields that open
+                // or close) follows the branch `classify` took.
+                if csv && K::DEPOSIT && b.quoted {
+                    // As below, without branches: the clean fields' opening
+                    // quotes come from a bit deposit, and all the quotes
+                    // to drop are flattened at once (in order: they
+                    // alternate).
+                    let (s1, c1) = qf.plain.overflowing_add(qf.open);
+                    let (s2, c2) = s1.overflowing_add(clean_in);
+                    let clean = s2 & qf.close;
+                    // SAFETY: this function only runs where `K` is supported.
+                    let (opens, carried) =
+                        unsafe { K::clean_opens(qf.open, qf.close, clean, in_field) };
+                    // The opening quote of the field the block started in
+                    // goes first, when that field is clean.
+                    out.drops.reserve(1);
+                    let len = out.drops.len();
+                    out.drops.spare_capacity_mut()[0].write(open_at);
+                    // SAFETY: the slot after the old length, reserved, was
+                    // just written.
+                    unsafe { out.drops.set_len(len + carried as usize) };
+                    // SAFETY: as above.
+                    unsafe { K::flatten(&mut out.drops, opens | clean, rel) };
+                    in_field = u64::from(qf.open_at_end);
+                    clean_in = in_field & u64::from(c1 | c2);
+                    if qf.open != 0 {
+                        open_at = rel + 63 - qf.open.leading_zeros();
+                    }
+                } else if csv && !K::DEPOSIT && (qf.open | qf.close | clean_in) != 0 {
                     // Adding each field's opening quote to the bits of
                     // `plain` carries through a field up to the first bit
                     // missing: its closing quote when nothing inside keeps
@@ -2191,6 +2277,54 @@ mod tests {
                 // SAFETY: AVX-512 F was detected just above.
                 unsafe { x86::flatten_avx512(&mut v, bits, base) };
                 assert_eq!(v, expect, "avx512, {bits:#x}");
+            }
+        }
+    }
+
+    /// `clean_opens` pairs each clean closing quote with the opening quote
+    /// before it, over random fields (opening and closing quotes
+    /// alternating, the block starting inside a field or not).
+    #[test]
+    fn clean_opens_pairs_each_close_with_its_open() {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("bmi2") {
+            let mut seed = 0x2545_f491_4f6c_dd1du64;
+            for round in 0..20_000u64 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Alternate quotes at the set bits of `seed`'s sparse
+                // part; a random half of the closing ones are clean.
+                let quotes = seed & (seed >> 5) & if round % 3 == 0 { !0 } else { seed >> 11 };
+                let in_field = round & 1;
+                let (mut open, mut close, mut want_opens) = (0u64, 0u64, 0u64);
+                let (mut clean, mut want_carried) = (0u64, 0u64);
+                let mut inside = in_field == 1;
+                let mut last_open: Option<u32> = None;
+                let mut pick = seed.rotate_left(23);
+                for i in 0..64 {
+                    if quotes >> i & 1 == 0 {
+                        continue;
+                    }
+                    if inside {
+                        close |= 1 << i;
+                        if pick & 1 == 1 {
+                            clean |= 1 << i;
+                            match last_open {
+                                Some(o) => want_opens |= 1 << o,
+                                None => want_carried = 1,
+                            }
+                        }
+                        pick >>= 1;
+                    } else {
+                        open |= 1 << i;
+                        last_open = Some(i);
+                    }
+                    inside = !inside;
+                }
+                // SAFETY: BMI2 was detected just above.
+                let got = unsafe { x86::clean_opens_bmi2(open, close, clean, in_field) };
+                assert_eq!(got, (want_opens, want_carried), "{open:#x} {close:#x} {clean:#x}");
             }
         }
     }
