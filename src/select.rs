@@ -611,6 +611,71 @@ pub struct CsvPieces<'r> {
     at: usize,
 }
 
+impl CsvPieces<'_> {
+    /// Appends the pieces left, one after the other, to `out`: the same
+    /// bytes as extending it with each piece in turn, copied 32 bytes at a
+    /// time (a piece is often a short field, and a call to `memcpy` per
+    /// piece took a fifth of `fastcsv cat`'s time on quoted text).
+    ///
+    /// ```
+    /// use fastcsv::{Reader, Selection};
+    /// let mut rdr = Reader::from_slice(b"h1,h2\n\"1\",\"a,b\"\n3,\"4\"\n");
+    /// let mut sel = Selection::csv();
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// let mut out = b"> ".to_vec();
+    /// b.csv_run(0).1.append_to(&mut out);
+    /// assert_eq!(out, b"> 1,\"a,b\"\n3,4\n");
+    /// ```
+    pub fn append_to(self, out: &mut Vec<u8>) {
+        const W: usize = 32;
+        let rec = self.record;
+        let n = rec.len();
+        if self.at > n {
+            return;
+        }
+        // The pieces hold at most the bytes of `rec[at..]`; a copy may
+        // write up to `W - 1` bytes past a piece's end.
+        out.reserve(n - self.at + W);
+        let (mut len, mut at) = (out.len(), self.at);
+        let dst = out.as_mut_ptr();
+        let copy = |a: usize, e: usize, len: &mut usize| {
+            // Always true (see below); checked, as the copy relies on it.
+            assert!(a <= e && e <= n, "CSV pieces out of order");
+            let k = e - a;
+            // SAFETY: `a <= e <= n`, checked above (the drops are offsets
+            // of quotes inside `rec`, in order, and `at` only moves past
+            // them), so the
+            // source reads stay in `rec`: the wide loop only runs while a
+            // whole `W`-byte load fits before its end. The writes start
+            // at `*len` and end before `*len + k + W`, which the capacity
+            // reserved above covers: the pieces written so far and this
+            // one add up to at most `n - self.at` bytes.
+            unsafe {
+                let (src, d) = (rec.as_ptr().add(a), dst.add(*len));
+                if a + k.next_multiple_of(W) <= n {
+                    let mut i = 0;
+                    while i < k {
+                        std::ptr::copy_nonoverlapping(src.add(i), d.add(i), W);
+                        i += W;
+                    }
+                } else {
+                    std::ptr::copy_nonoverlapping(src, d, k);
+                }
+            }
+            *len += k;
+        };
+        for &d in self.drops {
+            let upto = d as usize - self.shift;
+            copy(at, upto, &mut len);
+            at = upto + 1;
+        }
+        copy(at, n, &mut len);
+        // SAFETY: the bytes up to `len` were written above (the pieces,
+        // back to back), within the reserved capacity.
+        unsafe { out.set_len(len) };
+    }
+}
+
 impl<'r> Iterator for CsvPieces<'r> {
     type Item = &'r [u8];
 

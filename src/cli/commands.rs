@@ -330,9 +330,7 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
                     if requote {
                         let (n, run) = batch.csv_run(i);
                         if n > 0 {
-                            for piece in run {
-                                w.write_verbatim(piece)?;
-                            }
+                            run.append_to(w.get_mut());
                             i += n;
                             continue;
                         }
