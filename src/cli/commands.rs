@@ -210,7 +210,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
                 let fail = |e| write_failure(&name, e, row.position(), |f| cols[f]);
                 let raw = if requote { row.raw_fields() } else { None };
                 if let Some(f) = raw {
-                    if w.write_requoted_cols(&f, &cols)? {
+                    if w.write_requoted_cols(&f, &cols) {
                         continue;
                     }
                 }

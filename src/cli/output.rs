@@ -323,6 +323,20 @@ impl<W: Write> RecordWriter<W> {
         Ok(true)
     }
 
+    /// The inner writer.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Writing into memory (the workers' buffers).
+impl RecordWriter<Vec<u8>> {
     /// Writes the columns `cols` of a record (empty where the record has no
     /// such column) given as its fields' input bytes (see
     /// `SelectedRow::raw_fields`), read with a dialect for which
@@ -333,43 +347,75 @@ impl<W: Write> RecordWriter<W> {
     /// would write it, quotes doubled; a quoted one that does not loses
     /// its quotes. False, having
     /// written nothing, when this writer does not write CSV.
-    pub fn write_requoted_cols(
-        &mut self,
-        fields: &fastcsv::RawFields<'_>,
-        cols: &[usize],
-    ) -> io::Result<bool> {
+    pub fn write_requoted_cols(&mut self, fields: &fastcsv::RawFields<'_>, cols: &[usize]) -> bool {
         let Kind::Csv { needles, delimiter } = &self.kind else {
-            return Ok(false);
+            return false;
         };
         let rec = fields.record();
         let out = &mut self.out;
         let mut last_empty = false;
         for (i, &c) in cols.iter().enumerate() {
             if i > 0 {
-                out.write_all(&[*delimiter])?;
+                out.push(*delimiter);
             }
             let raw = fields.get(c).map_or(&[][..], |f| &rec[f]);
             let (written, value) = requoted(raw, needles);
-            out.write_all(written)?;
+            append(out, written);
             last_empty = value.is_empty();
         }
         // As in `write`: one empty field is quoted.
         if cols.len() == 1 && last_empty {
-            out.write_all(b"\"\"")?;
+            out.extend_from_slice(b"\"\"");
         }
-        out.write_all(b"\n")?;
-        Ok(true)
+        out.push(b'\n');
+        true
     }
+}
 
-    /// The inner writer.
-    pub fn get_mut(&mut self) -> &mut W {
-        &mut self.out
+/// Appends `s` to `v`: up to 32 bytes with two overlapping moves of the
+/// widest size that fits (reading no byte outside `s`, writing none past
+/// the new length), longer slices with `extend_from_slice`. A call to
+/// `memcpy` per field cost more than the copy: 12% of `fastcsv select -j1`
+/// on quoted text (perf).
+#[inline(always)]
+fn append(v: &mut Vec<u8>, s: &[u8]) {
+    let n = s.len();
+    if n > 32 {
+        v.extend_from_slice(s);
+        return;
     }
-
-    /// Flushes and returns the inner writer.
-    pub fn into_inner(mut self) -> io::Result<W> {
-        self.out.flush()?;
-        Ok(self.out)
+    v.reserve(n);
+    let len = v.len();
+    // SAFETY: `n` bytes are reserved past `len`. Every read is of `W`
+    // bytes at offset 0 or `n - W` of `s`, with `W <= n`, so inside `s`;
+    // every write is at the same offsets from `d`, inside the `n` bytes
+    // reserved. Those `n` bytes are all written (the two moves overlap
+    // or meet) before the length covers them.
+    unsafe {
+        let (p, d) = (s.as_ptr(), v.as_mut_ptr().add(len));
+        macro_rules! two {
+            ($t:ty) => {{
+                const W: usize = std::mem::size_of::<$t>();
+                let (a, b) = (
+                    (p as *const $t).read_unaligned(),
+                    (p.add(n - W) as *const $t).read_unaligned(),
+                );
+                (d as *mut $t).write_unaligned(a);
+                (d.add(n - W) as *mut $t).write_unaligned(b);
+            }};
+        }
+        if n >= 16 {
+            two!(u128);
+        } else if n >= 8 {
+            two!(u64);
+        } else if n >= 4 {
+            two!(u32);
+        } else if n > 0 {
+            *d = *p;
+            *d.add(n / 2) = *p.add(n / 2);
+            *d.add(n - 1) = *p.add(n - 1);
+        }
+        v.set_len(len + n);
     }
 }
 
@@ -537,7 +583,7 @@ mod tests {
                     match row.raw_fields() {
                         Some(f) => {
                             taken += 1;
-                            proptest::prop_assert!(cols_marked.write_requoted_cols(&f, &cols).unwrap());
+                            proptest::prop_assert!(cols_marked.write_requoted_cols(&f, &cols));
                         }
                         None => {
                             let n = row.len();
