@@ -1615,6 +1615,9 @@ impl Scanner {
             out.drops.clear();
             out.ends_base = *pos;
         }
+        // Taken out of `out` for the loop, so that its length and capacity
+        // can stay in registers.
+        let mut drops = std::mem::take(&mut out.drops);
         // With `csv`: the opening quote (from `ends_base`) of the quoted
         // field that the last block left open, and 1 if that field holds
         // no byte that keeps its quotes so far.
@@ -1675,15 +1678,32 @@ impl Scanner {
                     let (opens, carried) =
                         unsafe { K::clean_opens(qf.open, qf.close, clean, in_field) };
                     // The opening quote of the field the block started in
-                    // goes first, when that field is clean.
-                    out.drops.reserve(1);
-                    let len = out.drops.len();
-                    out.drops.spare_capacity_mut()[0].write(open_at);
-                    // SAFETY: the slot after the old length, reserved, was
-                    // just written.
-                    unsafe { out.drops.set_len(len + carried as usize) };
-                    // SAFETY: as above.
-                    unsafe { K::flatten(&mut out.drops, opens | clean, rel) };
+                    // goes first, when that field is clean. Quotes to drop
+                    // are sparse (about one a block in quoted text): two
+                    // slots are written whatever their number, and a loop
+                    // takes any more.
+                    let mut bits = opens | clean;
+                    let n = carried as usize + bits.count_ones() as usize;
+                    drops.reserve(65);
+                    let len = drops.len();
+                    let spare = &mut drops.spare_capacity_mut()[..65];
+                    spare[0].write(open_at);
+                    let mut i = carried as usize;
+                    for _ in 0..2 {
+                        // `trailing_zeros` of 0 is 64: harmless in an
+                        // unkept slot.
+                        spare[i].write(rel + bits.trailing_zeros());
+                        bits &= bits.wrapping_sub(1);
+                        i += 1;
+                    }
+                    while bits != 0 {
+                        spare[i].write(rel + bits.trailing_zeros());
+                        bits &= bits - 1;
+                        i += 1;
+                    }
+                    // SAFETY: the `n <= 65` slots after the old length were
+                    // written above, inside the capacity reserved.
+                    unsafe { drops.set_len(len + n) };
                     in_field = u64::from(qf.open_at_end);
                     clean_in = in_field & u64::from(c1 | c2);
                     if qf.open != 0 {
@@ -1700,9 +1720,9 @@ impl Scanner {
                     let mut clean = s2 & qf.close;
                     if clean != 0 {
                         // At most 32 fields close in a block: 64 slots.
-                        out.drops.reserve(64);
-                        let len = out.drops.len();
-                        let spare = &mut out.drops.spare_capacity_mut()[..64];
+                        drops.reserve(64);
+                        let len = drops.len();
+                        let spare = &mut drops.spare_capacity_mut()[..64];
                         let mut i = 0;
                         while clean != 0 {
                             let k = clean.trailing_zeros();
@@ -1716,7 +1736,7 @@ impl Scanner {
                         }
                         // SAFETY: the `i <= 64` slots after the old length
                         // were written above, inside the capacity reserved.
-                        unsafe { out.drops.set_len(len + i) };
+                        unsafe { drops.set_len(len + i) };
                     }
                     clean_in = 0;
                     if qf.open_at_end {
@@ -1807,6 +1827,7 @@ impl Scanner {
             }
             base += 64;
         }
+        out.drops = drops;
         *pos = r;
         count
     }
