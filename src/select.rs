@@ -426,28 +426,26 @@ impl<'r> SelectedRow<'r> {
     #[inline(never)]
     fn iter_other(&self) -> FieldIter<'r> {
         let b = self.batch;
-        {
-            let (spans, n): (&[Span], usize) = match self.spans_at() {
-                Some(at) if b.sel.all => (&b.sel.out.spans[at..at + self.len()], 0),
-                // With `Selection::csv` or `raw`, a record given as CSV
-                // pieces or raw fields has none (`len` is 0).
-                _ => (&[], self.len()),
-            };
-            FieldIter {
-                ends: [].iter(),
-                all_ends: &[],
-                overs: &[],
-                base: 0,
-                start: 0,
-                end: usize::MAX,
-                input: b.input,
-                quote: -1,
-                spans: spans.iter(),
-                scratch: b.scratch,
-                row: *self,
-                j: 0,
-                n,
-            }
+        let (spans, n): (&[Span], usize) = match self.spans_at() {
+            Some(at) if b.sel.all => (&b.sel.out.spans[at..at + self.len()], 0),
+            // With `Selection::csv` or `raw`, a record given as CSV
+            // pieces or raw fields has none (`len` is 0).
+            _ => (&[], self.len()),
+        };
+        FieldIter {
+            ends: [].iter(),
+            all_ends: &[],
+            overs: &[],
+            base: 0,
+            start: 0,
+            end: usize::MAX,
+            input: b.input,
+            quote: -1,
+            spans: spans.iter(),
+            scratch: b.scratch,
+            row: *self,
+            j: 0,
+            n,
         }
     }
 

@@ -1669,10 +1669,10 @@ impl Scanner {
                 // that (rather than whether the block has fields that open
                 // or close) follows the branch `classify` took.
                 if csv && K::DEPOSIT && b.quoted {
-                    // As below, without branches: the clean fields' opening
-                    // quotes come from a bit deposit, and all the quotes
-                    // to drop are flattened at once (in order: they
-                    // alternate).
+                    // As below, without a loop over the fields: the clean
+                    // fields' opening quotes come from a bit deposit, and
+                    // the quotes to drop are written from one mask (in
+                    // order: opening and closing quotes alternate).
                     let (s1, c1) = qf.plain.overflowing_add(qf.open);
                     let (s2, c2) = s1.overflowing_add(clean_in);
                     let clean = s2 & qf.close;
