@@ -74,6 +74,129 @@ fn collect_par(mut rdr: Reader<'_>, sel: Option<&[usize]>, threads: usize, chunk
     }
 }
 
+/// The rows through `read_batch` with `Selection::raw()` and
+/// `Selection::csv()`, as parsed fields: a record given as raw fields is
+/// unquoted here (its fields are plain RFC 4180 with the dialect's quote);
+/// one given as CSV pieces must be what a writer with the input's
+/// delimiter and quote, quoting only where needed, writes for the
+/// reference's fields, so the reference's row is checked against it and
+/// taken. Runs of CSV pieces appended with `append_to` must equal the
+/// pieces one by one. `None` where the block scanner gave nothing raw.
+fn collect_marked(input: &[u8], d: &Dialect, want: &RefOutput) -> Picked {
+    let q = d.quote();
+    let unquote = |f: &[u8]| -> Vec<u8> {
+        match (q, f) {
+            (Some(q), [a, inner @ .., b]) if *a == q && *b == q => {
+                let mut out = Vec::new();
+                let mut i = 0;
+                while i < inner.len() {
+                    out.push(inner[i]);
+                    i += if inner[i] == q { 2 } else { 1 };
+                }
+                out
+            }
+            _ => f.to_vec(),
+        }
+    };
+    let written = |fields: &[Vec<u8>]| -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            if i > 0 {
+                out.push(d.delimiter());
+            }
+            // The bytes that end records: CR and LF with `Terminator::Any`
+            // (what `Selection::csv` documents), the one byte otherwise.
+            let ends = |c: u8| match d.terminator() {
+                Terminator::Any => c == b'\r' || c == b'\n',
+                Terminator::Byte(t) => c == t,
+            };
+            let needs = f.iter().any(|&c| c == d.delimiter() || Some(c) == q || ends(c));
+            match q {
+                Some(q) if needs => {
+                    out.push(q);
+                    for &c in f {
+                        out.push(c);
+                        if c == q {
+                            out.push(q);
+                        }
+                    }
+                    out.push(q);
+                }
+                _ => out.extend_from_slice(f),
+            }
+        }
+        out
+    };
+    // Raw fields.
+    let mut rdr = Reader::builder().dialect(d.clone()).from_slice(input);
+    let mut sel = Selection::raw();
+    let mut rows = Vec::new();
+    let raw = loop {
+        match rdr.read_batch(&mut sel) {
+            Ok(Some(b)) => {
+                for r in b.iter() {
+                    rows.push(match r.raw_fields() {
+                        Some(f) => f.clone().map(|x| unquote(&f.record()[x])).collect(),
+                        None => r.iter().map(<[u8]>::to_vec).collect(),
+                    });
+                }
+            }
+            Ok(None) => break (rows, None),
+            Err(e) => break (rows, Some((e.message(), rdr.line()))),
+        }
+    };
+    assert_eq!(raw, project(want, None), "Selection::raw");
+    // CSV pieces, record by record and in runs.
+    let mut rdr = Reader::builder().dialect(d.clone()).from_slice(input);
+    let mut sel = Selection::csv();
+    let mut rows: Vec<Vec<Vec<u8>>> = Vec::new();
+    loop {
+        match rdr.read_batch(&mut sel) {
+            Ok(Some(b)) => {
+                let first = rows.len();
+                for r in b.iter() {
+                    let k = rows.len();
+                    match r.csv_pieces() {
+                        Some(p) => {
+                            let got = p.collect::<Vec<_>>().concat();
+                            let fields = &want.rows[k].fields;
+                            let one_empty = fields.len() == 1 && fields[0].is_empty();
+                            let expect = if one_empty { Vec::new() } else { written(fields) };
+                            assert_eq!(got, expect, "csv_pieces of record {k}");
+                            rows.push(fields.clone());
+                        }
+                        None => rows.push(r.iter().map(<[u8]>::to_vec).collect()),
+                    }
+                }
+                let mut i = 0;
+                while i < b.len() {
+                    let (n, run) = b.csv_run(i);
+                    if n == 0 {
+                        i += 1;
+                        continue;
+                    }
+                    let mut one_by_one = b"x".to_vec();
+                    for piece in run.clone() {
+                        one_by_one.extend_from_slice(piece);
+                    }
+                    let mut appended = b"x".to_vec();
+                    run.append_to(&mut appended);
+                    assert_eq!(appended, one_by_one, "append_to");
+                    let mut lines = b"x".to_vec();
+                    for k in first + i..first + i + n {
+                        lines.extend_from_slice(&written(&want.rows[k].fields));
+                        lines.push(b'\n');
+                    }
+                    assert_eq!(appended, lines, "csv_run from record {}", first + i);
+                    i += n;
+                }
+            }
+            Ok(None) => return (rows, None),
+            Err(e) => return (rows, Some((e.message(), rdr.line()))),
+        }
+    }
+}
+
 /// The reference's rows projected as `collect_batches` gives them.
 fn project(want: &RefOutput, sel: Option<&[usize]>) -> Picked {
     let rows = want
@@ -143,6 +266,9 @@ fuzz_target!(|data: &[u8]| {
         sel,
     );
     assert_eq!(got, proj, "read_batch buffered({size})");
+    // Raw fields and CSV pieces (the rows are compared up to the first
+    // error: those selections read on after one the same way).
+    assert_eq!(collect_marked(input, &d, &want), project(&want, None), "raw / csv");
     // Several threads, chunks of 1..64 bytes: most chunk starts are guesses.
     let (threads, chunk) = (usize::from(cfg[8] % 3) + 2, usize::from(cfg[7] % 64) + 1);
     let rdr = Reader::builder().dialect(d.clone()).from_slice(input);
