@@ -618,7 +618,9 @@ pub struct CsvPieces<'r> {
 
 impl CsvPieces<'_> {
     /// Appends the pieces left, one after the other, to `out`: the same
-    /// bytes as extending it with each piece in turn, copied 32 bytes at a
+    /// bytes as extending it with each piece in turn. With AVX-512 VBMI2,
+    /// 64 input bytes at a time through a byte compress that leaves out
+    /// the dropped quotes; otherwise piece by piece, copied 32 bytes at a
     /// time (a piece is often a short field, and a call to `memcpy` per
     /// piece took a fifth of `fastcsv cat`'s time on quoted text).
     ///
@@ -636,6 +638,17 @@ impl CsvPieces<'_> {
         let rec = self.record;
         let n = rec.len();
         if self.at > n {
+            return;
+        }
+        let drops = self.drops.as_slice();
+        // Always true: the drops are offsets of quotes inside `rec`, in
+        // order, past `at`.
+        assert!(
+            drops.first().is_none_or(|&d| d as usize >= self.shift + self.at)
+                && drops.last().is_none_or(|&d| (d as usize) < self.shift + n),
+            "CSV pieces out of order"
+        );
+        if crate::scan::append_without(&rec[self.at..], drops, self.shift + self.at, out) {
             return;
         }
         // The pieces hold at most the bytes of `rec[at..]`; a copy may

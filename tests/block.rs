@@ -346,7 +346,18 @@ proptest! {
                     continue;
                 };
                 prop_assert_eq!(row.len(), 0);
-                let mut got = pieces.collect::<Vec<_>>().concat();
+                // `append_to` (a byte compress on CPUs with AVX-512 VBMI2)
+                // writes the pieces one after the other, also once some
+                // have been taken.
+                let mut appended = b"x".to_vec();
+                pieces.clone().append_to(&mut appended);
+                let mut got = pieces.clone().collect::<Vec<_>>().concat();
+                prop_assert_eq!(&appended[1..], &got[..]);
+                let mut rest = pieces.clone();
+                let first = rest.next().unwrap_or_default().to_vec();
+                let mut appended = first.clone();
+                rest.append_to(&mut appended);
+                prop_assert_eq!(&appended, &got);
                 if got.is_empty() {
                     got = vec![q, q];
                 }
@@ -518,6 +529,57 @@ fn csv_batches_around_their_byte_bound() {
     }
     assert_eq!(got, want);
     assert!(batches > input.len() / (128 << 10), "{batches} batches");
+}
+
+/// `CsvPieces::append_to` over runs of records long enough for several
+/// of its 4 KiB steps, with quotes to drop at every offset of a 64-byte
+/// block and runs that start and end anywhere: the pieces one after the
+/// other, and the lines a CSV writer writes.
+#[test]
+fn csv_runs_appended_across_blocks() {
+    let mut input = Vec::new();
+    let mut want = Vec::new();
+    for i in 0..3000usize {
+        // Fields of varying length, clean quoted ones (their quotes
+        // dropped), ones that keep their quotes, and some CRLF records
+        // (which end runs).
+        let pad = "p".repeat(i % 67);
+        let (a, b) = (format!("\"{pad}\""), format!("\"{},{}\"", i % 5, "z".repeat(i % 13)));
+        input.extend_from_slice(format!("{i},{a},{b},\"\"").as_bytes());
+        want.extend_from_slice(format!("{i},{pad},{b},").as_bytes());
+        if i % 97 == 0 {
+            input.extend_from_slice(b"\r\n");
+        } else {
+            input.push(b'\n');
+        }
+        want.push(b'\n');
+    }
+    let d = Dialect::builder().headers(false).build().unwrap();
+    let mut rdr = Reader::builder().dialect(d).from_slice(&input);
+    let mut sel = Selection::csv();
+    let mut got = Vec::new();
+    let mut runs = 0;
+    while let Some(b) = rdr.read_batch(&mut sel).unwrap() {
+        let mut i = 0;
+        while i < b.len() {
+            let (n, run) = b.csv_run(i);
+            if n == 0 {
+                let pieces = b.row(i).csv_pieces().unwrap();
+                pieces.append_to(&mut got);
+                got.push(b'\n');
+                i += 1;
+                continue;
+            }
+            let one_by_one = run.clone().collect::<Vec<_>>().concat();
+            let at = got.len();
+            run.append_to(&mut got);
+            assert_eq!(&got[at..], &one_by_one[..]);
+            runs += 1;
+            i += n;
+        }
+    }
+    assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
+    assert!(runs >= 30, "{runs} runs");
 }
 
 /// The flags of block-scanned fields, checked against literal values.

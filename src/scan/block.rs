@@ -493,6 +493,77 @@ mod x86 {
         }
     }
 
+    /// Appends `src` to `out` without the bytes at offsets
+    /// `drops[i] - shift` (as in [`super::append_without`]), 64
+    /// bytes at a time with the AVX-512 VBMI2 byte compress: see
+    /// [`super::append_without`].
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX-512 F, BW and VBMI2.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
+    pub(super) unsafe fn compress_avx512(
+        src: &[u8],
+        drops: &[u32],
+        shift: usize,
+        out: &mut Vec<u8>,
+    ) {
+        /// Blocks per segment: the drops of a segment are set in a
+        /// bitmap first (a loop that exits once per segment), then each
+        /// block is compressed with no branch on its content.
+        const SEG: usize = 64;
+        let n = src.len();
+        // Each store writes 64 bytes at the output's end.
+        out.reserve(n + 64);
+        let len = out.len();
+        let (mut c, mut di, mut kept) = (0usize, 0usize, 0usize);
+        while c < n {
+            let seg_end = n.min(c + SEG * 64);
+            let mut map = [0u64; SEG];
+            while let Some(&d) = drops.get(di) {
+                let k = (d as usize).wrapping_sub(shift).wrapping_sub(c);
+                if k >= seg_end - c {
+                    break;
+                }
+                map[k / 64] |= 1 << (k % 64);
+                di += 1;
+            }
+            let mut i = 0;
+            // SAFETY: AVX-512 F, BW and VBMI2 are guaranteed by the
+            // caller. Every load reads `src[c..c + 64]` with `c + 64 <= n`,
+            // or, for the last partial block, only the bytes below `n`
+            // (a masked load suppresses faults on the lanes masked off).
+            // Every store writes 64 bytes at `len + kept`, where `kept` (the
+            // bytes kept so far) is at most `c <= n`: inside the `n + 64`
+            // bytes reserved past `len`. The first `kept` of them are
+            // written, in order, before the length covers them.
+            unsafe {
+                let dst = out.as_mut_ptr().add(len);
+                while c + 64 <= seg_end {
+                    let x = _mm512_loadu_si512(src.as_ptr().add(c) as *const __m512i);
+                    let keep = !map[i];
+                    let v = _mm512_maskz_compress_epi8(keep, x);
+                    _mm512_storeu_si512(dst.add(kept) as *mut __m512i, v);
+                    kept += keep.count_ones() as usize;
+                    c += 64;
+                    i += 1;
+                }
+                if c < seg_end {
+                    // The last block: fewer than 64 bytes.
+                    let valid = (1u64 << (seg_end - c)) - 1;
+                    let x = _mm512_maskz_loadu_epi8(valid, src.as_ptr().add(c) as *const i8);
+                    let keep = valid & !map[i];
+                    let v = _mm512_maskz_compress_epi8(keep, x);
+                    _mm512_storeu_si512(dst.add(kept) as *mut __m512i, v);
+                    kept += keep.count_ones() as usize;
+                    c = seg_end;
+                }
+            }
+        }
+        // SAFETY: the `kept` bytes past `len` were written above.
+        unsafe { out.set_len(len + kept) };
+    }
+
     /// [`Avx512Clmul::clean_opens`] alone, for tests.
     ///
     /// # Safety
@@ -797,6 +868,30 @@ fn isa() -> Isa {
 /// ```
 pub fn simd_level() -> &'static str {
     isa().name()
+}
+
+/// Appends `src` to `out` without the bytes at offsets `drops[i] - shift`
+/// (ascending, inside `src`: otherwise the bytes appended are wrong, but
+/// nothing is read or written out of bounds), when this CPU can do it
+/// with a byte compress (AVX-512 VBMI2, and the AVX-512 kernel chosen):
+/// 64 bytes a step, with no branch on where the drops are. False, having
+/// written nothing, otherwise.
+pub(crate) fn append_without(src: &[u8], drops: &[u32], shift: usize, out: &mut Vec<u8>) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static VBMI2: OnceLock<bool> = OnceLock::new();
+        let vbmi2 = *VBMI2.get_or_init(|| {
+            matches!(isa(), Isa::Avx512Clmul) && std::arch::is_x86_feature_detected!("avx512vbmi2")
+        });
+        if vbmi2 {
+            // SAFETY: AVX-512 F and BW (checked by `isa()`) and VBMI2 were
+            // detected on this CPU.
+            unsafe { x86::compress_avx512(src, drops, shift, out) };
+            return true;
+        }
+    }
+    let _ = (src, drops, shift, out);
+    false
 }
 
 /// What the previous block leaves to the next one.
