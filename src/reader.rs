@@ -688,7 +688,8 @@ impl<'a> Reader<'a> {
         // A record's parse depends on no byte past its end (a CR's next
         // byte aside, which the scanner waits for), so a shorter slice
         // gives the same records, up to the last that ends in it.
-        let data = if sel.csv { &data[..data.len().min(BATCH_BYTES)] } else { data };
+        let cut = sel.csv || sel.csv_cols.is_some();
+        let data = if cut { &data[..data.len().min(BATCH_BYTES)] } else { data };
         let args = SelectArgs {
             cols: &sel.uniq,
             max_records: BATCH_RECORDS,
@@ -696,6 +697,8 @@ impl<'a> Reader<'a> {
             all_cols: sel.all,
             csv: sel.csv,
             raw: sel.raw,
+            // Only for the dialect the keep masks are right for.
+            csv_cols: sel.csv_cols.filter(|_| self.dialect.terminator == crate::Terminator::Any),
         };
         let k =
             self.scanner.block_select(data, &mut self.pos, &mut self.expected, &args, &mut sel.out);

@@ -13,7 +13,7 @@
 //! [`Reader::read_row`]: crate::Reader::read_row
 
 use crate::error::Position;
-use crate::scan::{Override, Selected, SelectedRecord, Span};
+use crate::scan::{ColMasks, Override, Selected, SelectedRecord, Span};
 
 /// Records per batch: enough to amortise the call, small enough that a
 /// batch's spans stay in the L1/L2 cache.
@@ -50,6 +50,9 @@ pub struct Selection {
     /// With `all`: records the block scanner takes keep their delimiter
     /// offsets but are not unescaped ([`Selection::raw`]).
     pub(crate) raw: bool,
+    /// Records the block scanner takes keep which bytes the CSV of the
+    /// columns keeps instead of their spans ([`Selection::csv_columns`]).
+    pub(crate) csv_cols: Option<ColMasks>,
     pub(crate) out: Selected,
     /// Absolute offset of the batch input's byte 0.
     pub(crate) input_base: u64,
@@ -152,6 +155,60 @@ impl Selection {
         Selection { all: true, raw: true, ..Selection::default() }
     }
 
+    /// Columns `cols` of every record, to be written again as CSV with the
+    /// input's delimiter and quote byte, quoting a field only when it
+    /// needs it: [`Selection::csv`] for some columns, as `fastcsv select`
+    /// writes them. A record the block scanner takes is plain RFC 4180, so
+    /// those columns' CSV is some of its bytes: the selected fields with
+    /// the delimiters between them, less the quotes of the quoted fields
+    /// that need none. The scanner marks those bytes in a bit mask, 64
+    /// bytes to a word, from where each field's delimiters fall in its
+    /// masks (no field is looked at), and [`Batch::csv_run`] and
+    /// [`SelectedRow::csv_pieces`] give them; such a record has no fields
+    /// otherwise ([`SelectedRow::len`] is 0). The other records come, as
+    /// with [`Selection::new`], with the selected fields: those the state
+    /// machine parses, those without every selected column (they are
+    /// empty in the output) and those ending in a lone CR.
+    ///
+    /// The columns must be ascending, distinct and below 63, and the
+    /// dialect's terminator [`Terminator::Any`](crate::Terminator::Any)
+    /// (records with a CRLF give their line with an LF); otherwise this is
+    /// [`Selection::new`] (no record has CSV pieces).
+    ///
+    /// ```
+    /// use fastcsv::{Reader, Selection};
+    /// let input = b"a,b,c\n1,\"x,y\",\"z\"\r\n2,\"q\",r\n";
+    /// let mut rdr = Reader::from_slice(input);
+    /// let mut sel = Selection::csv_columns([1, 2]);
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// let (n, run) = b.csv_run(0);
+    /// assert_eq!((n, run.collect::<Vec<_>>().concat()), (2, b"\"x,y\",z\nq,r\n".to_vec()));
+    /// assert_eq!(b.row(1).len(), 0);
+    /// // A record without the selected columns: its fields, as parsed.
+    /// let mut rdr = Reader::builder().flexible(true).from_slice(b"a,b,c\n1\n");
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// assert_eq!(b.csv_run(0).0, 0);
+    /// assert_eq!(b.row(0).iter().collect::<Vec<_>>(), [b"", b""]);
+    /// ```
+    pub fn csv_columns(cols: impl IntoIterator<Item = usize>) -> Selection {
+        let mut sel = Selection::new(cols);
+        sel.csv_cols = ColMasks::new(&sel.cols);
+        sel
+    }
+
+    /// True for a [`Selection::csv_columns`] whose columns it takes (see
+    /// there).
+    ///
+    /// ```
+    /// use fastcsv::Selection;
+    /// assert!(Selection::csv_columns([0, 4]).has_csv_columns());
+    /// assert!(!Selection::csv_columns([4, 0]).has_csv_columns());
+    /// assert!(!Selection::new([0, 4]).has_csv_columns());
+    /// ```
+    pub fn has_csv_columns(&self) -> bool {
+        self.csv_cols.is_some()
+    }
+
     /// With `all`: records the block scanner takes have no parsed fields
     /// ([`Selection::csv`], [`Selection::raw`]).
     fn fieldless(&self) -> bool {
@@ -171,6 +228,7 @@ impl Selection {
         self.out.ends.clear();
         self.out.pairs.clear();
         self.out.drops.clear();
+        self.out.keep.clear();
     }
 }
 
@@ -275,6 +333,9 @@ impl<'r> Batch<'r> {
     pub fn csv_run(&self, i: usize) -> (usize, CsvPieces<'r>) {
         let out = &self.sel.out;
         let recs = &out.records[..self.len];
+        if self.sel.csv_cols.is_some() {
+            return self.cols_run(i);
+        }
         // Some bytes left once the quotes are dropped: a record of one
         // empty quoted field has none.
         let empty = |r: &SelectedRecord| {
@@ -285,8 +346,7 @@ impl<'r> Batch<'r> {
                 .is_some_and(|r| r.lf && r.spans_at == usize::MAX && r.fields > 0 && !empty(r))
         };
         if !self.sel.csv || !ok(i) {
-            let none = CsvPieces { record: &[], drops: [].iter(), shift: 0, at: 1 };
-            return (0, none);
+            return (0, CsvPieces::none());
         }
         let mut j = i + 1;
         while ok(j) && recs[j].start == recs[j - 1].after {
@@ -296,10 +356,35 @@ impl<'r> Batch<'r> {
         let pieces = CsvPieces {
             record: &self.input[first.start..last.after],
             drops: out.drops_within(first.start, last.after).iter(),
+            keep: &[],
             shift: first.start - out.ends_base,
             at: 0,
         };
         (j - i, pieces)
+    }
+
+    /// [`Batch::csv_run`] with [`Selection::csv_columns`]: every record
+    /// the block scanner took ends in an LF or CRLF and has every selected
+    /// column.
+    fn cols_run(&self, i: usize) -> (usize, CsvPieces<'r>) {
+        let out = &self.sel.out;
+        let recs = &out.records[..self.len];
+        // One selected column, empty: a writer quotes it.
+        let one = self.sel.cols.len() == 1;
+        let ok = |k: usize| {
+            recs.get(k).is_some_and(|r| {
+                r.spans_at == usize::MAX && (!one || kept_any(&out.keep, r.start - out.ends_base, r.end - r.start))
+            })
+        };
+        if !ok(i) {
+            return (0, CsvPieces::none());
+        }
+        let mut j = i + 1;
+        while ok(j) && recs[j].start == recs[j - 1].after {
+            j += 1;
+        }
+        let (first, last) = (&recs[i], &recs[j - 1]);
+        (j - i, CsvPieces::kept(&self.input[first.start..last.after], &out.keep, first.start - out.ends_base))
     }
 
     /// The records in order.
@@ -337,6 +422,10 @@ impl<'r> SelectedRow<'r> {
         let sel = self.batch.sel;
         if sel.all {
             return self.get_whole(j);
+        }
+        if sel.csv_cols.is_some() {
+            let n = self.len();
+            assert!(j < n, "field {j} of a record of {n}");
         }
         let k = sel.order[j];
         let s = sel.out.spans[self.i * sel.uniq.len() + k];
@@ -459,6 +548,9 @@ impl<'r> SelectedRow<'r> {
                 return 0;
             }
             self.field_count()
+        } else if sel.csv_cols.is_some() && self.spans_at().is_none() {
+            // A record given as CSV pieces.
+            0
         } else {
             self.batch.sel.cols.len()
         }
@@ -577,12 +669,19 @@ impl<'r> SelectedRow<'r> {
         let b = self.batch;
         let out = &b.sel.out;
         let r = &out.records[self.i];
-        if !b.sel.csv || self.spans_at().is_some() || r.fields == 0 {
+        if self.spans_at().is_some() || r.fields == 0 {
+            return None;
+        }
+        if b.sel.csv_cols.is_some() {
+            return Some(CsvPieces::kept(&b.input[r.start..r.end], &out.keep, r.start - out.ends_base));
+        }
+        if !b.sel.csv {
             return None;
         }
         Some(CsvPieces {
             record: &b.input[r.start..r.end],
             drops: out.drops_within(r.start, r.end).iter(),
+            keep: &[],
             shift: r.start - out.ends_base,
             at: 0,
         })
@@ -610,13 +709,28 @@ pub struct CsvPieces<'r> {
     record: &'r [u8],
     /// The offsets (from the batch's offset base) of the quotes left out.
     drops: std::slice::Iter<'r, u32>,
+    /// With [`Selection::csv_columns`] (not empty then): the bytes kept,
+    /// one bit per byte from that base, instead of `drops`.
+    keep: &'r [u64],
     /// The record's start, from that base.
     shift: usize,
     /// The next piece's start in `record` (past its end when done).
     at: usize,
 }
 
-impl CsvPieces<'_> {
+impl<'r> CsvPieces<'r> {
+    /// No pieces.
+    fn none() -> CsvPieces<'r> {
+        CsvPieces { record: &[], drops: [].iter(), keep: &[], shift: 0, at: 1 }
+    }
+
+    /// The bytes of `record` (at `shift` from the base of `keep`) that
+    /// `keep` marks.
+    fn kept(record: &'r [u8], keep: &'r [u64], shift: usize) -> CsvPieces<'r> {
+        debug_assert!(record.is_empty() || (shift + record.len()).div_ceil(64) <= keep.len());
+        CsvPieces { record, drops: [].iter(), keep, shift, at: 0 }
+    }
+
     /// Appends the pieces left, one after the other, to `out`: the same
     /// bytes as extending it with each piece in turn. With AVX-512 VBMI2,
     /// 64 input bytes at a time through a byte compress that leaves out
@@ -639,6 +753,9 @@ impl CsvPieces<'_> {
         let n = rec.len();
         if self.at > n {
             return;
+        }
+        if !self.keep.is_empty() {
+            return self.append_kept(out);
         }
         let drops = self.drops.as_slice();
         // Always true: the drops are offsets of quotes inside `rec`, in
@@ -694,6 +811,40 @@ impl CsvPieces<'_> {
     }
 }
 
+impl CsvPieces<'_> {
+    /// [`CsvPieces::append_to`] with a bit mask of the bytes kept.
+    fn append_kept(self, out: &mut Vec<u8>) {
+        let (rec, at) = (self.record, self.at);
+        if crate::scan::append_kept(&rec[at..], self.keep, self.shift + at, out) {
+            return;
+        }
+        let mut pieces = self;
+        while let Some(p) = pieces.next() {
+            out.extend_from_slice(p);
+        }
+    }
+}
+
+/// The first `i >= from` below `n` whose bit in `keep` (at `shift + i`)
+/// is `want`, or `n`.
+fn seek(keep: &[u64], shift: usize, mut i: usize, n: usize, want: bool) -> usize {
+    while i < n {
+        let p = shift + i;
+        let word = keep[p / 64];
+        let w = (if want { word } else { !word }) >> (p % 64);
+        if w != 0 {
+            return (i + w.trailing_zeros() as usize).min(n);
+        }
+        i += 64 - p % 64;
+    }
+    n
+}
+
+/// Whether `keep` marks a byte among `n` from bit `shift`.
+fn kept_any(keep: &[u64], shift: usize, n: usize) -> bool {
+    seek(keep, shift, 0, n, true) < n
+}
+
 impl<'r> Iterator for CsvPieces<'r> {
     type Item = &'r [u8];
 
@@ -702,6 +853,17 @@ impl<'r> Iterator for CsvPieces<'r> {
         let n = self.record.len();
         if self.at > n {
             return None;
+        }
+        if !self.keep.is_empty() {
+            // The next run of bytes kept.
+            let a = seek(self.keep, self.shift, self.at, n, true);
+            if a == n {
+                self.at = n + 1;
+                return None;
+            }
+            let e = seek(self.keep, self.shift, a, n, false);
+            self.at = e;
+            return Some(&self.record[a..e]);
         }
         let upto = self.drops.next().map_or(n, |&d| d as usize - self.shift);
         let piece = &self.record[self.at..upto];

@@ -198,15 +198,47 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     // which also unescapes fields with doubled quotes: text 715 M ->
     // 620 M). Not for wide records, where keeping every delimiter's offset
     // costs more than skipping over them (300 columns: 360 M -> 486 M).
-    let requote = width <= RAW_SELECT_MAX_WIDTH && make().requotes(input.reader.dialect());
-    let sel = if requote { Selection::raw() } else { Selection::new(cols.iter().copied()) };
+    //
+    // Columns in ascending order (the common case) go further: the block
+    // scanner marks the bytes of their CSV in a bit mask
+    // (`Selection::csv_columns`), which runs of records are copied
+    // through (`Batch::csv_run`), so that no delimiter offset is kept and
+    // no field is looked at (text, 1 GiB, `-j1`: 0.65 s -> see
+    // docs/cli.md).
+    let requotes = make().requotes(input.reader.dialect());
+    let in_order = requotes && Selection::csv_columns(cols.iter().copied()).has_csv_columns();
+    let requote = !in_order && requotes && width <= RAW_SELECT_MAX_WIDTH;
+    let sel = if in_order {
+        Selection::csv_columns(cols.iter().copied())
+    } else if requote {
+        Selection::raw()
+    } else {
+        Selection::new(cols.iter().copied())
+    };
     let mut out = w.into_inner()?;
     input.par_each_batch(
         &sel,
         &a.par.parallel(),
         make,
         |batch, w| {
-            for row in batch.iter() {
+            let mut i = 0;
+            while i < batch.len() {
+                let row = batch.row(i);
+                if in_order {
+                    let (n, run) = batch.csv_run(i);
+                    if n > 0 {
+                        run.append_to(w.get_mut());
+                        i += n;
+                        continue;
+                    }
+                    // One selected column, empty: `write_pieces` quotes it.
+                    if let Some(pieces) = row.csv_pieces() {
+                        w.write_pieces(pieces)?;
+                        i += 1;
+                        continue;
+                    }
+                }
+                i += 1;
                 let fail = |e| write_failure(&name, e, row.position(), |f| cols[f]);
                 let raw = if requote { row.raw_fields() } else { None };
                 if let Some(f) = raw {

@@ -141,16 +141,59 @@ trait Kernel {
     /// `close`, which alternate, a closing one first when `in_field` is 1:
     /// the block starts inside a field), the opening quotes of the fields
     /// whose closing quote is in `clean` (a subset of `close`), and 1 if
-    /// the field the block starts inside is one of them. Only called when
-    /// [`Kernel::DEPOSIT`].
+    /// the field the block starts inside is one of them. `MODE_CSV` calls
+    /// it only with [`Kernel::DEPOSIT`]; by default it is a loop over the
+    /// bits.
     ///
     /// # Safety
     ///
     /// The CPU must support the kernel's instruction set.
     #[inline(always)]
-    unsafe fn clean_opens(_open: u64, _close: u64, _clean: u64, _in_field: u64) -> (u64, u64) {
-        unreachable!("clean_opens without DEPOSIT")
+    unsafe fn clean_opens(open: u64, close: u64, clean: u64, in_field: u64) -> (u64, u64) {
+        let which = extract_bits(clean, close);
+        (deposit_bits(which >> in_field, open), which & in_field)
     }
+
+    /// The low bits of `src`, one by one, at the set bits of `mask` (the
+    /// BMI2 `pdep` instruction).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the kernel's instruction set.
+    #[inline(always)]
+    unsafe fn deposit(src: u64, mask: u64) -> u64 {
+        deposit_bits(src, mask)
+    }
+}
+
+/// `pdep` one bit at a time: the low bits of `src` at the set bits of
+/// `mask`, in order.
+#[inline(always)]
+fn deposit_bits(mut src: u64, mut mask: u64) -> u64 {
+    let mut r = 0;
+    while mask != 0 && src != 0 {
+        let low = mask & mask.wrapping_neg();
+        if src & 1 != 0 {
+            r |= low;
+        }
+        src >>= 1;
+        mask &= mask - 1;
+    }
+    r
+}
+
+/// `pext` one bit at a time: the bits of `src` at the set bits of `mask`,
+/// packed at the bottom in order.
+#[inline(always)]
+fn extract_bits(src: u64, mut mask: u64) -> u64 {
+    let (mut r, mut i) = (0, 0);
+    while mask != 0 {
+        let k = mask.trailing_zeros();
+        r |= ((src >> k) & 1) << i;
+        i += 1;
+        mask &= mask - 1;
+    }
+    r
 }
 
 /// One byte at a time: where no SIMD kernel exists, and the oracle for the
@@ -267,6 +310,7 @@ macro_rules! entry_points {
                 MODE_RECORDS => s.block_records_mode::<$kernel, MODE_RECORDS>(i, p, e, sel, o),
                 MODE_FIELDS => s.block_records_mode::<$kernel, MODE_FIELDS>(i, p, e, sel, o),
                 MODE_RAW => s.block_records_mode::<$kernel, MODE_RAW>(i, p, e, sel, o),
+                MODE_COLS => s.block_records_mode::<$kernel, MODE_COLS>(i, p, e, sel, o),
                 _ => s.block_records_mode::<$kernel, MODE_CSV>(i, p, e, sel, o),
             }
         }
@@ -312,7 +356,7 @@ macro_rules! needle_masks {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
-    use super::{MODE_CSV, MODE_FIELDS, MODE_RAW, MODE_RECORDS};
+    use super::{MODE_COLS, MODE_CSV, MODE_FIELDS, MODE_RAW, MODE_RECORDS};
     use std::arch::x86_64::*;
 
     /// How far ahead of the block being classified the AVX2 kernel
@@ -491,6 +535,12 @@ mod x86 {
                 (_pdep_u64(which >> in_field, open), which & in_field)
             }
         }
+
+        #[inline(always)]
+        unsafe fn deposit(src: u64, mask: u64) -> u64 {
+            // SAFETY: the caller guarantees BMI2, as above.
+            unsafe { _pdep_u64(src, mask) }
+        }
     }
 
     /// Appends `src` to `out` without the bytes at offsets
@@ -564,6 +614,53 @@ mod x86 {
         unsafe { out.set_len(len + kept) };
     }
 
+    /// Appends the bytes of `src` whose bits are set in `keep` (byte `i`
+    /// at bit `shift + i`) to `out`, 64 at a time with the AVX-512 VBMI2
+    /// byte compress: see [`super::append_kept`].
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX-512 F, BW and VBMI2.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
+    pub(super) unsafe fn compress_kept_avx512(
+        src: &[u8],
+        keep: &[u64],
+        shift: usize,
+        out: &mut Vec<u8>,
+    ) {
+        let n = src.len();
+        // Each store writes 64 bytes at the output's end.
+        out.reserve(n + 64);
+        let len = out.len();
+        let (mut c, mut kept) = (0usize, 0usize);
+        let s = shift % 64;
+        while c < n {
+            // The 64 bits from `shift + c`: two words when not aligned (a
+            // word past the end of `keep` marks nothing).
+            let w = (shift + c) / 64;
+            let lo = keep.get(w).copied().unwrap_or(0);
+            let hi = keep.get(w + 1).copied().unwrap_or(0);
+            let bits = if s == 0 { lo } else { (lo >> s) | (hi << (64 - s)) };
+            let valid = if n - c >= 64 { !0 } else { (1u64 << (n - c)) - 1 };
+            let mask = bits & valid;
+            // SAFETY: AVX-512 F, BW and VBMI2 are guaranteed by the
+            // caller. The masked load reads only `src[c..n]` (it
+            // suppresses faults on the lanes masked off). The store writes
+            // 64 bytes at `len + kept`, where `kept <= c < n`: inside the
+            // `n + 64` bytes reserved past `len`. The first `kept` of them
+            // are written, in order, before the length covers them.
+            unsafe {
+                let x = _mm512_maskz_loadu_epi8(valid, src.as_ptr().add(c) as *const i8);
+                let v = _mm512_maskz_compress_epi8(mask, x);
+                _mm512_storeu_si512(out.as_mut_ptr().add(len + kept) as *mut __m512i, v);
+            }
+            kept += mask.count_ones() as usize;
+            c += 64;
+        }
+        // SAFETY: the `kept` bytes past `len` were written above.
+        unsafe { out.set_len(len + kept) };
+    }
+
     /// [`Avx512Clmul::clean_opens`] alone, for tests.
     ///
     /// # Safety
@@ -621,7 +718,7 @@ mod x86 {
 #[cfg(target_arch = "aarch64")]
 mod arm {
     use super::{prefix_xor, Fields, Kernel, Masks, Needles, Scanner, SelectArgs, Selected};
-    use super::{MODE_CSV, MODE_FIELDS, MODE_RAW, MODE_RECORDS};
+    use super::{MODE_COLS, MODE_CSV, MODE_FIELDS, MODE_RAW, MODE_RECORDS};
     use std::arch::aarch64::*;
 
     /// Byte `i` holds bit `i % 8`: ANDed with a comparison result (0x00 or
@@ -878,20 +975,38 @@ pub fn simd_level() -> &'static str {
 /// written nothing, otherwise.
 pub(crate) fn append_without(src: &[u8], drops: &[u32], shift: usize, out: &mut Vec<u8>) -> bool {
     #[cfg(target_arch = "x86_64")]
-    {
-        static VBMI2: OnceLock<bool> = OnceLock::new();
-        let vbmi2 = *VBMI2.get_or_init(|| {
-            matches!(isa(), Isa::Avx512Clmul) && std::arch::is_x86_feature_detected!("avx512vbmi2")
-        });
-        if vbmi2 {
-            // SAFETY: AVX-512 F and BW (checked by `isa()`) and VBMI2 were
-            // detected on this CPU.
-            unsafe { x86::compress_avx512(src, drops, shift, out) };
-            return true;
-        }
+    if vbmi2() {
+        // SAFETY: AVX-512 F and BW (checked by `isa()`) and VBMI2 were
+        // detected on this CPU.
+        unsafe { x86::compress_avx512(src, drops, shift, out) };
+        return true;
     }
     let _ = (src, drops, shift, out);
     false
+}
+
+/// Appends the bytes of `src` whose bits are set in `keep` (byte `i` at
+/// bit `shift + i`; `keep` covers them all) to `out`, as
+/// [`append_without`] does: with the byte compress, or false.
+pub(crate) fn append_kept(src: &[u8], keep: &[u64], shift: usize, out: &mut Vec<u8>) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if vbmi2() {
+        // SAFETY: AVX-512 F and BW (checked by `isa()`) and VBMI2 were
+        // detected on this CPU.
+        unsafe { x86::compress_kept_avx512(src, keep, shift, out) };
+        return true;
+    }
+    let _ = (src, keep, shift, out);
+    false
+}
+
+/// True when the AVX-512 kernel is chosen and the CPU has VBMI2.
+#[cfg(target_arch = "x86_64")]
+fn vbmi2() -> bool {
+    static VBMI2: OnceLock<bool> = OnceLock::new();
+    *VBMI2.get_or_init(|| {
+        matches!(isa(), Isa::Avx512Clmul) && std::arch::is_x86_feature_detected!("avx512vbmi2")
+    })
 }
 
 /// What the previous block leaves to the next one.
@@ -1147,7 +1262,7 @@ impl Classifier {
             // delimiter and terminator is structural, and nothing is bad.
             let structural = d | nl;
             *carry = Carry { inq: 0, field_start: structural >> 63, close: 0, cr: cr_out };
-            if MODE == MODE_CSV {
+            if MODE == MODE_CSV || MODE == MODE_COLS {
                 *qf = QuotedFields::default();
             }
             return Block { delim: d, nl, bad: 0, pairs: 0, lines, quote: 0, quoted: false };
@@ -1192,7 +1307,7 @@ impl Classifier {
             close: close >> 63,
             cr: cr_out,
         };
-        if MODE == MODE_CSV {
+        if MODE == MODE_CSV || MODE == MODE_COLS {
             // `x` covers each quoted field but the first quote of each
             // doubled pair; the delimiters and line ends inside are taken
             // out.
@@ -1643,6 +1758,7 @@ impl Scanner {
             all_cols: false,
             csv: false,
             raw: false,
+            csv_cols: None,
         };
         let mut none = Selected::default();
         self.block_records_with::<K, MODE_COUNT, STD>(input, pos, expect, &args, &mut none)
@@ -1698,18 +1814,32 @@ impl Scanner {
         // holding doubled quotes get their spans (unescaped) right away.
         // With `MODE_CSV`, the quotes a CSV writer drops are kept instead.
         // `MODE_RAW` keeps the offsets and unescapes nothing.
-        const { assert!(MODE <= MODE_RAW) };
+        // With `MODE_COLS`, which bytes the CSV of the selected columns
+        // keeps (one word per block).
+        const { assert!(MODE <= MODE_COLS) };
         let keep = MODE != MODE_COUNT;
         let masks = MODE == MODE_FIELDS || MODE == MODE_RAW;
         let csv = MODE == MODE_CSV;
+        let cols = MODE == MODE_COLS;
         let unescape = MODE == MODE_FIELDS;
-        if masks || csv {
+        if masks || csv || cols {
             out.ends.clear();
             out.pairs.clear();
             out.overrides.clear();
             out.drops.clear();
+            out.keep.clear();
             out.ends_base = *pos;
         }
+        let cm = match sel.csv_cols {
+            Some(cm) if cols => cm,
+            _ => ColMasks { sel: 0, after: 0, at: 0, last: 0 },
+        };
+        // With `cols`: the keep state (all ones: kept) at the block's
+        // start, before the forced bits; flips and forced kept bytes that
+        // fall past the block's end (a delimiter in its last byte, a
+        // record ending there).
+        let mut keeping = if cm.selected(0) { !0u64 } else { 0 };
+        let (mut flips_next, mut kept_next) = (0u64, 0u64);
         // A borrow of the field rather than the vector taken out of `out`:
         // taking it cost the loops of the other modes 2% more instructions
         // (and `read_batch` with every field 9% more time), for no gain
@@ -1726,7 +1856,10 @@ impl Scanner {
         let mut qf = QuotedFields::default();
         // Offsets from `ends_base` fit `u32`: no block starts past
         // `ENDS_SPAN` (the record in progress is left to the next call).
-        let n = if masks || csv {
+        let n = if masks || csv || cols {
+            if cols {
+                out.keep.reserve((input.len() - *pos) / 64 + 2);
+            }
             input.len().min((*pos).saturating_add(ENDS_SPAN + 1))
         } else {
             input.len()
@@ -1844,6 +1977,88 @@ impl Scanner {
                     }
                 }
             }
+            if cols {
+                let rel = base - out.ends_base;
+                // The quotes to drop, as with `csv` (without a loop over
+                // the fields when the kernel has a bit deposit).
+                let mut drop = 0u64;
+                if b.quoted {
+                    let (s1, c1) = qf.plain.overflowing_add(qf.open);
+                    let (s2, c2) = s1.overflowing_add(clean_in);
+                    let clean = s2 & qf.close;
+                    // SAFETY: this function only runs where `K` is supported.
+                    let (opens, carried) =
+                        unsafe { K::clean_opens(qf.open, qf.close, clean, in_field) };
+                    drop = opens | clean;
+                    if carried != 0 {
+                        // The field the block started in opened in an
+                        // earlier block, whose word is written.
+                        let o = open_at as usize;
+                        out.keep[o / 64] &= !(1 << (o % 64));
+                    }
+                    in_field = u64::from(qf.open_at_end);
+                    clean_in = in_field & u64::from(c1 | c2);
+                    if qf.open != 0 {
+                        open_at = (rel + 63 - qf.open.leading_zeros() as usize) as u32;
+                    }
+                }
+                // Where the keep state flips, record by record (assuming
+                // each has every selected column; the loop below stops
+                // at one that does not), and the terminators: an LF is
+                // kept, the CR of a CRLF is not (a lone CR ends the run
+                // below).
+                let (mut flips, mut forced_in, mut forced_out) = (flips_next, kept_next, 0u64);
+                (flips_next, kept_next) = (0, 0);
+                let mut lo = r.saturating_sub(base);
+                // The current record's delimiters before `lo`.
+                let mut d = if r > base { 0 } else { (d_total - d_rec) as usize };
+                let dep = |m: u64, d: usize, seg: u64| -> u64 {
+                    // SAFETY: this function only runs where `K` is
+                    // supported.
+                    if d < 64 { unsafe { K::deposit(m >> d, seg) } } else { 0 }
+                };
+                let mut e = b.nl & below_lowest(b.bad) & from(lo);
+                while e != 0 {
+                    let k = e.trailing_zeros() as usize;
+                    let seg = b.delim & below(k) & from(lo);
+                    // XOR: with the last selected field empty, its two
+                    // flips fall on the same byte and cancel.
+                    flips ^= (dep(cm.after, d, seg) << 1) ^ dep(cm.at, d, seg);
+                    let fields = d + seg.count_ones() as usize + 1;
+                    let crlf = cls.any_term::<STD>()
+                        && input[base + k] == b'\r'
+                        && input.get(base + k + 1) == Some(&b'\n');
+                    let next = k + 1 + usize::from(crlf);
+                    if crlf {
+                        forced_out |= 1 << k;
+                        if next == 65 {
+                            kept_next |= 1;
+                        } else {
+                            forced_in |= 1 << (k + 1);
+                        }
+                    } else {
+                        forced_in |= 1 << k;
+                    }
+                    if cm.selected(fields - 1) != cm.selected(0) {
+                        if next < 64 {
+                            flips |= 1 << next;
+                        } else {
+                            flips_next |= 1 << (next - 64);
+                        }
+                    }
+                    (lo, d) = (next, 0);
+                    e &= from(next);
+                }
+                if lo < 64 {
+                    let seg = b.delim & from(lo);
+                    let after = dep(cm.after, d, seg);
+                    flips ^= (after << 1) ^ dep(cm.at, d, seg);
+                    flips_next |= after >> 63;
+                }
+                let state = prefix_xor(flips) ^ keeping;
+                keeping = ((state as i64) >> 63) as u64;
+                out.keep.push(((state & !forced_out) | forced_in) & !drop);
+            }
             // Record ends before the first bad byte, not before `r` (the LF
             // of a CRLF that straddles blocks).
             let mut ends = b.nl & below_lowest(b.bad) & from(r - base.min(r));
@@ -1873,6 +2088,12 @@ impl Scanner {
                         Some(e) if e != fields => break 'blocks,
                         Some(_) => {}
                     }
+                }
+                // With `cols`, a record without every selected column
+                // (they are empty in its CSV), or ending in a lone CR (its
+                // CSV ends in an LF), goes to the state machine.
+                if cols && (fields <= cm.last || (input[p] == b'\r' && end == p + 1)) {
+                    break 'blocks;
                 }
                 let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
                 let mut pr_end = 0;
@@ -1924,6 +2145,10 @@ impl Scanner {
             }
             base += 64;
         }
+        if cols {
+            // The LF of a CRLF whose CR ends the last block scanned.
+            out.keep.push(kept_next);
+        }
         *pos = r;
         count
     }
@@ -1946,6 +2171,51 @@ pub(crate) struct SelectArgs<'a> {
     pub csv: bool,
     /// With `all_cols`: unescape nothing.
     pub raw: bool,
+    /// Keep [`Selected::keep`] for the columns `cols` instead of their
+    /// spans.
+    pub csv_cols: Option<ColMasks>,
+}
+
+/// The highest column [`SelectArgs::csv_cols`] can take (a bit of a `u64`
+/// each).
+pub(crate) const CSV_COLS_MAX: usize = 62;
+
+/// For `MODE_COLS`, which bytes of a record the CSV of columns `cols`
+/// (ascending, distinct, at most [`CSV_COLS_MAX`], not empty) keeps: the
+/// bytes of each selected field with the delimiter after it, but the last
+/// selected field's, and the LF that ends the record. Along a record, that
+/// flips right after delimiter `k` when field `k` is selected and field
+/// `k + 1` is not or the other way round (`after`), at the last selected
+/// field's delimiter (`at`), and at the next record's start when the last
+/// field is selected and the first is not or the other way round.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ColMasks {
+    /// Bit `c` for each selected column `c`.
+    pub sel: u64,
+    after: u64,
+    at: u64,
+    /// The last selected column: a record must have more fields.
+    pub last: usize,
+}
+
+impl ColMasks {
+    /// `None` when `cols` is empty, not ascending or has a column past
+    /// [`CSV_COLS_MAX`].
+    pub(crate) fn new(cols: &[usize]) -> Option<ColMasks> {
+        let (&last, _) = cols.split_last()?;
+        if last > CSV_COLS_MAX || cols.windows(2).any(|w| w[0] >= w[1]) {
+            return None;
+        }
+        let sel = cols.iter().fold(0u64, |m, &c| m | 1 << c);
+        let at = 1u64 << last;
+        Some(ColMasks { sel, after: (sel ^ (sel >> 1)) & !at, at, last })
+    }
+
+    /// Whether field `k` is selected.
+    #[inline(always)]
+    fn selected(&self, k: usize) -> bool {
+        k < 64 && (self.sel >> k) & 1 != 0
+    }
 }
 
 /// What [`Scanner::block_records_with`] keeps: nothing (it counts).
@@ -1959,11 +2229,17 @@ const MODE_FIELDS: u8 = 2;
 const MODE_CSV: u8 = 3;
 /// The records and the delimiter offsets, nothing unescaped.
 const MODE_RAW: u8 = 4;
+/// The records and which bytes the CSV of some columns keeps
+/// ([`Selected::keep`]).
+const MODE_COLS: u8 = 5;
 
 impl SelectArgs<'_> {
     /// The mode of the counting loop that takes these records (not
     /// [`MODE_COUNT`]).
     fn mode(&self) -> u8 {
+        if self.csv_cols.is_some() {
+            return MODE_COLS;
+        }
         match (self.all_cols, self.csv, self.raw) {
             (false, _, _) => MODE_RECORDS,
             (true, true, _) => MODE_CSV,
@@ -2024,6 +2300,10 @@ pub(crate) struct Selected {
     /// doubled quote: the quotes a CSV writer with the input's delimiter
     /// and quote, quoting only where needed, does not write.
     pub drops: Vec<u32>,
+    /// With `csv_cols`: one word per 64 bytes from `ends_base`, bit `i`
+    /// set when the CSV of the selected columns keeps byte `i` of the
+    /// block (see [`ColMasks`]), the quotes a CSV writer drops left out.
+    pub keep: Vec<u64>,
 }
 
 impl Selected {
@@ -2075,8 +2355,9 @@ impl Scanner {
         if self.trim || self.filter.active() {
             return 0;
         }
-        if sel.cols.is_empty() || sel.all_cols {
-            // Records only, or every field: the counting loop.
+        if sel.cols.is_empty() || sel.all_cols || sel.csv_cols.is_some() {
+            // Records only, every field, or CSV of some columns: the
+            // counting loop.
             return match isa {
                 Isa::Portable => {
                     let (i, p, e, o) = (input, pos, expect, out);
@@ -2088,6 +2369,9 @@ impl Scanner {
                             self.block_records_mode::<Portable, MODE_FIELDS>(i, p, e, sel, o)
                         }
                         MODE_RAW => self.block_records_mode::<Portable, MODE_RAW>(i, p, e, sel, o),
+                        MODE_COLS => {
+                            self.block_records_mode::<Portable, MODE_COLS>(i, p, e, sel, o)
+                        }
                         _ => self.block_records_mode::<Portable, MODE_CSV>(i, p, e, sel, o),
                     }
                 }

@@ -44,7 +44,9 @@ mod block;
 pub mod reference;
 
 pub use block::simd_level;
-pub(crate) use block::{append_without, Override, SelectArgs, Selected, SelectedRecord};
+pub(crate) use block::{
+    append_kept, append_without, ColMasks, Override, SelectArgs, Selected, SelectedRecord,
+};
 
 use crate::dialect::{Dialect, Terminator};
 use crate::error::ErrorKind;
