@@ -176,7 +176,7 @@ impl Selection {
     /// [`Selection::new`] (no record has CSV pieces).
     ///
     /// ```
-    /// use fastcsv::{Reader, Selection};
+    /// use fastcsv::{Dialect, Reader, Selection};
     /// let input = b"a,b,c\n1,\"x,y\",\"z\"\r\n2,\"q\",r\n";
     /// let mut rdr = Reader::from_slice(input);
     /// let mut sel = Selection::csv_columns([1, 2]);
@@ -185,7 +185,8 @@ impl Selection {
     /// assert_eq!((n, run.collect::<Vec<_>>().concat()), (2, b"\"x,y\",z\nq,r\n".to_vec()));
     /// assert_eq!(b.row(1).len(), 0);
     /// // A record without the selected columns: its fields, as parsed.
-    /// let mut rdr = Reader::builder().flexible(true).from_slice(b"a,b,c\n1\n");
+    /// let d = Dialect::builder().flexible(true).build().unwrap();
+    /// let mut rdr = Reader::builder().dialect(d).from_slice(b"a,b,c\n1\n");
     /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
     /// assert_eq!(b.csv_run(0).0, 0);
     /// assert_eq!(b.row(0).iter().collect::<Vec<_>>(), [b"", b""]);
@@ -373,7 +374,8 @@ impl<'r> Batch<'r> {
         let one = self.sel.cols.len() == 1;
         let ok = |k: usize| {
             recs.get(k).is_some_and(|r| {
-                r.spans_at == usize::MAX && (!one || kept_any(&out.keep, r.start - out.ends_base, r.end - r.start))
+                r.spans_at == usize::MAX
+                    && (!one || kept_any(&out.keep, r.start - out.ends_base, r.end - r.start))
             })
         };
         if !ok(i) {
@@ -384,7 +386,14 @@ impl<'r> Batch<'r> {
             j += 1;
         }
         let (first, last) = (&recs[i], &recs[j - 1]);
-        (j - i, CsvPieces::kept(&self.input[first.start..last.after], &out.keep, first.start - out.ends_base))
+        (
+            j - i,
+            CsvPieces::kept(
+                &self.input[first.start..last.after],
+                &out.keep,
+                first.start - out.ends_base,
+            ),
+        )
     }
 
     /// The records in order.
@@ -673,7 +682,11 @@ impl<'r> SelectedRow<'r> {
             return None;
         }
         if b.sel.csv_cols.is_some() {
-            return Some(CsvPieces::kept(&b.input[r.start..r.end], &out.keep, r.start - out.ends_base));
+            return Some(CsvPieces::kept(
+                &b.input[r.start..r.end],
+                &out.keep,
+                r.start - out.ends_base,
+            ));
         }
         if !b.sel.csv {
             return None;
@@ -748,7 +761,6 @@ impl<'r> CsvPieces<'r> {
     /// assert_eq!(out, b"> 1,\"a,b\"\n3,4\n");
     /// ```
     pub fn append_to(self, out: &mut Vec<u8>) {
-        const W: usize = 32;
         let rec = self.record;
         let n = rec.len();
         if self.at > n {
@@ -768,46 +780,74 @@ impl<'r> CsvPieces<'r> {
         if crate::scan::append_without(&rec[self.at..], drops, self.shift + self.at, out) {
             return;
         }
-        // The pieces hold at most the bytes of `rec[at..]`; a copy may
-        // write up to `W - 1` bytes past a piece's end.
-        out.reserve(n - self.at + W);
-        let (mut len, mut at) = (out.len(), self.at);
-        let dst = out.as_mut_ptr();
-        let copy = |a: usize, e: usize, len: &mut usize| {
-            // Always true (see below); checked, as the copy relies on it.
-            assert!(a <= e && e <= n, "CSV pieces out of order");
-            let k = e - a;
-            // SAFETY: `a <= e <= n`, checked above (the drops are offsets
-            // of quotes inside `rec`, in order, and `at` only moves past
-            // them), so the
-            // source reads stay in `rec`: the wide loop only runs while a
-            // whole `W`-byte load fits before its end. The writes start
-            // at `*len` and end before `*len + k + W`, which the capacity
-            // reserved above covers: the pieces written so far and this
-            // one add up to at most `n - self.at` bytes.
-            unsafe {
-                let (src, d) = (rec.as_ptr().add(a), dst.add(*len));
-                if a + k.next_multiple_of(W) <= n {
-                    let mut i = 0;
-                    while i < k {
-                        std::ptr::copy_nonoverlapping(src.add(i), d.add(i), W);
-                        i += W;
-                    }
-                } else {
-                    std::ptr::copy_nonoverlapping(src, d, k);
-                }
-            }
-            *len += k;
-        };
+        let mut w = Appender::new(rec, self.at, out);
+        let mut at = self.at;
         for &d in self.drops {
             let upto = d as usize - self.shift;
-            copy(at, upto, &mut len);
+            w.copy(at, upto);
             at = upto + 1;
         }
-        copy(at, n, &mut len);
-        // SAFETY: the bytes up to `len` were written above (the pieces,
+        w.copy(at, n);
+        w.finish();
+    }
+}
+
+/// Appends pieces of `rec` (in order, not overlapping, from `from` on) to
+/// `out`, 32 bytes a copy, reading past a piece only inside `rec`.
+struct Appender<'a> {
+    rec: &'a [u8],
+    out: &'a mut Vec<u8>,
+    /// Bytes of `out` written.
+    len: usize,
+    /// Where the next piece may start.
+    next: usize,
+}
+
+impl<'a> Appender<'a> {
+    const W: usize = 32;
+
+    fn new(rec: &'a [u8], from: usize, out: &'a mut Vec<u8>) -> Appender<'a> {
+        // The pieces hold at most the bytes of `rec[from..]`; a copy may
+        // write up to `W - 1` bytes past a piece's end.
+        out.reserve(rec.len().saturating_sub(from) + Self::W);
+        Appender { rec, len: out.len(), out, next: from }
+    }
+
+    /// Appends `rec[a..e]`.
+    #[inline(always)]
+    fn copy(&mut self, a: usize, e: usize) {
+        const W: usize = Appender::W;
+        let n = self.rec.len();
+        // Always true for the callers' pieces; checked, as the copy relies
+        // on it.
+        assert!(self.next <= a && a <= e && e <= n, "CSV pieces out of order");
+        self.next = e;
+        let k = e - a;
+        // SAFETY: `a <= e <= n`, checked above, so the source reads stay
+        // in `rec`: the wide loop only runs while a whole `W`-byte load
+        // fits before its end. The writes start at `len` and end before
+        // `len + k + W`, which the capacity reserved in `new` covers: the
+        // pieces, in order and not overlapping from `from` on (checked
+        // above), add up to at most `n - from` bytes.
+        unsafe {
+            let (src, d) = (self.rec.as_ptr().add(a), self.out.as_mut_ptr().add(self.len));
+            if a + k.next_multiple_of(W) <= n {
+                let mut i = 0;
+                while i < k {
+                    std::ptr::copy_nonoverlapping(src.add(i), d.add(i), W);
+                    i += W;
+                }
+            } else {
+                std::ptr::copy_nonoverlapping(src, d, k);
+            }
+        }
+        self.len += k;
+    }
+
+    fn finish(self) {
+        // SAFETY: the bytes up to `len` were written by `copy` (the pieces,
         // back to back), within the reserved capacity.
-        unsafe { out.set_len(len) };
+        unsafe { self.out.set_len(self.len) };
     }
 }
 
@@ -818,10 +858,17 @@ impl CsvPieces<'_> {
         if crate::scan::append_kept(&rec[at..], self.keep, self.shift + at, out) {
             return;
         }
-        let mut pieces = self;
-        while let Some(p) = pieces.next() {
-            out.extend_from_slice(p);
+        // The runs of bytes kept.
+        let (keep, shift, n) = (self.keep, self.shift, rec.len());
+        let mut w = Appender::new(rec, at, out);
+        let mut i = at;
+        while i < n {
+            let a = seek(keep, shift, i, n, true);
+            let e = seek(keep, shift, a, n, false);
+            w.copy(a, e);
+            i = e;
         }
+        w.finish();
     }
 }
 

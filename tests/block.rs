@@ -531,6 +531,120 @@ fn csv_batches_around_their_byte_bound() {
     assert!(batches > input.len() / (128 << 10), "{batches} batches");
 }
 
+/// The lines [`Selection::csv_columns`] gives for `cols` (runs appended,
+/// single records as pieces or, from the state machine, as fields written
+/// by the `csv` crate), and the `csv` crate's lines for the same columns
+/// of the fields `Selection::new` parses (empty past a record's end), up
+/// to the first error.
+fn csv_columns_and_oracle(d: &Dialect, input: &[u8], cols: &[usize]) -> (Vec<u8>, Vec<u8>) {
+    let q = d.quote().unwrap_or(b'"');
+    let writer = || {
+        csv::WriterBuilder::new()
+            .delimiter(d.delimiter())
+            .quote(q)
+            .quote_style(csv::QuoteStyle::Necessary)
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new())
+    };
+    let mut want = writer();
+    let mut rdr = Reader::builder().dialect(d.clone()).from_slice(input);
+    let mut sel = Selection::new(cols.iter().copied());
+    while let Ok(Some(b)) = rdr.read_batch(&mut sel) {
+        for row in b.iter() {
+            want.write_record(row.iter()).unwrap();
+        }
+    }
+    let mut got = Vec::new();
+    let mut rdr = Reader::builder().dialect(d.clone()).from_slice(input);
+    let mut sel = Selection::csv_columns(cols.iter().copied());
+    while let Ok(Some(b)) = rdr.read_batch(&mut sel) {
+        let mut i = 0;
+        while i < b.len() {
+            let (n, run) = b.csv_run(i);
+            if n > 0 {
+                // Appended, and piece by piece.
+                let pieces = run.clone().collect::<Vec<_>>().concat();
+                let at = got.len();
+                run.append_to(&mut got);
+                assert_eq!(&got[at..], &pieces[..], "append_to");
+                i += n;
+                continue;
+            }
+            let row = b.row(i);
+            i += 1;
+            if let Some(p) = row.csv_pieces() {
+                assert_eq!(row.len(), 0);
+                let line = p.collect::<Vec<_>>().concat();
+                got.extend_from_slice(if line.is_empty() { b"\"\"" } else { &line });
+                got.push(b'\n');
+            } else {
+                assert_eq!(row.len(), cols.len());
+                let mut w = writer();
+                w.write_record(row.iter()).unwrap();
+                got.extend_from_slice(&w.into_inner().unwrap());
+            }
+        }
+    }
+    (got, want.into_inner().unwrap())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// `Selection::csv_columns` gives the lines a CSV writer (quoting only
+    /// where needed, with the dialect's delimiter and quote, LF line
+    /// ends) writes for the selected columns of each record, for dialects
+    /// whose records end at CR or LF, strict or flexible: one column or
+    /// several, with the first, the last, or neither.
+    #[test]
+    fn csv_columns_are_what_a_csv_writer_writes(
+        d in dialect(),
+        input in input(),
+        flexible in any::<bool>(),
+        mut cols in prop::collection::btree_set(0..6usize, 1..4),
+    ) {
+        let Some(d) = d else { return Ok(()) };
+        if d.quote().is_none() || d.terminator() != Terminator::Any {
+            return Ok(());
+        }
+        let d = d.to_builder().flexible(flexible).headers(false).build().unwrap();
+        let cols: Vec<usize> = std::mem::take(&mut cols).into_iter().collect();
+        let (got, want) = csv_columns_and_oracle(&d, &input, &cols);
+        prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
+    }
+}
+
+/// `Selection::csv_columns` over records of many lengths, so that every
+/// flip, forced byte and dropped quote falls at every offset of a block
+/// and across blocks: empty fields (the last selected one among them),
+/// quoted fields that keep their quotes or not, CRLF records, short
+/// records and wide ones, for several column sets.
+#[test]
+fn csv_columns_at_every_offset() {
+    let mut input = Vec::new();
+    for i in 0..2000usize {
+        let pad = "p".repeat(i % 71);
+        let quoted = format!("\"{}\"", "q".repeat(i % 5));
+        let kept = format!("\"{},{}\"", i % 3, "\n".repeat(i % 2));
+        let fields: Vec<String> = match i % 7 {
+            // Too short for some selections.
+            0 => vec![i.to_string(), pad],
+            // Wide.
+            1 => (0..70).map(|k| if k % 9 == 0 { quoted.clone() } else { k.to_string() }).collect(),
+            2 => vec![String::new(), quoted.clone(), String::new(), kept.clone(), String::new()],
+            _ => vec![i.to_string(), quoted.clone(), pad, kept.clone(), String::new(), quoted],
+        };
+        input.extend_from_slice(fields.join(",").as_bytes());
+        input.extend_from_slice(if i % 3 == 0 { b"\r\n" } else { b"\n" });
+    }
+    let d = Dialect::builder().headers(false).flexible(true).build().unwrap();
+    for cols in [&[0][..], &[1], &[4], &[5], &[0, 1], &[1, 3], &[0, 2, 4], &[1, 3, 5], &[2, 4, 62]]
+    {
+        let (got, want) = csv_columns_and_oracle(&d, &input, cols);
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "{cols:?}");
+    }
+}
+
 /// `CsvPieces::append_to` over runs of records long enough for several
 /// of its 4 KiB steps, with quotes to drop at every offset of a 64-byte
 /// block and runs that start and end anywhere: the pieces one after the

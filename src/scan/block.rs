@@ -154,6 +154,16 @@ trait Kernel {
         (deposit_bits(which >> in_field, open), which & in_field)
     }
 
+    /// Bit `i` of the result is the XOR of bits `0..=i` of `x`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support the kernel's instruction set.
+    #[inline(always)]
+    unsafe fn prefix_xor(x: u64) -> u64 {
+        prefix_xor(x)
+    }
+
     /// The low bits of `src`, one by one, at the set bits of `mask` (the
     /// BMI2 `pdep` instruction).
     ///
@@ -426,6 +436,12 @@ mod x86 {
     pub(super) struct Sse2Clmul;
     impl Kernel for Sse2Clmul {
         #[inline(always)]
+        unsafe fn prefix_xor(x: u64) -> u64 {
+            // SAFETY: the caller guarantees pclmulqdq.
+            unsafe { prefix_xor_clmul(x) }
+        }
+
+        #[inline(always)]
         unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
             // SAFETY: forwarded from the caller (who guarantees pclmulqdq).
             unsafe {
@@ -439,6 +455,12 @@ mod x86 {
     /// AVX2 compares, 32 bytes at a time; carry-less-multiply prefix XOR.
     pub(super) struct Avx2Clmul;
     impl Kernel for Avx2Clmul {
+        #[inline(always)]
+        unsafe fn prefix_xor(x: u64) -> u64 {
+            // SAFETY: the caller guarantees pclmulqdq.
+            unsafe { prefix_xor_clmul(x) }
+        }
+
         #[inline(always)]
         unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
             // SAFETY: the caller guarantees 64 readable bytes at `p` and
@@ -474,6 +496,12 @@ mod x86 {
     /// the AVX-512 compress instruction.
     pub(super) struct Avx512Clmul;
     impl Kernel for Avx512Clmul {
+        #[inline(always)]
+        unsafe fn prefix_xor(x: u64) -> u64 {
+            // SAFETY: the caller guarantees pclmulqdq.
+            unsafe { prefix_xor_clmul(x) }
+        }
+
         #[inline(always)]
         unsafe fn masks<const STD: bool>(p: *const u8, n: &Needles) -> Masks {
             // SAFETY: the caller guarantees 64 readable bytes at `p` and
@@ -1840,6 +1868,19 @@ impl Scanner {
         // record ending there).
         let mut keeping = if cm.selected(0) { !0u64 } else { 0 };
         let (mut flips_next, mut kept_next) = (0u64, 0u64);
+        // With `cols`, for the block in hand: the flips, the bytes forced
+        // in (LFs) and out (the CR of a CRLF), the quotes to drop, and
+        // whether its word is still to be written.
+        let (mut flips, mut forced_in, mut forced_out, mut drop) = (0u64, 0u64, 0u64, 0u64);
+        let mut pending = false;
+        let dep = |m: u64, d: usize, seg: u64| -> u64 {
+            if d < 64 {
+                // SAFETY: this function only runs where `K` is supported.
+                unsafe { K::deposit(m >> d, seg) }
+            } else {
+                0
+            }
+        };
         // A borrow of the field rather than the vector taken out of `out`:
         // taking it cost the loops of the other modes 2% more instructions
         // (and `read_batch` with every field 9% more time), for no gain
@@ -1979,10 +2020,11 @@ impl Scanner {
             }
             if cols {
                 let rel = base - out.ends_base;
-                // The quotes to drop, as with `csv` (without a loop over
-                // the fields when the kernel has a bit deposit).
-                let mut drop = 0u64;
-                if b.quoted {
+                // The quotes to drop, as with `csv`: with a bit deposit,
+                // for every block and without a branch (whether a block
+                // has quotes in play is a coin toss in quoted text); a
+                // loop over the fields otherwise, for blocks with quotes.
+                if K::DEPOSIT || b.quoted {
                     let (s1, c1) = qf.plain.overflowing_add(qf.open);
                     let (s2, c2) = s1.overflowing_add(clean_in);
                     let clean = s2 & qf.close;
@@ -1990,74 +2032,25 @@ impl Scanner {
                     let (opens, carried) =
                         unsafe { K::clean_opens(qf.open, qf.close, clean, in_field) };
                     drop = opens | clean;
-                    if carried != 0 {
-                        // The field the block started in opened in an
-                        // earlier block, whose word is written.
-                        let o = open_at as usize;
-                        out.keep[o / 64] &= !(1 << (o % 64));
+                    // The field the block started in opened in an earlier
+                    // block, whose word is written.
+                    let o = open_at as usize;
+                    if let Some(w) = out.keep.get_mut(o / 64) {
+                        *w &= !(carried << (o % 64));
                     }
                     in_field = u64::from(qf.open_at_end);
                     clean_in = in_field & u64::from(c1 | c2);
-                    if qf.open != 0 {
-                        open_at = (rel + 63 - qf.open.leading_zeros() as usize) as u32;
-                    }
+                    let last_open = (rel + 63 - qf.open.leading_zeros() as usize) as u32;
+                    open_at = if qf.open != 0 { last_open } else { open_at };
+                } else {
+                    drop = 0;
                 }
-                // Where the keep state flips, record by record (assuming
-                // each has every selected column; the loop below stops
-                // at one that does not), and the terminators: an LF is
-                // kept, the CR of a CRLF is not (a lone CR ends the run
-                // below).
-                let (mut flips, mut forced_in, mut forced_out) = (flips_next, kept_next, 0u64);
+                // Where the keep state flips and the bytes forced in or
+                // out: from the last block, then each record that ends in
+                // this one (in the loop below) and the one left open.
+                (flips, forced_in, forced_out) = (flips_next, kept_next, 0);
                 (flips_next, kept_next) = (0, 0);
-                let mut lo = r.saturating_sub(base);
-                // The current record's delimiters before `lo`.
-                let mut d = if r > base { 0 } else { (d_total - d_rec) as usize };
-                let dep = |m: u64, d: usize, seg: u64| -> u64 {
-                    // SAFETY: this function only runs where `K` is
-                    // supported.
-                    if d < 64 { unsafe { K::deposit(m >> d, seg) } } else { 0 }
-                };
-                let mut e = b.nl & below_lowest(b.bad) & from(lo);
-                while e != 0 {
-                    let k = e.trailing_zeros() as usize;
-                    let seg = b.delim & below(k) & from(lo);
-                    // XOR: with the last selected field empty, its two
-                    // flips fall on the same byte and cancel.
-                    flips ^= (dep(cm.after, d, seg) << 1) ^ dep(cm.at, d, seg);
-                    let fields = d + seg.count_ones() as usize + 1;
-                    let crlf = cls.any_term::<STD>()
-                        && input[base + k] == b'\r'
-                        && input.get(base + k + 1) == Some(&b'\n');
-                    let next = k + 1 + usize::from(crlf);
-                    if crlf {
-                        forced_out |= 1 << k;
-                        if next == 65 {
-                            kept_next |= 1;
-                        } else {
-                            forced_in |= 1 << (k + 1);
-                        }
-                    } else {
-                        forced_in |= 1 << k;
-                    }
-                    if cm.selected(fields - 1) != cm.selected(0) {
-                        if next < 64 {
-                            flips |= 1 << next;
-                        } else {
-                            flips_next |= 1 << (next - 64);
-                        }
-                    }
-                    (lo, d) = (next, 0);
-                    e &= from(next);
-                }
-                if lo < 64 {
-                    let seg = b.delim & from(lo);
-                    let after = dep(cm.after, d, seg);
-                    flips ^= (after << 1) ^ dep(cm.at, d, seg);
-                    flips_next |= after >> 63;
-                }
-                let state = prefix_xor(flips) ^ keeping;
-                keeping = ((state as i64) >> 63) as u64;
-                out.keep.push(((state & !forced_out) | forced_in) & !drop);
+                pending = true;
             }
             // Record ends before the first bad byte, not before `r` (the LF
             // of a CRLF that straddles blocks).
@@ -2094,6 +2087,31 @@ impl Scanner {
                 // CSV ends in an LF), goes to the state machine.
                 if cols && (fields <= cm.last || (input[p] == b'\r' && end == p + 1)) {
                     break 'blocks;
+                }
+                if cols {
+                    // The record's delimiters in this block flip the keep
+                    // state as `ColMasks` says (XOR: with the last
+                    // selected field empty, its two flips fall on the same
+                    // byte and cancel); its LF is kept, the CR of a CRLF
+                    // is not; and the next record starts in the state of
+                    // its first field.
+                    let seg = b.delim & below(k) & from(r.saturating_sub(base));
+                    let d = fields - 1 - seg.count_ones() as usize;
+                    flips ^= (dep(cm.after, d, seg) << 1) ^ dep(cm.at, d, seg);
+                    let lf = end - 1 - base;
+                    if lf < 64 {
+                        forced_in |= 1 << lf;
+                    } else {
+                        kept_next |= 1;
+                    }
+                    forced_out |= u64::from(end == p + 2) << k;
+                    let next = end - base;
+                    let flip = u64::from(cm.selected(fields - 1) != cm.selected(0));
+                    if next < 64 {
+                        flips |= flip << next;
+                    } else {
+                        flips_next |= flip << (next - 64);
+                    }
                 }
                 let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
                 let mut pr_end = 0;
@@ -2132,6 +2150,22 @@ impl Scanner {
                 }
                 ends &= from(r - base);
             }
+            if cols {
+                // The record left open.
+                let lo = r.saturating_sub(base);
+                if lo < 64 {
+                    let seg = b.delim & from(lo);
+                    let d = if r > base { 0 } else { (d_total - d_rec) as usize };
+                    let after = dep(cm.after, d, seg);
+                    flips ^= (after << 1) ^ dep(cm.at, d, seg);
+                    flips_next |= after >> 63;
+                }
+                // SAFETY: this function only runs where `K` is supported.
+                let state = unsafe { K::prefix_xor(flips) } ^ keeping;
+                keeping = ((state as i64) >> 63) as u64;
+                out.keep.push(((state & !forced_out) | forced_in) & !drop);
+                pending = false;
+            }
             if b.bad != 0 {
                 break;
             }
@@ -2146,6 +2180,12 @@ impl Scanner {
             base += 64;
         }
         if cols {
+            if pending {
+                // The block the loop stopped in: its records taken.
+                // SAFETY: this function only runs where `K` is supported.
+                let state = unsafe { K::prefix_xor(flips) } ^ keeping;
+                out.keep.push(((state & !forced_out) | forced_in) & !drop);
+            }
             // The LF of a CRLF whose CR ends the last block scanned.
             out.keep.push(kept_next);
         }
