@@ -2040,8 +2040,9 @@ impl Scanner {
                     }
                     in_field = u64::from(qf.open_at_end);
                     clean_in = in_field & u64::from(c1 | c2);
-                    let last_open = (rel + 63 - qf.open.leading_zeros() as usize) as u32;
-                    open_at = if qf.open != 0 { last_open } else { open_at };
+                    if qf.open != 0 {
+                        open_at = (rel + 63 - qf.open.leading_zeros() as usize) as u32;
+                    }
                 } else {
                     drop = 0;
                 }
