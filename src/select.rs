@@ -313,7 +313,8 @@ impl<'r> Batch<'r> {
         (j - i, &self.input[recs[i].start..recs[j - 1].after])
     }
 
-    /// With [`Selection::csv`]: from record `i` on, the records the block
+    /// With [`Selection::csv`] (for [`Selection::csv_columns`], see
+    /// there): from record `i` on, the records the block
     /// scanner took whose line ends in a single LF, as long as they follow
     /// each other (except a record of one empty quoted field, which a
     /// writer quotes): how many there are, and their CSV lines
@@ -658,7 +659,8 @@ impl<'r> SelectedRow<'r> {
         Some(self.ends_fields())
     }
 
-    /// With [`Selection::csv`], for a record the block scanner took: the
+    /// With [`Selection::csv`] (for [`Selection::csv_columns`], its
+    /// selected columns), for a record the block scanner took: the
     /// record (without terminator) as CSV output with the input's
     /// delimiter and quote byte, as pieces of the input to write one after
     /// the other: its bytes without the quotes that need not be there. A
@@ -777,7 +779,10 @@ impl<'r> CsvPieces<'r> {
                 && drops.last().is_none_or(|&d| (d as usize) < self.shift + n),
             "CSV pieces out of order"
         );
-        if crate::scan::append_without(&rec[self.at..], drops, self.shift + self.at, out) {
+        // Without drops, one copy (the byte compress is no faster then).
+        if !drops.is_empty()
+            && crate::scan::append_without(&rec[self.at..], drops, self.shift + self.at, out)
+        {
             return;
         }
         let mut w = Appender::new(rec, self.at, out);
