@@ -50,6 +50,21 @@
 //! over the limit makes the record go back to the state machine, which then
 //! reports the error at the exact byte.
 //!
+//! # What the counting loop keeps
+//!
+//! One loop walks the blocks and the records they end; it is compiled once
+//! per mode, so that what a mode does not keep costs nothing: nothing
+//! (`count`), the records, their delimiter offsets (every field, with
+//! those holding doubled quotes unescaped, or raw), the quotes a CSV
+//! writer drops (`Selection::csv`: a carry-add over the bytes of quoted
+//! fields finds the clean ones, and with BMI2 a bit extract and deposit
+//! their opening quotes), or the bytes the CSV of some columns keeps
+//! (`Selection::csv_columns`, [`ColMasks`]: a bit deposit of the columns'
+//! boundary pattern on each record's delimiters gives where the keep state
+//! flips, and a prefix XOR the state, one word per block). With AVX-512
+//! VBMI2, runs of records are then copied through those masks with the
+//! byte compress.
+//!
 //! # Line counting
 //!
 //! Python's `line_num` counts every CR, and every LF not preceded by CR
