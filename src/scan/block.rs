@@ -1043,6 +1043,29 @@ pub(crate) fn append_kept(src: &[u8], keep: &[u64], shift: usize, out: &mut Vec<
     false
 }
 
+/// True when runs of [`Selection::csv`](crate::Selection::csv) and
+/// [`Selection::csv_columns`](crate::Selection::csv_columns) records are
+/// copied with a byte compress (the AVX-512 kernel, on a CPU with AVX-512
+/// VBMI2), 64 input bytes a step. Without it, `csv_columns` copies each
+/// run of kept bytes in turn, which costs more than its scan saves:
+/// `fastcsv select` then reads every delimiter offset instead
+/// ([`Selection::raw`](crate::Selection::raw)).
+///
+/// ```
+/// let compress = fastcsv::scan::has_byte_compress();
+/// assert!(!compress || fastcsv::scan::simd_level() == "avx512+pclmulqdq");
+/// ```
+pub fn has_byte_compress() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        vbmi2()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// True when the AVX-512 kernel is chosen and the CPU has VBMI2.
 #[cfg(target_arch = "x86_64")]
 fn vbmi2() -> bool {

@@ -43,10 +43,10 @@
 mod block;
 pub mod reference;
 
-pub use block::simd_level;
 pub(crate) use block::{
     append_kept, append_without, ColMasks, Override, SelectArgs, Selected, SelectedRecord,
 };
+pub use block::{has_byte_compress, simd_level};
 
 use crate::dialect::{Dialect, Terminator};
 use crate::error::ErrorKind;
