@@ -10,7 +10,7 @@
 #![no_main]
 
 use fastcsv::scan::reference::{self, RefOutput, RefRow};
-use fastcsv::{Dialect, Filter, Parallel, Reader, Selection, Terminator};
+use fastcsv::{Batch, Dialect, Filter, Parallel, Reader, Selection, Terminator};
 use libfuzzer_sys::fuzz_target;
 
 fn collect(mut rdr: Reader<'_>) -> RefOutput {
@@ -153,43 +153,8 @@ fn collect_marked(input: &[u8], d: &Dialect, want: &RefOutput) -> Picked {
     let end = loop {
         match rdr.read_batch(&mut sel) {
             Ok(Some(b)) => {
-                let first = rows.len();
-                for r in b.iter() {
-                    let k = rows.len();
-                    match r.csv_pieces() {
-                        Some(p) => {
-                            let got = p.collect::<Vec<_>>().concat();
-                            let fields = &want.rows[k].fields;
-                            let one_empty = fields.len() == 1 && fields[0].is_empty();
-                            let expect = if one_empty { Vec::new() } else { written(fields) };
-                            assert_eq!(got, expect, "csv_pieces of record {k}");
-                            rows.push(fields.clone());
-                        }
-                        None => rows.push(r.iter().map(<[u8]>::to_vec).collect()),
-                    }
-                }
-                let mut i = 0;
-                while i < b.len() {
-                    let (n, run) = b.csv_run(i);
-                    if n == 0 {
-                        i += 1;
-                        continue;
-                    }
-                    let mut one_by_one = b"x".to_vec();
-                    for piece in run.clone() {
-                        one_by_one.extend_from_slice(piece);
-                    }
-                    let mut appended = b"x".to_vec();
-                    run.append_to(&mut appended);
-                    assert_eq!(appended, one_by_one, "append_to");
-                    let mut lines = b"x".to_vec();
-                    for k in first + i..first + i + n {
-                        lines.extend_from_slice(&written(&want.rows[k].fields));
-                        lines.push(b'\n');
-                    }
-                    assert_eq!(appended, lines, "csv_run from record {}", first + i);
-                    i += n;
-                }
+                let fields = |k: usize| want.rows[k].fields.clone();
+                rows.extend(check_csv_batch(&b, rows.len(), "csv", &fields, &written));
             }
             Ok(None) => break None,
             Err(e) => break Some((e.message(), rdr.line())),
@@ -208,43 +173,13 @@ fn collect_marked(input: &[u8], d: &Dialect, want: &RefOutput) -> Picked {
     loop {
         match rdr.read_batch(&mut sel) {
             Ok(Some(b)) => {
-                let first = picked.len();
-                for r in b.iter() {
-                    let k = picked.len();
-                    match r.csv_pieces() {
-                        Some(p) => {
-                            let got = p.collect::<Vec<_>>().concat();
-                            let fields = project_row(k);
-                            let one_empty = fields.len() == 1 && fields[0].is_empty();
-                            let expect = if one_empty { Vec::new() } else { written(&fields) };
-                            assert_eq!(got, expect, "csv_columns pieces of record {k}");
-                            picked.push(fields);
-                        }
-                        None => picked.push(r.iter().map(<[u8]>::to_vec).collect()),
-                    }
-                }
-                let mut i = 0;
-                while i < b.len() {
-                    let (n, run) = b.csv_run(i);
-                    if n == 0 {
-                        i += 1;
-                        continue;
-                    }
-                    let mut one_by_one = b"x".to_vec();
-                    for piece in run.clone() {
-                        one_by_one.extend_from_slice(piece);
-                    }
-                    let mut appended = b"x".to_vec();
-                    run.append_to(&mut appended);
-                    assert_eq!(appended, one_by_one, "csv_columns append_to");
-                    let mut lines = b"x".to_vec();
-                    for k in first + i..first + i + n {
-                        lines.extend_from_slice(&written(&project_row(k)));
-                        lines.push(b'\n');
-                    }
-                    assert_eq!(appended, lines, "csv_columns run from record {}", first + i);
-                    i += n;
-                }
+                picked.extend(check_csv_batch(
+                    &b,
+                    picked.len(),
+                    "csv_columns",
+                    &project_row,
+                    &written,
+                ));
             }
             Ok(None) => break,
             Err(_) => break,
@@ -253,6 +188,59 @@ fn collect_marked(input: &[u8], d: &Dialect, want: &RefOutput) -> Picked {
     let n = picked.len();
     assert_eq!(picked, project(want, Some(&cols)).0[..n], "csv_columns rows");
     (rows, end)
+}
+
+/// Checks a batch of `Selection::csv` or `Selection::csv_columns`
+/// (`what`) whose first record is record `first` of the input: a record
+/// given as CSV pieces must be what `written` gives for `fields(k)` (the
+/// reference's fields it selects; no bytes for one empty field), and runs
+/// appended with `append_to` must be their pieces one by one and those
+/// lines. The batch's rows as fields (the reference's where checked).
+fn check_csv_batch(
+    b: &Batch<'_>,
+    first: usize,
+    what: &str,
+    fields: &dyn Fn(usize) -> Vec<Vec<u8>>,
+    written: &dyn Fn(&[Vec<u8>]) -> Vec<u8>,
+) -> Vec<Vec<Vec<u8>>> {
+    let mut rows = Vec::new();
+    for (i, r) in b.iter().enumerate() {
+        let k = first + i;
+        match r.csv_pieces() {
+            Some(p) => {
+                let got = p.collect::<Vec<_>>().concat();
+                let fields = fields(k);
+                let one_empty = fields.len() == 1 && fields[0].is_empty();
+                let expect = if one_empty { Vec::new() } else { written(&fields) };
+                assert_eq!(got, expect, "{what}: pieces of record {k}");
+                rows.push(fields);
+            }
+            None => rows.push(r.iter().map(<[u8]>::to_vec).collect()),
+        }
+    }
+    let mut i = 0;
+    while i < b.len() {
+        let (n, run) = b.csv_run(i);
+        if n == 0 {
+            i += 1;
+            continue;
+        }
+        let mut one_by_one = b"x".to_vec();
+        for piece in run.clone() {
+            one_by_one.extend_from_slice(piece);
+        }
+        let mut appended = b"x".to_vec();
+        run.append_to(&mut appended);
+        assert_eq!(appended, one_by_one, "{what}: append_to");
+        let mut lines = b"x".to_vec();
+        for k in first + i..first + i + n {
+            lines.extend_from_slice(&written(&fields(k)));
+            lines.push(b'\n');
+        }
+        assert_eq!(appended, lines, "{what}: run from record {}", first + i);
+        i += n;
+    }
+    rows
 }
 
 /// One to three ascending columns for `Selection::csv_columns`, from the
