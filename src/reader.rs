@@ -711,7 +711,15 @@ impl<'a> Reader<'a> {
             let input = self.data();
             let quote = self.scanner.quote_byte();
             let len = sel.out.records.len();
-            return Ok(Some(Batch { input, scratch: &sel.out.scratch, sel, quote, len }));
+            let delimiter = self.dialect.delimiter;
+            return Ok(Some(Batch {
+                input,
+                scratch: &sel.out.scratch,
+                sel,
+                quote,
+                delimiter,
+                len,
+            }));
         }
         if !self.advance()? {
             return Ok(None);
@@ -742,7 +750,8 @@ impl<'a> Reader<'a> {
         });
         let (input, scratch) = (self.data(), self.fields.scratch());
         let quote = self.scanner.quote_byte();
-        Ok(Some(Batch { input, scratch, sel, quote, len: 1 }))
+        let delimiter = self.dialect.delimiter;
+        Ok(Some(Batch { input, scratch, sel, quote, delimiter, len: 1 }))
     }
 
     /// Counts the remaining records without building rows.

@@ -165,10 +165,12 @@ impl Selection {
     /// bytes to a word, from where each field's delimiters fall in its
     /// masks (no field is looked at), and [`Batch::csv_run`] and
     /// [`SelectedRow::csv_pieces`] give them; such a record has no fields
-    /// otherwise ([`SelectedRow::len`] is 0). The other records come, as
-    /// with [`Selection::new`], with the selected fields: those the state
-    /// machine parses, those without every selected column (they are
-    /// empty in the output) and those ending in a lone CR.
+    /// otherwise ([`SelectedRow::len`] is 0). A record without every
+    /// selected column (with `flexible`) is not in a run: its pieces end
+    /// with a delimiter for each column missing, whose field is empty. The
+    /// other records come, as with [`Selection::new`], with the selected
+    /// fields: those the state machine parses and those ending in a lone
+    /// CR.
     ///
     /// The columns must be ascending, distinct and below 63, and the
     /// dialect's terminator [`Terminator::Any`](crate::Terminator::Any)
@@ -184,12 +186,14 @@ impl Selection {
     /// let (n, run) = b.csv_run(0);
     /// assert_eq!((n, run.collect::<Vec<_>>().concat()), (2, b"\"x,y\",z\nq,r\n".to_vec()));
     /// assert_eq!(b.row(1).len(), 0);
-    /// // A record without the selected columns: its fields, as parsed.
+    /// // Records without every selected column: empty fields.
     /// let d = Dialect::builder().flexible(true).build().unwrap();
-    /// let mut rdr = Reader::builder().dialect(d).from_slice(b"a,b,c\n1\n");
+    /// let input = b"a,b,c\n1,\"x\"\n1\n\"2\",\"\"\"\"\n";
+    /// let mut rdr = Reader::builder().dialect(d).from_slice(input);
     /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
     /// assert_eq!(b.csv_run(0).0, 0);
-    /// assert_eq!(b.row(0).iter().collect::<Vec<_>>(), [b"", b""]);
+    /// let csv = |i: usize| b.row(i).csv_pieces().unwrap().collect::<Vec<_>>().concat();
+    /// assert_eq!([csv(0), csv(1), csv(2)], [&b"x,"[..], b",", b"\"\"\"\","]);
     /// ```
     pub fn csv_columns(cols: impl IntoIterator<Item = usize>) -> Selection {
         let mut sel = Selection::new(cols);
@@ -256,6 +260,8 @@ pub struct Batch<'r> {
     pub(crate) sel: &'r Selection,
     /// The quote byte, or -1 (none).
     pub(crate) quote: i32,
+    /// The delimiter.
+    pub(crate) delimiter: u8,
     /// Records in the batch: the first `len` of `sel.out.records` (fewer
     /// when a parallel read cuts a batch at its chunk's end).
     pub(crate) len: usize,
@@ -359,6 +365,8 @@ impl<'r> Batch<'r> {
             record: &self.input[first.start..last.after],
             drops: out.drops_within(first.start, last.after).iter(),
             keep: &[],
+            extra: 0,
+            delimiter: 0,
             shift: first.start - out.ends_base,
             at: 0,
         };
@@ -366,16 +374,19 @@ impl<'r> Batch<'r> {
     }
 
     /// [`Batch::csv_run`] with [`Selection::csv_columns`]: every record
-    /// the block scanner took ends in an LF or CRLF and has every selected
-    /// column.
+    /// the block scanner took ends in an LF or CRLF; those with every
+    /// selected column are copied whole.
     fn cols_run(&self, i: usize) -> (usize, CsvPieces<'r>) {
         let out = &self.sel.out;
         let recs = &out.records[..self.len];
+        let cols = &self.sel.cols;
+        let last = cols.last().copied().unwrap_or(0);
         // One selected column, empty: a writer quotes it.
-        let one = self.sel.cols.len() == 1;
+        let one = cols.len() == 1;
         let ok = |k: usize| {
             recs.get(k).is_some_and(|r| {
                 r.spans_at == usize::MAX
+                    && r.fields > last
                     && (!one || kept_any(&out.keep, r.start - out.ends_base, r.end - r.start))
             })
         };
@@ -393,6 +404,7 @@ impl<'r> Batch<'r> {
                 &self.input[first.start..last.after],
                 &out.keep,
                 first.start - out.ends_base,
+                (0, self.delimiter),
             ),
         )
     }
@@ -684,10 +696,21 @@ impl<'r> SelectedRow<'r> {
             return None;
         }
         if b.sel.csv_cols.is_some() {
+            // Selected columns past the record's end are empty fields: a
+            // delimiter before each, but where the bytes kept end with one
+            // (the last field kept has its own) or start the line.
+            let cols = &b.sel.cols;
+            let here = cols.partition_point(|&c| c < r.fields);
+            let missing = cols.len() - here;
+            let extra = match here.checked_sub(1).map(|k| cols[k]) {
+                None => missing.saturating_sub(1),
+                Some(c) => missing - usize::from(c + 1 < r.fields && missing > 0),
+            };
             return Some(CsvPieces::kept(
                 &b.input[r.start..r.end],
                 &out.keep,
                 r.start - out.ends_base,
+                (extra, b.delimiter),
             ));
         }
         if !b.sel.csv {
@@ -697,6 +720,8 @@ impl<'r> SelectedRow<'r> {
             record: &b.input[r.start..r.end],
             drops: out.drops_within(r.start, r.end).iter(),
             keep: &[],
+            extra: 0,
+            delimiter: 0,
             shift: r.start - out.ends_base,
             at: 0,
         })
@@ -727,6 +752,10 @@ pub struct CsvPieces<'r> {
     /// With [`Selection::csv_columns`] (not empty then): the bytes kept,
     /// one bit per byte from that base, instead of `drops`.
     keep: &'r [u64],
+    /// With `keep`: delimiters to add after the bytes kept, for selected
+    /// columns past the record's end (empty fields), and the delimiter.
+    extra: usize,
+    delimiter: u8,
     /// The record's start, from that base.
     shift: usize,
     /// The next piece's start in `record` (past its end when done).
@@ -736,14 +765,27 @@ pub struct CsvPieces<'r> {
 impl<'r> CsvPieces<'r> {
     /// No pieces.
     fn none() -> CsvPieces<'r> {
-        CsvPieces { record: &[], drops: [].iter(), keep: &[], shift: 0, at: 1 }
+        CsvPieces {
+            record: &[],
+            drops: [].iter(),
+            keep: &[],
+            extra: 0,
+            delimiter: 0,
+            shift: 0,
+            at: 1,
+        }
     }
 
     /// The bytes of `record` (at `shift` from the base of `keep`) that
-    /// `keep` marks.
-    fn kept(record: &'r [u8], keep: &'r [u64], shift: usize) -> CsvPieces<'r> {
+    /// `keep` marks, then `extra` times `delimiter`.
+    fn kept(
+        record: &'r [u8],
+        keep: &'r [u64],
+        shift: usize,
+        (extra, delimiter): (usize, u8),
+    ) -> CsvPieces<'r> {
         debug_assert!(record.is_empty() || (shift + record.len()).div_ceil(64) <= keep.len());
-        CsvPieces { record, drops: [].iter(), keep, shift, at: 0 }
+        CsvPieces { record, drops: [].iter(), keep, extra, delimiter, shift, at: 0 }
     }
 
     /// Appends the pieces left, one after the other, to `out`: the same
@@ -765,11 +807,11 @@ impl<'r> CsvPieces<'r> {
     pub fn append_to(self, out: &mut Vec<u8>) {
         let rec = self.record;
         let n = rec.len();
-        if self.at > n {
-            return;
-        }
         if !self.keep.is_empty() {
             return self.append_kept(out);
+        }
+        if self.at > n {
+            return;
         }
         let drops = self.drops.as_slice();
         // Always true: the drops are offsets of quotes inside `rec`, in
@@ -859,8 +901,10 @@ impl<'a> Appender<'a> {
 impl CsvPieces<'_> {
     /// [`CsvPieces::append_to`] with a bit mask of the bytes kept.
     fn append_kept(self, out: &mut Vec<u8>) {
-        let (rec, at) = (self.record, self.at);
+        let (rec, at) = (self.record, self.at.min(self.record.len()));
+        let tail = std::iter::repeat_n(self.delimiter, self.extra);
         if crate::scan::append_kept(&rec[at..], self.keep, self.shift + at, out) {
+            out.extend(tail);
             return;
         }
         // The runs of bytes kept.
@@ -874,6 +918,7 @@ impl CsvPieces<'_> {
             i = e;
         }
         w.finish();
+        out.extend(tail);
     }
 }
 
@@ -892,6 +937,17 @@ fn seek(keep: &[u64], shift: usize, mut i: usize, n: usize, want: bool) -> usize
     n
 }
 
+/// Every byte value, for one-byte pieces.
+static BYTES: [u8; 256] = {
+    let mut t = [0; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i as u8;
+        i += 1;
+    }
+    t
+};
+
 /// Whether `keep` marks a byte among `n` from bit `shift`.
 fn kept_any(keep: &[u64], shift: usize, n: usize) -> bool {
     seek(keep, shift, 0, n, true) < n
@@ -903,19 +959,24 @@ impl<'r> Iterator for CsvPieces<'r> {
     #[inline]
     fn next(&mut self) -> Option<&'r [u8]> {
         let n = self.record.len();
-        if self.at > n {
-            return None;
-        }
         if !self.keep.is_empty() {
-            // The next run of bytes kept.
-            let a = seek(self.keep, self.shift, self.at, n, true);
+            // The next run of bytes kept, then the delimiters added.
+            let a = seek(self.keep, self.shift, self.at.min(n), n, true);
             if a == n {
                 self.at = n + 1;
-                return None;
+                if self.extra == 0 {
+                    return None;
+                }
+                self.extra -= 1;
+                let d = usize::from(self.delimiter);
+                return Some(&BYTES[d..=d]);
             }
             let e = seek(self.keep, self.shift, a, n, false);
             self.at = e;
             return Some(&self.record[a..e]);
+        }
+        if self.at > n {
+            return None;
         }
         let upto = self.drops.next().map_or(n, |&d| d as usize - self.shift);
         let piece = &self.record[self.at..upto];

@@ -1898,7 +1898,7 @@ impl Scanner {
         }
         let cm = match sel.csv_cols {
             Some(cm) if cols => cm,
-            _ => ColMasks { sel: 0, after: 0, at: 0, last: 0 },
+            _ => ColMasks { sel: 0, after: 0, at: 0 },
         };
         // With `cols`: the keep state (all ones: kept) at the block's
         // start, before the forced bits; flips and forced kept bytes that
@@ -2121,10 +2121,9 @@ impl Scanner {
                         Some(_) => {}
                     }
                 }
-                // With `cols`, a record without every selected column
-                // (they are empty in its CSV), or ending in a lone CR (its
-                // CSV ends in an LF), goes to the state machine.
-                if cols && (fields <= cm.last || (input[p] == b'\r' && end == p + 1)) {
+                // With `cols`, a record ending in a lone CR (its CSV ends
+                // in an LF) goes to the state machine.
+                if cols && input[p] == b'\r' && end == p + 1 {
                     break 'blocks;
                 }
                 if cols {
@@ -2273,8 +2272,6 @@ pub(crate) struct ColMasks {
     pub sel: u64,
     after: u64,
     at: u64,
-    /// The last selected column: a record must have more fields.
-    pub last: usize,
 }
 
 impl ColMasks {
@@ -2287,7 +2284,7 @@ impl ColMasks {
         }
         let sel = cols.iter().fold(0u64, |m, &c| m | 1 << c);
         let at = 1u64 << last;
-        Some(ColMasks { sel, after: (sel ^ (sel >> 1)) & !at, at, last })
+        Some(ColMasks { sel, after: (sel ^ (sel >> 1)) & !at, at })
     }
 
     /// Whether field `k` is selected.
