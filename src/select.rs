@@ -339,11 +339,11 @@ impl<'r> Batch<'r> {
     /// assert_eq!(b.csv_run(2).0, 0);
     /// ```
     pub fn csv_run(&self, i: usize) -> (usize, CsvPieces<'r>) {
-        let out = &self.sel.out;
-        let recs = &out.records[..self.len];
         if self.sel.csv_cols.is_some() {
             return self.cols_run(i);
         }
+        let out = &self.sel.out;
+        let recs = &out.records[..self.len];
         // Some bytes left once the quotes are dropped: a record of one
         // empty quoted field has none.
         let empty = |r: &SelectedRecord| {

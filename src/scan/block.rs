@@ -601,60 +601,27 @@ mod x86 {
         shift: usize,
         out: &mut Vec<u8>,
     ) {
-        /// Blocks per segment: the drops of a segment are set in a
-        /// bitmap first (a loop that exits once per segment), then each
-        /// block is compressed with no branch on its content.
-        const SEG: usize = 64;
-        let n = src.len();
-        // Each store writes 64 bytes at the output's end.
-        out.reserve(n + 64);
-        let len = out.len();
-        let (mut c, mut di, mut kept) = (0usize, 0usize, 0usize);
-        while c < n {
-            let seg_end = n.min(c + SEG * 64);
-            let mut map = [0u64; SEG];
+        /// Bytes per segment: the drops of a segment are cleared in a
+        /// bitmap of the bytes kept first (a loop that exits once per
+        /// segment), then the segment goes through
+        /// [`compress_kept_avx512`], with no branch on its content.
+        const SEG: usize = 64 * 64;
+        let (mut c, mut di) = (0usize, 0usize);
+        while c < src.len() {
+            let seg = &src[c..src.len().min(c + SEG)];
+            let mut map = [!0u64; SEG / 64];
             while let Some(&d) = drops.get(di) {
                 let k = (d as usize).wrapping_sub(shift).wrapping_sub(c);
-                if k >= seg_end - c {
+                if k >= seg.len() {
                     break;
                 }
-                map[k / 64] |= 1 << (k % 64);
+                map[k / 64] &= !(1 << (k % 64));
                 di += 1;
             }
-            let mut i = 0;
-            // SAFETY: AVX-512 F, BW and VBMI2 are guaranteed by the
-            // caller. Every load reads `src[c..c + 64]` with `c + 64 <= n`,
-            // or, for the last partial block, only the bytes below `n`
-            // (a masked load suppresses faults on the lanes masked off).
-            // Every store writes 64 bytes at `len + kept`, where `kept` (the
-            // bytes kept so far) is at most `c <= n`: inside the `n + 64`
-            // bytes reserved past `len`. The first `kept` of them are
-            // written, in order, before the length covers them.
-            unsafe {
-                let dst = out.as_mut_ptr().add(len);
-                while c + 64 <= seg_end {
-                    let x = _mm512_loadu_si512(src.as_ptr().add(c) as *const __m512i);
-                    let keep = !map[i];
-                    let v = _mm512_maskz_compress_epi8(keep, x);
-                    _mm512_storeu_si512(dst.add(kept) as *mut __m512i, v);
-                    kept += keep.count_ones() as usize;
-                    c += 64;
-                    i += 1;
-                }
-                if c < seg_end {
-                    // The last block: fewer than 64 bytes.
-                    let valid = (1u64 << (seg_end - c)) - 1;
-                    let x = _mm512_maskz_loadu_epi8(valid, src.as_ptr().add(c) as *const i8);
-                    let keep = valid & !map[i];
-                    let v = _mm512_maskz_compress_epi8(keep, x);
-                    _mm512_storeu_si512(dst.add(kept) as *mut __m512i, v);
-                    kept += keep.count_ones() as usize;
-                    c = seg_end;
-                }
-            }
+            // SAFETY: forwarded from the caller.
+            unsafe { compress_kept_avx512(seg, &map, 0, out) };
+            c += seg.len();
         }
-        // SAFETY: the `kept` bytes past `len` were written above.
-        unsafe { out.set_len(len + kept) };
     }
 
     /// Appends the bytes of `src` whose bits are set in `keep` (byte `i`
@@ -1388,6 +1355,41 @@ impl Classifier {
     }
 }
 
+/// The quotes a CSV writer drops in a block with quotes in play
+/// (`MODE_CSV` with [`Kernel::DEPOSIT`], and `MODE_COLS`), from its quoted
+/// fields `qf` at `rel` from the batch's offset base: those of the block's
+/// clean fields, and 1 when the field the block starts in (opened at
+/// `*open_at`, in an earlier block) is clean too. Adding each field's
+/// opening quote to the bits of `plain` carries through a field up to the
+/// first bit missing: its closing quote when nothing inside keeps the
+/// quotes; a field from the last block starts with the carry in
+/// (`*clean_in`). Updates `*clean_in`, `*in_field` (1 when the next block
+/// starts inside a quoted field) and `*open_at` for the next block.
+///
+/// # Safety
+///
+/// The CPU must support `K`'s instruction set.
+#[inline(always)]
+unsafe fn clean_quotes<K: Kernel>(
+    qf: &QuotedFields,
+    rel: u32,
+    clean_in: &mut u64,
+    in_field: &mut u64,
+    open_at: &mut u32,
+) -> (u64, u64) {
+    let (s1, c1) = qf.plain.overflowing_add(qf.open);
+    let (s2, c2) = s1.overflowing_add(*clean_in);
+    let clean = s2 & qf.close;
+    // SAFETY: forwarded from the caller.
+    let (opens, carried) = unsafe { K::clean_opens(qf.open, qf.close, clean, *in_field) };
+    *in_field = u64::from(qf.open_at_end);
+    *clean_in = *in_field & u64::from(c1 | c2);
+    if qf.open != 0 {
+        *open_at = rel + 63 - qf.open.leading_zeros();
+    }
+    (opens | clean, carried)
+}
+
 /// The span `save` would produce for the regular field `input[a..e]` when
 /// the dialect has no filter, trim or field limit and the field has no
 /// doubled quotes: the bytes between the quotes, or the field itself; an
@@ -1980,23 +1982,21 @@ impl Scanner {
                     // fields' opening quotes come from a bit deposit, and
                     // the quotes to drop are written from one mask (in
                     // order: opening and closing quotes alternate).
-                    let (s1, c1) = qf.plain.overflowing_add(qf.open);
-                    let (s2, c2) = s1.overflowing_add(clean_in);
-                    let clean = s2 & qf.close;
+                    let open_before = open_at;
                     // SAFETY: this function only runs where `K` is supported.
-                    let (opens, carried) =
-                        unsafe { K::clean_opens(qf.open, qf.close, clean, in_field) };
+                    let (mut bits, carried) = unsafe {
+                        clean_quotes::<K>(&qf, rel, &mut clean_in, &mut in_field, &mut open_at)
+                    };
                     // The opening quote of the field the block started in
                     // goes first, when that field is clean. Quotes to drop
                     // are sparse (about one a block in quoted text): two
                     // slots are written whatever their number, and a loop
                     // takes any more.
-                    let mut bits = opens | clean;
                     let n = carried as usize + bits.count_ones() as usize;
                     drops.reserve(65);
                     let len = drops.len();
                     let spare = &mut drops.spare_capacity_mut()[..65];
-                    spare[0].write(open_at);
+                    spare[0].write(open_before);
                     let mut i = carried as usize;
                     for _ in 0..2 {
                         // `trailing_zeros` of 0 is 64: harmless in an
@@ -2013,11 +2013,6 @@ impl Scanner {
                     // SAFETY: the `n <= 65` slots after the old length were
                     // written above, inside the capacity reserved.
                     unsafe { drops.set_len(len + n) };
-                    in_field = u64::from(qf.open_at_end);
-                    clean_in = in_field & u64::from(c1 | c2);
-                    if qf.open != 0 {
-                        open_at = rel + 63 - qf.open.leading_zeros();
-                    }
                 } else if csv && !K::DEPOSIT && (qf.open | qf.close | clean_in) != 0 {
                     // Adding each field's opening quote to the bits of
                     // `plain` carries through a field up to the first bit
@@ -2057,29 +2052,22 @@ impl Scanner {
                 }
             }
             if cols {
-                let rel = base - out.ends_base;
+                let rel = (base - out.ends_base) as u32;
                 // The quotes to drop, as with `csv`, in blocks with quotes
                 // in play. (Taking every block, with no branch, made
                 // numeric `select -j1` 1.15 times as slow and gained
                 // nothing on quoted text.)
                 if b.quoted {
-                    let (s1, c1) = qf.plain.overflowing_add(qf.open);
-                    let (s2, c2) = s1.overflowing_add(clean_in);
-                    let clean = s2 & qf.close;
+                    let o = open_at as usize;
                     // SAFETY: this function only runs where `K` is supported.
-                    let (opens, carried) =
-                        unsafe { K::clean_opens(qf.open, qf.close, clean, in_field) };
-                    drop = opens | clean;
+                    let carried;
+                    (drop, carried) = unsafe {
+                        clean_quotes::<K>(&qf, rel, &mut clean_in, &mut in_field, &mut open_at)
+                    };
                     // The field the block started in opened in an earlier
                     // block, whose word is written.
-                    let o = open_at as usize;
                     if let Some(w) = out.keep.get_mut(o / 64) {
                         *w &= !(carried << (o % 64));
-                    }
-                    in_field = u64::from(qf.open_at_end);
-                    clean_in = in_field & u64::from(c1 | c2);
-                    if qf.open != 0 {
-                        open_at = (rel + 63 - qf.open.leading_zeros() as usize) as u32;
                     }
                 } else {
                     drop = 0;
