@@ -2059,8 +2059,8 @@ impl Scanner {
                 // nothing on quoted text.)
                 if b.quoted {
                     let o = open_at as usize;
-                    // SAFETY: this function only runs where `K` is supported.
                     let carried;
+                    // SAFETY: this function only runs where `K` is supported.
                     (drop, carried) = unsafe {
                         clean_quotes::<K>(&qf, rel, &mut clean_in, &mut in_field, &mut open_at)
                     };
