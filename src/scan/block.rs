@@ -1284,15 +1284,11 @@ impl Classifier {
             nl
         };
         let cr_out = if self.any_term::<STD>() { (m.nl_a & valid) >> 63 } else { 0 };
-        // The modes but `MODE_FIELDS` (which unescapes with `pairs`) check
-        // the byte after a closing quote in bit 63 here, in the next block
-        // (it must be a delimiter, a line end or a quote), rather than load
-        // it in the block of the quote. `MODE_CSV` and `MODE_COLS` took
-        // that quote as closing its field: when a quote follows, the two
-        // are a doubled pair, and the block is bad (below), so that the
-        // state machine takes the record; what those modes kept for its
-        // bytes so far is past the last record taken, and unused.
-        let defer = MODE != MODE_FIELDS;
+        // The modes that never look at `pairs` check the byte after a
+        // closing quote in bit 63 here, in the next block (it must be a
+        // delimiter, a line end or a quote), rather than load it in the
+        // block of the quote.
+        let defer = MODE == MODE_COUNT || MODE == MODE_RECORDS || MODE == MODE_RAW;
         let late_close = if defer { carry.close } else { 0 };
         if (q | carry.inq | late_close) == 0 && !self.extra::<STD>() {
             // No quote in play (the common case in numeric data): every
@@ -1304,11 +1300,7 @@ impl Classifier {
             }
             return Block { delim: d, nl, bad: 0, pairs: 0, lines, quote: 0, quoted: false };
         }
-        let late_bad = if MODE == MODE_CSV || MODE == MODE_COLS {
-            late_close & !(d | nl) & 1
-        } else {
-            late_close & !(d | nl | q) & 1
-        };
+        let late_bad = late_close & !(d | nl | q) & 1;
         let x = m.quote_prefix ^ carry.inq;
         let open = q & x;
         let close = q & !x;
@@ -1898,11 +1890,6 @@ impl Scanner {
         let csv = MODE == MODE_CSV;
         let cols = MODE == MODE_COLS;
         let unescape = MODE == MODE_FIELDS;
-        // Whether each record holds a quote byte (`SelectedRecord::plain`):
-        // with `cols`, records have no fields, and `plain` is left false
-        // (unknown: `SelectedRow::raw` gives `None`), which spares a count
-        // per block and per record.
-        let track_q = keep && !cols;
         if masks || csv || cols {
             out.ends.clear();
             out.pairs.clear();
@@ -2112,11 +2099,8 @@ impl Scanner {
                     break 'blocks;
                 }
                 let d_end = d_total + u64::from((b.delim & below(k)).count_ones());
-                let q_end = if track_q {
-                    q_total + u64::from((b.quote & below(k)).count_ones())
-                } else {
-                    0
-                };
+                let q_end =
+                    if keep { q_total + u64::from((b.quote & below(k)).count_ones()) } else { 0 };
                 let fields = (d_end - d_rec) as usize + 1;
                 if sel.check {
                     match *expect {
@@ -2179,7 +2163,7 @@ impl Scanner {
                         overrides: (over_at, out.overrides.len()),
                         line: self.lines + 1,
                         fields,
-                        plain: track_q && q_end == q_rec,
+                        plain: q_end == q_rec,
                     });
                 }
                 self.rec_off = r;
@@ -2213,7 +2197,7 @@ impl Scanner {
             }
             d_total += u64::from(b.delim.count_ones());
             l_total += u64::from(b.lines.count_ones());
-            if track_q {
+            if keep {
                 q_total += u64::from(b.quote.count_ones());
             }
             if unescape {
