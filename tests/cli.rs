@@ -135,6 +135,11 @@ fn select_by_name_index_range_and_negation() {
     let want = "id,name,score\n1,Ann,9.5\n2,Bob,7\n3,\"C\u{e9} \"\"C\"\"\",\n";
     assert_eq!(ok(&["select", "!city", &people]), want);
     assert_eq!(ok(&["select", "1-4,!3", &people]), want);
+    // As xsv: a leading `!` leaves out every column the list names.
+    assert_eq!(
+        ok(&["select", "!city,1", &people]),
+        "name,score\nAnn,9.5\nBob,7\n\"C\u{e9} \"\"C\"\"\",\n"
+    );
     assert_eq!(ok(&["select", "id-name,score", &people]), want);
     assert_eq!(
         ok(&["select", "3-2", &people]),

@@ -96,8 +96,9 @@ COLUMNS is a comma-separated list of items, applied in order:
   3            the third column (indices start at 1)
   2-5, a-c     ranges by index or name, inclusive; 5-2 runs backwards;
                3- runs to the last column, -3 from the first
-  !item        removes the item's columns; a list that starts with `!`
-               starts from all columns
+  !a,b         a list that starts with `!`: every column it does not
+               name (as xsv), in header order
+  1-5,!3       `!item` later in a list removes the item's columns
 Columns can repeat (`1,1`). The header row is written first unless
 --no-headers.
 

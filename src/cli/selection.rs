@@ -4,9 +4,10 @@
 //! (syntax errors are usage errors), then resolved against the header row
 //! (or the first record's width with `--no-headers`) into 0-based indices.
 //!
-//! Items apply in order. A plain item appends its columns; a `!item` removes
-//! every occurrence of its columns; a list whose first item is negated
-//! starts from all columns. An unquoted item that is not all digits is
+//! A list that starts with `!` selects, in header order, every column that
+//! the rest of the list does not name, as xsv does (`!a,b` leaves out `a`
+//! and `b`). Otherwise items apply in order: a plain item appends its
+//! columns, and a `!item` removes every occurrence of its columns. An unquoted item that is not all digits is
 //! first looked up as a whole header name, then split at each `-` in turn
 //! as a range whose ends are names or indices (so `first-name` works as a
 //! name and `a-c` as a range). Quoted names (`"a,b"`, `"2024"`) are always
@@ -77,17 +78,25 @@ impl Selection {
     /// header row (`None` with `--no-headers`), `width` the number of
     /// columns.
     pub fn resolve(&self, names: Option<&[&[u8]]>, width: usize) -> Result<Vec<usize>, String> {
-        let mut out: Vec<usize> = match self.items.first() {
-            Some(first) if first.negated => (0..width).collect(),
-            _ => Vec::new(),
-        };
+        let inverted = self.items.first().is_some_and(|first| first.negated);
+        let mut out: Vec<usize> = Vec::new();
+        let mut left_out = vec![false; if inverted { width } else { 0 }];
         for item in &self.items {
             let cols = resolve_target(&item.target, names, width)?;
-            if item.negated {
+            if inverted {
+                // As xsv: `!` before the list leaves out every column the
+                // list names (with or without its own `!`).
+                for c in cols {
+                    left_out[c] = true;
+                }
+            } else if item.negated {
                 out.retain(|c| !cols.contains(c));
             } else {
                 out.extend(cols);
             }
+        }
+        if inverted {
+            out = (0..width).filter(|&c| !left_out[c]).collect();
         }
         if out.is_empty() {
             return Err(format!("the selection `{}` selects no column", self.text));
@@ -365,7 +374,12 @@ mod tests {
     fn negation() {
         assert_eq!(sel("!last"), Ok(vec![0, 1, 3, 4]));
         assert_eq!(sel("!2-3,!5"), Ok(vec![0, 3]));
+        // As xsv: the leading `!` leaves out every column the list names.
+        assert_eq!(sel("!2-3,5"), Ok(vec![0, 3]));
+        assert_eq!(sel("!1,1"), Ok(vec![1, 2, 3, 4]));
+        assert_eq!(sel("!3-1"), Ok(vec![3, 4]));
         assert_eq!(sel("1-5,!3"), Ok(vec![0, 1, 3, 4]));
+        assert_eq!(sel("5,1,!5"), Ok(vec![0]));
         assert_eq!(sel("!1-5").unwrap_err(), "the selection `!1-5` selects no column");
     }
 
