@@ -1,7 +1,11 @@
 """fastcsv's reader, DictReader and bulk functions, against the stdlib
 where there is one."""
 
+import array
+import collections
 import csv
+import datetime
+import decimal
 import io
 import os
 import random
@@ -87,6 +91,28 @@ def test_non_str_lines():
         assert str(e1.value) == str(e2.value)
         assert f"not {name} (the file should be opened in text mode)" in str(e2.value)
 
+
+
+class Outer:
+    class Inner:
+        pass
+
+
+@pytest.mark.parametrize("bad", [
+    datetime.date(2020, 1, 1), decimal.Decimal(1), collections.OrderedDict(),
+    array.array("b"), csv.reader([]), Outer(), Outer.Inner(),
+    type("x" * 300, (), {})(), type("é" * 150, (), {})(), type("a" + "é" * 150, (), {})(),
+], ids=["date", "Decimal", "OrderedDict", "array", "_csv.reader", "Outer", "Outer.Inner",
+        "long-name", "long-non-ascii-name", "name-cut-in-a-character"])
+def test_non_str_lines_name_the_type_as_csv_does(bad):
+    """csv prints the type's tp_name, cut at 200 bytes: with the module for
+    types defined in C (static or heap), the bare name for Python classes."""
+    for lines in ([bad], ["a\n", '"b\n', bad]):
+        with pytest.raises(csv.Error) as want:
+            list(csv.reader(lines))
+        with pytest.raises(csv.Error) as got:
+            list(fastcsv.reader(lines))
+        assert str(got.value) == str(want.value)
 
 def test_errors_from_the_iterator_propagate():
     def gen():
