@@ -184,6 +184,52 @@ def test_unknown_dialect_and_non_iterable():
         assert str(got.value) == str(want.value)
 
 
+
+def outcome(make):
+    """The rows `make()` reads, or the type and message of what it raises."""
+    try:
+        return list(make())
+    except Exception as e:  # noqa: BLE001 - compared with the stdlib's
+        return type(e), str(e)
+
+
+# (positional dialect, keywords, whether csv raises TypeError)
+QUOTECHAR_NONE_CALLS = [
+    ((), {"quotechar": None}, False),
+    ((), {"quotechar": None, "escapechar": "\\"}, False),
+    ((), {"quotechar": None, "delimiter": ";"}, False),
+    ((None,), {"quotechar": None}, False),
+    (("excel",), {"quotechar": None}, True),
+    ((), {"dialect": "excel", "quotechar": None}, True),
+    ((csv.excel,), {"quotechar": None}, True),
+    ((), {"quotechar": None, "quoting": csv.QUOTE_MINIMAL}, True),
+    ((), {"quotechar": None, "quoting": csv.QUOTE_NONE}, False),
+]
+
+
+@pytest.mark.parametrize("args,kw,raises", QUOTECHAR_NONE_CALLS)
+def test_quotechar_none_without_a_dialect_means_quote_none(tmp_path, args, kw, raises):
+    """With no dialect, csv takes quotechar=None alone as QUOTE_NONE; with
+    one (even 'excel'), or with quoting given, it is a TypeError. The same
+    through every input kind, `read`, and DictReader (which always passes a
+    dialect)."""
+    text = '"a",b;c\\,d\r\n"x\ny",z\r\n'
+    p = write(tmp_path, text)
+    want = outcome(lambda: csv.reader(io.StringIO(text, newline=""), *args, **kw))
+    assert isinstance(want, tuple) == raises
+    makers = {
+        "lines": lambda: fastcsv.reader(text.splitlines(keepends=True), *args, **kw),
+        "text": lambda: fastcsv.reader(io.StringIO(text, newline=""), *args, **kw),
+        "path": lambda: fastcsv.reader(str(p), *args, **kw),
+        "read": lambda: fastcsv.read(p.read_bytes(), *args, **kw),
+    }
+    for kind, make in makers.items():
+        assert outcome(make) == want, kind
+    want = outcome(lambda: csv.DictReader(io.StringIO(text, newline=""), *args, **kw))
+    got = outcome(lambda: fastcsv.DictReader(io.StringIO(text, newline=""), *args, **kw))
+    assert got == want
+
+
 def test_native_keyword_validation(tmp_path):
     p = write(tmp_path, "a\n")
     with pytest.raises(ValueError, match="UTF-8 only"):
