@@ -108,8 +108,8 @@ _NO_DIALECT: Any = _NoDialect()
 
 
 def _dialect_args(dialect: Any) -> tuple[Any, ...]:
-    """The dialect argument for ``_csv.reader``: none when the caller gave
-    none."""
+    """The positional dialect argument for ``_csv.reader``: none when the
+    caller gave none (a ``dialect=`` keyword is in ``fmtparams`` then)."""
     return () if dialect is _NO_DIALECT else (dialect,)
 
 
@@ -297,12 +297,13 @@ def _text_fallback(kind: str, src: Any, extra: dict[str, Any]) -> Any:
     return io.StringIO(codecs.decode(src.read(), "utf-8-sig", errors), newline="")
 
 
-def reader(csvfile: Any, /, dialect: Any = _NO_DIALECT, **fmtparams: Any) -> Any:
+def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any:
     """A reader like ``csv.reader``: iterate it for rows (``list[str]``).
 
-    ``dialect`` is a name, a ``csv.Dialect`` or an object with its
-    attributes; without one the settings are excel's, and
-    ``quotechar=None`` alone means ``QUOTE_NONE``, exactly as in ``csv``.
+    ``dialect`` (a name, a ``csv.Dialect`` or an object with its
+    attributes) may also come as a keyword, as in ``csv``; with neither,
+    the settings are excel's, and ``quotechar=None`` alone means
+    ``QUOTE_NONE``, exactly as in ``csv``.
 
     ``csvfile`` is any iterable of ``str`` lines (a text file opened with
     ``newline=''``, a list, a generator): rows, ``line_num`` and errors are
@@ -354,7 +355,7 @@ def reader(csvfile: Any, /, dialect: Any = _NO_DIALECT, **fmtparams: Any) -> Any
         return _csv.reader(text, *_dialect_args(dialect), **fmtparams)
 
 
-def read(source: Any, /, dialect: Any = _NO_DIALECT, **fmtparams: Any) -> list[list[Any]]:
+def read(source: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> list[list[Any]]:
     """All rows of ``source`` at once: ``list(reader(source, ...))``, faster.
 
     Paths, binary files and ``bytes`` are scanned with the GIL released
@@ -406,7 +407,7 @@ def _columns(rows: Any, header: bool) -> dict[str, list[Any]]:
 
 
 def read_columns(
-    source: Any, /, dialect: Any = _NO_DIALECT, header: bool = True, **fmtparams: Any
+    source: Any, dialect: Any = _NO_DIALECT, /, header: bool = True, **fmtparams: Any
 ) -> dict[str, list[Any]]:
     """The columns of ``source`` as ``{name: values}``.
 

@@ -230,6 +230,17 @@ def test_quotechar_none_without_a_dialect_means_quote_none(tmp_path, args, kw, r
     assert got == want
 
 
+def test_dialect_by_name_and_position_is_csvs_error():
+    for args, kw in [((["a"], "excel"), {"dialect": "unix"}), ((["a"], None), {"dialect": "unix"})]:
+        with pytest.raises(TypeError) as want:
+            csv.reader(*args, **kw)
+        for f in (fastcsv.reader, fastcsv.read, fastcsv.read_columns):
+            with pytest.raises(TypeError) as got:
+                f(*args, **kw)
+            assert str(got.value) == str(want.value), f.__name__
+    # By keyword alone, as in csv.
+    assert list(fastcsv.reader(["a\n"], dialect="unix")) == [["a"]]
+
 def test_native_keyword_validation(tmp_path):
     p = write(tmp_path, "a\n")
     with pytest.raises(ValueError, match="UTF-8 only"):
