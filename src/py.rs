@@ -38,7 +38,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyBytes, PyDict, PyIterator, PyList, PySet, PyString};
+use pyo3::types::{PyBytes, PyDict, PyIterator, PyList, PySet, PyString, PyType};
 use pyo3::{ffi, intern};
 
 use crate::scan::{Fields, Scan, Scanner};
@@ -1657,6 +1657,22 @@ pub struct PyReader {
     input: Input,
 }
 
+/// A type's name as CPython's messages print it (`%.200s` of `tp_name`):
+/// with the module for a type defined in C (`datetime.date`,
+/// `_csv.reader`), without it for a class defined in Python; at most 200
+/// bytes, a character cut there decoded as U+FFFD.
+///
+/// `tp_name` is read from the type object, which the limited API (abi3)
+/// would not allow; this extension is built for one CPython version.
+fn tp_name(t: &Bound<'_, PyType>) -> String {
+    // SAFETY: `t` is a live type object, kept alive by the reference, and
+    // its `tp_name` is a NUL-terminated string owned by the type (CPython
+    // requires it of every type, static or heap).
+    let name = unsafe { std::ffi::CStr::from_ptr((*t.as_type_ptr()).tp_name) };
+    let b = name.to_bytes();
+    String::from_utf8_lossy(&b[..b.len().min(200)]).into_owned()
+}
+
 impl LineSource {
     /// Converts the fields completed since the last call (CPython converts
     /// each field as it is saved, so a failing `float()` is raised at the
@@ -1721,9 +1737,9 @@ impl LineSource {
             };
             let Ok(line) = item.downcast::<PyString>() else {
                 return Err(exc::Error::new_err(format!(
-                    "iterator should return strings, not {:.200} \
+                    "iterator should return strings, not {} \
                      (the file should be opened in text mode)",
-                    item.get_type().name()?.to_str()?
+                    tp_name(&item.get_type())
                 )));
             };
             self.line_num += 1;

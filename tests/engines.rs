@@ -227,3 +227,41 @@ fn record_level_utf8_check_agrees_with_field_checks() {
         }
     }
 }
+
+#[test]
+fn error_at_the_lf_of_a_crlf_resumes_on_the_next_line() {
+    // A field goes over the limit at the LF of a CRLF (in quotes, or after
+    // an escape in quotes): the CR counted the line, so the LF ends it
+    // without counting another, and the next record is on line 2, as in
+    // Python (`csv.field_size_limit(1)`, `newline=''`).
+    let dialect =
+        d().headers(false).flexible(true).field_limit(Some(1)).escape(Some(b'\\')).build().unwrap();
+    // (input, per step: the row's first field or the error's line, then
+    // `line()`)
+    type Steps = Vec<(Result<Vec<u8>, u64>, u64)>;
+    let x = || Ok(b"x".to_vec());
+    let cases: [(&[u8], Steps); 3] = [
+        (b"\"\r\nx\n", vec![(Err(1), 1), (x(), 2)]),
+        (b"\"\\\r\nx\n", vec![(Err(1), 1), (x(), 2)]),
+        (b"\"\r\nx\r\n\"\r\nx", vec![(Err(1), 1), (x(), 2), (Err(3), 3), (x(), 4)]),
+    ];
+    for (input, want) in cases {
+        for buf in [None, Some(1), Some(2), Some(3), Some(64)] {
+            let mut b = fastcsv::Reader::builder();
+            b.dialect(dialect.clone());
+            let mut rdr = match buf {
+                None => b.from_slice(input),
+                Some(n) => b.buffer_size(n).from_reader(input),
+            };
+            let mut got = Vec::new();
+            loop {
+                match rdr.read_row() {
+                    Ok(Some(row)) => got.push((Ok(row.get(0).unwrap().to_vec()), rdr.line())),
+                    Ok(None) => break,
+                    Err(e) => got.push((Err(e.position().unwrap().line), rdr.line())),
+                }
+            }
+            assert_eq!(got, want, "{:?}, buffer {buf:?}", String::from_utf8_lossy(input));
+        }
+    }
+}

@@ -94,6 +94,25 @@ _NATIVE_ONLY = ("encoding", "errors", "source", "buffer_size", "intern")
 _EXTRA = _NATIVE_ONLY + ("filter",)
 
 
+class _NoDialect:
+    """The default of ``dialect``: none given. ``csv.reader`` then takes
+    excel's settings, and there ``quotechar=None`` alone turns quoting off
+    (``QUOTE_NONE``), which with a dialect given (even ``'excel'``) is a
+    ``TypeError``."""
+
+    def __repr__(self) -> str:
+        return "<no dialect: excel's settings>"
+
+
+_NO_DIALECT: Any = _NoDialect()
+
+
+def _dialect_args(dialect: Any) -> tuple[Any, ...]:
+    """The positional dialect argument for ``_csv.reader``: none when the
+    caller gave none (a ``dialect=`` keyword is in ``fmtparams`` then)."""
+    return () if dialect is _NO_DIALECT else (dialect,)
+
+
 def _pop_extra(fmtparams: dict[str, Any]) -> dict[str, Any]:
     """Removes fastcsv's own keywords so the stdlib validates the rest."""
     return {k: fmtparams.pop(k) for k in _EXTRA if k in fmtparams}
@@ -278,8 +297,13 @@ def _text_fallback(kind: str, src: Any, extra: dict[str, Any]) -> Any:
     return io.StringIO(codecs.decode(src.read(), "utf-8-sig", errors), newline="")
 
 
-def reader(csvfile: Any, /, dialect: Any = "excel", **fmtparams: Any) -> Any:
+def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any:
     """A reader like ``csv.reader``: iterate it for rows (``list[str]``).
+
+    ``dialect`` (a name, a ``csv.Dialect`` or an object with its
+    attributes) may also come as a keyword, as in ``csv``; with neither,
+    the settings are excel's, and ``quotechar=None`` alone means
+    ``QUOTE_NONE``, exactly as in ``csv``.
 
     ``csvfile`` is any iterable of ``str`` lines (a text file opened with
     ``newline=''``, a list, a generator): rows, ``line_num`` and errors are
@@ -308,7 +332,7 @@ def reader(csvfile: Any, /, dialect: Any = "excel", **fmtparams: Any) -> Any:
         if bad:
             raise TypeError(f"{bad[0]!r} applies to paths and binary files only")
         it = iter(src)
-        d = _csv.reader((), dialect, **fmtparams).dialect
+        d = _csv.reader((), *_dialect_args(dialect), **fmtparams).dialect
         try:
             # QUOTE_NONNUMERIC: after a failed float(), csv resumes at the
             # next line, inside the record; only the line path does that.
@@ -321,16 +345,17 @@ def reader(csvfile: Any, /, dialect: Any = "excel", **fmtparams: Any) -> Any:
                 raise ValueError(
                     "filter= needs ASCII delimiter, quotechar and escapechar"
                 ) from None
-            return _csv.reader(it, dialect, **fmtparams)
-    d = _csv.reader((), dialect, **fmtparams).dialect
+            return _csv.reader(it, *_dialect_args(dialect), **fmtparams)
+    d = _csv.reader((), *_dialect_args(dialect), **fmtparams).dialect
     spec = _spec(kind, src, extra)
     try:
         return _fastcsv._native_reader(d, spec)
     except _Unsupported:
-        return _csv.reader(_text_fallback(kind, src, extra), dialect, **fmtparams)
+        text = _text_fallback(kind, src, extra)
+        return _csv.reader(text, *_dialect_args(dialect), **fmtparams)
 
 
-def read(source: Any, /, dialect: Any = "excel", **fmtparams: Any) -> list[list[Any]]:
+def read(source: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> list[list[Any]]:
     """All rows of ``source`` at once: ``list(reader(source, ...))``, faster.
 
     Paths, binary files and ``bytes`` are scanned with the GIL released
@@ -342,12 +367,13 @@ def read(source: Any, /, dialect: Any = "excel", **fmtparams: Any) -> list[list[
     kind, src = _classify(source, allow_bytes=True)
     if kind == "lines":
         return list(reader(src, dialect, **fmtparams, **extra))
-    d = _csv.reader((), dialect, **fmtparams).dialect
+    d = _csv.reader((), *_dialect_args(dialect), **fmtparams).dialect
     spec = _spec(kind, src, extra)
     try:
         return _fastcsv._read(d, spec)
     except _Unsupported:
-        return list(_csv.reader(_text_fallback(kind, src, extra), dialect, **fmtparams))
+        text = _text_fallback(kind, src, extra)
+        return list(_csv.reader(text, *_dialect_args(dialect), **fmtparams))
 
 
 def _columns(rows: Any, header: bool) -> dict[str, list[Any]]:
@@ -381,7 +407,7 @@ def _columns(rows: Any, header: bool) -> dict[str, list[Any]]:
 
 
 def read_columns(
-    source: Any, /, dialect: Any = "excel", header: bool = True, **fmtparams: Any
+    source: Any, dialect: Any = _NO_DIALECT, /, header: bool = True, **fmtparams: Any
 ) -> dict[str, list[Any]]:
     """The columns of ``source`` as ``{name: values}``.
 
@@ -395,12 +421,13 @@ def read_columns(
     kind, src = _classify(source, allow_bytes=True)
     if kind == "lines":
         return _columns(reader(src, dialect, **fmtparams, **extra), header)
-    d = _csv.reader((), dialect, **fmtparams).dialect
+    d = _csv.reader((), *_dialect_args(dialect), **fmtparams).dialect
     spec = _spec(kind, src, extra)
     try:
         return _fastcsv._read_columns(d, spec, header)
     except _Unsupported:
-        rows = _csv.reader(_text_fallback(kind, src, extra), dialect, **fmtparams)
+        text = _text_fallback(kind, src, extra)
+        rows = _csv.reader(text, *_dialect_args(dialect), **fmtparams)
         return _columns(rows, header)
 
 

@@ -26,6 +26,8 @@
 //! * Line counting: every CR counts as a line end, and LF counts unless the
 //!   byte before it is CR. A record that ends at CR sets `skip_lf` so that a
 //!   following LF (possibly in the next slice) is eaten as part of it.
+//!   An error at the LF of a CRLF (a field over the limit in quotes) sets
+//!   `skip_lf` in `recover` for the same reason: the CR counted that line.
 //!
 //! * Block scanning (`block.rs`): at each record start, `scan` first offers
 //!   the record to the 64-bytes-at-a-time SIMD classifier, which takes it
@@ -291,6 +293,10 @@ pub struct Scanner {
     rec_off: usize,
     rec_line: u64,
     skip_lf: bool,
+    /// The last error was at the LF of a CRLF whose CR is counted already
+    /// (a field over the limit, in quotes or after an escape): `recover`
+    /// then eats that LF as the end of the line, without counting it again.
+    err_at_crlf_lf: bool,
     row_ready: bool,
     lines: u64,
     fstart: usize,
@@ -392,6 +398,7 @@ impl Scanner {
             rec_off: 0,
             rec_line: 1,
             skip_lf: false,
+            err_at_crlf_lf: false,
             row_ready: false,
             lines: 0,
             fstart: 0,
@@ -459,6 +466,8 @@ impl Scanner {
     /// Forgets the record in progress and starts afresh at the next line,
     /// as Python's reader does after an error: the caller resumes scanning
     /// at the offset of the error, and the rest of that line is skipped.
+    /// An error at the LF of a CRLF (whose CR ended the line) skips just
+    /// that LF, without counting a line for it.
     ///
     /// ```
     /// use fastcsv::scan::{Fields, Scan, Scanner};
@@ -474,8 +483,16 @@ impl Scanner {
     /// assert_eq!(f.get(rest, 0), b"z");
     /// ```
     pub fn recover(&mut self) {
+        let at_crlf_lf = self.err_at_crlf_lf;
         self.reset();
-        if !self.line_fed {
+        if self.line_fed {
+            return;
+        }
+        if at_crlf_lf {
+            // The error's LF ends the line its CR counted: eat it, as the
+            // byte after a record's CR, and start the next line afresh.
+            self.skip_lf = true;
+        } else {
             self.state = State::Comment;
         }
     }
@@ -492,6 +509,7 @@ impl Scanner {
         self.state = State::StartRecord;
         self.row_ready = true;
         self.skip_lf = false;
+        self.err_at_crlf_lf = false;
         self.owned = self.line_fed;
         self.quoted = false;
         self.numeric = false;
@@ -756,7 +774,15 @@ impl Scanner {
         self.row_ready = true;
     }
 
-    fn limit_error(&self, at: usize) -> Scan {
+    /// A field size error at `input[at]` (or at `input.len()` for the
+    /// `\n` an EOL adds). Notes whether `at` is the LF of a CRLF, whose
+    /// line was counted at the CR (see `recover`).
+    fn limit_error(&mut self, input: &[u8], at: usize) -> Scan {
+        self.err_at_crlf_lf = !self.line_fed
+            && self.any_term
+            && at > 0
+            && input.get(at) == Some(&b'\n')
+            && input[at - 1] == b'\r';
         Scan::Error(ErrorKind::FieldTooLarge { limit: self.limit }, at)
     }
 
@@ -795,7 +821,7 @@ impl Scanner {
         macro_rules! add {
             ($a:expr, $b:expr) => {
                 if let Err(at) = self.add(input, $a, $b, out) {
-                    give!(self.limit_error(at));
+                    give!(self.limit_error(input, at));
                 }
             };
         }
@@ -1056,14 +1082,14 @@ impl Scanner {
             }
             State::EscapedChar => {
                 if self.add_byte(input, b'\n', out).is_err() {
-                    return self.limit_error(at);
+                    return self.limit_error(input, at);
                 }
                 self.state = State::InField;
                 Scan::NeedInput
             }
             State::EscapeInQuotedField => {
                 if self.add_byte(input, b'\n', out).is_err() {
-                    return self.limit_error(at);
+                    return self.limit_error(input, at);
                 }
                 self.state = State::InQuotedField;
                 Scan::NeedInput

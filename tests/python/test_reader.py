@@ -1,7 +1,11 @@
 """fastcsv's reader, DictReader and bulk functions, against the stdlib
 where there is one."""
 
+import array
+import collections
 import csv
+import datetime
+import decimal
 import io
 import os
 import random
@@ -88,6 +92,28 @@ def test_non_str_lines():
         assert f"not {name} (the file should be opened in text mode)" in str(e2.value)
 
 
+
+class Outer:
+    class Inner:
+        pass
+
+
+@pytest.mark.parametrize("bad", [
+    datetime.date(2020, 1, 1), decimal.Decimal(1), collections.OrderedDict(),
+    array.array("b"), csv.reader([]), Outer(), Outer.Inner(),
+    type("x" * 300, (), {})(), type("é" * 150, (), {})(), type("a" + "é" * 150, (), {})(),
+], ids=["date", "Decimal", "OrderedDict", "array", "_csv.reader", "Outer", "Outer.Inner",
+        "long-name", "long-non-ascii-name", "name-cut-in-a-character"])
+def test_non_str_lines_name_the_type_as_csv_does(bad):
+    """csv prints the type's tp_name, cut at 200 bytes: with the module for
+    types defined in C (static or heap), the bare name for Python classes."""
+    for lines in ([bad], ["a\n", '"b\n', bad]):
+        with pytest.raises(csv.Error) as want:
+            list(csv.reader(lines))
+        with pytest.raises(csv.Error) as got:
+            list(fastcsv.reader(lines))
+        assert str(got.value) == str(want.value)
+
 def test_errors_from_the_iterator_propagate():
     def gen():
         yield "a\n"
@@ -157,6 +183,63 @@ def test_unknown_dialect_and_non_iterable():
             fastcsv.reader(*args)
         assert str(got.value) == str(want.value)
 
+
+
+def outcome(make):
+    """The rows `make()` reads, or the type and message of what it raises."""
+    try:
+        return list(make())
+    except Exception as e:  # noqa: BLE001 - compared with the stdlib's
+        return type(e), str(e)
+
+
+# (positional dialect, keywords, whether csv raises TypeError)
+QUOTECHAR_NONE_CALLS = [
+    ((), {"quotechar": None}, False),
+    ((), {"quotechar": None, "escapechar": "\\"}, False),
+    ((), {"quotechar": None, "delimiter": ";"}, False),
+    ((None,), {"quotechar": None}, False),
+    (("excel",), {"quotechar": None}, True),
+    ((), {"dialect": "excel", "quotechar": None}, True),
+    ((csv.excel,), {"quotechar": None}, True),
+    ((), {"quotechar": None, "quoting": csv.QUOTE_MINIMAL}, True),
+    ((), {"quotechar": None, "quoting": csv.QUOTE_NONE}, False),
+]
+
+
+@pytest.mark.parametrize("args,kw,raises", QUOTECHAR_NONE_CALLS)
+def test_quotechar_none_without_a_dialect_means_quote_none(tmp_path, args, kw, raises):
+    """With no dialect, csv takes quotechar=None alone as QUOTE_NONE; with
+    one (even 'excel'), or with quoting given, it is a TypeError. The same
+    through every input kind, `read`, and DictReader (which always passes a
+    dialect)."""
+    text = '"a",b;c\\,d\r\n"x\ny",z\r\n'
+    p = write(tmp_path, text)
+    want = outcome(lambda: csv.reader(io.StringIO(text, newline=""), *args, **kw))
+    assert isinstance(want, tuple) == raises
+    makers = {
+        "lines": lambda: fastcsv.reader(text.splitlines(keepends=True), *args, **kw),
+        "text": lambda: fastcsv.reader(io.StringIO(text, newline=""), *args, **kw),
+        "path": lambda: fastcsv.reader(str(p), *args, **kw),
+        "read": lambda: fastcsv.read(p.read_bytes(), *args, **kw),
+    }
+    for kind, make in makers.items():
+        assert outcome(make) == want, kind
+    want = outcome(lambda: csv.DictReader(io.StringIO(text, newline=""), *args, **kw))
+    got = outcome(lambda: fastcsv.DictReader(io.StringIO(text, newline=""), *args, **kw))
+    assert got == want
+
+
+def test_dialect_by_name_and_position_is_csvs_error():
+    for args, kw in [((["a"], "excel"), {"dialect": "unix"}), ((["a"], None), {"dialect": "unix"})]:
+        with pytest.raises(TypeError) as want:
+            csv.reader(*args, **kw)
+        for f in (fastcsv.reader, fastcsv.read, fastcsv.read_columns):
+            with pytest.raises(TypeError) as got:
+                f(*args, **kw)
+            assert str(got.value) == str(want.value), f.__name__
+    # By keyword alone, as in csv.
+    assert list(fastcsv.reader(["a\n"], dialect="unix")) == [["a"]]
 
 def test_native_keyword_validation(tmp_path):
     p = write(tmp_path, "a\n")

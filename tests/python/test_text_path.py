@@ -285,6 +285,32 @@ def test_error_messages_are_csvs(tmp_path, kw, limit):
         assert messages[-1] == "unexpected end of data"
 
 
+
+@pytest.mark.parametrize("text,kw", [
+    ('"\r\nx\n', {}),
+    ('"\\\r\nx\n', {"escapechar": "\\"}),
+    ('a\r\n"\r\nb\r\n"\r\n\r\nc\n', {}),
+])
+@pytest.mark.parametrize("big", [False, True])
+def test_error_at_the_lf_of_a_crlf_counts_its_line_once(tmp_path, limit, text, kw, big):
+    """A field goes over the limit at the LF of a CRLF (in quotes, or after
+    an escape): csv drops the rest of that line, whose CR already ended it,
+    and counts the next line as one more. `big` puts the rows at the end of
+    a file large enough to be read ahead (then parsed again row by row)."""
+    if big:
+        text = ("a," * 99 + "a\n") * 6000 + text
+    fastcsv.field_size_limit(1)
+    p = write(tmp_path, text)
+    for kind, make in text_kinds(p, text, ""):
+        with make() as f, make() as g:
+            r = fastcsv.reader(f, **kw)
+            assert r._source in ("text", "text-raw"), kind
+            assert r._reads_ahead == (big and kind == "file"), kind
+            got, want = drain(r, max_errors=10), drain(csv.reader(g, **kw), max_errors=10)
+        assert got[-6:] == want[-6:], kind
+        assert got == want, kind
+
+
 def test_field_size_limit_read_before_each_row(tmp_path, limit):
     p = write(tmp_path, "abc,de\nabcdef\nabcdef\n")
     fastcsv.field_size_limit(5)
