@@ -735,3 +735,22 @@ fn select_in_order_equals_a_csv_writer() {
         assert_eq!(ok(&par), want, "{arg}, 3 threads");
     }
 }
+
+/// Standard input can be read once: naming it twice would lose its rows
+/// without a word, so it is refused before anything is read.
+#[test]
+fn stdin_named_twice_is_a_usage_error() {
+    let two = sample("cli_people2.csv");
+    for args in [
+        vec!["cat", "-", "-"],
+        vec!["cat", "rows", "-", &two, "-"],
+        vec!["count", "-", "-"],
+        vec!["count", &two, "-", "-"],
+    ] {
+        let o = run_with(&args, b"a,b\n1,2\n");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("fastcsv: standard input (`-`) is named more than once"), "{err}");
+        assert_eq!(o.stdout, b"", "{args:?}");
+    }
+}

@@ -86,7 +86,7 @@ impl Write for NamedFile {
 
 /// `fastcsv count`: one number, or `PATH<TAB>COUNT` lines and a total.
 pub fn count(a: &CountArgs) -> Result<(), Failure> {
-    let paths = inputs(&a.files);
+    let paths = inputs(&a.files)?;
     let mut out = stdout();
     let mut total = 0u64;
     // Counting does not need rectangular records: a ragged row is a record.
@@ -292,7 +292,7 @@ fn drain(w: &mut RecordWriter<Vec<u8>>, out: &mut Sink) -> Result<(), Failure> {
 pub fn cat(a: &CatArgs) -> Result<(), Failure> {
     let delimiter = a.output.delimiter();
     let format = a.output.to;
-    let paths = inputs(xsv_mode(&a.files)?);
+    let paths = inputs(xsv_mode(&a.files)?)?;
     // The first input with a header row, and that row.
     let mut first: Option<(String, RowBuf)> = None;
     let mut stdin: Option<Input> = None;

@@ -86,11 +86,22 @@ pub const STDIN_NAME: &str = "<stdin>";
 pub const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
 /// The FILE arguments, with none meaning standard input (`None`).
-pub fn inputs(files: &[PathBuf]) -> Vec<Option<&Path>> {
+///
+/// Standard input can be read once: named twice, the second reading would
+/// find it at its end (or halfway, after a read-ahead), and its records
+/// would be lost without a word, so that is a usage error.
+pub fn inputs(files: &[PathBuf]) -> Result<Vec<Option<&Path>>, Failure> {
     if files.is_empty() {
-        return vec![None];
+        return Ok(vec![None]);
     }
-    files.iter().map(|p| (p.as_os_str() != "-").then_some(p.as_path())).collect()
+    let paths: Vec<Option<&Path>> =
+        files.iter().map(|p| (p.as_os_str() != "-").then_some(p.as_path())).collect();
+    if paths.iter().filter(|p| p.is_none()).count() > 1 {
+        return Err(Failure::Usage(
+            "standard input (`-`) is named more than once; it can be read only once".into(),
+        ));
+    }
+    Ok(paths)
 }
 
 /// A single FILE argument, with `-` or none meaning standard input.
@@ -304,9 +315,11 @@ mod tests {
 
     #[test]
     fn dash_and_nothing_mean_stdin() {
-        assert_eq!(inputs(&[]), vec![None]);
+        assert_eq!(inputs(&[]).ok(), Some(vec![None]));
         let files = [PathBuf::from("-"), PathBuf::from("a.csv")];
-        assert_eq!(inputs(&files), vec![None, Some(Path::new("a.csv"))]);
+        assert_eq!(inputs(&files).ok(), Some(vec![None, Some(Path::new("a.csv"))]));
+        let twice = [PathBuf::from("-"), PathBuf::from("a.csv"), PathBuf::from("-")];
+        assert!(matches!(inputs(&twice), Err(Failure::Usage(_))));
         assert_eq!(path_arg(Some(Path::new("-"))), None);
         assert_eq!(path_arg(Some(Path::new("b"))), Some(Path::new("b")));
     }
