@@ -754,3 +754,16 @@ fn stdin_named_twice_is_a_usage_error() {
         assert_eq!(o.stdout, b"", "{args:?}");
     }
 }
+
+/// A buffer size past 1 GiB is refused when the arguments are parsed
+/// (rather than aborting on a failed allocation); 1 GiB itself is fine.
+#[test]
+fn buffer_sizes_are_bounded() {
+    let people = sample("cli_people.csv");
+    for size in ["1000G", "1025M", "1073741825"] {
+        let args = ["count", "--buffer-size", size, &people];
+        fails(&args, 2, "the buffer size must be at most 1G");
+    }
+    fails(&["bench", &people, "--sizes", "4K,2G"], 2, "at most 1G");
+    assert_eq!(ok(&["count", "--source", "read", "--buffer-size", "1G", &people]), "3\n");
+}

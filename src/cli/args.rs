@@ -207,8 +207,9 @@ pub struct InputArgs {
             .map(|s| SourceChoice::parse(&s).unwrap_or_default()),
     )]
     pub source: SourceChoice,
-    /// Size of the read() buffer: bytes or with a K, M or G suffix.
-    #[arg(long, value_name = "SIZE", default_value = "128K", value_parser = parse_size)]
+    /// Size of the read() buffer: bytes or with a K, M or G suffix (at
+    /// most 1G).
+    #[arg(long, value_name = "SIZE", default_value = "128K", value_parser = parse_buffer_size)]
     pub buffer_size: usize,
     /// No progress bar.
     #[arg(short, long)]
@@ -431,8 +432,9 @@ pub struct BenchArgs {
     /// The file to measure (a regular file: it is read many times).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// read() buffer sizes to try, comma-separated (e.g. 1K,4K,128K,4M).
-    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_size)]
+    /// read() buffer sizes to try, comma-separated (e.g. 1K,4K,128K,4M;
+    /// at most 1G).
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_buffer_size)]
     pub sizes: Vec<usize>,
     /// Runs per source (default 3, lowered to fit about 40 s).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -502,6 +504,23 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     Ok(size)
 }
 
+/// The largest `--buffer-size` (and `bench --sizes`): 1 GiB. The buffer is
+/// allocated whole when an input is opened, and once more for each chunk a
+/// read-ahead thread holds (up to 8), while `read()` gains nothing from
+/// buffers past a few MiB (`bench`'s sizes stop at 4M) and a longer record
+/// grows the buffer anyway. 1 GiB leaves room to experiment, and a slip
+/// such as `1000G` is a usage error instead of an allocation that fails.
+pub const MAX_BUFFER_SIZE: usize = 1 << 30;
+
+/// [`parse_size`], at most [`MAX_BUFFER_SIZE`].
+pub fn parse_buffer_size(s: &str) -> Result<usize, String> {
+    let size = parse_size(s)?;
+    if size > MAX_BUFFER_SIZE {
+        return Err(format!("`{s}`: the buffer size must be at most 1G"));
+    }
+    Ok(size)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,6 +549,11 @@ mod tests {
         assert!(parse_size("12X").is_err());
         assert!(parse_size("K").is_err());
         assert!(parse_size("99999999999999999999G").is_err());
+        assert_eq!(parse_buffer_size("1G"), Ok(MAX_BUFFER_SIZE));
+        assert_eq!(parse_buffer_size("1073741824"), Ok(MAX_BUFFER_SIZE));
+        assert!(parse_buffer_size("1073741825").unwrap_err().contains("at most 1G"));
+        assert!(parse_buffer_size("1000G").is_err());
+        assert!(parse_buffer_size("0").is_err());
     }
 
     #[test]
