@@ -767,3 +767,19 @@ fn buffer_sizes_are_bounded() {
     fails(&["bench", &people, "--sizes", "4K,2G"], 2, "at most 1G");
     assert_eq!(ok(&["count", "--source", "read", "--buffer-size", "1G", &people]), "3\n");
 }
+
+/// `cat` compares header rows by their fields as parsed, so a byte order
+/// mark or quotes around a name make no difference.
+#[test]
+fn cat_compares_parsed_header_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let five = temp_file(&dir, "five.csv", b"a,b,c,d,e\n1,2,3,4,5\n");
+    let bom = temp_file(&dir, "bom.csv", b"\xef\xbb\xbfa,b,c,d,e\n6,7,8,9,10\n");
+    let quoted = temp_file(&dir, "quoted.csv", b"\"a\",b,\"c\",d,e\r\n11,12,13,14,15\r\n");
+    let all = "a,b,c,d,e\n1,2,3,4,5\n6,7,8,9,10\n11,12,13,14,15\n";
+    assert_eq!(ok(&["cat", &five, &bom, &quoted]), all);
+    assert_eq!(ok(&["cat", &bom, &quoted]), "a,b,c,d,e\n6,7,8,9,10\n11,12,13,14,15\n");
+    // Fields that really differ still stop it.
+    let other = temp_file(&dir, "other.csv", b"a,b,c,d,f\n");
+    fails(&["cat", &bom, &other], 1, "the header row (a,b,c,d,f) differs from");
+}

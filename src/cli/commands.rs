@@ -302,7 +302,9 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         let mut input = Input::open(*p, &header_pass, false)?;
         if let Some(h) = input.reader.headers()? {
             match &first {
-                Some((first_name, fh)) if fh != h => {
+                // The fields as parsed (as `headers` lists them): a byte
+                // order mark or quotes around a name make no difference.
+                Some((first_name, fh)) if !fh.iter().eq(h.iter()) => {
                     let show = |r: &RowBuf| {
                         String::from_utf8_lossy(&r.iter().collect::<Vec<_>>().join(&b","[..]))
                             .into_owned()
