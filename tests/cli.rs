@@ -783,3 +783,25 @@ fn cat_compares_parsed_header_fields() {
     let other = temp_file(&dir, "other.csv", b"a,b,c,d,f\n");
     fails(&["cat", &bom, &other], 1, "the header row (a,b,c,d,f) differs from");
 }
+
+/// JSON output needs UTF-8 keys as it needs UTF-8 values: a header name
+/// that is not UTF-8 stops it with its position, before any output.
+#[test]
+fn json_output_refuses_header_names_that_are_not_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = temp_file(&dir, "badh.csv", b"a,\xff\xfe,c\n1,2,3\n");
+    let want = format!(
+        "fastcsv: {f}:1: record 0, byte 0: invalid UTF-8 in the name of column 2 (byte 0 \
+         of the name); JSON output needs UTF-8\n"
+    );
+    for args in [vec!["cat", "--to", "jsonl", &f], vec!["select", "3,2", "--to", "jsonl", &f]] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&o), want, "{args:?}");
+        assert_eq!(o.stdout, b"", "{args:?}");
+    }
+    // Columns not written, and other formats, do not need it.
+    assert_eq!(ok(&["select", "1,3", "--to", "jsonl", &f]), "{\"a\":\"1\",\"c\":\"3\"}\n");
+    assert_eq!(ok(&["select", "3", "--to", "jsonl", "-n", &f]), "[\"c\"]\n[\"3\"]\n");
+    assert_eq!(run(&["cat", &f]).status.code(), Some(0));
+}

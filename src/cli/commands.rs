@@ -12,7 +12,7 @@ use super::args::{
 };
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
-use super::{inputs, path_arg, write_failure, Failure, Input, OutputFileError};
+use super::{inputs, json_keys_utf8, path_arg, write_failure, Failure, Input, OutputFileError};
 
 /// Standard output, locked and buffered.
 fn stdout() -> BufWriter<StdoutLock<'static>> {
@@ -169,6 +169,9 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
             let names = fields(h);
             let c = a.columns.resolve(Some(&names), names.len()).map_err(Failure::Usage)?;
             let picked: Vec<&[u8]> = c.iter().map(|&i| names[i]).collect();
+            if format == Format::Jsonl {
+                json_keys_utf8(&name, &picked, h.position(), |f| c[f])?;
+            }
             let mut w = RecordWriter::new(out()?, format, delimiter, Some(&picked));
             if format != Format::Jsonl {
                 w.write(picked.iter().copied())
@@ -323,6 +326,9 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         if p.is_none() {
             stdin = Some(input);
         }
+    }
+    if let (Some((name, h)), Format::Jsonl) = (&first, format) {
+        json_keys_utf8(name, &fields(h), h.position(), |f| f)?;
     }
     let out = sink(a.output.output.as_deref(), &paths)?;
     let (keys, w) = match &first {

@@ -238,6 +238,32 @@ pub fn write_failure(
     }
 }
 
+/// JSON output needs UTF-8 keys as it needs UTF-8 values: fails on the
+/// first of the header names `keys` that is not UTF-8, at the position of
+/// the header row `pos` of the input called `name`; `column` maps the key
+/// index to the input's column.
+pub fn json_keys_utf8(
+    name: &str,
+    keys: &[&[u8]],
+    pos: fastcsv::Position,
+    column: impl Fn(usize) -> usize,
+) -> Result<(), Failure> {
+    for (i, k) in keys.iter().enumerate() {
+        if let Err(e) = std::str::from_utf8(k) {
+            return Err(Failure::Fatal(format!(
+                "{name}:{}: record {}, byte {}: invalid UTF-8 in the name of column {} \
+                 (byte {} of the name); JSON output needs UTF-8",
+                pos.line,
+                pos.record,
+                pos.byte,
+                column(i) + 1,
+                e.valid_up_to(),
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Standard input as a `File` (a duplicate of descriptor 0), so that a
 /// redirected regular file can be mapped.
 #[cfg(unix)]
