@@ -245,8 +245,8 @@ fn cat_rejects_different_headers() {
     let o = run_with(&["cat", &two, "-", &two], &std::fs::read(&a).unwrap());
     assert_eq!(stdout(&o).lines().count(), 1 + 1 + 3 + 1, "{}", stdout(&o));
     assert!(stdout(&o).starts_with("id,name,city,score\n4,Dan,Lima,8\n1,Ann,"));
-    // With --no-headers nothing is compared.
-    let out = ok(&["cat", "--no-headers", &a, &other]);
+    // With --no-headers and --flexible nothing is compared.
+    let out = ok(&["cat", "--no-headers", "--flexible", &a, &other]);
     assert_eq!(out.lines().count(), 6);
 }
 
@@ -804,4 +804,36 @@ fn json_output_refuses_header_names_that_are_not_utf8() {
     assert_eq!(ok(&["select", "1,3", "--to", "jsonl", &f]), "{\"a\":\"1\",\"c\":\"3\"}\n");
     assert_eq!(ok(&["select", "3", "--to", "jsonl", "-n", &f]), "[\"c\"]\n[\"3\"]\n");
     assert_eq!(run(&["cat", &f]).status.code(), Some(0));
+}
+
+/// Without --flexible, `cat -n` refuses inputs of different widths, as a
+/// ragged row inside one input is refused, before anything is written; the
+/// first record of standard input, read to compare it, is still written.
+#[test]
+fn cat_refuses_inputs_of_different_widths() {
+    let dir = tempfile::tempdir().unwrap();
+    let five = temp_file(&dir, "five.csv", b"a,b,c,d,e\n1,2,3,4,5\n");
+    let three = temp_file(&dir, "three.csv", b"a,b,c\n1,2,3\n");
+    let o = run(&["cat", "-n", &five, &three]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "fastcsv: {three}:1: record 0, byte 0: found record with 3 fields, but the \
+             records of {five} have 5 fields\n"
+        )
+    );
+    assert_eq!(o.stdout, b"");
+    let ragged = "a,b,c,d,e\n1,2,3,4,5\na,b,c\n1,2,3\n";
+    assert_eq!(ok(&["cat", "-n", "--flexible", &five, &three]), ragged);
+    let o = run_with(&["cat", "-n", &five, "-"], b"\n6,7,8,9,10\n11,12,13,14,15\n");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "a,b,c,d,e\n1,2,3,4,5\n6,7,8,9,10\n11,12,13,14,15\n");
+    let o = run_with(&["cat", "-n", "--to", "jsonl", "-", &five], b"x,\"y\"\"\",z,w,v\n");
+    assert_eq!(stdout(&o).lines().next(), Some("[\"x\",\"y\\\"\",\"z\",\"w\",\"v\"]"));
+    assert_eq!(stdout(&o).lines().count(), 3);
+    let o = run_with(&["cat", "-n", &five, "-"], b"\n1,2\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("fastcsv: <stdin>:2: record 0, byte 1: found record with 2"));
+    assert_eq!(o.stdout, b"");
 }

@@ -288,10 +288,12 @@ fn drain(w: &mut RecordWriter<Vec<u8>>, out: &mut Sink) -> Result<(), Failure> {
 
 /// `fastcsv cat`: every input's records, the shared header once.
 ///
-/// All header rows are compared before anything is written, so a mismatch
-/// leaves no partial output. Files are opened twice (once for the header,
-/// once to stream) so that only one is open at a time; standard input is
-/// kept open from the first pass.
+/// All header rows (with `--no-headers`, the widths of the first records,
+/// unless `--flexible`) are compared before anything is written, so a
+/// mismatch leaves no partial output. Files are opened twice (once for the
+/// header, once to stream) so that only one is open at a time; standard
+/// input is kept open from the first pass, with the first record read
+/// from it.
 pub fn cat(a: &CatArgs) -> Result<(), Failure> {
     let delimiter = a.output.delimiter();
     let format = a.output.to;
@@ -299,10 +301,35 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
     // The first input with a header row, and that row.
     let mut first: Option<(String, RowBuf)> = None;
     let mut stdin: Option<Input> = None;
+    // Without header rows, the records of all inputs must have the width
+    // of the first one's, as within one input: the first input with a
+    // record and that width; standard input's first record.
+    let same_width = a.input.no_headers && !a.input.flexible;
+    let mut width: Option<(String, usize)> = None;
+    let mut stdin_first: Option<RowBuf> = None;
     // No progress bar for the header pass.
     let header_pass = InputArgs { quiet: true, ..a.input.clone() };
     for p in &paths {
         let mut input = Input::open(*p, &header_pass, false)?;
+        if same_width {
+            if let Some(row) = input.reader.read_row()? {
+                let (n, pos) = (row.len(), row.position());
+                match &width {
+                    Some((first_name, w)) if *w != n => {
+                        return Err(Failure::Fatal(format!(
+                            "{}:{}: record {}, byte {}: found record with {n} fields, but the \
+                             records of {first_name} have {w} fields",
+                            input.name, pos.line, pos.record, pos.byte
+                        )));
+                    }
+                    Some(_) => {}
+                    None => width = Some((input.name.clone(), n)),
+                }
+                if p.is_none() {
+                    stdin_first = Some(row.to_owned());
+                }
+            }
+        }
         if let Some(h) = input.reader.headers()? {
             match &first {
                 // The fields as parsed (as `headers` lists them): a byte
@@ -358,6 +385,13 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         let d = input.reader.dialect();
         let in_delim = d.delimiter();
         let make = || RecordWriter::new(Vec::new(), format, delimiter, keys.as_deref());
+        // Standard input's first record, read in the first pass to compare
+        // its width.
+        if let Some(row) = stdin_first.take_if(|_| p.is_none()) {
+            let mut w = make();
+            w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
+            drain(&mut w, &mut out)?;
+        }
         // When the output is CSV as the input came in: the records the
         // block scanner took are written from their input bytes, dropping
         // only the quotes the output does not need, which the scanner
