@@ -837,3 +837,20 @@ fn cat_refuses_inputs_of_different_widths() {
     assert!(stderr(&o).starts_with("fastcsv: <stdin>:2: record 0, byte 1: found record with 2"));
     assert_eq!(o.stdout, b"");
 }
+
+/// A range of indices past the last column, or from 0, says so rather
+/// than looking for a column of that name.
+#[test]
+fn select_ranges_out_of_range_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let five = temp_file(&dir, "five.csv", b"a,b,c,d,e\n1,2,3,4,5\n");
+    let out_of_range = "fastcsv: column 10 is out of range: there are 5 columns\n";
+    assert_eq!(fails(&["select", "1-10", &five], 2, ""), out_of_range);
+    assert_eq!(fails(&["select", "b-10", &five], 2, ""), out_of_range);
+    assert_eq!(fails(&["select", "-n", "10-1", &five], 2, ""), out_of_range);
+    assert_eq!(fails(&["select", "0-2", &five], 2, ""), "fastcsv: column indices start at 1\n");
+    assert_eq!(fails(&["select", "3-0", &five], 2, ""), "fastcsv: column indices start at 1\n");
+    // A name that is not there is still the error for a range with one.
+    fails(&["select", "x-10", &five], 2, "no column named `x-10`");
+    assert_eq!(ok(&["select", "4-5", &five]), "d,e\n4,5\n");
+}
