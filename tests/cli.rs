@@ -854,3 +854,23 @@ fn select_ranges_out_of_range_say_so() {
     fails(&["select", "x-10", &five], 2, "no column named `x-10`");
     assert_eq!(ok(&["select", "4-5", &five]), "d,e\n4,5\n");
 }
+
+/// A FILE named `*.tsv` (or `*.tab`) is read as tab-separated when no
+/// delimiter is given, as xsv does; `-d` wins; standard input is CSV.
+#[test]
+fn tsv_files_are_tab_separated_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = temp_file(&dir, "t.tsv", b"a\tb\n1\t\"x,y\"\n");
+    let tab = temp_file(&dir, "t.TAB", b"a\tb\n2\t3\n");
+    let csv = temp_file(&dir, "c.csv", b"a,b\n4,5\n");
+    assert_eq!(ok(&["headers", &tsv]), "1   a\n2   b\n");
+    assert_eq!(ok(&["select", "2", &tsv]), "b\n\"x,y\"\n");
+    assert_eq!(ok(&["count", &tsv, &tab]), format!("{tsv}\t1\n{tab}\t1\ntotal\t2\n"));
+    // Each input by its own name.
+    assert_eq!(ok(&["cat", &tsv, &csv, &tab]), "a,b\n1,\"x,y\"\n4,5\n2,3\n");
+    assert_eq!(ok(&["headers", "-d", ",", &tsv]), "1   a\tb\n");
+    let o = run_with(&["headers", "-"], b"a\tb\n");
+    assert_eq!(stdout(&o), "1   a\tb\n");
+    let t = ok(&["bench", &tsv, "--sizes", "1K", "--runs", "1", "--json"]);
+    assert!(t.contains("\"rows\": 1"), "{t}");
+}

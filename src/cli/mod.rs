@@ -120,9 +120,10 @@ pub struct Input {
 
 impl Input {
     /// Opens a path (or standard input for `None`) with the dialect and
-    /// source options of `args`; `strict` forces strict parsing.
+    /// source options of `args` (without `-d`, a path named `*.tsv` is read
+    /// as tab-separated); `strict` forces strict parsing.
     pub fn open(path: Option<&Path>, args: &InputArgs, strict: bool) -> Result<Input, Failure> {
-        let dialect = args.dialect(strict).map_err(|e| Failure::Usage(e.message()))?;
+        let dialect = args.dialect(path, strict).map_err(|e| Failure::Usage(e.message()))?;
         let mut b = ReaderBuilder::new();
         b.dialect(dialect).source(args.source).buffer_size(args.buffer_size);
         let (reader, name, size) = match path {
