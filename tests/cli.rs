@@ -874,3 +874,28 @@ fn tsv_files_are_tab_separated_by_default() {
     let t = ok(&["bench", &tsv, "--sizes", "1K", "--runs", "1", "--json"]);
     assert!(t.contains("\"rows\": 1"), "{t}");
 }
+
+/// `select` needs a header row (or, with --no-headers, a first record) to
+/// resolve its columns: an input without one is an error, as in xsv.
+#[test]
+fn select_from_an_input_without_records_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = temp_file(&dir, "empty.csv", b"");
+    let blank = temp_file(&dir, "blank.csv", b"\n\r\n\n");
+    for f in [&empty, &blank] {
+        let e = fails(&["select", "1", f], 1, "");
+        assert_eq!(e, format!("fastcsv: {f}: no header row to select columns from\n"));
+        let e = fails(&["select", "-n", "1", f], 1, "");
+        assert_eq!(e, format!("fastcsv: {f}: no record to select columns from\n"));
+    }
+    let o = run_with(&["select", "a"], b"\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "fastcsv: <stdin>: no header row to select columns from\n");
+    // The -o file is left alone.
+    let kept = temp_file(&dir, "kept.csv", b"precious\n");
+    fails(&["select", "1", &empty, "-o", &kept], 1, "no header row");
+    assert_eq!(std::fs::read(&kept).unwrap(), b"precious\n");
+    // A header row alone selects from it.
+    let header = temp_file(&dir, "header.csv", b"a,b\n");
+    assert_eq!(ok(&["select", "2", &header]), "b\n");
+}

@@ -157,6 +157,11 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let name = input.name.clone();
     let header = input.reader.headers()?.cloned();
+    // The columns are resolved against the header row (or the first
+    // record): an input without one has no columns to select, as in xsv.
+    if header.is_none() && input.reader.dialect().headers() {
+        return Err(Failure::Fatal(format!("{name}: no header row to select columns from")));
+    }
     let delimiter = a.output.delimiter();
     let format = a.output.to;
     // The output file is created once the selection is known to be valid,
@@ -181,8 +186,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
         }
         None => {
             let Some(row) = input.reader.read_row()? else {
-                out()?.flush()?;
-                return Ok(());
+                return Err(Failure::Fatal(format!("{name}: no record to select columns from")));
             };
             let c = a.columns.resolve(None, row.len()).map_err(Failure::Usage)?;
             let mut w = RecordWriter::new(out()?, format, delimiter, None);
