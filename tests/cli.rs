@@ -899,3 +899,10 @@ fn select_from_an_input_without_records_fails() {
     let header = temp_file(&dir, "header.csv", b"a,b\n");
     assert_eq!(ok(&["select", "2", &header]), "b\n");
 }
+
+/// `bench -` says bench needs a regular file, not that `-` is missing.
+#[test]
+fn bench_refuses_standard_input() {
+    let e = fails(&["bench", "-"], 2, "");
+    assert_eq!(e, "fastcsv: -: bench needs a regular file (it reads the file many times)\n");
+}

@@ -637,6 +637,12 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
 /// `fastcsv bench`: the `fastcsv::bench` harness on one file; a table or
 /// JSON on standard output, and optionally an SVG chart.
 pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
+    // `-` is standard input everywhere else, which cannot be read again.
+    if a.file.as_os_str() == "-" {
+        return Err(Failure::Usage(
+            "-: bench needs a regular file (it reads the file many times)".into(),
+        ));
+    }
     let mut opts = fastcsv::bench::BenchOptions {
         cold: a.cold,
         work: a.work,
