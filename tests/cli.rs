@@ -250,8 +250,8 @@ fn cat_rejects_different_headers() {
     let o = run_with(&["cat", &two, "-", &two], &std::fs::read(&a).unwrap());
     assert_eq!(stdout(&o).lines().count(), 1 + 1 + 3 + 1, "{}", stdout(&o));
     assert!(stdout(&o).starts_with("id,name,city,score\n4,Dan,Lima,8\n1,Ann,"));
-    // With --no-headers nothing is compared.
-    let out = ok(&["cat", "--no-headers", &a, &other]);
+    // With --no-headers and --flexible nothing is compared.
+    let out = ok(&["cat", "--no-headers", "--flexible", &a, &other]);
     assert_eq!(out.lines().count(), 6);
 }
 
@@ -739,4 +739,175 @@ fn select_in_order_equals_a_csv_writer() {
         let par = ["select", "--flexible", "-j", "3", "--chunk-size", "4K", &arg, &f];
         assert_eq!(ok(&par), want, "{arg}, 3 threads");
     }
+}
+
+/// Standard input can be read once: naming it twice would lose its rows
+/// without a word, so it is refused before anything is read.
+#[test]
+fn stdin_named_twice_is_a_usage_error() {
+    let two = sample("cli_people2.csv");
+    for args in [
+        vec!["cat", "-", "-"],
+        vec!["cat", "rows", "-", &two, "-"],
+        vec!["count", "-", "-"],
+        vec!["count", &two, "-", "-"],
+    ] {
+        let o = run_with(&args, b"a,b\n1,2\n");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("fastcsv: standard input (`-`) is named more than once"), "{err}");
+        assert_eq!(o.stdout, b"", "{args:?}");
+    }
+}
+
+/// A buffer size past 1 GiB is refused when the arguments are parsed
+/// (rather than aborting on a failed allocation); 1 GiB itself is fine.
+#[test]
+fn buffer_sizes_are_bounded() {
+    let people = sample("cli_people.csv");
+    for size in ["1000G", "1025M", "1073741825"] {
+        let args = ["count", "--buffer-size", size, &people];
+        fails(&args, 2, "the buffer size must be at most 1G");
+    }
+    fails(&["bench", &people, "--sizes", "4K,2G"], 2, "at most 1G");
+    assert_eq!(ok(&["count", "--source", "read", "--buffer-size", "1G", &people]), "3\n");
+}
+
+/// `cat` compares header rows by their fields as parsed, so a byte order
+/// mark or quotes around a name make no difference.
+#[test]
+fn cat_compares_parsed_header_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let five = temp_file(&dir, "five.csv", b"a,b,c,d,e\n1,2,3,4,5\n");
+    let bom = temp_file(&dir, "bom.csv", b"\xef\xbb\xbfa,b,c,d,e\n6,7,8,9,10\n");
+    let quoted = temp_file(&dir, "quoted.csv", b"\"a\",b,\"c\",d,e\r\n11,12,13,14,15\r\n");
+    let all = "a,b,c,d,e\n1,2,3,4,5\n6,7,8,9,10\n11,12,13,14,15\n";
+    assert_eq!(ok(&["cat", &five, &bom, &quoted]), all);
+    assert_eq!(ok(&["cat", &bom, &quoted]), "a,b,c,d,e\n6,7,8,9,10\n11,12,13,14,15\n");
+    // Fields that really differ still stop it.
+    let other = temp_file(&dir, "other.csv", b"a,b,c,d,f\n");
+    fails(&["cat", &bom, &other], 1, "the header row (a,b,c,d,f) differs from");
+}
+
+/// JSON output needs UTF-8 keys as it needs UTF-8 values: a header name
+/// that is not UTF-8 stops it with its position, before any output.
+#[test]
+fn json_output_refuses_header_names_that_are_not_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = temp_file(&dir, "badh.csv", b"a,\xff\xfe,c\n1,2,3\n");
+    let want = format!(
+        "fastcsv: {f}:1: record 0, byte 0: invalid UTF-8 in the name of column 2 (byte 0 \
+         of the name); JSON output needs UTF-8\n"
+    );
+    for args in [vec!["cat", "--to", "jsonl", &f], vec!["select", "3,2", "--to", "jsonl", &f]] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&o), want, "{args:?}");
+        assert_eq!(o.stdout, b"", "{args:?}");
+    }
+    // Columns not written, and other formats, do not need it.
+    assert_eq!(ok(&["select", "1,3", "--to", "jsonl", &f]), "{\"a\":\"1\",\"c\":\"3\"}\n");
+    assert_eq!(ok(&["select", "3", "--to", "jsonl", "-n", &f]), "[\"c\"]\n[\"3\"]\n");
+    assert_eq!(run(&["cat", &f]).status.code(), Some(0));
+}
+
+/// Without --flexible, `cat -n` refuses inputs of different widths, as a
+/// ragged row inside one input is refused, before anything is written; the
+/// first record of standard input, read to compare it, is still written.
+#[test]
+fn cat_refuses_inputs_of_different_widths() {
+    let dir = tempfile::tempdir().unwrap();
+    let five = temp_file(&dir, "five.csv", b"a,b,c,d,e\n1,2,3,4,5\n");
+    let three = temp_file(&dir, "three.csv", b"a,b,c\n1,2,3\n");
+    let o = run(&["cat", "-n", &five, &three]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "fastcsv: {three}:1: record 0, byte 0: found record with 3 fields, but the \
+             records of {five} have 5 fields\n"
+        )
+    );
+    assert_eq!(o.stdout, b"");
+    let ragged = "a,b,c,d,e\n1,2,3,4,5\na,b,c\n1,2,3\n";
+    assert_eq!(ok(&["cat", "-n", "--flexible", &five, &three]), ragged);
+    let o = run_with(&["cat", "-n", &five, "-"], b"\n6,7,8,9,10\n11,12,13,14,15\n");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "a,b,c,d,e\n1,2,3,4,5\n6,7,8,9,10\n11,12,13,14,15\n");
+    let o = run_with(&["cat", "-n", "--to", "jsonl", "-", &five], b"x,\"y\"\"\",z,w,v\n");
+    assert_eq!(stdout(&o).lines().next(), Some("[\"x\",\"y\\\"\",\"z\",\"w\",\"v\"]"));
+    assert_eq!(stdout(&o).lines().count(), 3);
+    let o = run_with(&["cat", "-n", &five, "-"], b"\n1,2\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("fastcsv: <stdin>:2: record 0, byte 1: found record with 2"));
+    assert_eq!(o.stdout, b"");
+}
+
+/// A range of indices past the last column, or from 0, says so rather
+/// than looking for a column of that name.
+#[test]
+fn select_ranges_out_of_range_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let five = temp_file(&dir, "five.csv", b"a,b,c,d,e\n1,2,3,4,5\n");
+    let out_of_range = "fastcsv: column 10 is out of range: there are 5 columns\n";
+    assert_eq!(fails(&["select", "1-10", &five], 2, ""), out_of_range);
+    assert_eq!(fails(&["select", "b-10", &five], 2, ""), out_of_range);
+    assert_eq!(fails(&["select", "-n", "10-1", &five], 2, ""), out_of_range);
+    assert_eq!(fails(&["select", "0-2", &five], 2, ""), "fastcsv: column indices start at 1\n");
+    assert_eq!(fails(&["select", "3-0", &five], 2, ""), "fastcsv: column indices start at 1\n");
+    // A name that is not there is still the error for a range with one.
+    fails(&["select", "x-10", &five], 2, "no column named `x-10`");
+    assert_eq!(ok(&["select", "4-5", &five]), "d,e\n4,5\n");
+}
+
+/// A FILE named `*.tsv` (or `*.tab`) is read as tab-separated when no
+/// delimiter is given, as xsv does; `-d` wins; standard input is CSV.
+#[test]
+fn tsv_files_are_tab_separated_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = temp_file(&dir, "t.tsv", b"a\tb\n1\t\"x,y\"\n");
+    let tab = temp_file(&dir, "t.TAB", b"a\tb\n2\t3\n");
+    let csv = temp_file(&dir, "c.csv", b"a,b\n4,5\n");
+    assert_eq!(ok(&["headers", &tsv]), "1   a\n2   b\n");
+    assert_eq!(ok(&["select", "2", &tsv]), "b\n\"x,y\"\n");
+    assert_eq!(ok(&["count", &tsv, &tab]), format!("{tsv}\t1\n{tab}\t1\ntotal\t2\n"));
+    // Each input by its own name.
+    assert_eq!(ok(&["cat", &tsv, &csv, &tab]), "a,b\n1,\"x,y\"\n4,5\n2,3\n");
+    assert_eq!(ok(&["headers", "-d", ",", &tsv]), "1   a\tb\n");
+    let o = run_with(&["headers", "-"], b"a\tb\n");
+    assert_eq!(stdout(&o), "1   a\tb\n");
+    let t = ok(&["bench", &tsv, "--sizes", "1K", "--runs", "1", "--json"]);
+    assert!(t.contains("\"rows\": 1"), "{t}");
+}
+
+/// `select` needs a header row (or, with --no-headers, a first record) to
+/// resolve its columns: an input without one is an error, as in xsv.
+#[test]
+fn select_from_an_input_without_records_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = temp_file(&dir, "empty.csv", b"");
+    let blank = temp_file(&dir, "blank.csv", b"\n\r\n\n");
+    for f in [&empty, &blank] {
+        let e = fails(&["select", "1", f], 1, "");
+        assert_eq!(e, format!("fastcsv: {f}: no header row to select columns from\n"));
+        let e = fails(&["select", "-n", "1", f], 1, "");
+        assert_eq!(e, format!("fastcsv: {f}: no record to select columns from\n"));
+    }
+    let o = run_with(&["select", "a"], b"\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "fastcsv: <stdin>: no header row to select columns from\n");
+    // The -o file is left alone.
+    let kept = temp_file(&dir, "kept.csv", b"precious\n");
+    fails(&["select", "1", &empty, "-o", &kept], 1, "no header row");
+    assert_eq!(std::fs::read(&kept).unwrap(), b"precious\n");
+    // A header row alone selects from it.
+    let header = temp_file(&dir, "header.csv", b"a,b\n");
+    assert_eq!(ok(&["select", "2", &header]), "b\n");
+}
+
+/// `bench -` says bench needs a regular file, not that `-` is missing.
+#[test]
+fn bench_refuses_standard_input() {
+    let e = fails(&["bench", "-"], 2, "");
+    assert_eq!(e, "fastcsv: -: bench needs a regular file (it reads the file many times)\n");
 }

@@ -421,6 +421,35 @@ fn huge_record_grows_the_buffer_then_errors() {
     assert_eq!(rdr.count_rows().unwrap(), 2);
 }
 
+/// A buffer the allocator refuses (here half the address space, which no
+/// allocation can get, so nothing is allocated) is an `OutOfMemory` error
+/// from the first read, with the path, not an abort; for a stream, for a
+/// file read in place and for one read ahead.
+#[test]
+fn a_buffer_too_large_to_allocate_is_an_error() {
+    let huge = usize::MAX / 2;
+    let is_oom = |e: &fastcsv::Error| matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::OutOfMemory);
+    let mut rdr = ReaderBuilder::new().buffer_size(huge).from_reader(&b"a\n1\n"[..]);
+    let e = rdr.read_row().unwrap_err();
+    assert!(is_oom(&e), "{e:?}");
+    assert_eq!(e.to_string(), format!("cannot allocate a read buffer of {huge} bytes"));
+    assert!(rdr.read_row().unwrap().is_none());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small.csv");
+    fs::write(&path, "a\n1\n").unwrap();
+    for ahead in [false, true] {
+        let mut rdr = ReaderBuilder::new()
+            .source(SourceChoice::Buffered)
+            .read_ahead(ahead)
+            .buffer_size(huge)
+            .from_path(&path)
+            .unwrap();
+        let e = rdr.read_row().unwrap_err();
+        assert!(is_oom(&e), "{e:?}");
+        assert!(e.to_string().starts_with(&format!("{}: cannot allocate", path.display())), "{e}");
+    }
+}
+
 /// Writes `rows` lines of `i,<text>,<i*7>` and returns the file's size.
 fn write_numbered(path: &Path, rows: u64) -> u64 {
     let mut w = BufWriter::new(File::create(path).unwrap());

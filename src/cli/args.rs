@@ -4,7 +4,7 @@
 //! Every bad value is rejected here, so clap reports it as a usage error
 //! (exit status 2) before any input is opened.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -85,7 +85,8 @@ Examples:
 const HEADERS_HELP: &str = "\
 Examples:
   fastcsv headers export.csv
-  fastcsv headers --just-names -d tab export.tsv";
+  fastcsv headers --just-names export.tsv      # tab-separated by its name
+  fastcsv headers -d ';' export.csv";
 
 const SELECT_HELP: &str = "\
 COLUMNS is a comma-separated list of items, applied in order:
@@ -161,9 +162,10 @@ Examples:
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Input options")]
 pub struct InputArgs {
-    /// Field delimiter: one byte, `tab`, `\t` or `\xHH`.
-    #[arg(short, long, value_name = "BYTE", default_value = ",", value_parser = parse_byte)]
-    pub delimiter: u8,
+    /// Field delimiter: one byte, `tab`, `\t` or `\xHH` (default: a comma,
+    /// or a tab for a FILE named *.tsv or *.tab, as xsv does).
+    #[arg(short, long, value_name = "BYTE", value_parser = parse_byte)]
+    pub delimiter: Option<u8>,
     /// Quote character.
     #[arg(long, value_name = "BYTE", default_value = "\"", value_parser = parse_byte)]
     pub quote: u8,
@@ -208,8 +210,9 @@ pub struct InputArgs {
             .map(|s| SourceChoice::parse(&s).unwrap_or_default()),
     )]
     pub source: SourceChoice,
-    /// Size of the read() buffer: bytes or with a K, M or G suffix.
-    #[arg(long, value_name = "SIZE", default_value = "128K", value_parser = parse_size)]
+    /// Size of the read() buffer: bytes or with a K, M or G suffix (at
+    /// most 1G).
+    #[arg(long, value_name = "SIZE", default_value = "128K", value_parser = parse_buffer_size)]
     pub buffer_size: usize,
     /// No progress bar.
     #[arg(short, long)]
@@ -244,12 +247,28 @@ impl ParallelArgs {
     }
 }
 
+/// Whether a file's name says it is tab-separated: `*.tsv` or `*.tab`, in
+/// any case.
+pub fn tab_separated_name(path: &Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str());
+    matches!(ext.map(str::to_ascii_lowercase).as_deref(), Some("tsv" | "tab"))
+}
+
+/// The delimiter of an input read without `-d`: a tab for a FILE whose name
+/// says it is tab-separated (as xsv reads `*.tsv`), otherwise a comma
+/// (standard input, `None`, included).
+pub fn input_delimiter(given: Option<u8>, path: Option<&Path>) -> u8 {
+    given.unwrap_or(if path.is_some_and(tab_separated_name) { b'\t' } else { b',' })
+}
+
 impl InputArgs {
-    /// The dialect these options describe. Empty lines are always skipped:
-    /// they are not records. `strict` forces strict parsing (for `check`).
-    pub fn dialect(&self, strict: bool) -> fastcsv::Result<Dialect> {
+    /// The dialect these options describe for the input `path` (`None`:
+    /// standard input), whose name may set the delimiter. Empty lines are
+    /// always skipped: they are not records. `strict` forces strict parsing
+    /// (for `check`).
+    pub fn dialect(&self, path: Option<&Path>, strict: bool) -> fastcsv::Result<Dialect> {
         Dialect::builder()
-            .delimiter(self.delimiter)
+            .delimiter(input_delimiter(self.delimiter, path))
             .quote((!self.no_quote).then_some(self.quote))
             .escape(self.escape)
             .double_quote(!self.no_doublequote)
@@ -325,10 +344,10 @@ impl OutputArgs {
         if let Some(d) = self.out_delimiter {
             return d;
         }
-        let ext = self.output.as_ref().and_then(|p| p.extension()).and_then(|e| e.to_str());
-        match ext.map(str::to_ascii_lowercase).as_deref() {
-            Some("tsv" | "tab") => b'\t',
-            _ => b',',
+        if self.output.as_deref().is_some_and(tab_separated_name) {
+            b'\t'
+        } else {
+            b','
         }
     }
 }
@@ -432,8 +451,9 @@ pub struct BenchArgs {
     /// The file to measure (a regular file: it is read many times).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// read() buffer sizes to try, comma-separated (e.g. 1K,4K,128K,4M).
-    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_size)]
+    /// read() buffer sizes to try, comma-separated (e.g. 1K,4K,128K,4M;
+    /// at most 1G).
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_buffer_size)]
     pub sizes: Vec<usize>,
     /// Runs per source (default 3, lowered to fit about 40 s).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -457,9 +477,10 @@ pub struct BenchArgs {
     /// Also write an SVG chart of throughput against buffer size.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// Field delimiter: one byte, `tab`, `\t` or `\xHH`.
-    #[arg(short, long, value_name = "BYTE", default_value = ",", value_parser = parse_byte)]
-    pub delimiter: u8,
+    /// Field delimiter: one byte, `tab`, `\t` or `\xHH` (default: a comma,
+    /// or a tab for a FILE named *.tsv or *.tab, as xsv does).
+    #[arg(short, long, value_name = "BYTE", value_parser = parse_byte)]
+    pub delimiter: Option<u8>,
     /// The first record is data, not a header row.
     #[arg(short, long)]
     pub no_headers: bool,
@@ -472,7 +493,7 @@ impl BenchArgs {
     /// The dialect to measure with (empty lines skipped, as everywhere).
     pub fn dialect(&self) -> fastcsv::Result<Dialect> {
         Dialect::builder()
-            .delimiter(self.delimiter)
+            .delimiter(input_delimiter(self.delimiter, Some(&self.file)))
             .headers(!self.no_headers)
             .flexible(self.flexible)
             .skip_empty_lines(true)
@@ -499,6 +520,23 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     let size = n.checked_mul(1 << shift).ok_or_else(|| format!("`{s}` is too large"))?;
     if size == 0 {
         return Err("the buffer size must be at least 1 byte".into());
+    }
+    Ok(size)
+}
+
+/// The largest `--buffer-size` (and `bench --sizes`): 1 GiB. The buffer is
+/// allocated whole when an input is opened, and once more for each chunk a
+/// read-ahead thread holds (up to 8), while `read()` gains nothing from
+/// buffers past a few MiB (`bench`'s sizes stop at 4M) and a longer record
+/// grows the buffer anyway. 1 GiB leaves room to experiment, and a slip
+/// such as `1000G` is a usage error instead of an allocation that fails.
+pub const MAX_BUFFER_SIZE: usize = 1 << 30;
+
+/// [`parse_size`], at most [`MAX_BUFFER_SIZE`].
+pub fn parse_buffer_size(s: &str) -> Result<usize, String> {
+    let size = parse_size(s)?;
+    if size > MAX_BUFFER_SIZE {
+        return Err(format!("`{s}`: the buffer size must be at most 1G"));
     }
     Ok(size)
 }
@@ -531,6 +569,22 @@ mod tests {
         assert!(parse_size("12X").is_err());
         assert!(parse_size("K").is_err());
         assert!(parse_size("99999999999999999999G").is_err());
+        assert_eq!(parse_buffer_size("1G"), Ok(MAX_BUFFER_SIZE));
+        assert_eq!(parse_buffer_size("1073741824"), Ok(MAX_BUFFER_SIZE));
+        assert!(parse_buffer_size("1073741825").unwrap_err().contains("at most 1G"));
+        assert!(parse_buffer_size("1000G").is_err());
+        assert!(parse_buffer_size("0").is_err());
+    }
+
+    #[test]
+    fn tab_separated_by_name() {
+        use std::path::Path;
+        assert_eq!(input_delimiter(None, Some(Path::new("a.tsv"))), b'\t');
+        assert_eq!(input_delimiter(None, Some(Path::new("dir/a.TAB"))), b'\t');
+        assert_eq!(input_delimiter(None, Some(Path::new("a.csv"))), b',');
+        assert_eq!(input_delimiter(None, Some(Path::new("tsv"))), b',');
+        assert_eq!(input_delimiter(None, None), b',');
+        assert_eq!(input_delimiter(Some(b';'), Some(Path::new("a.tsv"))), b';');
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::args::{
 };
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
-use super::{inputs, path_arg, write_failure, Failure, Input, OutputFileError};
+use super::{inputs, json_keys_utf8, path_arg, write_failure, Failure, Input, OutputFileError};
 
 /// Standard output, locked and buffered.
 fn stdout() -> BufWriter<StdoutLock<'static>> {
@@ -86,7 +86,7 @@ impl Write for NamedFile {
 
 /// `fastcsv count`: one number, or `PATH<TAB>COUNT` lines and a total.
 pub fn count(a: &CountArgs) -> Result<(), Failure> {
-    let paths = inputs(&a.files);
+    let paths = inputs(&a.files)?;
     let mut out = stdout();
     let mut total = 0u64;
     // Counting does not need rectangular records: a ragged row is a record.
@@ -157,6 +157,11 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let name = input.name.clone();
     let header = input.reader.headers()?.cloned();
+    // The columns are resolved against the header row (or the first
+    // record): an input without one has no columns to select, as in xsv.
+    if header.is_none() && input.reader.dialect().headers() {
+        return Err(Failure::Fatal(format!("{name}: no header row to select columns from")));
+    }
     let delimiter = a.output.delimiter();
     let format = a.output.to;
     // The output file is created once the selection is known to be valid,
@@ -169,6 +174,9 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
             let names = fields(h);
             let c = a.columns.resolve(Some(&names), names.len()).map_err(Failure::Usage)?;
             let picked: Vec<&[u8]> = c.iter().map(|&i| names[i]).collect();
+            if format == Format::Jsonl {
+                json_keys_utf8(&name, &picked, h.position(), |f| c[f])?;
+            }
             let mut w = RecordWriter::new(out()?, format, delimiter, Some(&picked));
             if format != Format::Jsonl {
                 w.write(picked.iter().copied())
@@ -178,8 +186,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
         }
         None => {
             let Some(row) = input.reader.read_row()? else {
-                out()?.flush()?;
-                return Ok(());
+                return Err(Failure::Fatal(format!("{name}: no record to select columns from")));
             };
             let c = a.columns.resolve(None, row.len()).map_err(Failure::Usage)?;
             let mut w = RecordWriter::new(out()?, format, delimiter, None);
@@ -285,24 +292,53 @@ fn drain(w: &mut RecordWriter<Vec<u8>>, out: &mut Sink) -> Result<(), Failure> {
 
 /// `fastcsv cat`: every input's records, the shared header once.
 ///
-/// All header rows are compared before anything is written, so a mismatch
-/// leaves no partial output. Files are opened twice (once for the header,
-/// once to stream) so that only one is open at a time; standard input is
-/// kept open from the first pass.
+/// All header rows (with `--no-headers`, the widths of the first records,
+/// unless `--flexible`) are compared before anything is written, so a
+/// mismatch leaves no partial output. Files are opened twice (once for the
+/// header, once to stream) so that only one is open at a time; standard
+/// input is kept open from the first pass, with the first record read
+/// from it.
 pub fn cat(a: &CatArgs) -> Result<(), Failure> {
     let delimiter = a.output.delimiter();
     let format = a.output.to;
-    let paths = inputs(xsv_mode(&a.files)?);
+    let paths = inputs(xsv_mode(&a.files)?)?;
     // The first input with a header row, and that row.
     let mut first: Option<(String, RowBuf)> = None;
     let mut stdin: Option<Input> = None;
+    // Without header rows, the records of all inputs must have the width
+    // of the first one's, as within one input: the first input with a
+    // record and that width; standard input's first record.
+    let same_width = a.input.no_headers && !a.input.flexible;
+    let mut width: Option<(String, usize)> = None;
+    let mut stdin_first: Option<RowBuf> = None;
     // No progress bar for the header pass.
     let header_pass = InputArgs { quiet: true, ..a.input.clone() };
     for p in &paths {
         let mut input = Input::open(*p, &header_pass, false)?;
+        if same_width {
+            if let Some(row) = input.reader.read_row()? {
+                let (n, pos) = (row.len(), row.position());
+                match &width {
+                    Some((first_name, w)) if *w != n => {
+                        return Err(Failure::Fatal(format!(
+                            "{}:{}: record {}, byte {}: found record with {n} fields, but the \
+                             records of {first_name} have {w} fields",
+                            input.name, pos.line, pos.record, pos.byte
+                        )));
+                    }
+                    Some(_) => {}
+                    None => width = Some((input.name.clone(), n)),
+                }
+                if p.is_none() {
+                    stdin_first = Some(row.to_owned());
+                }
+            }
+        }
         if let Some(h) = input.reader.headers()? {
             match &first {
-                Some((first_name, fh)) if fh != h => {
+                // The fields as parsed (as `headers` lists them): a byte
+                // order mark or quotes around a name make no difference.
+                Some((first_name, fh)) if !fh.iter().eq(h.iter()) => {
                     let show = |r: &RowBuf| {
                         String::from_utf8_lossy(&r.iter().collect::<Vec<_>>().join(&b","[..]))
                             .into_owned()
@@ -321,6 +357,9 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         if p.is_none() {
             stdin = Some(input);
         }
+    }
+    if let (Some((name, h)), Format::Jsonl) = (&first, format) {
+        json_keys_utf8(name, &fields(h), h.position(), |f| f)?;
     }
     let out = sink(a.output.output.as_deref(), &paths)?;
     let (keys, w) = match &first {
@@ -350,6 +389,13 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         let d = input.reader.dialect();
         let in_delim = d.delimiter();
         let make = || RecordWriter::new(Vec::new(), format, delimiter, keys.as_deref());
+        // Standard input's first record, read in the first pass to compare
+        // its width.
+        if let Some(row) = stdin_first.take_if(|_| p.is_none()) {
+            let mut w = make();
+            w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
+            drain(&mut w, &mut out)?;
+        }
         // When the output is CSV as the input came in: the records the
         // block scanner took are written from their input bytes, dropping
         // only the quotes the output does not need, which the scanner
@@ -591,6 +637,12 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
 /// `fastcsv bench`: the `fastcsv::bench` harness on one file; a table or
 /// JSON on standard output, and optionally an SVG chart.
 pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
+    // `-` is standard input everywhere else, which cannot be read again.
+    if a.file.as_os_str() == "-" {
+        return Err(Failure::Usage(
+            "-: bench needs a regular file (it reads the file many times)".into(),
+        ));
+    }
     let mut opts = fastcsv::bench::BenchOptions {
         cold: a.cold,
         work: a.work,

@@ -86,11 +86,22 @@ pub const STDIN_NAME: &str = "<stdin>";
 pub const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
 /// The FILE arguments, with none meaning standard input (`None`).
-pub fn inputs(files: &[PathBuf]) -> Vec<Option<&Path>> {
+///
+/// Standard input can be read once: named twice, the second reading would
+/// find it at its end (or halfway, after a read-ahead), and its records
+/// would be lost without a word, so that is a usage error.
+pub fn inputs(files: &[PathBuf]) -> Result<Vec<Option<&Path>>, Failure> {
     if files.is_empty() {
-        return vec![None];
+        return Ok(vec![None]);
     }
-    files.iter().map(|p| (p.as_os_str() != "-").then_some(p.as_path())).collect()
+    let paths: Vec<Option<&Path>> =
+        files.iter().map(|p| (p.as_os_str() != "-").then_some(p.as_path())).collect();
+    if paths.iter().filter(|p| p.is_none()).count() > 1 {
+        return Err(Failure::Usage(
+            "standard input (`-`) is named more than once; it can be read only once".into(),
+        ));
+    }
+    Ok(paths)
 }
 
 /// A single FILE argument, with `-` or none meaning standard input.
@@ -109,9 +120,10 @@ pub struct Input {
 
 impl Input {
     /// Opens a path (or standard input for `None`) with the dialect and
-    /// source options of `args`; `strict` forces strict parsing.
+    /// source options of `args` (without `-d`, a path named `*.tsv` is read
+    /// as tab-separated); `strict` forces strict parsing.
     pub fn open(path: Option<&Path>, args: &InputArgs, strict: bool) -> Result<Input, Failure> {
-        let dialect = args.dialect(strict).map_err(|e| Failure::Usage(e.message()))?;
+        let dialect = args.dialect(path, strict).map_err(|e| Failure::Usage(e.message()))?;
         let mut b = ReaderBuilder::new();
         b.dialect(dialect).source(args.source).buffer_size(args.buffer_size);
         let (reader, name, size) = match path {
@@ -227,6 +239,32 @@ pub fn write_failure(
     }
 }
 
+/// JSON output needs UTF-8 keys as it needs UTF-8 values: fails on the
+/// first of the header names `keys` that is not UTF-8, at the position of
+/// the header row `pos` of the input called `name`; `column` maps the key
+/// index to the input's column.
+pub fn json_keys_utf8(
+    name: &str,
+    keys: &[&[u8]],
+    pos: fastcsv::Position,
+    column: impl Fn(usize) -> usize,
+) -> Result<(), Failure> {
+    for (i, k) in keys.iter().enumerate() {
+        if let Err(e) = std::str::from_utf8(k) {
+            return Err(Failure::Fatal(format!(
+                "{name}:{}: record {}, byte {}: invalid UTF-8 in the name of column {} \
+                 (byte {} of the name); JSON output needs UTF-8",
+                pos.line,
+                pos.record,
+                pos.byte,
+                column(i) + 1,
+                e.valid_up_to(),
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Standard input as a `File` (a duplicate of descriptor 0), so that a
 /// redirected regular file can be mapped.
 #[cfg(unix)]
@@ -304,9 +342,11 @@ mod tests {
 
     #[test]
     fn dash_and_nothing_mean_stdin() {
-        assert_eq!(inputs(&[]), vec![None]);
+        assert_eq!(inputs(&[]).ok(), Some(vec![None]));
         let files = [PathBuf::from("-"), PathBuf::from("a.csv")];
-        assert_eq!(inputs(&files), vec![None, Some(Path::new("a.csv"))]);
+        assert_eq!(inputs(&files).ok(), Some(vec![None, Some(Path::new("a.csv"))]));
+        let twice = [PathBuf::from("-"), PathBuf::from("a.csv"), PathBuf::from("-")];
+        assert!(matches!(inputs(&twice), Err(Failure::Usage(_))));
         assert_eq!(path_arg(Some(Path::new("-"))), None);
         assert_eq!(path_arg(Some(Path::new("b"))), Some(Path::new("b")));
     }

@@ -178,7 +178,8 @@ pub struct RecordWriter<W: Write> {
 
 impl<W: Write> RecordWriter<W> {
     /// A writer for `format`. `delimiter` is the CSV delimiter; `keys` are
-    /// the JSON object keys (the header row), or `None` for JSON arrays.
+    /// the JSON object keys (the header row, checked to be UTF-8 by the
+    /// caller: see `json_keys_utf8`), or `None` for JSON arrays.
     pub fn new(out: W, format: Format, delimiter: u8, keys: Option<&[&[u8]]>) -> Self {
         let kind = match format {
             Format::Csv => Kind::Csv {

@@ -7,12 +7,16 @@
 //! A list that starts with `!` selects, in header order, every column that
 //! the rest of the list does not name, as xsv does (`!a,b` leaves out `a`
 //! and `b`). Otherwise items apply in order: a plain item appends its
-//! columns, and a `!item` removes every occurrence of its columns. An unquoted item that is not all digits is
-//! first looked up as a whole header name, then split at each `-` in turn
-//! as a range whose ends are names or indices (so `first-name` works as a
-//! name and `a-c` as a range). Quoted names (`"a,b"`, `"2024"`) are always
-//! names. A name that is not in the header but reads `name[N]` is the Nth
-//! (from 0) of the columns named `name`, as in xsv.
+//! columns, and a `!item` removes every occurrence of its columns.
+//!
+//! An unquoted item that is not all digits is first looked up as a whole
+//! header name, then split at each `-` in turn as a range whose ends are
+//! names or indices (so `first-name` works as a name and `a-c` as a
+//! range). When no split works, an index out of range (or 0) in a split
+//! whose names are all found is the error (`1-10` of five columns), not a
+//! missing name. Quoted names (`"a,b"`, `"2024"`) are always names. A name
+//! that is not in the header but reads `name[N]` is the Nth (from 0) of the
+//! columns named `name`, as in xsv.
 
 use std::fmt;
 
@@ -288,17 +292,28 @@ fn resolve_target(t: &Target, names: Option<&[&[u8]]>, width: usize) -> Result<V
             if let Some(i) = find_name(names, raw).unwrap_or(None) {
                 return Ok(vec![i]);
             }
+            // One end of a split: its column, or its error and whether the
+            // error is a name missing from the header (then the split is
+            // probably not a range at all).
+            let end = |s: &str, open: usize| -> Result<usize, (bool, String)> {
+                let e = raw_end(s).map_err(|m| (false, m))?;
+                end_index(&e, names, width, open).map_err(|m| (matches!(e, End::Name(_)), m))
+            };
+            // The error of the first split whose names are all in the header
+            // but an index is not (`1-10` of 5 columns, `0-2`), to give if no
+            // split works.
+            let mut index_error = None;
             for (at, _) in raw.match_indices('-') {
-                let (Ok(a), Ok(b)) = (raw_end(&raw[..at]), raw_end(&raw[at + 1..])) else {
-                    continue;
-                };
-                if let (Ok(a), Ok(b)) =
-                    (end_index(&a, names, width, 0), end_index(&b, names, width, last))
-                {
-                    if width > 0 {
-                        return Ok(span(a, b));
+                match (end(&raw[..at], 0), end(&raw[at + 1..], last)) {
+                    (Ok(a), Ok(b)) if width > 0 => return Ok(span(a, b)),
+                    (Err((false, e)), Ok(_) | Err((false, _))) | (Ok(_), Err((false, e))) => {
+                        index_error.get_or_insert(e);
                     }
+                    _ => {}
                 }
+            }
+            if let Some(e) = index_error {
+                return Err(e);
             }
             find_name(names, raw)?;
             Err(format!("no column named `{raw}` in the header row"))
@@ -394,6 +409,15 @@ mod tests {
         assert!(Selection::parse_arg("\"a\"x").is_err());
         assert_eq!(sel("nope"), Err("no column named `nope` in the header row".into()));
         assert!(sel("9").unwrap_err().contains("out of range"));
+        let out_of_range = Err("column 9 is out of range: there are 5 columns".into());
+        assert_eq!(sel("1-9"), out_of_range);
+        assert_eq!(sel("9-"), out_of_range);
+        assert_eq!(sel("id-9"), out_of_range);
+        assert_eq!(sel("0-2"), Err("column indices start at 1".into()));
+        assert_eq!(sel("2-0"), Err("column indices start at 1".into()));
+        assert_eq!(sel("nope-9"), Err("no column named `nope-9` in the header row".into()));
+        let no_hdr = Selection::parse_arg("2-9").unwrap().resolve(None, 3);
+        assert_eq!(no_hdr, Err("column 9 is out of range: there are 3 columns".into()));
         let no_hdr = Selection::parse_arg("id").unwrap().resolve(None, 3);
         assert!(no_hdr.unwrap_err().contains("--no-headers"));
         let idx = Selection::parse_arg("3,1").unwrap().resolve(None, 3);

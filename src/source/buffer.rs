@@ -9,7 +9,12 @@
 //! [`ReadBuffer`] is either this synchronous buffer or the read-ahead one
 //! (`readahead.rs`), which gives the same answers with the `read()`s done
 //! on a helper thread.
+//!
+//! Every buffer is allocated fallibly ([`zeroed`], `try_reserve`): a size
+//! the allocator refuses (`buffer_size(1 << 40)`) is an I/O error of kind
+//! `OutOfMemory` from the first read, not an abort of the process.
 
+use std::alloc::{self, Layout};
 use std::io::{self, Read};
 
 use super::readahead::ReadAhead;
@@ -83,19 +88,54 @@ impl<'a> ReadBuffer<'a> {
     }
 }
 
+/// The error for a buffer of `len` bytes that cannot be allocated.
+pub(crate) fn out_of_memory(len: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::OutOfMemory,
+        format!("cannot allocate a read buffer of {len} bytes"),
+    )
+}
+
+/// A buffer of `len` zero bytes (at least one), or an `OutOfMemory` error
+/// where `vec![0; len]` would abort the process. The allocator zeroes it
+/// (`calloc`), as `vec!` has it do, so that pages no `read()` reaches are
+/// never touched.
+pub(crate) fn zeroed(len: usize) -> io::Result<Vec<u8>> {
+    let len = len.max(1);
+    let layout = Layout::array::<u8>(len).map_err(|_| out_of_memory(len))?;
+    // SAFETY: `layout` has a non-zero size (`len >= 1`).
+    let ptr = unsafe { alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err(out_of_memory(len));
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of
+    // `[u8; len]` (alignment 1, size `len`), which is what a `Vec<u8>` of
+    // capacity `len` frees it with, and its `len` bytes are initialised
+    // (zeroed).
+    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
 /// One reused buffer, filled by `read()` on the calling thread.
 pub(crate) struct SyncBuffer<'a> {
     rdr: Box<dyn Read + 'a>,
+    /// Empty only when its allocation failed (see [`SyncBuffer::new`]).
     buf: Vec<u8>,
+    /// The size asked for.
+    size: usize,
     filled: usize,
     eof: bool,
     max: usize,
 }
 
 impl<'a> SyncBuffer<'a> {
+    /// Allocates the buffer. This cannot fail (`from_reader` returns a
+    /// reader, not a result): a buffer that cannot be allocated is left
+    /// empty and tried again by the first [`refill`](Self::refill), which
+    /// reports the error.
     pub(crate) fn new(rdr: Box<dyn Read + 'a>, size: usize, max: usize) -> SyncBuffer<'a> {
         let size = size.max(1);
-        SyncBuffer { rdr, buf: vec![0; size], filled: 0, eof: false, max: max.max(size) }
+        let buf = zeroed(size).unwrap_or_default();
+        SyncBuffer { rdr, buf, size, filled: 0, eof: false, max: max.max(size) }
     }
 
     #[inline]
@@ -116,6 +156,9 @@ impl<'a> SyncBuffer<'a> {
     /// many bytes were dropped from the front (the caller shifts its
     /// offsets), or sets EOF when the reader is exhausted.
     pub(crate) fn refill(&mut self, keep_from: usize) -> Result<usize> {
+        if self.buf.is_empty() {
+            self.buf = zeroed(self.size)?;
+        }
         if keep_from > 0 {
             self.buf.copy_within(keep_from..self.filled, 0);
             self.filled -= keep_from;
@@ -124,7 +167,8 @@ impl<'a> SyncBuffer<'a> {
             if self.buf.len() >= self.max {
                 return Err(Error::new(ErrorKind::RecordTooLarge { limit: self.max }));
             }
-            let new = (self.buf.len() * 2).min(self.max);
+            let new = self.buf.len().saturating_mul(2).min(self.max);
+            self.buf.try_reserve_exact(new - self.buf.len()).map_err(|_| out_of_memory(new))?;
             self.buf.resize(new, 0);
         }
         loop {

@@ -51,6 +51,7 @@ use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::buffer::{out_of_memory, zeroed};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Ring buffers per reader: one or two held by the parser, the others
@@ -242,7 +243,7 @@ impl ReadAhead {
             if self.cap >= self.max {
                 return Err(Error::new(ErrorKind::RecordTooLarge { limit: self.max }));
             }
-            self.cap = (self.cap * 2).min(self.max);
+            self.cap = self.cap.saturating_mul(2).min(self.max);
         }
         let room = self.cap - tail;
         // Bytes already read into the current ring buffer come first.
@@ -276,13 +277,17 @@ impl ReadAhead {
             if self.cur_owned {
                 self.cur.copy_within(self.start..self.end, 0);
             } else {
-                let mut own = Vec::with_capacity(self.cap);
+                let mut own = Vec::new();
+                own.try_reserve_exact(self.cap).map_err(|_| out_of_memory(self.cap))?;
                 own.extend_from_slice(&self.cur[self.start..self.end]);
                 let old = std::mem::replace(&mut self.cur, own);
                 self.give_back(old);
                 self.cur_owned = true;
             }
             self.cur.truncate(tail);
+            // The logical capacity may have doubled since the owned buffer
+            // was made.
+            self.cur.try_reserve(take).map_err(|_| out_of_memory(tail + take))?;
             self.cur.extend_from_slice(&next.buf[next.pos..next.pos + take]);
             (self.start, self.end, self.fill) = (0, tail + take, tail + take);
             next.pos += take;
@@ -383,30 +388,38 @@ impl Drop for ReadAhead {
 fn fill_loop(mut src: Box<dyn Read + Send>, sh: &Shared, slack: usize, size: usize) {
     let mut made = 0;
     loop {
-        let mut buf = {
+        let buf = {
             let mut st = sh.lock();
             loop {
                 if st.hung_up {
                     return;
                 }
                 if let Some(b) = st.free.pop() {
-                    break b;
+                    break Ok(b);
                 }
                 if made < RING {
                     made += 1;
-                    break vec![0; slack + size];
+                    // A buffer that cannot be allocated ends the reading
+                    // with an error, as a failed `read()` does.
+                    break slack
+                        .checked_add(size)
+                        .ok_or_else(|| out_of_memory(usize::MAX))
+                        .and_then(zeroed);
                 }
                 st.reader_sleeps = true;
                 st = sh.to_reader.wait(st).unwrap_or_else(|e| e.into_inner());
             }
         };
-        let msg = loop {
-            match src.read(&mut buf[slack..]) {
-                Ok(0) => break Msg::Eof,
-                Ok(n) => break Msg::Data(buf, n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => break Msg::Error(e),
-            }
+        let msg = match buf {
+            Err(e) => Msg::Error(e),
+            Ok(mut buf) => loop {
+                match src.read(&mut buf[slack..]) {
+                    Ok(0) => break Msg::Eof,
+                    Ok(n) => break Msg::Data(buf, n),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => break Msg::Error(e),
+                }
+            },
         };
         let last = !matches!(msg, Msg::Data(..));
         let mut st = sh.lock();
