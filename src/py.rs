@@ -1013,7 +1013,9 @@ struct RawText {
     pos: u64,
     /// `read` is known to return CRs as they are (`newline=''`).
     keeps_cr: bool,
-    /// The first read has checked that the wrapper is still at `pos`.
+    /// The wrapper is known to be at `pos`: checked by the first read, and
+    /// again by the first after the end (the caller may have moved it
+    /// since, to write more, say, or to read again from elsewhere).
     checked: bool,
     /// An incomplete UTF-8 sequence at the end of the last read.
     tail: Vec<u8>,
@@ -1056,8 +1058,9 @@ impl PyTextStream {
                 return self.read_chunk(py, buf);
             };
             if !raw.checked {
-                // The stream may have been read since the reader was made:
-                // then it goes on from where the wrapper is, as `read`.
+                // The stream may have been read or moved since the reader
+                // was made (or reached the end): then it goes on from where
+                // the wrapper is, as `read`.
                 raw.checked = true;
                 let here = raw.stream.bind(py).call_method0(intern!(py, "tell"));
                 if here.and_then(|t| t.extract::<u64>()).ok() != Some(raw.pos) {
@@ -1087,6 +1090,7 @@ impl PyTextStream {
                 // End of file. An incomplete sequence left over is the
                 // wrapper's to decode (or to raise on).
                 if data.is_empty() {
+                    raw.checked = false;
                     return Ok(0);
                 }
                 return self.hand_over(py, start, &[], buf);
@@ -1233,6 +1237,8 @@ struct Feeder {
     sent: usize,
     /// `End` or `Failed` was sent.
     done: bool,
+    /// `End` was sent: the stream's `read` returned nothing.
+    ended: bool,
     /// The chunks sent, the first beginning at byte `kept_from` of the
     /// text.
     kept: std::collections::VecDeque<Arc<Vec<u8>>>,
@@ -1251,6 +1257,7 @@ impl Feeder {
         let msg = match self.stream.read_some(py, &mut v) {
             Ok(0) => {
                 self.done = true;
+                self.ended = true;
                 Feed::End
             }
             Ok(n) => {
@@ -1596,7 +1603,9 @@ enum Input {
 /// parses without a field size limit; each row is checked against the
 /// limit in force when it is handed out (as `csv` reads it while parsing)
 /// and when a field may exceed it, the reader turns into a row-by-row one
-/// ([`NativeSource`]) from that row on ([`TextAheadSource::reparse`]).
+/// ([`NativeSource`]) from that row on ([`TextAheadSource::reparse`]). It
+/// also does at the end of the text, to read the stream again on the next
+/// call ([`TextAheadSource::follow`]).
 struct TextAheadSource {
     ahead: Ahead,
     /// `None` once handed to the row-by-row reader.
@@ -1610,8 +1619,7 @@ struct TextAheadSource {
 
 impl TextAheadSource {
     /// A row-by-row reader of the text from byte `at` (a record's start on
-    /// line `line`) on, with the field size limit now in force. The read-
-    /// ahead thread ends (its channels close).
+    /// line `line`) on, with the field size limit now in force.
     fn reparse(&mut self, py: Python<'_>, at: u64, line: u64) -> PyResult<Box<NativeSource>> {
         let Some(feed) = self.feed.take() else {
             return Err(PyRuntimeError::new_err("fastcsv: the text stream is gone"));
@@ -1619,6 +1627,36 @@ impl TextAheadSource {
         let Some(pre) = feed.kept_from(at) else {
             return Err(PyRuntimeError::new_err("fastcsv: the text to parse again is gone"));
         };
+        self.row_by_row(py, feed, pre, line.saturating_sub(1))
+    }
+
+    /// At the end of the text, every row handed out: a row-by-row reader of
+    /// what the stream gives from now on, whose next call reads it again,
+    /// as `csv.reader` does (see `NativeSource::follow`). `None` when the
+    /// stream's `read` raised: the reader stays at its end.
+    fn follow(&mut self, py: Python<'_>) -> PyResult<Option<Box<NativeSource>>> {
+        match self.feed.take() {
+            Some(feed) if feed.ended => {
+                let line = self.ahead.line;
+                self.row_by_row(py, feed, Vec::new(), line).map(Some)
+            }
+            feed => {
+                self.feed = feed;
+                Ok(None)
+            }
+        }
+    }
+
+    /// A row-by-row reader of `pre` and then the rest of `feed`'s stream,
+    /// its lines counted from `line_base` on, with the field size limit now
+    /// in force. The read-ahead thread ends (its channels close).
+    fn row_by_row(
+        &mut self,
+        py: Python<'_>,
+        feed: Feeder,
+        pre: Vec<u8>,
+        line_base: u64,
+    ) -> PyResult<Box<NativeSource>> {
         self.ahead = Ahead::new_done();
         let limit = field_limit(py)?;
         let mut d = self.dialect.clone();
@@ -1633,7 +1671,7 @@ impl TextAheadSource {
             stash: self.stash.clone(),
             name: None,
             text: Some(TextState { limit, raw_on: self.raw_on.clone() }),
-            line_base: line.saturating_sub(1),
+            line_base,
         }))
     }
 }
@@ -1787,10 +1825,28 @@ impl NativeSource {
             }
             Ok(None) => match self.stash.take() {
                 Some(e) => Err(e),
-                None => Ok(None),
+                None => {
+                    self.follow();
+                    Ok(None)
+                }
             },
-            Err(e) if self.text.is_some() => Err(text_error(py, e, &self.stash)),
+            Err(e) if self.text.is_some() => {
+                let e = text_error(py, e, &self.stash);
+                // The end of the text may have cut a record short.
+                self.follow();
+                Err(e)
+            }
             Err(e) => Err(map_error(e, &self.stash)),
+        }
+    }
+
+    /// At the end of a text stream, makes the next call read it again: as
+    /// `csv.reader` asks the stream for a line on every call, it finds what
+    /// was written since (a file that grows, a `StringIO` written to). After
+    /// an exception from the stream, the reader stays at its end.
+    fn follow(&mut self) {
+        if self.text.is_some() {
+            self.rdr.get().resume_after_end();
         }
     }
 }
@@ -1820,7 +1876,12 @@ impl PyReader {
                 let feed = s.feed.as_mut();
                 match s.ahead.next_row(py, false, strs, None, &s.stash, feed)? {
                     Next::Row(r) => Ok(Some(r)),
-                    Next::End => Ok(None),
+                    Next::End => {
+                        if let Some(native) = s.follow(py)? {
+                            self.input = Input::Native(native);
+                        }
+                        Ok(None)
+                    }
                     Next::Reparse(at, line) => {
                         let mut native = s.reparse(py, at, line)?;
                         let row = native.next(py, false);
@@ -1995,6 +2056,7 @@ fn _text_reader(
             taken,
             sent: 0,
             done: false,
+            ended: false,
             kept: Default::default(),
             kept_from: 0,
             spare: Vec::new(),

@@ -633,6 +633,69 @@ impl<'a> Reader<'a> {
         Ok(Some(Row::new(self.data(), self.pos, &self.fields, self.row_pos, self.ascii_structure)))
     }
 
+    /// After the end of an input read with `read()` on this thread
+    /// ([`ReaderBuilder::from_reader`], or a file neither mapped nor read
+    /// ahead), makes the next call read it again, for data written since (a
+    /// file that grows, a stream that a writer appends to): what Python's
+    /// `csv.reader` does, since it asks its iterator for a line on every
+    /// call. A new record starts there: the record the end cut short was
+    /// already returned (or failed) as the last one. Lines, records and
+    /// byte offsets go on counting.
+    ///
+    /// Returns whether it did so: false, and nothing changes, unless the
+    /// reader has returned the end of such an input (an I/O error is not
+    /// one); so always false for slices, mapped files (whose length is
+    /// fixed when mapped) and files read by a read-ahead thread (which has
+    /// ended).
+    ///
+    /// ```
+    /// use std::io::Read;
+    /// use std::sync::{Arc, Mutex};
+    /// // A source that a writer appends to: `read` takes what is there.
+    /// struct Shared(Arc<Mutex<Vec<u8>>>);
+    /// impl Read for Shared {
+    ///     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+    ///         let mut v = self.0.lock().unwrap();
+    ///         let n = v.len().min(buf.len());
+    ///         buf[..n].copy_from_slice(&v[..n]);
+    ///         v.drain(..n);
+    ///         Ok(n)
+    ///     }
+    /// }
+    /// let data = Arc::new(Mutex::new(b"a\n1,\"x".to_vec()));
+    /// let d = fastcsv::Dialect::builder().headers(false).flexible(true).build().unwrap();
+    /// let mut rdr = fastcsv::ReaderBuilder::new().dialect(d).from_reader(Shared(data.clone()));
+    /// rdr.read_row().unwrap();
+    /// // The end cuts the last record short: it is returned as it is.
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(1), Some(&b"x"[..]));
+    /// assert!(rdr.read_row().unwrap().is_none());
+    /// data.lock().unwrap().extend_from_slice(b"y\"\n");
+    /// assert!(rdr.read_row().unwrap().is_none());
+    /// assert!(rdr.resume_after_end());
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"y\""[..]));
+    /// assert_eq!(rdr.line(), 3);
+    /// ```
+    pub fn resume_after_end(&mut self) -> bool {
+        let Src::Read(ReadBuffer::Sync(b)) = &mut self.src else {
+            return false;
+        };
+        if !self.done || !b.is_eof() {
+            return false;
+        }
+        b.clear_eof();
+        self.done = false;
+        self.tail_partial = false;
+        // Nothing buffered is left to parse; the scanner starts afresh (a
+        // CR at the end no longer waits for its LF) and keeps its count.
+        self.pos = self.data().len();
+        self.scanner.reset();
+        // A header row the input ended before is looked for again.
+        if self.headers.is_none() {
+            self.headers_read = false;
+        }
+        true
+    }
+
     /// An iterator of owned rows.
     ///
     /// ```

@@ -722,3 +722,138 @@ fn concurrent_truncations_and_registrations() {
         assert!(c.join().unwrap() > 0);
     }
 }
+
+/// A source that a writer appends to: `read` takes what is there so far.
+struct Growing(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Read for Growing {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut v = self.0.lock().unwrap();
+        let n = v.len().min(buf.len());
+        buf[..n].copy_from_slice(&v[..n]);
+        v.drain(..n);
+        Ok(n)
+    }
+}
+
+/// A row or an error as `(fields, kind, position, line)`, with positions
+/// shifted by `by` (bytes, lines, records): what a reader gives.
+type Event = (Vec<Vec<u8>>, String, Option<fastcsv::Position>, u64);
+
+fn events(rdr: &mut Reader<'_>, by: (u64, u64, u64)) -> Vec<Event> {
+    let shift = |p: fastcsv::Position| fastcsv::Position {
+        byte: p.byte + by.0,
+        line: p.line + by.1,
+        record: p.record + by.2,
+    };
+    let mut out = Vec::new();
+    loop {
+        let e = match rdr.read_row() {
+            Ok(Some(row)) => (
+                row.iter().map(<[u8]>::to_vec).collect(),
+                String::new(),
+                Some(shift(row.position())),
+            ),
+            Ok(None) => return out,
+            Err(e) => (Vec::new(), format!("{:?}", e.kind()), e.position().map(shift)),
+        };
+        out.push((e.0, e.1, e.2, rdr.line() + by.1));
+    }
+}
+
+#[test]
+fn resume_after_end_reads_what_was_appended() {
+    // Cut at every byte, read to the end, the rest appended and read after
+    // `resume_after_end`: the rows and errors of the two parts read as
+    // inputs of their own (a record cut short ends at the cut), the second
+    // part's bytes, lines and records counted after the first's.
+    let text = b"a,\"b\nc\"\r\nd,e\r\"f\"\"g\"\n\nh\\\ni,\"j\"x\r\n\"k";
+    for strict in [false, true] {
+        let d = Dialect::builder()
+            .headers(false)
+            .flexible(true)
+            .strict(strict)
+            .escape(Some(b'\\'))
+            .build()
+            .unwrap();
+        for buf in [1, 3, 64] {
+            for cut in 0..=text.len() {
+                let (first, rest) = text.split_at(cut);
+                let b = ReaderBuilder::new().dialect(d.clone()).buffer_size(buf).clone();
+                let mut one = b.from_slice(first);
+                let mut want = events(&mut one, (0, 0, 0));
+                let by = (cut as u64, one.line(), one.records_read());
+                want.extend(events(&mut b.from_slice(rest), by));
+
+                let shared = std::sync::Arc::new(std::sync::Mutex::new(first.to_vec()));
+                let mut rdr = b.from_reader(Growing(shared.clone()));
+                assert!(!rdr.resume_after_end(), "before the end");
+                let mut got = events(&mut rdr, (0, 0, 0));
+                shared.lock().unwrap().extend_from_slice(rest);
+                assert!(rdr.read_row().unwrap().is_none(), "ended until resumed");
+                assert!(rdr.resume_after_end());
+                got.extend(events(&mut rdr, (0, 0, 0)));
+                assert_eq!(got, want, "strict {strict}, buffer {buf}, cut {cut}");
+                assert_eq!(rdr.byte_offset(), text.len() as u64);
+            }
+        }
+    }
+}
+
+#[test]
+fn resume_after_end_looks_for_the_header_again() {
+    let shared = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut rdr = Reader::from_reader(Growing(shared.clone()));
+    assert!(rdr.read_row().unwrap().is_none());
+    shared.lock().unwrap().extend_from_slice(b"name\nx\n");
+    assert!(rdr.resume_after_end());
+    assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"x"[..]));
+    assert_eq!(rdr.headers().unwrap().unwrap().get(0), Some(&b"name"[..]));
+}
+
+#[test]
+fn resume_after_end_follows_a_file_that_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("log.csv");
+    fs::write(&p, "t,msg\n1,\"a\n").unwrap();
+    let d = Dialect::builder().flexible(true).build().unwrap();
+    let mut rdr = open_read(&p, false, 4, &d);
+    let row = rdr.read_row().unwrap().unwrap();
+    assert_eq!(row.iter().collect::<Vec<_>>(), [&b"1"[..], b"a\n"]);
+    assert!(rdr.read_row().unwrap().is_none());
+    assert!(rdr.resume_after_end());
+    assert!(rdr.read_row().unwrap().is_none(), "nothing new yet");
+    let mut f = fs::OpenOptions::new().append(true).open(&p).unwrap();
+    f.write_all(b"2,b\n3,c").unwrap();
+    assert!(rdr.resume_after_end());
+    let rows: Vec<_> = rdr.rows().map(|r| r.unwrap().get(1).unwrap().to_vec()).collect();
+    assert_eq!(rows, [b"b".to_vec(), b"c".to_vec()]);
+    assert_eq!((rdr.line(), rdr.byte_offset()), (4, 18));
+}
+
+#[test]
+fn resume_after_end_only_for_read_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.csv");
+    fs::write(&p, "a\n1\n").unwrap();
+    let d = Dialect::default();
+    let mut readers = vec![
+        Reader::from_slice(b"a\n1\n"),
+        open(&p, SourceChoice::Mmap, 4, &d),
+        open_read(&p, true, 4, &d),
+    ];
+    for rdr in &mut readers {
+        while rdr.read_row().unwrap().is_some() {}
+        assert!(!rdr.resume_after_end());
+    }
+    // Nor after an I/O error: that end is not the input's.
+    struct Failing;
+    impl std::io::Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("no"))
+        }
+    }
+    let mut rdr = Reader::from_reader(Failing);
+    assert!(rdr.read_row().is_err());
+    assert!(!rdr.resume_after_end());
+}

@@ -314,7 +314,11 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
     they are exactly its text): the file's position while iterating is then
     ahead of the rows returned (as its buffer already is with
     ``csv.reader``), and a ``UnicodeDecodeError`` from the file may come a
-    few rows earlier or later than in ``csv`` and ends the iteration.
+    few rows earlier or later than in ``csv`` and ends the iteration. At
+    the end of such a file, each later call reads it again, as ``csv``
+    does: rows appended since (a log file followed as ``tail -f`` does, a
+    ``StringIO`` written to and sought back) come out, a record cut short
+    by the end having been returned (or, with ``strict``, raised) there.
 
     ``csvfile`` may also be a path or a binary file, parsed natively (UTF-8,
     BOM removed); errors then carry the position: ``path:line: record N,

@@ -147,6 +147,12 @@ impl<'a> SyncBuffer<'a> {
         self.eof
     }
 
+    /// Forgets the end: the next `refill` reads again (for a source that
+    /// may have grown, see `Reader::resume_after_end`).
+    pub(crate) fn clear_eof(&mut self) {
+        self.eof = false;
+    }
+
     /// Current capacity (reported by `Reader::buffer_capacity`).
     pub(crate) fn capacity(&self) -> usize {
         self.buf.len()
