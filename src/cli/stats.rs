@@ -89,8 +89,13 @@ impl HyperLogLog {
         }
     }
 
-    /// The estimated number of distinct hashes, with linear counting for
-    /// small cardinalities.
+    /// The estimated number of distinct hashes: linear counting (from the
+    /// registers still zero) up to 3 times the register count, the
+    /// HyperLogLog estimate above. The usual cut-over, the raw estimate at
+    /// 2.5 times, leaves the raw estimate's bias just above it (+2-3% at
+    /// 41,000-43,000 distinct values, averaged over seeds), while linear
+    /// counting's standard error is still about 1% at 3 times; above that,
+    /// the raw estimate's bias is below 1%.
     pub fn estimate(&self) -> u64 {
         let m = M as f64;
         let alpha = 0.7213 / (1.0 + 1.079 / m);
@@ -98,7 +103,8 @@ impl HyperLogLog {
             (s + 2f64.powi(-i32::from(r)), z + usize::from(r == 0))
         });
         let raw = alpha * m * m / sum;
-        let est = if raw <= 2.5 * m && zeros > 0 { m * (m / zeros as f64).ln() } else { raw };
+        let linear = if zeros > 0 { m * (m / zeros as f64).ln() } else { f64::INFINITY };
+        let est = if linear <= 3.0 * m { linear } else { raw };
         est.round() as u64
     }
 }
@@ -409,7 +415,7 @@ mod tests {
 
     #[test]
     fn hyperloglog_is_within_a_few_percent() {
-        for n in [1_000u64, 50_000, 1_000_000] {
+        for n in [1_000u64, 40_000, 41_500, 43_000, 46_000, 50_000, 80_000, 1_000_000] {
             let mut h = HyperLogLog::default();
             for i in 0..n {
                 h.insert(hash64(format!("value-{i}").as_bytes()));
