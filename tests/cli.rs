@@ -275,10 +275,30 @@ fn check_lists_each_problem_with_its_position() {
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
     assert_eq!(out.lines().count(), 3, "{out}");
-    assert!(out.ends_with("2 problems in 3 records (stopped after --max-errors 2)\n"), "{out}");
+    // Stopped at the record of the third problem.
+    assert!(out.ends_with("2 problems in 4 records (stopped after --max-errors 2)\n"), "{out}");
+    // With exactly as many problems as allowed, nothing was skipped.
+    let o = run(&["check", "--max-errors", "5", &bad]);
+    assert!(stdout(&o).ends_with("5 problems in 6 records\n"), "{}", stdout(&o));
     // --flexible accepts the short row.
     let o = run(&["check", "--flexible", &bad]);
     assert_eq!(stdout(&o).lines().count(), 5);
+}
+
+#[test]
+fn check_looks_inside_ragged_records() {
+    // A short record is one problem, and a NUL or invalid UTF-8 in its
+    // fields are more.
+    let o = run_with(&["check"], b"a,b,c\n1,\x00\nx,\xff\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o),
+        "<stdin>:2: record 1, byte 6: found record with 2 fields, but the previous record has 3 fields\n\
+         <stdin>:2: record 1, byte 6: NUL byte in column 2 (byte 0 of the field)\n\
+         <stdin>:3: record 2, byte 10: found record with 2 fields, but the previous record has 3 fields\n\
+         <stdin>:3: record 2, byte 10: invalid UTF-8 in column 2 (byte 0 of the field)\n\
+         <stdin>: 4 problems in 2 records\n"
+    );
 }
 
 #[test]

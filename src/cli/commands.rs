@@ -464,17 +464,31 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
         writeln!(out, "{name}: ok, {records} record{s}")?;
         return Ok(out.flush()?);
     }
-    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, true)?;
+    // Widths are checked here, not by the reader: a ragged record's fields
+    // are then checked too (the reader's error would leave them unread).
+    let check_width = !a.input.flexible;
+    let mut args = a.input.clone();
+    args.flexible = true;
+    let mut input = Input::open(path_arg(a.file.as_deref()), &args, true)?;
     let name = input.name.clone();
     let mut out = stdout();
     let mut problems = 0u64;
     // Records seen, as one past the highest 0-based record index (a record
     // that ends the input unterminated is not in `records_read`).
     let mut seen = 0u64;
+    // Each problem up to `--max-errors` is written; one more means that the
+    // check stopped before the input's end (true once it is found).
     let mut report = |out: &mut BufWriter<_>, line: String| -> Result<bool, Failure> {
+        if problems >= a.max_errors {
+            return Ok(true);
+        }
         writeln!(out, "{line}")?;
         problems += 1;
-        Ok(problems >= a.max_errors)
+        Ok(false)
+    };
+    let ragged = |pos: Position, expected: usize, found: usize| -> String {
+        let what = fastcsv::ErrorKind::RaggedRow { expected, found };
+        format!("{name}:{}: record {}, byte {}: {what}", pos.line, pos.record, pos.byte)
     };
     // Field contents the parser accepts but an export should not hold.
     let content = |pos: Position, i: usize, f: &[u8]| -> Option<String> {
@@ -498,6 +512,9 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
         }
         Err(e) => return Err(e.into()),
     };
+    // The width every record must have: the header's, or the first
+    // record's.
+    let mut width = header.as_ref().map(|h| h.len());
     if let Some(h) = &header {
         for (i, f) in h.iter().enumerate() {
             if let Some(p) = content(h.position(), i, f) {
@@ -508,12 +525,16 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
     while !full {
         match input.reader.read_row() {
             Ok(Some(row)) => {
+                let w = *width.get_or_insert(row.len());
+                if check_width && row.len() != w {
+                    full = report(&mut out, ragged(row.position(), w, row.len()))?;
+                }
                 for (i, f) in row.iter().enumerate() {
+                    if full {
+                        break;
+                    }
                     if let Some(p) = content(row.position(), i, f) {
-                        if report(&mut out, p)? {
-                            full = true;
-                            break;
-                        }
+                        full = report(&mut out, p)?;
                     }
                 }
             }
