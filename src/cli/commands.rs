@@ -486,15 +486,16 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
         problems += 1;
         Ok(false)
     };
-    let ragged = |pos: Position, expected: usize, found: usize| -> String {
-        let what = fastcsv::ErrorKind::RaggedRow { expected, found };
+    // A problem's line, as the reader's errors are written.
+    let line = |pos: Position, what: &dyn std::fmt::Display| -> String {
         format!("{name}:{}: record {}, byte {}: {what}", pos.line, pos.record, pos.byte)
+    };
+    let ragged = |pos: Position, expected: usize, found: usize| -> String {
+        line(pos, &fastcsv::ErrorKind::RaggedRow { expected, found })
     };
     // Field contents the parser accepts but an export should not hold.
     let content = |pos: Position, i: usize, f: &[u8]| -> Option<String> {
-        let at = |what: String| {
-            format!("{name}:{}: record {}, byte {}: {what}", pos.line, pos.record, pos.byte)
-        };
+        let at = |what: String| line(pos, &what);
         if let Some(z) = memchr::memchr(0, f) {
             return Some(at(format!("NUL byte in column {} (byte {z} of the field)", i + 1)));
         }
