@@ -883,6 +883,45 @@ fn read_batch_all_walks_long_records() {
     assert_eq!(strip(batches_picked(&mut rdr, None).0), strip(want), "mapped");
 }
 
+/// Fields with doubled quotes, of every length around the one up to which
+/// `Selection::all` unescapes a field with one byte compress (256 bytes
+/// between the quotes) and around each 64-byte word of it, with pairs at
+/// its first and last bytes, side by side and at word bounds: the fields
+/// `read_batch` gives equal `read_row`'s and the unescaped bytes.
+#[test]
+fn read_batch_all_unescapes_fields_of_every_length() {
+    let mut input = Vec::new();
+    let mut want = Vec::new();
+    for len in 0..300usize {
+        for at in [0, 1, 62, 63, 64, 127, 128, 254, 255, 256, usize::MAX] {
+            // `len` bytes between the quotes once unescaped; pairs at `at`,
+            // at the end, and at `at + 1` (side by side).
+            let mut field: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            for k in [at, at.wrapping_add(1), len.wrapping_sub(1)] {
+                if k < len {
+                    field[k] = b'"';
+                }
+            }
+            let escaped: Vec<u8> =
+                field.iter().flat_map(|&c| if c == b'"' { vec![c, c] } else { vec![c] }).collect();
+            input.extend_from_slice(b"x,\"");
+            input.extend_from_slice(&escaped);
+            input.extend_from_slice(b"\",\"\"\"\"\n");
+            want.push(vec![b"x".to_vec(), field, b"\"".to_vec()]);
+        }
+    }
+    let d = Dialect::builder().headers(false).build().unwrap();
+    let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&input);
+    let oracle = rows_picked(&mut rdr, None).0;
+    let mut rdr = Reader::builder().dialect(d).from_slice(&input);
+    let got = batches_picked(&mut rdr, None).0;
+    let fields = |v: &[Result<Picked, String>]| {
+        v.iter().map(|r| r.as_ref().unwrap().0.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(fields(&got), want);
+    assert_eq!(fields(&oracle), want);
+}
+
 /// The kernel the tests in this file ran with, printed (visible with
 /// `--nocapture`) and checked: on aarch64 it must be a NEON kernel unless
 /// `FASTCSV_SIMD` asks for another, and `FASTCSV_SIMD` is obeyed where the
