@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import _csv
 import codecs
+import functools
 import csv as _stdcsv
 import io
 import os
@@ -45,7 +46,7 @@ from csv import (
     unregister_dialect,
     writer,
 )
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _fastcsv
 from ._fastcsv import Reader, _Unsupported
@@ -357,6 +358,21 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
     except _Unsupported:
         text = _text_fallback(kind, src, extra)
         return _csv.reader(text, *_dialect_args(dialect), **fmtparams)
+
+
+_reader = reader
+
+if not TYPE_CHECKING:
+
+    @functools.wraps(_reader)
+    def reader(*args, **fmtparams):
+        # As ``csv.reader``, which takes its one or two arguments by
+        # position: its messages for a wrong number of them.
+        if not args:
+            raise TypeError(" expected at least 1 argument, got 0")
+        if len(args) > 2:
+            raise TypeError(f" expected at most 2 arguments, got {len(args)}")
+        return _reader(*args, **fmtparams)
 
 
 def read(source: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> list[list[Any]]:

@@ -6,6 +6,7 @@ import collections
 import csv
 import datetime
 import decimal
+import inspect
 import io
 import os
 import random
@@ -113,6 +114,23 @@ def test_non_str_lines_name_the_type_as_csv_does(bad):
         with pytest.raises(csv.Error) as got:
             list(fastcsv.reader(lines))
         assert str(got.value) == str(want.value)
+
+@pytest.mark.parametrize("args, kw", [
+    ((), {}), ((), {"csvfile": []}), ((), {"delimiter": ";"}), (([], "excel", 1), {}),
+    (([], "excel", 1, 2), {"delimiter": ";"}),
+], ids=["none", "csvfile-keyword", "keywords-only", "three", "four"])
+def test_wrong_number_of_arguments_as_csv(args, kw):
+    """``csv.reader`` takes one or two arguments by position; too few or
+    too many give its messages (the signature type checkers and ``help``
+    see stays the typed one)."""
+    with pytest.raises(TypeError) as want:
+        csv.reader(*args, **kw)
+    with pytest.raises(TypeError) as got:
+        fastcsv.reader(*args, **kw)
+    assert str(got.value) == str(want.value)
+    assert fastcsv.reader.__name__ == "reader"
+    assert "csvfile" in str(inspect.signature(fastcsv.reader))
+
 
 def test_errors_from_the_iterator_propagate():
     def gen():
