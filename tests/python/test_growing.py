@@ -214,12 +214,18 @@ def test_ended_iterables_stay_ended():
         assert r.line_num == 1
 
 
+# The first part holds a line end (built in rather than filtered for:
+# with `valid` filtering too, Hypothesis's health check failed now and
+# then for too many inputs thrown away).
+first_part_st = st.tuples(text_st, st.sampled_from(["\n", "\r\n", "\r"]), text_st).map("".join)
+
+
 @SETTINGS
-@given(st.lists(text_st, min_size=2, max_size=4), dialect_st, st.sampled_from(["", None]),
-       st.booleans())
-def test_growing_streams_match_csv(tmp_path_factory, parts, d, newline, ahead):
+@given(first_part_st, st.lists(text_st, min_size=1, max_size=3), dialect_st,
+       st.sampled_from(["", None]), st.booleans())
+def test_growing_streams_match_csv(tmp_path_factory, first, rest, d, newline, ahead):
     assume(valid(d))
-    assume("\n" in parts[0] or "\r" in parts[0])
+    parts = [first, *rest]
     tmp = tmp_path_factory.mktemp("grow")
     assert on_stringio(fastcsv, parts, newline, d)[2] == on_stringio(csv, parts, newline, d)[2]
     with mock.patch.object(fastcsv, "_AHEAD_BYTES", -1 if ahead else fastcsv._AHEAD_BYTES):
