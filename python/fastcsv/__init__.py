@@ -320,6 +320,8 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
     does: rows appended since (a log file followed as ``tail -f`` does, a
     ``StringIO`` written to and sought back) come out, a record cut short
     by the end having been returned (or, with ``strict``, raised) there.
+    Once the file is closed, each call raises its ``ValueError``, as in
+    ``csv``, whatever was read ahead.
 
     ``csvfile`` may also be a path or a binary file, parsed natively (UTF-8,
     BOM removed); errors then carry the position: ``path:line: record N,

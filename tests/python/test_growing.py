@@ -231,3 +231,49 @@ def test_growing_streams_match_csv(tmp_path_factory, first, rest, d, newline, ah
     with mock.patch.object(fastcsv, "_AHEAD_BYTES", -1 if ahead else fastcsv._AHEAD_BYTES):
         got = on_file(fastcsv, tmp / "fast.csv", parts, newline, d)[2]
     assert got == on_file(csv, tmp / "csv.csv", parts, newline, d)[2]
+
+
+def closed_midway(mod, make_stream, rows_before, dict_reader=False):
+    """Rows until `rows_before` rows were taken, then the stream is closed:
+    what each of three more calls gives (a row, the end or the exception's
+    class and message) and `line_num` after them."""
+    f = make_stream()
+    r = (mod.DictReader if dict_reader else mod.reader)(f)
+    got = [next(r) for _ in range(rows_before)]
+    f.close()
+    for _ in range(3):
+        try:
+            got.append(next(r))
+        except StopIteration:
+            got.append("end")
+        except Exception as e:  # noqa: BLE001 - compared with csv's
+            got.append((type(e).__name__, str(e)))
+    inner = r.reader if dict_reader else r
+    return got, inner.line_num
+
+
+@pytest.mark.parametrize("kind", ["file", "stringio"])
+@pytest.mark.parametrize("ahead", [False, True], ids=["row-by-row", "read-ahead"])
+@pytest.mark.parametrize("rows_before", [0, 1, 5, 200])
+@pytest.mark.parametrize("dict_reader", [False, True], ids=["reader", "DictReader"])
+def test_a_stream_closed_midway_raises_as_csv(tmp_path, kind, ahead, rows_before, dict_reader):
+    """`csv.reader` asks the stream for a line on every call: once the file
+    or `StringIO` is closed, every call raises the stream's own
+    `ValueError` (the two word it differently), however many rows the
+    native text path had read ahead; at the end too."""
+    text = "h,i\n" + "".join(f"{k},\"x\ny\"\n" for k in range(200))
+    path = tmp_path / "f.csv"
+    path.write_text(text)
+
+    def make_stream():
+        if kind == "file":
+            return open(path, newline="")
+        return io.StringIO(text, newline="")
+
+    if dict_reader and rows_before == 200:
+        rows_before = 199  # the header is not a row
+    want = closed_midway(csv, make_stream, rows_before, dict_reader)
+    with mock.patch.object(fastcsv, "_AHEAD_BYTES", -1 if ahead else fastcsv._AHEAD_BYTES):
+        got = closed_midway(fastcsv, make_stream, rows_before, dict_reader)
+    assert got == want
+    assert ("ValueError", "I/O operation on closed file" + ("." if kind == "file" else "")) in got[0]
