@@ -234,12 +234,13 @@ def test_growing_streams_match_csv(tmp_path_factory, first, rest, d, newline, ah
 
 
 def closed_midway(mod, make_stream, rows_before, dict_reader=False):
-    """Rows until `rows_before` rows were taken, then the stream is closed:
-    what each of three more calls gives (a row, the end or the exception's
-    class and message) and `line_num` after them."""
+    """Rows until `rows_before` rows were taken (`None`: all of them, to
+    the end), then the stream is closed: what each of three more calls
+    gives (a row, the end or the exception's class and message) and
+    `line_num` after them."""
     f = make_stream()
     r = (mod.DictReader if dict_reader else mod.reader)(f)
-    got = [next(r) for _ in range(rows_before)]
+    got = list(r) if rows_before is None else [next(r) for _ in range(rows_before)]
     f.close()
     for _ in range(3):
         try:
@@ -254,7 +255,7 @@ def closed_midway(mod, make_stream, rows_before, dict_reader=False):
 
 @pytest.mark.parametrize("kind", ["file", "stringio"])
 @pytest.mark.parametrize("ahead", [False, True], ids=["row-by-row", "read-ahead"])
-@pytest.mark.parametrize("rows_before", [0, 1, 5, 200])
+@pytest.mark.parametrize("rows_before", [0, 1, 5, 200, None])
 @pytest.mark.parametrize("dict_reader", [False, True], ids=["reader", "DictReader"])
 def test_a_stream_closed_midway_raises_as_csv(tmp_path, kind, ahead, rows_before, dict_reader):
     """`csv.reader` asks the stream for a line on every call: once the file
