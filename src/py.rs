@@ -1764,11 +1764,6 @@ impl LineSource {
         // `Reader_iternext` starts every call with `parse_reset`.
         self.scanner.reset();
         self.done.clear();
-        let limit = field_limit(py)?;
-        if limit != self.limit {
-            self.scanner.set_field_limit(Some(limit.max(0) as u64));
-            self.limit = limit;
-        }
         let mut iter = self.iter.bind(py).clone();
         loop {
             let item = match iter.next() {
@@ -1781,6 +1776,15 @@ impl LineSource {
                     };
                 }
             };
+            // `csv` reads the limit as it parses, and the only code that
+            // runs inside a record is the iterator's: read it after each
+            // line, so that a generator that changes it between the lines
+            // of one record is followed as exactly.
+            let limit = field_limit(py)?;
+            if limit != self.limit {
+                self.scanner.set_field_limit(Some(limit.max(0) as u64));
+                self.limit = limit;
+            }
             let Ok(line) = item.downcast::<PyString>() else {
                 return Err(exc::Error::new_err(format!(
                     "iterator should return strings, not {} \

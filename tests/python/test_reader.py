@@ -306,6 +306,47 @@ def test_field_size_limit_is_shared_and_read_while_parsing(limit, tmp_path):
     assert list(fastcsv.reader(p)) == [["abc", "de"], ["abcdef"]]
 
 
+def limit_changing_rows(mod, lines, changes, **kw):
+    """Every row (or error, with `line_num`) of `mod.reader` over a
+    generator that sets `field_size_limit` to `changes[i]` just before it
+    yields line `i`."""
+    def gen():
+        for i, line in enumerate(lines):
+            if i in changes:
+                csv.field_size_limit(changes[i])
+            yield line
+
+    out, r = [], mod.reader(gen(), **kw)
+    while len(out) < 30:
+        try:
+            out.append((next(r), r.line_num))
+        except StopIteration:
+            break
+        except csv.Error as e:
+            out.append(("Error", str(e), r.line_num))
+    return out
+
+
+def test_field_size_limit_changed_by_the_lines_iterator(limit):
+    """`csv` reads the limit as it parses, and the iterator's code is the
+    only code that runs inside a record: a limit set while it yields a line
+    (the first of a record or one inside it, a quoted field going on) is
+    in force for that line's characters at once."""
+    rng = random.Random(7)
+    pieces = ["a", "bbbbbb", '"', ",", "\n", '"x\ny"', "cccccccccc", '""', "\r\n"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 14)))
+        lines = text.splitlines(keepends=True) or [""]
+        changes = {rng.randrange(len(lines)): rng.choice([0, 1, 2, 3, 5, 8, 12, 131072])
+                   for _ in range(rng.randint(1, 3))}
+        kw = rng.choice([{}, {"strict": True}, {"escapechar": "\\"}])
+        csv.field_size_limit(131072)
+        want = limit_changing_rows(csv, lines, changes, **kw)
+        csv.field_size_limit(131072)
+        got = limit_changing_rows(fastcsv, lines, changes, **kw)
+        assert got == want, (lines, changes, kw)
+
+
 def test_field_size_limit_counts_characters(limit):
     fastcsv.field_size_limit(3)
     assert list(fastcsv.reader(["ééé\n"])) == [["ééé"]]
