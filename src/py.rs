@@ -1779,7 +1779,7 @@ impl LineSource {
             // `csv` reads the limit as it parses, and the only code that
             // runs inside a record is the iterator's: read it after each
             // line, so that a generator that changes it between the lines
-            // of one record is followed as exactly.
+            // of one record is followed exactly.
             let limit = field_limit(py)?;
             if limit != self.limit {
                 self.scanner.set_field_limit(Some(limit.max(0) as u64));

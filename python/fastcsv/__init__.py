@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import _csv
 import codecs
-import functools
 import csv as _stdcsv
+import functools
 import io
 import os
 import stat
