@@ -1096,6 +1096,28 @@ impl<'r> FieldIter<'r> {
         unsafe { self.input.get_unchecked(a + q..e - q) }
     }
 
+    /// [`FieldIter::field`] for a field `a..e` that a structural delimiter
+    /// ends (every field of a record the block scanner took but its last):
+    /// `input[e]` is that delimiter, so it exists, and it is not the quote
+    /// (a dialect's delimiter and quote differ). The field's first byte is
+    /// then loaded as it is, with no guard for an empty field (whose
+    /// "first byte" is the delimiter, which never matches).
+    #[inline(always)]
+    fn field_before_delimiter(&self, a: usize, e: usize) -> &'r [u8] {
+        debug_assert!(a <= e && e < self.input.len() && i32::from(self.input[e]) != self.quote);
+        if self.quote < 0 {
+            // SAFETY: `a <= e < input.len()`, as said above.
+            return unsafe { self.input.get_unchecked(a..e) };
+        }
+        // SAFETY: `a <= e < input.len()`.
+        let first = unsafe { *self.input.get_unchecked(a) };
+        let q = usize::from(i32::from(first) == self.quote);
+        // SAFETY: `q` is 1 only when `input[a]` is the quote, so the field
+        // is not empty (`input[e]` is not the quote) and, being quoted in a
+        // regular record, ends with the quote: `e >= a + 2`.
+        unsafe { self.input.get_unchecked(a + q..e - q) }
+    }
+
     /// [`FieldIter::next`] for a field with doubled quotes, the last field,
     /// or by index.
     #[inline(always)]
@@ -1141,7 +1163,7 @@ impl<'r> Iterator for FieldIter<'r> {
             Some(&e) => {
                 let (a, e) = (self.start, self.base + e as usize);
                 self.start = e + 1;
-                Some(self.field(a, e))
+                Some(self.field_before_delimiter(a, e))
             }
             None => self.next_slow(),
         }
