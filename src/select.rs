@@ -361,16 +361,7 @@ impl<'r> Batch<'r> {
             j += 1;
         }
         let (first, last) = (&recs[i], &recs[j - 1]);
-        let pieces = CsvPieces {
-            record: &self.input[first.start..last.after],
-            drops: out.drops_within(first.start, last.after).iter(),
-            keep: &[],
-            extra: 0,
-            delimiter: 0,
-            shift: first.start - out.ends_base,
-            at: 0,
-        };
-        (j - i, pieces)
+        (j - i, out.csv_pieces(&self.input[first.start..last.after], first.start))
     }
 
     /// [`Batch::csv_run`] with [`Selection::csv_columns`]: every record
@@ -675,8 +666,9 @@ impl<'r> SelectedRow<'r> {
     /// selected columns), for a record the block scanner took: the
     /// record (without terminator) as CSV output with the input's
     /// delimiter and quote byte, as pieces of the input to write one after
-    /// the other: its bytes without the quotes that need not be there. A
-    /// record of one empty quoted field (`""`) gives only empty pieces: a
+    /// the other: its bytes without the quotes that need not be there
+    /// (where the pieces split, and whether some are empty, depends on the
+    /// CPU). A record of one empty quoted field (`""`) gives no byte: a
     /// writer writes `""` then, since an empty line is no record. `None`
     /// for other records and selections.
     ///
@@ -686,7 +678,7 @@ impl<'r> SelectedRow<'r> {
     /// let mut sel = Selection::csv();
     /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
     /// let pieces: Vec<&[u8]> = b.row(0).csv_pieces().unwrap().collect();
-    /// assert_eq!(pieces, [&b""[..], b"a", b",", b"b", b""]);
+    /// assert_eq!(pieces.concat(), b"a,b");
     /// ```
     pub fn csv_pieces(&self) -> Option<CsvPieces<'r>> {
         let b = self.batch;
@@ -716,15 +708,7 @@ impl<'r> SelectedRow<'r> {
         if !b.sel.csv {
             return None;
         }
-        Some(CsvPieces {
-            record: &b.input[r.start..r.end],
-            drops: out.drops_within(r.start, r.end).iter(),
-            keep: &[],
-            extra: 0,
-            delimiter: 0,
-            shift: r.start - out.ends_base,
-            at: 0,
-        })
+        Some(out.csv_pieces(&b.input[r.start..r.end], r.start))
     }
 
     /// [`SelectedRow::raw_fields`] of a record of [`Selection::all`] taken
@@ -742,6 +726,20 @@ impl<'r> SelectedRow<'r> {
     }
 }
 
+impl Selected {
+    /// With [`Selection::csv`]: the CSV pieces of `record`, bytes of the
+    /// input from `start` on, from the words of the bytes kept or the
+    /// offsets of the quotes dropped, whichever the scan wrote.
+    fn csv_pieces<'r>(&'r self, record: &'r [u8], start: usize) -> CsvPieces<'r> {
+        let shift = start - self.ends_base;
+        if !self.keep.is_empty() {
+            return CsvPieces::kept(record, &self.keep, shift, (0, 0));
+        }
+        let drops = self.drops_within(start, start + record.len()).iter();
+        CsvPieces { record, drops, keep: &[], extra: 0, delimiter: 0, shift, at: 0 }
+    }
+}
+
 /// A record as CSV, in pieces of the input: from
 /// [`SelectedRow::csv_pieces`].
 #[derive(Clone, Debug)]
@@ -749,8 +747,9 @@ pub struct CsvPieces<'r> {
     record: &'r [u8],
     /// The offsets (from the batch's offset base) of the quotes left out.
     drops: std::slice::Iter<'r, u32>,
-    /// With [`Selection::csv_columns`] (not empty then): the bytes kept,
-    /// one bit per byte from that base, instead of `drops`.
+    /// With [`Selection::csv_columns`], and [`Selection::csv`] where the
+    /// CPU has the byte compress (not empty then): the bytes kept, one bit
+    /// per byte from that base, instead of `drops`.
     keep: &'r [u64],
     /// With `keep`: delimiters to add after the bytes kept, for selected
     /// columns past the record's end (empty fields), and the delimiter.

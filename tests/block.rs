@@ -720,6 +720,40 @@ fn csv_columns_at_every_offset() {
     }
 }
 
+/// `Selection::csv` where quotes are sparse: records without any quote
+/// for one to several 64-byte blocks between records with quoted fields
+/// (clean or not, some spanning blocks), quotes in a batch's first block
+/// or only after a stretch without, and stretches without quotes up to
+/// the batch's end. With the byte compress the scan writes the words of
+/// bytes kept only from blocks with quotes in play and fills the rest:
+/// the output must be what a CSV writer writes.
+#[test]
+fn csv_quotes_between_unquoted_stretches() {
+    let d = Dialect::builder().headers(false).flexible(true).build().unwrap();
+    for seed in 0..40usize {
+        let mut input = Vec::new();
+        for i in 0..400usize {
+            let k = (i * 7 + seed * 13) % 23;
+            let line = match k {
+                // A clean quoted field (its quotes dropped), at an offset
+                // that moves with the seed.
+                0 | 1 => format!("{},\"{}\",x", "n".repeat(seed % 61), "c".repeat(i % 90)),
+                // A quoted field that keeps its quotes, long enough to
+                // span blocks, and a clean one after it.
+                2 => format!("\"{},{}\",\"ok\"", "k".repeat(i % 150), i),
+                // An empty quoted field (its quotes dropped too).
+                3 => format!("{i},\"\""),
+                // No quote: one to several blocks of plain bytes.
+                _ => format!("{i},{}", "p".repeat((i * 31 + seed) % 300)),
+            };
+            input.extend_from_slice(line.as_bytes());
+            input.push(b'\n');
+        }
+        let (got, want) = csv_and_oracle(&d, &input);
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "seed {seed}");
+    }
+}
+
 /// `CsvPieces::append_to` over runs of records long enough for several
 /// of its 4 KiB steps, with quotes to drop at every offset of a 64-byte
 /// block and runs that start and end anywhere: the pieces one after the

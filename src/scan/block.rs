@@ -1959,12 +1959,19 @@ impl Scanner {
         // With `csv` and `K::DEPOSIT`: 1 when the block starts inside a
         // quoted field.
         let mut in_field = 0u64;
+        // With `csv`: whether the bytes kept are written as one word per
+        // block (`Selected::keep`) rather than the offsets of the quotes
+        // dropped (`Selected::drops`).
+        // Words cost nothing per quote and feed the byte compress whole;
+        // without the compress, copying around each quote from a list of
+        // offsets is cheaper than finding them again in the words.
+        let csv_words = csv && K::DEPOSIT && has_byte_compress();
 
         let mut qf = QuotedFields::default();
         // Offsets from `ends_base` fit `u32`: no block starts past
         // `ENDS_SPAN` (the record in progress is left to the next call).
         let n = if masks || csv || cols {
-            if cols {
+            if cols || csv_words {
                 out.keep.reserve((input.len() - *pos) / 64 + 2);
             }
             input.len().min((*pos).saturating_add(ENDS_SPAN + 1))
@@ -2003,7 +2010,29 @@ impl Scanner {
                 // and neither starts nor ends inside a quoted field; testing
                 // that (rather than whether the block has fields that open
                 // or close) follows the branch `classify` took.
-                if csv && K::DEPOSIT && b.quoted {
+                if csv_words && b.quoted {
+                    let o = open_at as usize;
+                    // SAFETY: this function only runs where `K` is supported.
+                    let (drop, carried) = unsafe {
+                        clean_quotes::<K>(&qf, rel, &mut clean_in, &mut in_field, &mut open_at)
+                    };
+                    // The block's word: every byte but the quotes dropped.
+                    // Only blocks with quotes in play write theirs (with
+                    // the words of the blocks without, all ones, since the
+                    // last one that did; the rest at the end), so that
+                    // data without quotes writes none, and quoted text
+                    // takes no branch on whether a block drops any.
+                    let word = rel as usize / 64;
+                    while out.keep.len() < word {
+                        out.keep.push(!0);
+                    }
+                    // The field the block started in opened in an earlier
+                    // block, whose word is written.
+                    if let Some(w) = out.keep.get_mut(o / 64) {
+                        *w &= !(carried << (o % 64));
+                    }
+                    out.keep.push(!drop);
+                } else if csv && K::DEPOSIT && b.quoted {
                     // As below, without a loop over the fields: the clean
                     // fields' opening quotes come from a bit deposit, and
                     // the quotes to drop are written from one mask (in
@@ -2231,6 +2260,15 @@ impl Scanner {
             }
             base += 64;
         }
+        if csv_words && !out.keep.is_empty() {
+            // The words after the last block with quotes in play, up to
+            // the last record taken. (None at all: every byte is kept, and
+            // a run is one copy.)
+            let words = (r - out.ends_base).div_ceil(64);
+            while out.keep.len() < words {
+                out.keep.push(!0);
+            }
+        }
         if cols {
             if pending {
                 // The block the loop stopped in: its records taken.
@@ -2388,11 +2426,15 @@ pub(crate) struct Selected {
     /// With `csv`: the offsets (from `ends_base`, ascending) of the quotes
     /// around quoted fields that hold no delimiter, line-end byte or
     /// doubled quote: the quotes a CSV writer with the input's delimiter
-    /// and quote, quoting only where needed, does not write.
+    /// and quote, quoting only where needed, does not write (or, with the
+    /// byte compress, the bits of `keep`).
     pub drops: Vec<u32>,
     /// With `csv_cols`: one word per 64 bytes from `ends_base`, bit `i`
     /// set when the CSV of the selected columns keeps byte `i` of the
     /// block (see [`ColMasks`]), the quotes a CSV writer drops left out.
+    /// With `csv` where the CPU has the byte compress
+    /// ([`has_byte_compress`]): the same for every column, instead of
+    /// `drops`, and empty when no quote is dropped.
     pub keep: Vec<u64>,
 }
 
