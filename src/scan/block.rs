@@ -1961,10 +1961,10 @@ impl Scanner {
         let mut in_field = 0u64;
         // With `csv`: whether the bytes kept are written as one word per
         // block (`Selected::keep`) rather than the offsets of the quotes
-        // dropped (`Selected::drops`).
-        // Words cost nothing per quote and feed the byte compress whole;
-        // without the compress, copying around each quote from a list of
-        // offsets is cheaper than finding them again in the words.
+        // dropped (`Selected::drops`). Words cost nothing per quote and
+        // feed the byte compress whole; without the compress, copying
+        // around each quote from a list of offsets is cheaper than finding
+        // them again in the words (text `cat -j1` 15% slower).
         let csv_words = csv && K::DEPOSIT && has_byte_compress();
 
         let mut qf = QuotedFields::default();
@@ -2434,7 +2434,7 @@ pub(crate) struct Selected {
     /// block (see [`ColMasks`]), the quotes a CSV writer drops left out.
     /// With `csv` where the CPU has the byte compress
     /// ([`has_byte_compress`]): the same for every column, instead of
-    /// `drops`, and empty when no quote is dropped.
+    /// `drops`; empty when no block had quotes in play (every byte kept).
     pub keep: Vec<u64>,
 }
 
