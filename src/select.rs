@@ -165,7 +165,8 @@ impl Selection {
     /// bytes to a word, from where each field's delimiters fall in its
     /// masks (no field is looked at), and [`Batch::csv_run`] and
     /// [`SelectedRow::csv_pieces`] give them; such a record has no fields
-    /// otherwise ([`SelectedRow::len`] is 0). A record without every
+    /// otherwise ([`SelectedRow::len`] is 0), and whether it holds a quote
+    /// byte is not kept ([`SelectedRow::raw`] is `None`). A record without every
     /// selected column (with `flexible`) is not in a run: its pieces end
     /// with a delimiter for each column missing, whose field is empty. The
     /// other records come, as with [`Selection::new`], with the selected

@@ -2154,8 +2154,14 @@ impl Scanner {
                     break 'blocks;
                 }
                 let d_end = d_total + u64::from((b.delim & below(k)).count_ones());
-                let q_end =
-                    if keep { q_total + u64::from((b.quote & below(k)).count_ones()) } else { 0 };
+                // Quote bytes are counted for `plain`, which `cols` records
+                // do not keep (their bytes go out through the keep words):
+                // one running count and register fewer in that loop.
+                let q_end = if keep && !cols {
+                    q_total + u64::from((b.quote & below(k)).count_ones())
+                } else {
+                    0
+                };
                 let fields = (d_end - d_rec) as usize + 1;
                 if sel.check {
                     match *expect {
@@ -2218,7 +2224,7 @@ impl Scanner {
                         overrides: (over_at, out.overrides.len()),
                         line: self.lines + 1,
                         fields,
-                        plain: q_end == q_rec,
+                        plain: !cols && q_end == q_rec,
                     });
                 }
                 self.rec_off = r;
@@ -2252,7 +2258,7 @@ impl Scanner {
             }
             d_total += u64::from(b.delim.count_ones());
             l_total += u64::from(b.lines.count_ones());
-            if keep {
+            if keep && !cols {
                 q_total += u64::from(b.quote.count_ones());
             }
             if unescape {
