@@ -2407,8 +2407,9 @@ pub(crate) struct SelectedRecord {
     pub line: u64,
     /// Number of fields in the record.
     pub fields: usize,
-    /// The record holds no quote byte: its bytes up to `end` are exactly
-    /// its fields joined by the delimiter.
+    /// The record is known to hold no quote byte (not counted for
+    /// `csv_cols`, whose records go out through `Selected::keep`): its
+    /// bytes up to `end` are exactly its fields joined by the delimiter.
     pub plain: bool,
 }
 
