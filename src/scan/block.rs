@@ -1390,6 +1390,39 @@ unsafe fn clean_quotes<K: Kernel>(
     (opens | clean, carried)
 }
 
+/// [`clean_quotes`] for the modes that write one word of bytes kept per
+/// block (`MODE_COLS`, and `MODE_CSV` with the byte compress): the quotes
+/// to drop in the block, with the opening quote of the field it started
+/// in (opened at `*open_at`, in an earlier block, whose word is written)
+/// cleared in `keep` when that field is clean.
+///
+/// # Safety
+///
+/// The CPU must support `K`'s instruction set.
+#[inline(always)]
+unsafe fn clean_quotes_in_words<K: Kernel>(
+    qf: &QuotedFields,
+    rel: u32,
+    (clean_in, in_field, open_at): (&mut u64, &mut u64, &mut u32),
+    keep: &mut [u64],
+) -> u64 {
+    let o = *open_at as usize;
+    // SAFETY: forwarded from the caller.
+    let (drop, carried) = unsafe { clean_quotes::<K>(qf, rel, clean_in, in_field, open_at) };
+    if let Some(w) = keep.get_mut(o / 64) {
+        *w &= !(carried << (o % 64));
+    }
+    drop
+}
+
+/// Appends all-ones words (every byte kept) to `keep` up to `n` words.
+#[inline(always)]
+fn keep_all_up_to(keep: &mut Vec<u64>, n: usize) {
+    while keep.len() < n {
+        keep.push(!0);
+    }
+}
+
 /// The span `save` would produce for the regular field `input[a..e]` when
 /// the dialect has no filter, trim or field limit and the field has no
 /// doubled quotes: the bytes between the quotes, or the field itself; an
@@ -2011,26 +2044,17 @@ impl Scanner {
                 // that (rather than whether the block has fields that open
                 // or close) follows the branch `classify` took.
                 if csv_words && b.quoted {
-                    let o = open_at as usize;
-                    // SAFETY: this function only runs where `K` is supported.
-                    let (drop, carried) = unsafe {
-                        clean_quotes::<K>(&qf, rel, &mut clean_in, &mut in_field, &mut open_at)
-                    };
                     // The block's word: every byte but the quotes dropped.
                     // Only blocks with quotes in play write theirs (with
                     // the words of the blocks without, all ones, since the
                     // last one that did; the rest at the end), so that
                     // data without quotes writes none, and quoted text
                     // takes no branch on whether a block drops any.
-                    let word = rel as usize / 64;
-                    while out.keep.len() < word {
-                        out.keep.push(!0);
-                    }
-                    // The field the block started in opened in an earlier
-                    // block, whose word is written.
-                    if let Some(w) = out.keep.get_mut(o / 64) {
-                        *w &= !(carried << (o % 64));
-                    }
+                    keep_all_up_to(&mut out.keep, rel as usize / 64);
+                    let state = (&mut clean_in, &mut in_field, &mut open_at);
+                    // SAFETY: this function only runs where `K` is supported.
+                    let drop =
+                        unsafe { clean_quotes_in_words::<K>(&qf, rel, state, &mut out.keep) };
                     out.keep.push(!drop);
                 } else if csv && K::DEPOSIT && b.quoted {
                     // As below, without a loop over the fields: the clean
@@ -2113,17 +2137,9 @@ impl Scanner {
                 // numeric `select -j1` 1.15 times as slow and gained
                 // nothing on quoted text.)
                 if b.quoted {
-                    let o = open_at as usize;
-                    let carried;
+                    let state = (&mut clean_in, &mut in_field, &mut open_at);
                     // SAFETY: this function only runs where `K` is supported.
-                    (drop, carried) = unsafe {
-                        clean_quotes::<K>(&qf, rel, &mut clean_in, &mut in_field, &mut open_at)
-                    };
-                    // The field the block started in opened in an earlier
-                    // block, whose word is written.
-                    if let Some(w) = out.keep.get_mut(o / 64) {
-                        *w &= !(carried << (o % 64));
-                    }
+                    drop = unsafe { clean_quotes_in_words::<K>(&qf, rel, state, &mut out.keep) };
                 } else {
                     drop = 0;
                 }
@@ -2270,10 +2286,7 @@ impl Scanner {
             // The words after the last block with quotes in play, up to
             // the last record taken. (None at all: every byte is kept, and
             // a run is one copy.)
-            let words = (r - out.ends_base).div_ceil(64);
-            while out.keep.len() < words {
-                out.keep.push(!0);
-            }
+            keep_all_up_to(&mut out.keep, (r - out.ends_base).div_ceil(64));
         }
         if cols {
             if pending {
