@@ -1311,8 +1311,11 @@ impl Classifier {
         // The byte after the block, for quotes in bit 63 (when deferred, a
         // closing quote there is taken as followed by a structural byte,
         // and `late_bad` of the next block checks it).
+        // Only a quote in bit 63 looks at it (every use is under `close`),
+        // so the byte is not loaded otherwise: a branch rarely taken.
         let (next_struct, next_quote) = match input.get(base + 64) {
             _ if defer => (1, 0),
+            _ if q >> 63 == 0 => (0, 0),
             Some(&c) => (
                 u64::from(c == self.delim || self.is_nl::<STD>(c)),
                 u64::from(Some(c) == self.quote),
