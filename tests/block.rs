@@ -979,10 +979,15 @@ fn simd_level_is_the_expected_kernel() {
             assert_eq!(level, "avx2+pclmulqdq")
         }
         #[cfg(target_arch = "x86_64")]
+        Some("avx512+pclmulqdq") if std::arch::is_x86_feature_detected!("avx512bw") => {
+            assert_eq!(level, "avx512+pclmulqdq")
+        }
+        #[cfg(target_arch = "x86_64")]
         None if std::arch::is_x86_feature_detected!("avx512bw")
             && std::arch::is_x86_feature_detected!("pclmulqdq") =>
         {
-            assert_eq!(level, "avx512+pclmulqdq")
+            let vbmi2 = std::arch::is_x86_feature_detected!("avx512vbmi2");
+            assert_eq!(level, if vbmi2 { "avx512vbmi2+pclmulqdq" } else { "avx512+pclmulqdq" })
         }
         _ => {}
     }
