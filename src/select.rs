@@ -13,7 +13,7 @@
 //! [`Reader::read_row`]: crate::Reader::read_row
 
 use crate::error::Position;
-use crate::scan::{ColMasks, Override, Selected, SelectedRecord, Span};
+use crate::scan::{ColMasks, Selected, SelectedRecord};
 
 /// Records per batch: enough to amortise the call, small enough that a
 /// batch's spans stay in the L1/L2 cache.
@@ -496,59 +496,60 @@ impl<'r> SelectedRow<'r> {
     #[inline(always)]
     pub fn iter(&self) -> FieldIter<'r> {
         let b = self.batch;
+        let slow = Slow {
+            sel: b.sel,
+            scratch: b.scratch,
+            quote: b.quote,
+            delimiter: b.delimiter,
+            i: self.i,
+            over: 0,
+            over_end: 0,
+            j: 0,
+            n: 0,
+            spans: false,
+        };
         if b.sel.all && !b.sel.fieldless() && self.spans_at().is_none() {
             let out = &b.sel.out;
             let r = &out.records[self.i];
             let all_ends = &out.ends[r.ends_at..r.ends_at + r.fields - 1];
-            let overs = &out.overrides[r.overrides.0..r.overrides.1];
-            let upto = overs.first().map_or(all_ends.len(), |o| o.field);
+            let (over, over_end) = r.overrides;
+            let upto = if over < over_end { out.overrides[over].field } else { all_ends.len() };
+            // The input from the offsets' base on: a field is then
+            // `input[start..e]` for a delimiter offset `e`, with no base
+            // to add (one register fewer in the caller's loop).
+            let input = &b.input[out.ends_base..];
             FieldIter {
                 ends: all_ends[..upto].iter(),
-                all_ends,
-                overs,
-                base: out.ends_base,
-                start: r.start,
-                end: r.end,
-                input: b.input,
+                start: r.start - out.ends_base,
+                end: r.end - out.ends_base,
+                input,
                 // A record without quote bytes has nothing to strip.
                 quote: if r.plain { -1 } else { b.quote },
-                spans: [].iter(),
-                scratch: b.scratch,
-                row: *self,
-                j: 0,
-                n: 0,
+                slow: Slow { over, over_end, ..slow },
             }
         } else {
-            self.iter_other()
+            self.iter_other(slow)
         }
     }
 
     /// [`SelectedRow::iter`] for a record with spans, or by index: out of
-    /// line, so that the common case builds its iterator in registers (a
-    /// call returning the whole iterator cost a 208-byte copy per row).
+    /// line, so that the common case stays small.
     #[inline(never)]
-    fn iter_other(&self) -> FieldIter<'r> {
+    fn iter_other(&self, slow: Slow<'r>) -> FieldIter<'r> {
         let b = self.batch;
-        let (spans, n): (&[Span], usize) = match self.spans_at() {
-            Some(at) if b.sel.all => (&b.sel.out.spans[at..at + self.len()], 0),
+        let (j, n, spans) = match self.spans_at() {
+            Some(at) if b.sel.all => (at, at + self.len(), true),
             // With `Selection::csv` or `raw`, a record given as CSV
             // pieces or raw fields has none (`len` is 0).
-            _ => (&[], self.len()),
+            _ => (0, self.len(), false),
         };
         FieldIter {
             ends: [].iter(),
-            all_ends: &[],
-            overs: &[],
-            base: 0,
             start: 0,
             end: usize::MAX,
             input: b.input,
             quote: -1,
-            spans: spans.iter(),
-            scratch: b.scratch,
-            row: *self,
-            j: 0,
-            n,
+            slow: Slow { j, n, spans, ..slow },
         }
     }
 
@@ -1043,27 +1044,42 @@ impl Iterator for RawFields<'_> {
 #[derive(Clone)]
 pub struct FieldIter<'r> {
     /// With [`Selection::all`], for a record the block scanner took: the
-    /// offsets from `base` of the delimiters ahead up to the next field
-    /// that holds doubled quotes (the next of `overs`, unescaped in
-    /// `scratch`), all the record's delimiter offsets, the next field's
-    /// start and the record's end (`usize::MAX` once its last field is
-    /// out, or in the other case).
+    /// offsets in `input` (the batch's input from the delimiter offsets'
+    /// base on) of the delimiters ahead up to the next field that holds
+    /// doubled quotes (the next override, unescaped in `scratch`), the
+    /// next field's start and the record's end (`usize::MAX` once its last
+    /// field is out, or in the other cases). Only these are touched per
+    /// field; the rest is in `slow`, so that building the iterator for a
+    /// row costs little. In the other cases, `input` is the batch's input.
     ends: std::slice::Iter<'r, u32>,
-    all_ends: &'r [u32],
-    overs: &'r [Override],
-    base: usize,
     start: usize,
     end: usize,
     input: &'r [u8],
     /// The quote byte to strip around fields (-1: none to strip).
     quote: i32,
-    /// With [`Selection::all`], for a record with spans: those left.
-    spans: std::slice::Iter<'r, Span>,
+    slow: Slow<'r>,
+}
+
+/// What [`FieldIter`] needs beyond the common case: the record's overrides
+/// left, its spans, or its fields by index, as indices into the selection.
+#[derive(Clone, Copy)]
+struct Slow<'r> {
+    sel: &'r Selection,
     scratch: &'r [u8],
-    /// Otherwise: the next field by index, and how many there are.
-    row: SelectedRow<'r>,
+    /// The batch's quote byte and delimiter (for a field by index).
+    quote: i32,
+    delimiter: u8,
+    /// The record's index in the batch.
+    i: usize,
+    /// With the delimiter offsets: the overrides left,
+    /// `sel.out.overrides[over..over_end]`.
+    over: usize,
+    over_end: usize,
+    /// Otherwise: the next span (`spans`: `sel.out.spans[j..n]`), or the
+    /// next field by index (`j` of `n`).
     j: usize,
     n: usize,
+    spans: bool,
 }
 
 impl<'r> FieldIter<'r> {
@@ -1122,32 +1138,50 @@ impl<'r> FieldIter<'r> {
     /// or by index.
     #[inline(always)]
     fn next_slow(&mut self) -> Option<&'r [u8]> {
-        if let Some((o, rest)) = self.overs.split_first() {
+        let slow = &mut self.slow;
+        if slow.over < slow.over_end {
             // `ends` stopped just before this field.
-            self.overs = rest;
-            if o.field == self.all_ends.len() {
+            let out = &slow.sel.out;
+            let r = &out.records[slow.i];
+            let all_ends = &out.ends[r.ends_at..r.ends_at + r.fields - 1];
+            let o = &out.overrides[slow.over];
+            slow.over += 1;
+            if o.field == all_ends.len() {
                 self.end = usize::MAX;
             } else {
-                self.start = self.base + self.all_ends[o.field] as usize + 1;
-                let upto = rest.first().map_or(self.all_ends.len(), |o| o.field);
-                self.ends = self.all_ends[o.field + 1..upto].iter();
+                self.start = all_ends[o.field] as usize + 1;
+                let upto = if slow.over < slow.over_end {
+                    out.overrides[slow.over].field
+                } else {
+                    all_ends.len()
+                };
+                self.ends = all_ends[o.field + 1..upto].iter();
             }
-            return Some(&self.scratch[o.start..o.end]);
+            return Some(&slow.scratch[o.start..o.end]);
         }
         if self.end != usize::MAX {
             let (a, e) = (self.start, self.end);
             self.end = usize::MAX;
             return Some(self.field(a, e));
         }
-        if let Some(s) = self.spans.next() {
-            return Some(s.bytes(self.input, self.scratch));
-        }
-        if self.j < self.n {
-            self.j += 1;
-            // A copy, so that the iterator's own address is never taken
-            // (which would keep its state out of registers).
-            let row = self.row;
-            Some(row.get(self.j - 1))
+        if slow.j < slow.n {
+            slow.j += 1;
+            if slow.spans {
+                let s = slow.sel.out.spans[slow.j - 1];
+                return Some(s.bytes(self.input, slow.scratch));
+            }
+            // The batch up to this record, rebuilt: a copy, so that the
+            // iterator's own address is never taken (which would keep its
+            // state out of registers).
+            let batch = Batch {
+                input: self.input,
+                scratch: slow.scratch,
+                sel: slow.sel,
+                quote: slow.quote,
+                delimiter: slow.delimiter,
+                len: slow.i + 1,
+            };
+            Some(SelectedRow { batch, i: slow.i }.get(slow.j - 1))
         } else {
             None
         }
@@ -1161,7 +1195,7 @@ impl<'r> Iterator for FieldIter<'r> {
     fn next(&mut self) -> Option<&'r [u8]> {
         match self.ends.next() {
             Some(&e) => {
-                let (a, e) = (self.start, self.base + e as usize);
+                let (a, e) = (self.start, e as usize);
                 self.start = e + 1;
                 Some(self.field_before_delimiter(a, e))
             }
