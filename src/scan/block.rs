@@ -2133,10 +2133,11 @@ impl Scanner {
         let mut carry = Carry::record_start();
         let mut base = r;
         let lines0 = self.lines;
-        // Structural delimiters, line ends and quote bytes from `*pos` to
-        // `base`, and delimiters and quotes up to the current record's
+        // Structural delimiters (without `masks`: with it, `out.ends` holds
+        // them), line ends and quote bytes from `*pos` to `base`, and
+        // delimiters, quotes and doubled quotes up to the current record's
         // start.
-        let (mut d_total, mut l_total, mut q_total, mut pr_total) = (0u64, 0u64, 0u64, 0u64);
+        let (mut d_total, mut l_total, mut q_total) = (0u64, 0u64, 0u64);
         let (mut d_rec, mut q_rec, mut pr_rec) = (0u64, 0u64, 0u64);
         if keep {
             out.records.reserve(sel.max_records.min(1 << 16));
@@ -2284,7 +2285,14 @@ impl Scanner {
                 if (end - r) as u64 > self.limit {
                     break 'blocks;
                 }
-                let d_end = d_total + u64::from((b.delim & below(k)).count_ones());
+                // With `masks`, the block's delimiters are already in
+                // `out.ends`, which holds every one since `*pos`: no running
+                // count to carry from block to block.
+                let d_end = if masks {
+                    (out.ends.len() as u64) - u64::from((b.delim & from(k)).count_ones())
+                } else {
+                    d_total + u64::from((b.delim & below(k)).count_ones())
+                };
                 // Quote bytes are counted for `plain`, which `cols` records
                 // do not keep (their bytes go out through the keep words):
                 // one running count and register fewer in that loop.
@@ -2336,7 +2344,9 @@ impl Scanner {
                 if keep {
                     let over_at = out.overrides.len();
                     if unescape {
-                        pr_end = pr_total + u64::from((b.pairs & below(k)).count_ones());
+                        // As with `d_end`.
+                        pr_end =
+                            (out.pairs.len() as u64) - u64::from((b.pairs & from(k)).count_ones());
                         if pr_end != pr_rec {
                             let pairs = &out.pairs[pr_rec as usize..pr_end as usize];
                             let ends = &out.ends[d_rec as usize..d_end as usize];
@@ -2387,14 +2397,14 @@ impl Scanner {
             if b.bad != 0 {
                 break;
             }
-            d_total += u64::from(b.delim.count_ones());
+            if !masks {
+                d_total += u64::from(b.delim.count_ones());
+            }
             l_total += u64::from(b.lines.count_ones());
             if keep && !cols {
                 q_total += u64::from(b.quote.count_ones());
             }
-            if unescape {
-                pr_total += u64::from(b.pairs.count_ones());
-            }
+
             base += 64;
         }
         if csv_words && !out.keep.is_empty() {
