@@ -528,28 +528,29 @@ impl<'r> SelectedRow<'r> {
                 slow: Slow { over, over_end, ..slow },
             }
         } else {
-            self.iter_other(slow)
+            let (j, n, spans) = self.iter_other();
+            FieldIter {
+                ends: [].iter(),
+                start: 0,
+                end: usize::MAX,
+                input: b.input,
+                quote: -1,
+                slow: Slow { j, n, spans, ..slow },
+            }
         }
     }
 
-    /// [`SelectedRow::iter`] for a record with spans, or by index: out of
-    /// line, so that the common case stays small.
+    /// For [`SelectedRow::iter`], a record with spans (the range of them,
+    /// and true) or fields by index (`0..len`, false): out of line, so
+    /// that the common case stays small. (Returning the whole iterator
+    /// from here made the caller keep every iterator in memory.)
     #[inline(never)]
-    fn iter_other(&self, slow: Slow<'r>) -> FieldIter<'r> {
-        let b = self.batch;
-        let (j, n, spans) = match self.spans_at() {
-            Some(at) if b.sel.all => (at, at + self.len(), true),
+    fn iter_other(&self) -> (usize, usize, bool) {
+        match self.spans_at() {
+            Some(at) if self.batch.sel.all => (at, at + self.len(), true),
             // With `Selection::csv` or `raw`, a record given as CSV
             // pieces or raw fields has none (`len` is 0).
             _ => (0, self.len(), false),
-        };
-        FieldIter {
-            ends: [].iter(),
-            start: 0,
-            end: usize::MAX,
-            input: b.input,
-            quote: -1,
-            slow: Slow { j, n, spans, ..slow },
         }
     }
 
