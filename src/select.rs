@@ -458,7 +458,7 @@ impl<'r> SelectedRow<'r> {
         }
         let out = &b.sel.out;
         let r = &out.records[self.i];
-        let overs = &out.overrides[r.overrides.0..r.overrides.1];
+        let overs = &out.overrides[r.overrides.0 as usize..r.overrides.1 as usize];
         if let Some(o) = overs.iter().find(|o| o.field == j) {
             return &b.scratch[o.start..o.end];
         }
@@ -511,8 +511,9 @@ impl<'r> SelectedRow<'r> {
         if b.sel.all && !b.sel.fieldless() && self.spans_at().is_none() {
             let out = &b.sel.out;
             let r = &out.records[self.i];
-            let all_ends = &out.ends[r.ends_at..r.ends_at + r.fields - 1];
-            let (over, over_end) = r.overrides;
+            let at = r.ends_at as usize;
+            let all_ends = &out.ends[at..at + r.fields - 1];
+            let (over, over_end) = (r.overrides.0 as usize, r.overrides.1 as usize);
             let upto = if over < over_end { out.overrides[over].field } else { all_ends.len() };
             // The input from the offsets' base on: a field is then
             // `input[start..e]` for a delimiter offset `e`, with no base
@@ -722,7 +723,7 @@ impl<'r> SelectedRow<'r> {
         let r = &out.records[self.i];
         RawFields {
             record: &b.input[r.start..r.end],
-            ends: &out.ends[r.ends_at..r.ends_at + r.fields - 1],
+            ends: &out.ends[r.ends_at as usize..r.ends_at as usize + r.fields - 1],
             shift: r.start - out.ends_base,
             next: 0,
         }
@@ -1144,7 +1145,8 @@ impl<'r> FieldIter<'r> {
             // `ends` stopped just before this field.
             let out = &slow.sel.out;
             let r = &out.records[slow.i];
-            let all_ends = &out.ends[r.ends_at..r.ends_at + r.fields - 1];
+            let at = r.ends_at as usize;
+            let all_ends = &out.ends[at..at + r.fields - 1];
             let o = &out.overrides[slow.over];
             slow.over += 1;
             if o.field == all_ends.len() {

@@ -2361,8 +2361,8 @@ impl Scanner {
                         after: end,
                         lf: input[p] == b'\n',
                         spans_at: usize::MAX,
-                        ends_at: d_rec as usize,
-                        overrides: (over_at, out.overrides.len()),
+                        ends_at: d_rec as u32,
+                        overrides: (over_at as u32, out.overrides.len() as u32),
                         line: self.lines + 1,
                         fields,
                         plain: !cols && q_end == q_rec,
@@ -2536,11 +2536,12 @@ pub(crate) struct SelectedRecord {
     /// Index of the record's first span, `usize::MAX` when none were kept.
     pub spans_at: usize,
     /// With `all_cols` and no spans: index of the record's first field end
-    /// in [`Selected::ends`].
-    pub ends_at: usize,
+    /// in [`Selected::ends`] (`u32`, as the offsets are: one batch spans at
+    /// most [`ENDS_SPAN`] bytes).
+    pub ends_at: u32,
     /// With `all_cols`: the record's fields that hold doubled quotes,
     /// `Selected::overrides[.0...1]`.
-    pub overrides: (usize, usize),
+    pub overrides: (u32, u32),
     /// Line of the record's first byte (1-based).
     pub line: u64,
     /// Number of fields in the record.
@@ -2550,6 +2551,11 @@ pub(crate) struct SelectedRecord {
     /// bytes up to `end` are exactly its fields joined by the delimiter.
     pub plain: bool,
 }
+
+// One cache line a record: the scanning loops write one per record and the
+// readers of a batch read them back (88 bytes with `usize` offsets into
+// `Selected::ends` and `Selected::overrides`).
+const _: () = assert!(std::mem::size_of::<SelectedRecord>() <= 64);
 
 /// The output of [`Scanner::block_select`]: per record, one span per
 /// selected column (empty for columns past the record's end).
