@@ -775,6 +775,7 @@ impl<'a> Reader<'a> {
             let quote = self.scanner.quote_byte();
             let len = sel.out.records.len();
             let delimiter = self.dialect.delimiter;
+            let ends_all = sel.all && !sel.fieldless();
             return Ok(Some(Batch {
                 input,
                 scratch: &sel.out.scratch,
@@ -782,6 +783,7 @@ impl<'a> Reader<'a> {
                 quote,
                 delimiter,
                 len,
+                ends_all,
             }));
         }
         if !self.advance()? {
@@ -814,7 +816,8 @@ impl<'a> Reader<'a> {
         let (input, scratch) = (self.data(), self.fields.scratch());
         let quote = self.scanner.quote_byte();
         let delimiter = self.dialect.delimiter;
-        Ok(Some(Batch { input, scratch, sel, quote, delimiter, len: 1 }))
+        let ends_all = sel.all && !sel.fieldless();
+        Ok(Some(Batch { input, scratch, sel, quote, delimiter, len: 1, ends_all }))
     }
 
     /// Counts the remaining records without building rows.

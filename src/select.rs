@@ -217,7 +217,7 @@ impl Selection {
 
     /// With `all`: records the block scanner takes have no parsed fields
     /// ([`Selection::csv`], [`Selection::raw`]).
-    fn fieldless(&self) -> bool {
+    pub(crate) fn fieldless(&self) -> bool {
         self.csv || self.raw
     }
 
@@ -266,6 +266,10 @@ pub struct Batch<'r> {
     /// Records in the batch: the first `len` of `sel.out.records` (fewer
     /// when a parallel read cuts a batch at its chunk's end).
     pub(crate) len: usize,
+    /// `sel.all && !sel.fieldless()`: the records the block scanner took
+    /// have their delimiter offsets (tested once per row by
+    /// [`SelectedRow::iter`]).
+    pub(crate) ends_all: bool,
 }
 
 impl<'r> Batch<'r> {
@@ -508,9 +512,9 @@ impl<'r> SelectedRow<'r> {
             n: 0,
             spans: false,
         };
-        if b.sel.all && !b.sel.fieldless() && self.spans_at().is_none() {
-            let out = &b.sel.out;
-            let r = &out.records[self.i];
+        let out = &b.sel.out;
+        let r = &out.records[self.i];
+        if b.ends_all && r.spans_at == usize::MAX {
             let at = r.ends_at as usize;
             let all_ends = &out.ends[at..at + r.fields - 1];
             let (over, over_end) = (r.overrides.0 as usize, r.overrides.1 as usize);
@@ -1183,6 +1187,7 @@ impl<'r> FieldIter<'r> {
                 quote: slow.quote,
                 delimiter: slow.delimiter,
                 len: slow.i + 1,
+                ends_all: slow.sel.all && !slow.sel.fieldless(),
             };
             Some(SelectedRow { batch, i: slow.i }.get(slow.j - 1))
         } else {
