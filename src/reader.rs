@@ -775,7 +775,7 @@ impl<'a> Reader<'a> {
             let quote = self.scanner.quote_byte();
             let len = sel.out.records.len();
             let delimiter = self.dialect.delimiter;
-            let ends_all = sel.all && !sel.fieldless();
+            let ends_all = sel.ends_all();
             return Ok(Some(Batch {
                 input,
                 scratch: &sel.out.scratch,
@@ -816,7 +816,7 @@ impl<'a> Reader<'a> {
         let (input, scratch) = (self.data(), self.fields.scratch());
         let quote = self.scanner.quote_byte();
         let delimiter = self.dialect.delimiter;
-        let ends_all = sel.all && !sel.fieldless();
+        let ends_all = sel.ends_all();
         Ok(Some(Batch { input, scratch, sel, quote, delimiter, len: 1, ends_all }))
     }
 

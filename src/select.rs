@@ -217,8 +217,14 @@ impl Selection {
 
     /// With `all`: records the block scanner takes have no parsed fields
     /// ([`Selection::csv`], [`Selection::raw`]).
-    pub(crate) fn fieldless(&self) -> bool {
+    fn fieldless(&self) -> bool {
         self.csv || self.raw
+    }
+
+    /// Every field, and the records the block scanner takes keep their
+    /// delimiter offsets (what [`Batch`] records once per batch).
+    pub(crate) fn ends_all(&self) -> bool {
+        self.all && !self.fieldless()
     }
 
     /// The columns kept, as given to [`Selection::new`] (empty for
@@ -266,7 +272,7 @@ pub struct Batch<'r> {
     /// Records in the batch: the first `len` of `sel.out.records` (fewer
     /// when a parallel read cuts a batch at its chunk's end).
     pub(crate) len: usize,
-    /// `sel.all && !sel.fieldless()`: the records the block scanner took
+    /// [`Selection::ends_all`]: the records the block scanner took
     /// have their delimiter offsets (tested once per row by
     /// [`SelectedRow::iter`]).
     pub(crate) ends_all: bool,
@@ -1187,7 +1193,7 @@ impl<'r> FieldIter<'r> {
                 quote: slow.quote,
                 delimiter: slow.delimiter,
                 len: slow.i + 1,
-                ends_all: slow.sel.all && !slow.sel.fieldless(),
+                ends_all: slow.sel.ends_all(),
             };
             Some(SelectedRow { batch, i: slow.i }.get(slow.j - 1))
         } else {

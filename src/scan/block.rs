@@ -596,8 +596,8 @@ mod x86 {
     impl Kernel for Avx512Vbmi2 {
         #[inline(always)]
         unsafe fn prefix_xor(x: u64) -> u64 {
-            // SAFETY: the caller guarantees pclmulqdq.
-            unsafe { prefix_xor_clmul(x) }
+            // SAFETY: forwarded from the caller.
+            unsafe { Avx512Clmul::prefix_xor(x) }
         }
 
         #[inline(always)]
