@@ -808,7 +808,7 @@ impl<'a> Reader<'a> {
             lf: false,
             spans_at: 0,
             ends_at: 0,
-            overrides: (0, 0),
+            copy: crate::scan::NO_COPY,
             line: self.row_pos.line,
             fields: n,
             plain: false,

@@ -13,7 +13,7 @@
 //! [`Reader::read_row`]: crate::Reader::read_row
 
 use crate::error::Position;
-use crate::scan::{ColMasks, Selected, SelectedRecord};
+use crate::scan::{ColMasks, Selected, SelectedRecord, NO_COPY};
 
 /// Records per batch: enough to amortise the call, small enough that a
 /// batch's spans stay in the L1/L2 cache.
@@ -75,10 +75,11 @@ impl Selection {
 
     /// Keeps every field: the fastest way to visit all of them. The block
     /// scanner takes regular records (see `scan::block`) without building
-    /// any span: it keeps the positions of their delimiters as one bit mask
-    /// per 64 bytes, and [`SelectedRow::iter`] walks those bits (quotes
-    /// around a field are stripped then; records holding doubled quotes get
-    /// their unescaped fields when the batch is built). Records it cannot
+    /// any span: it keeps the offsets of their delimiters, and
+    /// [`SelectedRow::iter`] walks those (quotes around a field are
+    /// stripped then; a record holding doubled quotes is copied unescaped
+    /// when the batch is built, with the offsets of its delimiters in the
+    /// copy, and read from there the same way). Records it cannot
     /// prove regular come alone, with all their fields, from the state
     /// machine. [`SelectedRow::raw`] tells which records can be copied
     /// whole (`fastcsv cat`).
@@ -239,6 +240,7 @@ impl Selection {
         self.out.scratch.clear();
         self.out.ends.clear();
         self.out.pairs.clear();
+        self.out.copies.clear();
         self.out.drops.clear();
         self.out.keep.clear();
     }
@@ -468,15 +470,18 @@ impl<'r> SelectedRow<'r> {
         }
         let out = &b.sel.out;
         let r = &out.records[self.i];
-        let overs = &out.overrides[r.overrides.0 as usize..r.overrides.1 as usize];
-        if let Some(o) = overs.iter().find(|o| o.field == j) {
-            return &b.scratch[o.start..o.end];
-        }
-        let raw = self.ends_fields();
-        let f = &raw.record[raw.get(j).unwrap_or_default()];
+        let (f, plain) = if r.copy != NO_COPY {
+            // Its copy, unescaped: offsets from `copies_base`.
+            let c = &out.copies[r.copy as usize..][..r.fields + 1];
+            let a = if j == 0 { c[0] } else { c[j] + 1 } as usize;
+            (&b.scratch[out.copies_base..][a..c[j + 1] as usize], false)
+        } else {
+            let raw = self.ends_fields();
+            (&raw.record[raw.get(j).unwrap_or_default()], r.plain)
+        };
         // See `FieldIter::field`.
         match f {
-            [q, inner @ .., _] if !r.plain && i32::from(*q) == b.quote => inner,
+            [q, inner @ .., _] if !plain && i32::from(*q) == b.quote => inner,
             _ => f,
         }
     }
@@ -512,8 +517,6 @@ impl<'r> SelectedRow<'r> {
             quote: b.quote,
             delimiter: b.delimiter,
             i: self.i,
-            over: 0,
-            over_end: 0,
             j: 0,
             n: 0,
             spans: false,
@@ -521,25 +524,32 @@ impl<'r> SelectedRow<'r> {
         let out = &b.sel.out;
         let r = &out.records[self.i];
         if b.ends_all && r.spans_at == usize::MAX {
-            let at = r.ends_at as usize;
-            let all_ends = &out.ends[at..at + r.fields - 1];
-            let (over, over_end) = (r.overrides.0 as usize, r.overrides.1 as usize);
-            let upto = if over < over_end { out.overrides[over].field } else { all_ends.len() };
             // The input from the offsets' base on: a field is then
             // `input[start..e]` for a delimiter offset `e`, with no base
-            // to add (one register fewer in the caller's loop).
-            let input = &b.input[out.ends_base..];
+            // to add (one register fewer in the caller's loop). A record
+            // with doubled quotes is read the same way from its copy,
+            // unescaped.
+            let (ends, input, start, end) = if r.copy == NO_COPY {
+                let at = r.ends_at as usize;
+                let ends = &out.ends[at..at + r.fields - 1];
+                let (a, e) = (r.start - out.ends_base, r.end - out.ends_base);
+                (ends, &b.input[out.ends_base..], a, e)
+            } else {
+                let c = &out.copies[r.copy as usize..][..r.fields + 1];
+                let input = &b.scratch[out.copies_base..];
+                (&c[1..r.fields], input, c[0] as usize, c[r.fields] as usize)
+            };
             FieldIter {
-                ends: all_ends[..upto].iter(),
-                start: r.start - out.ends_base,
-                end: r.end - out.ends_base,
+                ends: ends.iter(),
+                start,
+                end,
                 input,
                 // A record without quote bytes has nothing to strip.
                 quote: if r.plain { -1 } else { b.quote },
-                slow: Slow { over, over_end, ..slow },
+                slow,
             }
         } else {
-            let (j, n, spans) = self.iter_other();
+            let (j, n, spans) = iter_other(b.sel, self.i);
             FieldIter {
                 ends: [].iter(),
                 start: 0,
@@ -551,36 +561,10 @@ impl<'r> SelectedRow<'r> {
         }
     }
 
-    /// For [`SelectedRow::iter`], a record with spans (the range of them,
-    /// and true) or fields by index (`0..len`, false): out of line, so
-    /// that the common case stays small. (Returning the whole iterator
-    /// from here made the caller keep every iterator in memory.)
-    #[inline(never)]
-    fn iter_other(&self) -> (usize, usize, bool) {
-        match self.spans_at() {
-            Some(at) if self.batch.sel.all => (at, at + self.len(), true),
-            // With `Selection::csv` or `raw`, a record given as CSV
-            // pieces or raw fields has none (`len` is 0).
-            _ => (0, self.len(), false),
-        }
-    }
-
     /// Number of selected columns (with [`Selection::all`], the record's
     /// field count).
     pub fn len(&self) -> usize {
-        let sel = self.batch.sel;
-        if sel.all {
-            if sel.fieldless() && self.spans_at().is_none() {
-                // A record given as CSV pieces or raw fields.
-                return 0;
-            }
-            self.field_count()
-        } else if sel.csv_cols.is_some() && self.spans_at().is_none() {
-            // A record given as CSV pieces.
-            0
-        } else {
-            self.batch.sel.cols.len()
-        }
+        row_len(self.batch.sel, self.i)
     }
 
     /// True when [`SelectedRow::len`] is 0.
@@ -737,6 +721,41 @@ impl<'r> SelectedRow<'r> {
             shift: r.start - out.ends_base,
             next: 0,
         }
+    }
+}
+
+/// For [`SelectedRow::iter`], record `i` of a batch of `sel` with spans
+/// (the range of them, and true) or fields by index (`0..len`, false): out
+/// of line, so that the common case stays small, and given the selection
+/// and the index rather than the row, so that the caller need not keep
+/// each row in memory to pass its address. (Returning the whole iterator
+/// from here made the caller keep every iterator in memory.)
+#[inline(never)]
+fn iter_other(sel: &Selection, i: usize) -> (usize, usize, bool) {
+    let at = sel.out.records[i].spans_at;
+    if at != usize::MAX && sel.all {
+        return (at, at + row_len(sel, i), true);
+    }
+    // With `Selection::csv` or `raw`, a record given as CSV pieces or
+    // raw fields has none (`len` is 0).
+    (0, row_len(sel, i), false)
+}
+
+/// [`SelectedRow::len`] of record `i` of a batch of `sel`.
+fn row_len(sel: &Selection, i: usize) -> usize {
+    let r = &sel.out.records[i];
+    let spans = r.spans_at != usize::MAX;
+    if sel.all {
+        if sel.fieldless() && !spans {
+            // A record given as CSV pieces or raw fields.
+            return 0;
+        }
+        r.fields
+    } else if sel.csv_cols.is_some() && !spans {
+        // A record given as CSV pieces.
+        0
+    } else {
+        sel.cols.len()
     }
 }
 
@@ -1057,12 +1076,12 @@ impl Iterator for RawFields<'_> {
 pub struct FieldIter<'r> {
     /// With [`Selection::all`], for a record the block scanner took: the
     /// offsets in `input` (the batch's input from the delimiter offsets'
-    /// base on) of the delimiters ahead up to the next field that holds
-    /// doubled quotes (the next override, unescaped in `scratch`), the
-    /// next field's start and the record's end (`usize::MAX` once its last
-    /// field is out, or in the other cases). Only these are touched per
-    /// field; the rest is in `slow`, so that building the iterator for a
-    /// row costs little. In the other cases, `input` is the batch's input.
+    /// base on, or for a record with doubled quotes its unescaped copy's
+    /// buffer) of the delimiters ahead, the next field's start and the
+    /// record's end (`usize::MAX` once its last field is out, or in the
+    /// other cases). Only these are touched per field; the rest is in
+    /// `slow`, so that building the iterator for a row costs little. In
+    /// the other cases, `input` is the batch's input.
     ends: std::slice::Iter<'r, u32>,
     start: usize,
     end: usize,
@@ -1072,8 +1091,8 @@ pub struct FieldIter<'r> {
     slow: Slow<'r>,
 }
 
-/// What [`FieldIter`] needs beyond the common case: the record's overrides
-/// left, its spans, or its fields by index, as indices into the selection.
+/// What [`FieldIter`] needs beyond the common case: the record's spans, or
+/// its fields by index, as indices into the selection.
 #[derive(Clone, Copy)]
 struct Slow<'r> {
     sel: &'r Selection,
@@ -1083,10 +1102,6 @@ struct Slow<'r> {
     delimiter: u8,
     /// The record's index in the batch.
     i: usize,
-    /// With the delimiter offsets: the overrides left,
-    /// `sel.out.overrides[over..over_end]`.
-    over: usize,
-    over_end: usize,
     /// Otherwise: the next span (`spans`: `sel.out.spans[j..n]`), or the
     /// next field by index (`j` of `n`).
     j: usize,
@@ -1151,27 +1166,6 @@ impl<'r> FieldIter<'r> {
     #[inline(always)]
     fn next_slow(&mut self) -> Option<&'r [u8]> {
         let slow = &mut self.slow;
-        if slow.over < slow.over_end {
-            // `ends` stopped just before this field.
-            let out = &slow.sel.out;
-            let r = &out.records[slow.i];
-            let at = r.ends_at as usize;
-            let all_ends = &out.ends[at..at + r.fields - 1];
-            let o = &out.overrides[slow.over];
-            slow.over += 1;
-            if o.field == all_ends.len() {
-                self.end = usize::MAX;
-            } else {
-                self.start = all_ends[o.field] as usize + 1;
-                let upto = if slow.over < slow.over_end {
-                    out.overrides[slow.over].field
-                } else {
-                    all_ends.len()
-                };
-                self.ends = all_ends[o.field + 1..upto].iter();
-            }
-            return Some(&slow.scratch[o.start..o.end]);
-        }
         if self.end != usize::MAX {
             let (a, e) = (self.start, self.end);
             self.end = usize::MAX;

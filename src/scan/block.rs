@@ -55,7 +55,7 @@
 //! One loop walks the blocks and the records they end; it is compiled once
 //! per mode, so that what a mode does not keep costs nothing: nothing
 //! (`count`), the records, their delimiter offsets (every field, with
-//! those holding doubled quotes unescaped, or raw), the quotes a CSV
+//! the records holding doubled quotes copied unescaped, or raw), the quotes a CSV
 //! writer drops (`Selection::csv`: a carry-add over the bytes of quoted
 //! fields finds the clean ones, and with BMI2 a bit extract and deposit
 //! their opening quotes), or the bytes the CSV of some columns keeps
@@ -749,6 +749,108 @@ mod x86 {
         }
         // SAFETY: the `kept` bytes past `len` were written above.
         unsafe { out.set_len(len + kept) };
+    }
+
+    /// [`super::copy_unescaped`] with the byte compress: the record's
+    /// bytes 64 at a time, the second quote of each pair cleared first in
+    /// a bitmap of the bytes kept (512 bytes of the record at a time), and
+    /// where each delimiter lands from one vector compare against the
+    /// offsets of the pairs.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX-512 F, BW and VBMI2.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
+    pub(super) unsafe fn copy_unescaped_vbmi2(
+        record: &[u8],
+        rel: u32,
+        ends: &[u32],
+        pairs: &[u32],
+        copies_base: usize,
+        copies: &mut Vec<u32>,
+        scratch: &mut Vec<u8>,
+    ) {
+        const SEG: usize = 512;
+        let at = scratch.len() - copies_base;
+        // Where each delimiter lands: its offset in the record, less the
+        // pairs before it (written in the room reserved, with no check
+        // per offset).
+        copies.reserve(ends.len() + 2);
+        let len0 = copies.len();
+        let slots = &mut copies.spare_capacity_mut()[..ends.len() + 1];
+        slots[0].write(at as u32);
+        let shift = (at as u32).wrapping_sub(rel);
+        if pairs.len() <= 16 {
+            let m = ((1u32 << pairs.len()) - 1) as u16;
+            // SAFETY: AVX-512 F is guaranteed by the caller. The masked
+            // load reads only `pairs` (`m` has a bit for each of its
+            // elements) and suppresses faults on the other lanes, which
+            // are all ones (above every offset).
+            let pv = unsafe {
+                _mm512_mask_loadu_epi32(_mm512_set1_epi32(-1), m, pairs.as_ptr() as *const i32)
+            };
+            for (slot, &e) in slots[1..].iter_mut().zip(ends) {
+                let before = _mm512_cmplt_epu32_mask(pv, _mm512_set1_epi32(e as i32));
+                slot.write(e.wrapping_add(shift) - before.count_ones());
+            }
+        } else {
+            let mut pi = 0;
+            for (slot, &e) in slots[1..].iter_mut().zip(ends) {
+                while pairs.get(pi).is_some_and(|&q| q < e) {
+                    pi += 1;
+                }
+                slot.write(e.wrapping_add(shift) - pi as u32);
+            }
+        }
+        // SAFETY: the `ends.len() + 1` slots after `len0` were written
+        // above, inside the capacity reserved.
+        unsafe { copies.set_len(len0 + ends.len() + 1) };
+        // Each store writes 64 bytes at the end.
+        scratch.reserve(record.len() + 64);
+        let (old, mut len) = (scratch.len(), scratch.len());
+        let (mut seg, mut pi) = (0, 0);
+        while seg < record.len() {
+            let mut keep = [!0u64; SEG / 64];
+            // The pairs whose second quote is in this segment (all inside
+            // the record).
+            while let Some(&q) = pairs.get(pi) {
+                let k = ((q - rel) as usize + 1).wrapping_sub(seg);
+                if k >= SEG {
+                    break;
+                }
+                keep[k / 64] &= !(1u64 << (k % 64));
+                pi += 1;
+            }
+            let n = (record.len() - seg).min(SEG);
+            let mut c = 0;
+            while c < n {
+                let valid = if n - c >= 64 { !0u64 } else { (1u64 << (n - c)) - 1 };
+                let bits = keep[c / 64] & valid;
+                debug_assert!(len + 64 <= old + record.len() + 64);
+                // SAFETY: AVX-512 F, BW and VBMI2 are guaranteed by the
+                // caller. The masked load reads only `record[seg + c..]`
+                // (`valid`: up to 64 bytes, no further than its end) and
+                // suppresses faults on the other lanes. The store writes
+                // 64 bytes at `len`, where `len - old`, the bytes kept
+                // before `seg + c`, is at most `seg + c < record.len()`:
+                // inside the `record.len() + 64` bytes reserved past `old`.
+                // The bytes up to `len` are written, in order, before the
+                // length covers them.
+                unsafe {
+                    let src = record.as_ptr().add(seg + c) as *const i8;
+                    let x = _mm512_maskz_loadu_epi8(valid, src);
+                    let v = _mm512_maskz_compress_epi8(bits, x);
+                    _mm512_storeu_si512(scratch.as_mut_ptr().add(len) as *mut __m512i, v);
+                }
+                len += bits.count_ones() as usize;
+                c += 64;
+            }
+            seg += SEG;
+        }
+        // SAFETY: the bytes up to `len` were written above, inside the
+        // capacity.
+        unsafe { scratch.set_len(len) };
+        copies.push((len - copies_base) as u32);
     }
 
     /// [`Avx512Clmul::clean_opens`] alone, for tests.
@@ -1551,65 +1653,52 @@ fn plain_span(input: &[u8], a: usize, e: usize, quote: i32) -> Span {
     Span { start: start & keep, end: end & keep, flags }
 }
 
-/// The longest field [`unescape_pairs`] hands to the byte compress whole.
-const SHORT_FIELD: usize = 256;
-
-/// The fields of the regular record `r..p` (`p` before its terminator)
-/// that hold doubled quotes, unescaped into `scratch` (one [`Override`]
-/// each), given the offsets from `base` of the record's structural
-/// delimiters (`ends`) and of the first quote of each pair (`pairs`, not
-/// empty): where each pair is, and so which field holds it, is known, so
-/// nothing is searched and the other fields are not touched.
-fn unescape_pairs(
-    input: &[u8],
-    (r, p): (usize, usize),
+/// Copies the regular record `record` (without its terminator; `rel` is
+/// its offset from the offsets' base), which holds doubled quotes, to the
+/// end of `scratch` with the second quote of each pair left out, given the
+/// offsets from the base of its structural delimiters (`ends`) and of the
+/// first quote of each pair (`pairs`, not empty). Appends to `copies`
+/// where the copy starts, where each delimiter is in it, and where it
+/// ends, as offsets in `scratch` from `copies_base`. Its fields are then
+/// read from the copy as the other records' are from the input: a quoted
+/// field keeps its enclosing quotes (the second quote of a pair is never
+/// one of them), and the delimiters are where the offsets say.
+fn copy_unescaped(
+    record: &[u8],
+    rel: u32,
     ends: &[u32],
     pairs: &[u32],
-    base: usize,
-    over: &mut Vec<Override>,
+    copies_base: usize,
+    copies: &mut Vec<u32>,
     scratch: &mut Vec<u8>,
 ) {
-    let (mut i, mut field) = (0, 0);
-    while i < pairs.len() {
-        // The field of the next pair: at or after the last one's (a walk:
-        // records have few fields, and the pairs are in order).
-        while ends.get(field).is_some_and(|&e| e < pairs[i]) {
-            field += 1;
-        }
-        let a = if field == 0 { r } else { base + ends[field - 1] as usize + 1 };
-        let e = if field == ends.len() { p } else { base + ends[field] as usize };
-        // A quoted field (pairs are only inside those): keep the first
-        // quote of each pair, drop the second, and the enclosing quotes.
-        let start = scratch.len();
-        let inner = &input[a + 1..e - 1];
-        // A short field goes through the byte compress, one call, rather
-        // than one copy for each piece between pairs (each a `memcpy`
-        // call): the bits of the bytes kept, then 64 bytes a step.
-        if inner.len() <= SHORT_FIELD && has_byte_compress() {
-            let mut keep = [!0u64; SHORT_FIELD / 64];
-            let mut j = i;
-            while let Some(&q) = pairs.get(j).filter(|&&q| base + (q as usize) < e) {
-                // The pair's second quote, in `inner` (`q + 1 <= e - 2`).
-                let k = base + q as usize - a;
-                keep[k / 64] &= !(1 << (k % 64));
-                j += 1;
-            }
-            if append_kept(inner, &keep, 0, scratch) {
-                i = j;
-                over.push(Override { field, start, end: scratch.len() });
-                continue;
-            }
-        }
-        let mut from = a + 1;
-        while let Some(&q) = pairs.get(i).filter(|&&q| base + (q as usize) < e) {
-            let q = base + q as usize;
-            scratch.extend_from_slice(&input[from..=q]);
-            from = q + 2;
-            i += 1;
-        }
-        scratch.extend_from_slice(&input[from..e - 1]);
-        over.push(Override { field, start, end: scratch.len() });
+    #[cfg(target_arch = "x86_64")]
+    if vbmi2() {
+        // SAFETY: AVX-512 F and BW (checked by `isa()`) and VBMI2 were
+        // detected on this CPU.
+        unsafe {
+            x86::copy_unescaped_vbmi2(record, rel, ends, pairs, copies_base, copies, scratch)
+        };
+        return;
     }
+    let at = scratch.len() - copies_base;
+    copies.push(at as u32);
+    let mut pi = 0;
+    for &e in ends {
+        while pairs.get(pi).is_some_and(|&q| q < e) {
+            pi += 1;
+        }
+        copies.push((at + (e - rel) as usize - pi) as u32);
+    }
+    let mut from = 0;
+    for &q in pairs {
+        // The pair's first quote is kept, its second left out.
+        let k = (q - rel) as usize;
+        scratch.extend_from_slice(&record[from..=k]);
+        from = k + 2;
+    }
+    scratch.extend_from_slice(&record[from..]);
+    copies.push((scratch.len() - copies_base) as u32);
 }
 
 /// Appends `base + i` for every set bit `i` of `bits`, in order. Writes
@@ -2053,7 +2142,7 @@ impl Scanner {
         };
         // With `MODE_FIELDS`, the offsets of all structural delimiters are
         // kept (a few instructions per field, no span built); records
-        // holding doubled quotes get their spans (unescaped) right away.
+        // holding doubled quotes are copied unescaped after the loop.
         // With `MODE_CSV`, the quotes a CSV writer drops are kept instead.
         // `MODE_RAW` keeps the offsets and unescapes nothing.
         // With `MODE_COLS`, which bytes the CSV of the selected columns
@@ -2067,7 +2156,9 @@ impl Scanner {
         if masks || csv || cols {
             out.ends.clear();
             out.pairs.clear();
-            out.overrides.clear();
+            out.copies.clear();
+            out.pending.clear();
+            out.copies_base = out.scratch.len();
             out.drops.clear();
             out.keep.clear();
             out.ends_base = *pos;
@@ -2342,17 +2433,15 @@ impl Scanner {
                 let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
                 let mut pr_end = 0;
                 if keep {
-                    let over_at = out.overrides.len();
                     if unescape {
                         // As with `d_end`.
                         pr_end =
                             (out.pairs.len() as u64) - u64::from((b.pairs & from(k)).count_ones());
                         if pr_end != pr_rec {
-                            let pairs = &out.pairs[pr_rec as usize..pr_end as usize];
-                            let ends = &out.ends[d_rec as usize..d_end as usize];
-                            let (over, scratch) = (&mut out.overrides, &mut out.scratch);
-                            let base = out.ends_base;
-                            unescape_pairs(input, (r, p), ends, pairs, base, over, scratch);
+                            // Copied unescaped after the loop (which then
+                            // has no call to keep its registers across).
+                            let at = out.records.len() as u32;
+                            out.pending.push((at, pr_rec as u32, pr_end as u32));
                         }
                     }
                     out.records.push(SelectedRecord {
@@ -2362,7 +2451,8 @@ impl Scanner {
                         lf: input[p] == b'\n',
                         spans_at: usize::MAX,
                         ends_at: d_rec as u32,
-                        overrides: (over_at as u32, out.overrides.len() as u32),
+                        // Set after the loop for the records copied.
+                        copy: NO_COPY,
                         line: self.lines + 1,
                         fields,
                         plain: !cols && q_end == q_rec,
@@ -2406,6 +2496,20 @@ impl Scanner {
             }
 
             base += 64;
+        }
+        if unescape {
+            for &(k, a, b) in &out.pending {
+                let rec = &mut out.records[k as usize];
+                let at = rec.ends_at as usize;
+                let ends = &out.ends[at..at + rec.fields - 1];
+                let pairs = &out.pairs[a as usize..b as usize];
+                rec.copy = out.copies.len() as u32;
+                let rel = (rec.start - out.ends_base) as u32;
+                let (copies, scratch) = (&mut out.copies, &mut out.scratch);
+                let record = &input[rec.start..rec.end];
+                copy_unescaped(record, rel, ends, pairs, out.copies_base, copies, scratch);
+            }
+            out.pending.clear();
         }
         if csv_words && !out.keep.is_empty() {
             // The words after the last block with quotes in play, up to
@@ -2494,8 +2598,8 @@ impl ColMasks {
 const MODE_COUNT: u8 = 0;
 /// Each record's bounds, line and field count ([`Selected::records`]).
 const MODE_RECORDS: u8 = 1;
-/// Those, the delimiter offsets ([`Selected::ends`]) and the fields with
-/// doubled quotes, unescaped ([`Selected::overrides`]).
+/// Those, the delimiter offsets ([`Selected::ends`]) and the records with
+/// doubled quotes copied unescaped ([`Selected::copies`]).
 const MODE_FIELDS: u8 = 2;
 /// The records and the quotes a CSV writer drops ([`Selected::drops`]).
 const MODE_CSV: u8 = 3;
@@ -2539,9 +2643,9 @@ pub(crate) struct SelectedRecord {
     /// in [`Selected::ends`] (`u32`, as the offsets are: one batch spans at
     /// most [`ENDS_SPAN`] bytes).
     pub ends_at: u32,
-    /// With `all_cols`: the record's fields that hold doubled quotes,
-    /// `Selected::overrides[.0...1]`.
-    pub overrides: (u32, u32),
+    /// With `all_cols`, for a record holding doubled quotes: where its
+    /// copy is described in [`Selected::copies`]; [`NO_COPY`] otherwise.
+    pub copy: u32,
     /// Line of the record's first byte (1-based).
     pub line: u64,
     /// Number of fields in the record.
@@ -2554,7 +2658,7 @@ pub(crate) struct SelectedRecord {
 
 // One cache line a record: the scanning loops write one per record and the
 // readers of a batch read them back (88 bytes with `usize` offsets into
-// `Selected::ends` and `Selected::overrides`).
+// `Selected::ends` and `Selected::copies`).
 const _: () = assert!(std::mem::size_of::<SelectedRecord>() <= 64);
 
 /// The output of [`Scanner::block_select`]: per record, one span per
@@ -2572,8 +2676,6 @@ pub(crate) struct Selected {
     /// The same for the first quote of each doubled pair.
     pub pairs: Vec<u32>,
     pub ends_base: usize,
-    /// With `all_cols`: fields holding doubled quotes, unescaped.
-    pub overrides: Vec<Override>,
     /// With `csv`: the offsets (from `ends_base`, ascending) of the quotes
     /// around quoted fields that hold no delimiter, line-end byte or
     /// doubled quote: the quotes a CSV writer with the input's delimiter
@@ -2587,6 +2689,16 @@ pub(crate) struct Selected {
     /// ([`has_byte_compress`]): the same for every column, instead of
     /// `drops`; empty when no block had quotes in play (every byte kept).
     pub keep: Vec<u64>,
+    /// With `all_cols`: for each record holding doubled quotes, copied
+    /// unescaped to `scratch`, where the copy starts, where each of its
+    /// delimiters is, and where it ends, as offsets from `copies_base`
+    /// in `scratch` (`SelectedRecord::copy` says where a record's are).
+    pub copies: Vec<u32>,
+    pub copies_base: usize,
+    /// During one call of the scanning loop with `all_cols`: the records
+    /// taken that hold doubled quotes (index, and range in `pairs`),
+    /// copied once the loop is done.
+    pub pending: Vec<(u32, u32, u32)>,
 }
 
 impl Selected {
@@ -2600,15 +2712,8 @@ impl Selected {
     }
 }
 
-/// A field of a record taken with `all_cols` whose bytes, unescaped, are
-/// `Selected::scratch[start..end]` rather than the input's.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Override {
-    /// The field's index in its record.
-    pub field: usize,
-    pub start: usize,
-    pub end: usize,
-}
+/// [`SelectedRecord::copy`] of a record not copied.
+pub(crate) const NO_COPY: u32 = u32::MAX;
 
 /// With `all_cols`, one batch spans at most this many bytes, so that
 /// [`Selected::ends`] fits `u32` offsets.
@@ -2837,7 +2942,7 @@ impl Scanner {
                     lf: input[p] == b'\n' && end == p + 1,
                     spans_at: spans0,
                     ends_at: 0,
-                    overrides: (0, 0),
+                    copy: NO_COPY,
                     line: self.lines + 1,
                     fields,
                     plain: rec_q == 0,

@@ -46,7 +46,7 @@ mod block;
 pub mod reference;
 
 pub(crate) use block::{
-    append_kept, append_without, ColMasks, SelectArgs, Selected, SelectedRecord,
+    append_kept, append_without, ColMasks, SelectArgs, Selected, SelectedRecord, NO_COPY,
 };
 pub use block::{has_byte_compress, simd_level};
 
