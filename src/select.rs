@@ -529,16 +529,22 @@ impl<'r> SelectedRow<'r> {
             // to add (one register fewer in the caller's loop). A record
             // with doubled quotes is read the same way from its copy,
             // unescaped.
-            let (ends, input, start, end) = if r.copy == NO_COPY {
-                let at = r.ends_at as usize;
-                let ends = &out.ends[at..at + r.fields - 1];
-                let (a, e) = (r.start - out.ends_base, r.end - out.ends_base);
-                (ends, &b.input[out.ends_base..], a, e)
-            } else {
-                let c = &out.copies[r.copy as usize..][..r.fields + 1];
-                let input = &b.scratch[out.copies_base..];
-                (&c[1..r.fields], input, c[0] as usize, c[r.fields] as usize)
-            };
+            // Both cases worked out and one taken without a branch: in
+            // quoted text, whether a record holds doubled quotes is a coin
+            // toss. (The copy's entries are read at index 0 when the record
+            // has none: in range or not, the same way for every row.)
+            use std::hint::select_unpredictable as pick;
+            let copied = r.copy != NO_COPY;
+            let ci = pick(copied, r.copy as usize, 0);
+            let c = out.copies.get(ci..).unwrap_or_default();
+            let c_start = c.first().map_or(0, |&x| x as usize);
+            let c_end = c.get(r.fields).map_or(0, |&x| x as usize);
+            let start = pick(copied, c_start, r.start - out.ends_base);
+            let end = pick(copied, c_end, r.end - out.ends_base);
+            let (src, at) =
+                pick(copied, (&out.copies[..], ci + 1), (&out.ends[..], r.ends_at as usize));
+            let ends = &src[at..at + r.fields - 1];
+            let input = pick(copied, &b.scratch[out.copies_base..], &b.input[out.ends_base..]);
             FieldIter {
                 ends: ends.iter(),
                 start,
