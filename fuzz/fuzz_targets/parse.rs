@@ -39,7 +39,17 @@ fn collect_batches(mut rdr: Reader<'_>, sel: Option<&[usize]>) -> Picked {
     let mut rows = Vec::new();
     loop {
         match rdr.read_batch(&mut s) {
-            Ok(Some(b)) => rows.extend(b.iter().map(|r| r.iter().map(<[u8]>::to_vec).collect())),
+            Ok(Some(b)) => {
+                for r in b.iter() {
+                    let fields: Vec<Vec<u8>> = r.iter().map(<[u8]>::to_vec).collect();
+                    // A field by index is the field the iterator gives.
+                    assert_eq!(fields.len(), r.len());
+                    for (j, f) in fields.iter().enumerate() {
+                        assert_eq!(r.get(j), &f[..], "field {j}");
+                    }
+                    rows.push(fields);
+                }
+            }
             Ok(None) => return (rows, None),
             Err(e) => return (rows, Some((e.message(), rdr.line()))),
         }
