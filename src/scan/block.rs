@@ -794,12 +794,9 @@ mod x86 {
                 slot.write(e.wrapping_add(shift) - before.count_ones());
             }
         } else {
-            let mut pi = 0;
-            for (slot, &e) in slots[1..].iter_mut().zip(ends) {
-                while pairs.get(pi).is_some_and(|&q| q < e) {
-                    pi += 1;
-                }
-                slot.write(e.wrapping_add(shift) - pi as u32);
+            let placed = super::delimiters_in_copy(ends, pairs, shift);
+            for (slot, d) in slots[1..].iter_mut().zip(placed) {
+                slot.write(d);
             }
         }
         // SAFETY: the `ends.len() + 1` slots after `len0` were written
@@ -1683,13 +1680,7 @@ fn copy_unescaped(
     }
     let at = scratch.len() - copies_base;
     copies.push(at as u32);
-    let mut pi = 0;
-    for &e in ends {
-        while pairs.get(pi).is_some_and(|&q| q < e) {
-            pi += 1;
-        }
-        copies.push((at + (e - rel) as usize - pi) as u32);
-    }
+    copies.extend(delimiters_in_copy(ends, pairs, (at as u32).wrapping_sub(rel)));
     let mut from = 0;
     for &q in pairs {
         // The pair's first quote is kept, its second left out.
@@ -1699,6 +1690,24 @@ fn copy_unescaped(
     }
     scratch.extend_from_slice(&record[from..]);
     copies.push((scratch.len() - copies_base) as u32);
+}
+
+/// Where the delimiters `ends` land in a record's copy without the second
+/// quote of each pair (`pairs`, first quotes, ascending): each offset,
+/// plus `shift` (from the offsets' base to the copy's), less the pairs
+/// before it.
+fn delimiters_in_copy<'a>(
+    ends: &'a [u32],
+    pairs: &'a [u32],
+    shift: u32,
+) -> impl Iterator<Item = u32> + 'a {
+    let mut pi = 0;
+    ends.iter().map(move |&e| {
+        while pairs.get(pi).is_some_and(|&q| q < e) {
+            pi += 1;
+        }
+        e.wrapping_add(shift) - pi as u32
+    })
 }
 
 /// Appends `base + i` for every set bit `i` of `bits`, in order. Writes
