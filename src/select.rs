@@ -239,7 +239,6 @@ impl Selection {
         self.out.records.clear();
         self.out.scratch.clear();
         self.out.ends.clear();
-        self.out.pairs.clear();
         self.out.copies.clear();
         self.out.drops.clear();
         self.out.keep.clear();

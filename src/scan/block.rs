@@ -752,98 +752,104 @@ mod x86 {
     }
 
     /// [`super::copy_unescaped`] with the byte compress: the record's
-    /// bytes 64 at a time, the second quote of each pair cleared first in
-    /// a bitmap of the bytes kept (512 bytes of the record at a time), and
-    /// where each delimiter lands from one vector compare against the
-    /// offsets of the pairs.
+    /// bytes 64 at a time, the second quote of each pair found (from the
+    /// prefix XOR of the quotes) and left out by the compress, and where
+    /// each delimiter lands from the bytes kept before it (512 bytes of
+    /// the record at a time).
     ///
     /// # Safety
     ///
-    /// The CPU must support AVX-512 F, BW and VBMI2.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
+    /// The CPU must support AVX-512 F, BW and VBMI2, and PCLMULQDQ.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt,pclmulqdq")]
     pub(super) unsafe fn copy_unescaped_vbmi2(
         record: &[u8],
         rel: u32,
         ends: &[u32],
-        pairs: &[u32],
+        quote: u8,
         copies_base: usize,
         copies: &mut Vec<u32>,
         scratch: &mut Vec<u8>,
     ) {
         const SEG: usize = 512;
-        let at = scratch.len() - copies_base;
-        // Where each delimiter lands: its offset in the record, less the
-        // pairs before it (written in the room reserved, with no check
-        // per offset).
+        let at = (scratch.len() - copies_base) as u32;
+        // The start, then each delimiter's place (written in the room
+        // reserved, with no check per offset), then the end.
         copies.reserve(ends.len() + 2);
         let len0 = copies.len();
         let slots = &mut copies.spare_capacity_mut()[..ends.len() + 1];
-        slots[0].write(at as u32);
-        let shift = (at as u32).wrapping_sub(rel);
-        if pairs.len() <= 16 {
-            let m = ((1u32 << pairs.len()) - 1) as u16;
-            // SAFETY: AVX-512 F is guaranteed by the caller. The masked
-            // load reads only `pairs` (`m` has a bit for each of its
-            // elements) and suppresses faults on the other lanes, which
-            // are all ones (above every offset).
-            let pv = unsafe {
-                _mm512_mask_loadu_epi32(_mm512_set1_epi32(-1), m, pairs.as_ptr() as *const i32)
-            };
-            for (slot, &e) in slots[1..].iter_mut().zip(ends) {
-                let before = _mm512_cmplt_epu32_mask(pv, _mm512_set1_epi32(e as i32));
-                slot.write(e.wrapping_add(shift) - before.count_ones());
-            }
-        } else {
-            let placed = super::delimiters_in_copy(ends, pairs, shift);
-            for (slot, d) in slots[1..].iter_mut().zip(placed) {
-                slot.write(d);
-            }
-        }
-        // SAFETY: the `ends.len() + 1` slots after `len0` were written
-        // above, inside the capacity reserved.
-        unsafe { copies.set_len(len0 + ends.len() + 1) };
+        slots[0].write(at);
         // Each store writes 64 bytes at the end.
         scratch.reserve(record.len() + 64);
         let (old, mut len) = (scratch.len(), scratch.len());
-        let (mut seg, mut pi) = (0, 0);
+        let qv = _mm512_set1_epi8(quote as i8);
+        // From one 64-byte step to the next: all ones inside quotes, and
+        // 1 when the last byte was a closing quote. A record starts
+        // outside quotes.
+        let (mut inq, mut close_in) = (0u64, 0u64);
+        let (mut seg, mut di) = (0usize, 0usize);
         while seg < record.len() {
-            let mut keep = [!0u64; SEG / 64];
-            // The pairs whose second quote is in this segment (all inside
-            // the record).
-            while let Some(&q) = pairs.get(pi) {
-                let k = ((q - rel) as usize + 1).wrapping_sub(seg);
-                if k >= SEG {
-                    break;
-                }
-                keep[k / 64] &= !(1u64 << (k % 64));
-                pi += 1;
-            }
             let n = (record.len() - seg).min(SEG);
+            // Per 64 bytes of the segment: the bytes kept, and how many
+            // the copy holds before them.
+            let mut keep = [0u64; SEG / 64];
+            let mut before = [0u32; SEG / 64];
             let mut c = 0;
             while c < n {
                 let valid = if n - c >= 64 { !0u64 } else { (1u64 << (n - c)) - 1 };
-                let bits = keep[c / 64] & valid;
                 debug_assert!(len + 64 <= old + record.len() + 64);
-                // SAFETY: AVX-512 F, BW and VBMI2 are guaranteed by the
-                // caller. The masked load reads only `record[seg + c..]`
-                // (`valid`: up to 64 bytes, no further than its end) and
-                // suppresses faults on the other lanes. The store writes
-                // 64 bytes at `len`, where `len - old`, the bytes kept
-                // before `seg + c`, is at most `seg + c < record.len()`:
-                // inside the `record.len() + 64` bytes reserved past `old`.
-                // The bytes up to `len` are written, in order, before the
-                // length covers them.
+                // SAFETY: AVX-512 F and BW are guaranteed by the caller.
+                // The masked load reads only `record[seg + c..]` (`valid`:
+                // up to 64 bytes, no further than its end) and suppresses
+                // faults on the other lanes.
+                let x = unsafe {
+                    _mm512_maskz_loadu_epi8(valid, record.as_ptr().add(seg + c) as *const i8)
+                };
+                let q = _mm512_cmpeq_epi8_mask(x, qv) & valid;
+                // SAFETY: PCLMULQDQ is guaranteed by the caller.
+                let inside = unsafe { prefix_xor_clmul(q) } ^ inq;
+                let close = q & !inside;
+                let second = q & inside & ((close << 1) | close_in);
+                inq = ((inside as i64) >> 63) as u64;
+                close_in = close >> 63;
+                let bits = valid & !second;
+                keep[c / 64] = bits;
+                before[c / 64] = (len - old) as u32;
+                // SAFETY: VBMI2 is guaranteed by the caller. The store
+                // writes 64 bytes at `len`, where `len - old`, the bytes
+                // kept before `seg + c`, is at most `seg + c <
+                // record.len()`: inside the `record.len() + 64` bytes
+                // reserved past `old`. The bytes up to `len` are written,
+                // in order, before the length covers them.
                 unsafe {
-                    let src = record.as_ptr().add(seg + c) as *const i8;
-                    let x = _mm512_maskz_loadu_epi8(valid, src);
                     let v = _mm512_maskz_compress_epi8(bits, x);
                     _mm512_storeu_si512(scratch.as_mut_ptr().add(len) as *mut __m512i, v);
                 }
                 len += bits.count_ones() as usize;
                 c += 64;
             }
+            // A delimiter's place in the copy: the bytes kept before it.
+            let place = |e: u32| {
+                let k = (e - rel) as usize - seg;
+                let (w, b) = (k / 64, k % 64);
+                at + before[w] + (keep[w] & ((1u64 << b) - 1)).count_ones()
+            };
+            if seg + n == record.len() {
+                // The last segment: every delimiter left is in it.
+                for (slot, &e) in slots[1 + di..].iter_mut().zip(&ends[di..]) {
+                    slot.write(place(e));
+                }
+            } else {
+                while let Some(&e) = ends.get(di).filter(|&&e| ((e - rel) as usize) < seg + SEG) {
+                    slots[1 + di].write(place(e));
+                    di += 1;
+                }
+            }
             seg += SEG;
         }
+        // SAFETY: the `ends.len() + 1` slots after `len0` were written
+        // above (each delimiter is in one segment; the last segment wrote
+        // every one left), inside the capacity reserved.
+        unsafe { copies.set_len(len0 + ends.len() + 1) };
         // SAFETY: the bytes up to `len` were written above, inside the
         // capacity.
         unsafe { scratch.set_len(len) };
@@ -1277,7 +1283,9 @@ struct Block {
     nl: u64,
     /// Bytes that need the state machine (see the module docs).
     bad: u64,
-    /// The first quote of each doubled pair.
+    /// The first quote of each doubled pair; with `MODE_FIELDS`, the
+    /// second (a quote that opens right after one that closes), which
+    /// needs no look at the next block.
     pairs: u64,
     /// Bytes that end a line for Python's `line_num`.
     lines: u64,
@@ -1489,11 +1497,13 @@ impl Classifier {
             nl
         };
         let cr_out = if self.any_term::<STD>() { (m.nl_a & valid) >> 63 } else { 0 };
-        // The modes that never look at `pairs` check the byte after a
-        // closing quote in bit 63 here, in the next block (it must be a
-        // delimiter, a line end or a quote), rather than load it in the
-        // block of the quote.
-        let defer = MODE == MODE_COUNT || MODE == MODE_RECORDS || MODE == MODE_RAW;
+        // The modes that look at no quote's next byte (`MODE_FIELDS` marks
+        // the second quote of each pair, which needs only the byte before
+        // it) check the byte after a closing quote in bit 63 here, in the
+        // next block (it must be a delimiter, a line end or a quote),
+        // rather than load it in the block of the quote.
+        let defer =
+            MODE == MODE_COUNT || MODE == MODE_RECORDS || MODE == MODE_RAW || MODE == MODE_FIELDS;
         let late_close = if defer { carry.close } else { 0 };
         if (q | carry.inq | late_close) == 0 && !self.extra::<STD>() {
             // No quote in play (the common case in numeric data): every
@@ -1533,7 +1543,7 @@ impl Classifier {
         if STD || self.double_quote {
             let before_open = (open >> 1) | (next_quote << 63);
             let after_close = (close << 1) | carry.close;
-            pairs = close & before_open;
+            pairs = if MODE == MODE_FIELDS { open & after_close } else { close & before_open };
             bad |= (open & !field_start & !after_close) | (close & !before_struct & !before_open);
         } else {
             pairs = 0;
@@ -1651,63 +1661,68 @@ fn plain_span(input: &[u8], a: usize, e: usize, quote: i32) -> Span {
 }
 
 /// Copies the regular record `record` (without its terminator; `rel` is
-/// its offset from the offsets' base), which holds doubled quotes, to the
-/// end of `scratch` with the second quote of each pair left out, given the
-/// offsets from the base of its structural delimiters (`ends`) and of the
-/// first quote of each pair (`pairs`, not empty). Appends to `copies`
-/// where the copy starts, where each delimiter is in it, and where it
-/// ends, as offsets in `scratch` from `copies_base`. Its fields are then
-/// read from the copy as the other records' are from the input: a quoted
-/// field keeps its enclosing quotes (the second quote of a pair is never
-/// one of them), and the delimiters are where the offsets say.
+/// its offset from the offsets' base), which holds doubled quotes of the
+/// quote byte `quote`, to the end of `scratch` with the second quote of
+/// each pair left out, given the offsets from the base of its structural
+/// delimiters (`ends`). Appends to `copies` where the copy starts, where
+/// each delimiter is in it, and where it ends, as offsets in `scratch`
+/// from `copies_base`. Its fields are then read from the copy as the other
+/// records' are from the input: a quoted field keeps its enclosing quotes
+/// (the second quote of a pair is never one of them), and the delimiters
+/// are where the offsets say.
+///
+/// The pairs are found again here, from the record's quotes: in a regular
+/// record, a quote opens or closes a quoted field or is one of a pair, and
+/// a pair's second quote is the one that opens right after one closed.
+/// (The scanning loop then only counts the pairs, with no list of them to
+/// write in every block that has one.)
 fn copy_unescaped(
     record: &[u8],
     rel: u32,
     ends: &[u32],
-    pairs: &[u32],
+    quote: u8,
     copies_base: usize,
     copies: &mut Vec<u32>,
     scratch: &mut Vec<u8>,
 ) {
     #[cfg(target_arch = "x86_64")]
     if vbmi2() {
-        // SAFETY: AVX-512 F and BW (checked by `isa()`) and VBMI2 were
-        // detected on this CPU.
+        // SAFETY: AVX-512 F and BW, PCLMULQDQ (checked by `isa()`) and
+        // VBMI2 were detected on this CPU.
         unsafe {
-            x86::copy_unescaped_vbmi2(record, rel, ends, pairs, copies_base, copies, scratch)
+            x86::copy_unescaped_vbmi2(record, rel, ends, quote, copies_base, copies, scratch)
         };
         return;
     }
     let at = scratch.len() - copies_base;
     copies.push(at as u32);
-    copies.extend(delimiters_in_copy(ends, pairs, (at as u32).wrapping_sub(rel)));
-    let mut from = 0;
-    for &q in pairs {
-        // The pair's first quote is kept, its second left out.
-        let k = (q - rel) as usize;
-        scratch.extend_from_slice(&record[from..=k]);
-        from = k + 2;
+    let shift = (at as u32).wrapping_sub(rel);
+    // The bytes copied up to `from`; the pairs left out so far; the next
+    // delimiter; inside a quoted field; the byte after the last closing
+    // quote.
+    let (mut from, mut dropped, mut di) = (0usize, 0u32, 0usize);
+    let (mut inq, mut after_close) = (false, usize::MAX);
+    for i in memchr::memchr_iter(quote, record) {
+        if inq {
+            (inq, after_close) = (false, i + 1);
+            continue;
+        }
+        inq = true;
+        if after_close != i {
+            continue;
+        }
+        // The second quote of a pair: the delimiters before it move back
+        // by the pairs so far, and it is left out.
+        while let Some(&e) = ends.get(di).filter(|&&e| ((e - rel) as usize) < i) {
+            copies.push(e.wrapping_add(shift) - dropped);
+            di += 1;
+        }
+        scratch.extend_from_slice(&record[from..i]);
+        (from, dropped) = (i + 1, dropped + 1);
     }
+    copies.extend(ends[di..].iter().map(|&e| e.wrapping_add(shift) - dropped));
     scratch.extend_from_slice(&record[from..]);
     copies.push((scratch.len() - copies_base) as u32);
-}
-
-/// Where the delimiters `ends` land in a record's copy without the second
-/// quote of each pair (`pairs`, first quotes, ascending): each offset,
-/// plus `shift` (from the offsets' base to the copy's), less the pairs
-/// before it.
-fn delimiters_in_copy<'a>(
-    ends: &'a [u32],
-    pairs: &'a [u32],
-    shift: u32,
-) -> impl Iterator<Item = u32> + 'a {
-    let mut pi = 0;
-    ends.iter().map(move |&e| {
-        while pairs.get(pi).is_some_and(|&q| q < e) {
-            pi += 1;
-        }
-        e.wrapping_add(shift) - pi as u32
-    })
 }
 
 /// Appends `base + i` for every set bit `i` of `bits`, in order. Writes
@@ -1874,8 +1889,9 @@ impl Scanner {
                 Some(b) => b,
                 // SAFETY: this function only runs where `K` is supported;
                 // past the cached block, `base > r >= 0`.
-                // `MODE_FIELDS`: the pairs are needed, including one
-                // that straddles two blocks.
+                // `MODE_FIELDS`: the pairs are needed (their second
+                // quotes, so that one straddling two blocks shows in the
+                // second).
                 None => unsafe {
                     cls.block::<K, STD, MODE_FIELDS>(
                         input,
@@ -2151,7 +2167,8 @@ impl Scanner {
         };
         // With `MODE_FIELDS`, the offsets of all structural delimiters are
         // kept (a few instructions per field, no span built); records
-        // holding doubled quotes are copied unescaped after the loop.
+        // holding doubled quotes are noted (from a running count of the
+        // pairs) and copied unescaped after the loop.
         // With `MODE_CSV`, the quotes a CSV writer drops are kept instead.
         // `MODE_RAW` keeps the offsets and unescapes nothing.
         // With `MODE_COLS`, which bytes the CSV of the selected columns
@@ -2164,7 +2181,6 @@ impl Scanner {
         let unescape = MODE == MODE_FIELDS;
         if masks || csv || cols {
             out.ends.clear();
-            out.pairs.clear();
             out.copies.clear();
             out.pending.clear();
             out.copies_base = out.scratch.len();
@@ -2239,8 +2255,13 @@ impl Scanner {
         // start.
         let (mut d_total, mut l_total, mut q_total) = (0u64, 0u64, 0u64);
         let (mut d_rec, mut q_rec, mut pr_rec) = (0u64, 0u64, 0u64);
+        // With `unescape`: the doubled pairs from `*pos` to `base`.
+        let mut pr_total = 0u64;
         if keep {
             out.records.reserve(sel.max_records.min(1 << 16));
+        }
+        if unescape {
+            out.pending.reserve(sel.max_records.min(1 << 16));
         }
         'blocks: while base < n {
             // SAFETY: this function only runs where `K` is supported.
@@ -2250,10 +2271,6 @@ impl Scanner {
                 if masks {
                     // SAFETY: this function only runs where `K` is supported.
                     unsafe { K::flatten(&mut out.ends, b.delim, rel) };
-                }
-                if unescape && b.pairs != 0 {
-                    // SAFETY: as above.
-                    unsafe { K::flatten(&mut out.pairs, b.pairs, rel) };
                 }
                 // A block without quotes in play has no quote to drop,
                 // and neither starts nor ends inside a quoted field; testing
@@ -2443,15 +2460,15 @@ impl Scanner {
                 let mut pr_end = 0;
                 if keep {
                     if unescape {
-                        // As with `d_end`.
-                        pr_end =
-                            (out.pairs.len() as u64) - u64::from((b.pairs & from(k)).count_ones());
-                        if pr_end != pr_rec {
-                            // Copied unescaped after the loop (which then
-                            // has no call to keep its registers across).
-                            let at = out.records.len() as u32;
-                            out.pending.push((at, pr_rec as u32, pr_end as u32));
-                        }
+                        // The record holds doubled quotes when pairs end
+                        // in it; it is then copied unescaped after the loop
+                        // (which has no call to keep its registers across).
+                        // Noted without a branch: in quoted text, whether a
+                        // record holds a pair is a coin toss.
+                        pr_end = pr_total + u64::from((b.pairs & below(k)).count_ones());
+                        let n = out.pending.len();
+                        out.pending.push(out.records.len() as u32);
+                        out.pending.truncate(n + usize::from(pr_end != pr_rec));
                     }
                     out.records.push(SelectedRecord {
                         start: r,
@@ -2503,21 +2520,25 @@ impl Scanner {
             if keep && !cols {
                 q_total += u64::from(b.quote.count_ones());
             }
+            if unescape {
+                pr_total += u64::from(b.pairs.count_ones());
+            }
 
             base += 64;
         }
-        if unescape {
-            for &(k, a, b) in &out.pending {
+        if let (true, Some(quote)) = (unescape, cls.quote) {
+            for &k in &out.pending {
                 let rec = &mut out.records[k as usize];
                 let at = rec.ends_at as usize;
                 let ends = &out.ends[at..at + rec.fields - 1];
-                let pairs = &out.pairs[a as usize..b as usize];
                 rec.copy = out.copies.len() as u32;
                 let rel = (rec.start - out.ends_base) as u32;
                 let (copies, scratch) = (&mut out.copies, &mut out.scratch);
                 let record = &input[rec.start..rec.end];
-                copy_unescaped(record, rel, ends, pairs, out.copies_base, copies, scratch);
+                copy_unescaped(record, rel, ends, quote, out.copies_base, copies, scratch);
             }
+        }
+        if unescape {
             out.pending.clear();
         }
         if csv_words && !out.keep.is_empty() {
@@ -2682,8 +2703,6 @@ pub(crate) struct Selected {
     /// delimiters the counting loop went over, in order; a record's fields
     /// end at `ends[r.ends_at..][..r.fields - 1]` and at its `end`.
     pub ends: Vec<u32>,
-    /// The same for the first quote of each doubled pair.
-    pub pairs: Vec<u32>,
     pub ends_base: usize,
     /// With `csv`: the offsets (from `ends_base`, ascending) of the quotes
     /// around quoted fields that hold no delimiter, line-end byte or
@@ -2704,10 +2723,10 @@ pub(crate) struct Selected {
     /// in `scratch` (`SelectedRecord::copy` says where a record's are).
     pub copies: Vec<u32>,
     pub copies_base: usize,
-    /// During one call of the scanning loop with `all_cols`: the records
-    /// taken that hold doubled quotes (index, and range in `pairs`),
-    /// copied once the loop is done.
-    pub pending: Vec<(u32, u32, u32)>,
+    /// During one call of the scanning loop with `all_cols`: the indices
+    /// of the records taken that hold doubled quotes, copied once the
+    /// loop is done.
+    pub pending: Vec<u32>,
 }
 
 impl Selected {
@@ -3189,6 +3208,45 @@ mod tests {
         let inside = |a: u64, e: u64| below(e as usize) & from(a as usize);
         assert_eq!(qf.plain & below(16), inside(2, 6) & !(1 << 4) | inside(8, 13) & !(1 << 10));
         assert!(qf.open_at_end);
+        // `MODE_FIELDS` marks the pair's second quote instead, and defers
+        // checking what follows a closing quote in bit 63.
+        let mut carry_f = Carry::record_start();
+        // SAFETY: as above.
+        let f = unsafe { c.block::<Portable, true, MODE_FIELDS>(input, 0, &mut carry_f, &mut qf) };
+        assert_eq!(f.pairs, 1 << 11);
+        assert_eq!((f.delim, f.nl, f.bad), (b.delim, b.nl, b.bad));
+    }
+
+    #[test]
+    fn fields_mode_finds_a_pair_across_blocks_and_a_bad_close_late() {
+        let c = Classifier::new(&Dialect::default());
+        let run = |input: &[u8]| {
+            let mut carry = Carry::record_start();
+            let mut qf = QuotedFields::default();
+            // SAFETY: the portable kernel needs no CPU features.
+            let a =
+                unsafe { c.block::<Portable, true, MODE_FIELDS>(input, 0, &mut carry, &mut qf) };
+            // SAFETY: as above.
+            let b =
+                unsafe { c.block::<Portable, true, MODE_FIELDS>(input, 64, &mut carry, &mut qf) };
+            (a, b)
+        };
+        // A quoted field whose pair straddles the blocks: first quote in
+        // bit 63, second in bit 0 of the next block.
+        let mut input = vec![b'x'; 128];
+        input[0] = b'"';
+        input[63] = b'"';
+        input[64] = b'"';
+        input[66] = b'"';
+        input[67] = b'\n';
+        let (a, b) = run(&input);
+        assert_eq!((a.pairs, a.bad), (0, 0));
+        assert_eq!((b.pairs, b.bad, b.nl), (1, 0, 1 << 3));
+        // A closing quote in bit 63 followed by a plain byte: bad in bit 0
+        // of the next block.
+        input[64] = b'y';
+        let (a, b) = run(&input);
+        assert_eq!((a.bad, b.bad & 1), (0, 1));
     }
 
     #[test]
