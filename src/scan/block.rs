@@ -751,60 +751,67 @@ mod x86 {
         unsafe { out.set_len(len + kept) };
     }
 
-    /// [`super::copy_unescaped`] with the byte compress: the record's
-    /// bytes 64 at a time, the second quote of each pair found (from the
-    /// prefix XOR of the quotes) and left out by the compress, and where
-    /// each delimiter lands from the bytes kept before it (512 bytes of
-    /// the record at a time).
+    /// [`super::copy_pending`] with the byte compress: each record's bytes
+    /// 64 at a time, the second quote of each pair found (from the prefix
+    /// XOR of the quotes) and left out by the compress, and the
+    /// structural delimiters' places in the copy from the same step (the
+    /// delimiters outside quotes, their bits gathered to the bytes kept).
     ///
     /// # Safety
     ///
-    /// The CPU must support AVX-512 F, BW and VBMI2, and PCLMULQDQ.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt,pclmulqdq")]
-    pub(super) unsafe fn copy_unescaped_vbmi2(
-        record: &[u8],
-        rel: u32,
-        ends: &[u32],
+    /// The CPU must support AVX-512 F, BW and VBMI2, BMI2 and PCLMULQDQ.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt,bmi2,pclmulqdq")]
+    pub(super) unsafe fn copy_pending_vbmi2(
+        input: &[u8],
+        out: &mut Selected,
         quote: u8,
-        copies_base: usize,
-        copies: &mut Vec<u32>,
-        scratch: &mut Vec<u8>,
+        delim: u8,
     ) {
-        const SEG: usize = 512;
-        let at = (scratch.len() - copies_base) as u32;
-        // The start, then each delimiter's place (written in the room
-        // reserved, with no check per offset), then the end.
-        copies.reserve(ends.len() + 2);
-        let len0 = copies.len();
-        let slots = &mut copies.spare_capacity_mut()[..ends.len() + 1];
-        slots[0].write(at);
-        // Each store writes 64 bytes at the end.
-        scratch.reserve(record.len() + 64);
-        let (old, mut len) = (scratch.len(), scratch.len());
+        let Selected { records, pending, copies, scratch, copies_base, .. } = out;
+        let base = *copies_base;
         let qv = _mm512_set1_epi8(quote as i8);
-        // From one 64-byte step to the next: all ones inside quotes, and
-        // 1 when the last byte was a closing quote. A record starts
-        // outside quotes.
-        let (mut inq, mut close_in) = (0u64, 0u64);
-        let (mut seg, mut di) = (0usize, 0usize);
-        while seg < record.len() {
-            let n = (record.len() - seg).min(SEG);
-            // Per 64 bytes of the segment: the bytes kept, and how many
-            // the copy holds before them.
-            let mut keep = [0u64; SEG / 64];
-            let mut before = [0u32; SEG / 64];
+        let dv = _mm512_set1_epi8(delim as i8);
+        let iota = _mm512_set_epi8(
+            63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42,
+            41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20,
+            19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0,
+        );
+        for &k in pending.iter() {
+            let rec = &mut records[k as usize];
+            rec.copy = copies.len() as u32;
+            let record = &input[rec.start..rec.end];
+            let n = record.len();
+            // The bytes and offsets are written through pointers into room
+            // reserved here, with the lengths in locals (a store through a
+            // byte pointer would otherwise make the compiler load the
+            // vectors' fields again after each one). Each byte store
+            // writes 64 bytes at the end; each offsets step writes 32 or
+            // 64 slots past the offsets so far, of which the record has
+            // `fields + 1` in all.
+            scratch.reserve(n + 64);
+            copies.reserve(rec.fields + 1 + 64);
+            let (old, c0) = (scratch.len(), copies.len());
+            let (mut len, mut cl) = (old, c0);
+            let sdst = scratch.as_mut_ptr();
+            let cdst = copies.as_mut_ptr();
+            // SAFETY: `c0 < c0 + fields + 1 + 64`, reserved above.
+            unsafe { cdst.add(cl).write((old - base) as u32) };
+            cl += 1;
+            // From one step to the next: all ones inside quotes, and 1 when
+            // the last byte was a closing quote. A record starts outside
+            // quotes.
+            let (mut inq, mut close_in) = (0u64, 0u64);
             let mut c = 0;
             while c < n {
                 let valid = if n - c >= 64 { !0u64 } else { (1u64 << (n - c)) - 1 };
-                debug_assert!(len + 64 <= old + record.len() + 64);
                 // SAFETY: AVX-512 F and BW are guaranteed by the caller.
-                // The masked load reads only `record[seg + c..]` (`valid`:
-                // up to 64 bytes, no further than its end) and suppresses
-                // faults on the other lanes.
-                let x = unsafe {
-                    _mm512_maskz_loadu_epi8(valid, record.as_ptr().add(seg + c) as *const i8)
-                };
+                // The masked load reads only `record[c..]` (`valid`: up to
+                // 64 bytes, no further than its end) and suppresses faults
+                // on the other lanes.
+                let x =
+                    unsafe { _mm512_maskz_loadu_epi8(valid, record.as_ptr().add(c) as *const i8) };
                 let q = _mm512_cmpeq_epi8_mask(x, qv) & valid;
+                let d = _mm512_cmpeq_epi8_mask(x, dv) & valid;
                 // SAFETY: PCLMULQDQ is guaranteed by the caller.
                 let inside = unsafe { prefix_xor_clmul(q) } ^ inq;
                 let close = q & !inside;
@@ -812,48 +819,54 @@ mod x86 {
                 inq = ((inside as i64) >> 63) as u64;
                 close_in = close >> 63;
                 let bits = valid & !second;
-                keep[c / 64] = bits;
-                before[c / 64] = (len - old) as u32;
-                // SAFETY: VBMI2 is guaranteed by the caller. The store
-                // writes 64 bytes at `len`, where `len - old`, the bytes
-                // kept before `seg + c`, is at most `seg + c <
-                // record.len()`: inside the `record.len() + 64` bytes
-                // reserved past `old`. The bytes up to `len` are written,
-                // in order, before the length covers them.
+                // The structural delimiters (outside quotes, never a quote
+                // left out), at their places among the bytes kept.
+                let placed = _pext_u64(d & !inside, bits);
+                let m = placed.count_ones() as usize;
+                // SAFETY: AVX-512 F, BW and VBMI2 are guaranteed by the
+                // caller. The byte store writes 64 bytes at `len`, where
+                // `len - old`, the bytes kept before `c`, is at most
+                // `c < n`: inside the `n + 64` bytes reserved past `old`.
+                // The offsets stores write 16 lanes each at 0 and 16 past
+                // `cl` and, with more than 32 delimiters, at 32 and 48: `cl
+                // - c0` is at most the record's delimiters before `c`
+                // plus one, so inside the `fields + 1 + 64` slots reserved
+                // past `c0`. The bytes and slots up to `len` and `cl` are
+                // written, in order, before the lengths cover them.
                 unsafe {
                     let v = _mm512_maskz_compress_epi8(bits, x);
-                    _mm512_storeu_si512(scratch.as_mut_ptr().add(len) as *mut __m512i, v);
+                    _mm512_storeu_si512(sdst.add(len) as *mut __m512i, v);
+                    let idx = _mm512_maskz_compress_epi8(placed, iota);
+                    let at = _mm512_set1_epi32((len - base) as i32);
+                    let dst = cdst.add(cl) as *mut __m512i;
+                    macro_rules! put {
+                        ($k:literal) => {{
+                            let i = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<$k>(idx));
+                            _mm512_storeu_si512(dst.add($k), _mm512_add_epi32(i, at));
+                        }};
+                    }
+                    put!(0);
+                    put!(1);
+                    if m > 32 {
+                        put!(2);
+                        put!(3);
+                    }
                 }
+                cl += m;
                 len += bits.count_ones() as usize;
                 c += 64;
             }
-            // A delimiter's place in the copy: the bytes kept before it.
-            let place = |e: u32| {
-                let k = (e - rel) as usize - seg;
-                let (w, b) = (k / 64, k % 64);
-                at + before[w] + (keep[w] & ((1u64 << b) - 1)).count_ones()
-            };
-            if seg + n == record.len() {
-                // The last segment: every delimiter left is in it.
-                for (slot, &e) in slots[1 + di..].iter_mut().zip(&ends[di..]) {
-                    slot.write(place(e));
-                }
-            } else {
-                while let Some(&e) = ends.get(di).filter(|&&e| ((e - rel) as usize) < seg + SEG) {
-                    slots[1 + di].write(place(e));
-                    di += 1;
-                }
+            debug_assert_eq!(cl - c0, rec.fields);
+            // SAFETY: the slot at `cl` is inside the room reserved
+            // (`cl - c0 == fields`).
+            unsafe { cdst.add(cl).write((len - base) as u32) };
+            // SAFETY: the bytes up to `len` and the slots up to `cl + 1`
+            // were written above, inside the capacities.
+            unsafe {
+                scratch.set_len(len);
+                copies.set_len(cl + 1);
             }
-            seg += SEG;
         }
-        // SAFETY: the `ends.len() + 1` slots after `len0` were written
-        // above (each delimiter is in one segment; the last segment wrote
-        // every one left), inside the capacity reserved.
-        unsafe { copies.set_len(len0 + ends.len() + 1) };
-        // SAFETY: the bytes up to `len` were written above, inside the
-        // capacity.
-        unsafe { scratch.set_len(len) };
-        copies.push((len - copies_base) as u32);
     }
 
     /// [`Avx512Clmul::clean_opens`] alone, for tests.
@@ -1660,6 +1673,31 @@ fn plain_span(input: &[u8], a: usize, e: usize, quote: i32) -> Span {
     Span { start: start & keep, end: end & keep, flags }
 }
 
+/// Copies each record of `out.pending` (records the scanning loop took
+/// from `input`, holding doubled quotes of the quote byte `quote`)
+/// unescaped to `out.scratch`, as [`copy_unescaped`] does, and says where
+/// in `out.copies` (`SelectedRecord::copy`).
+fn copy_pending(input: &[u8], out: &mut Selected, quote: u8, delim: u8) {
+    #[cfg(target_arch = "x86_64")]
+    if vbmi2() {
+        // SAFETY: AVX-512 F and BW, BMI2, PCLMULQDQ (checked by `isa()`)
+        // and VBMI2 were detected on this CPU.
+        unsafe { x86::copy_pending_vbmi2(input, out, quote, delim) };
+        return;
+    }
+    let _ = delim;
+    for &k in &out.pending {
+        let rec = &mut out.records[k as usize];
+        let at = rec.ends_at as usize;
+        let ends = &out.ends[at..at + rec.fields - 1];
+        rec.copy = out.copies.len() as u32;
+        let rel = (rec.start - out.ends_base) as u32;
+        let (copies, scratch) = (&mut out.copies, &mut out.scratch);
+        let record = &input[rec.start..rec.end];
+        copy_unescaped(record, rel, ends, quote, out.copies_base, copies, scratch);
+    }
+}
+
 /// Copies the regular record `record` (without its terminator; `rel` is
 /// its offset from the offsets' base), which holds doubled quotes of the
 /// quote byte `quote`, to the end of `scratch` with the second quote of
@@ -1685,15 +1723,6 @@ fn copy_unescaped(
     copies: &mut Vec<u32>,
     scratch: &mut Vec<u8>,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if vbmi2() {
-        // SAFETY: AVX-512 F and BW, PCLMULQDQ (checked by `isa()`) and
-        // VBMI2 were detected on this CPU.
-        unsafe {
-            x86::copy_unescaped_vbmi2(record, rel, ends, quote, copies_base, copies, scratch)
-        };
-        return;
-    }
     let at = scratch.len() - copies_base;
     copies.push(at as u32);
     let shift = (at as u32).wrapping_sub(rel);
@@ -2527,16 +2556,7 @@ impl Scanner {
             base += 64;
         }
         if let (true, Some(quote)) = (unescape, cls.quote) {
-            for &k in &out.pending {
-                let rec = &mut out.records[k as usize];
-                let at = rec.ends_at as usize;
-                let ends = &out.ends[at..at + rec.fields - 1];
-                rec.copy = out.copies.len() as u32;
-                let rel = (rec.start - out.ends_base) as u32;
-                let (copies, scratch) = (&mut out.copies, &mut out.scratch);
-                let record = &input[rec.start..rec.end];
-                copy_unescaped(record, rel, ends, quote, out.copies_base, copies, scratch);
-            }
+            copy_pending(input, out, quote, cls.delim);
         }
         if unescape {
             out.pending.clear();
