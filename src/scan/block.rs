@@ -767,7 +767,8 @@ mod x86 {
         quote: u8,
         delim: u8,
     ) {
-        let Selected { records, pending, copies, scratch, copies_base, .. } = out;
+        let Selected { records, pending, copies, scratch, copies_base, ends, ends_base, .. } = out;
+        let ends_base = *ends_base;
         let base = *copies_base;
         let qv = _mm512_set1_epi8(quote as i8);
         let dv = _mm512_set1_epi8(delim as i8);
@@ -786,15 +787,15 @@ mod x86 {
             // byte pointer would otherwise make the compiler load the
             // vectors' fields again after each one). Each byte store
             // writes 64 bytes at the end; each offsets step writes 32 or
-            // 64 slots past the offsets so far, of which the record has
-            // `fields + 1` in all.
+            // 64 slots past the offsets so far, which are at most one per
+            // byte before the step, plus the start.
             scratch.reserve(n + 64);
-            copies.reserve(rec.fields + 1 + 64);
+            copies.reserve(n + 1 + 64);
             let (old, c0) = (scratch.len(), copies.len());
             let (mut len, mut cl) = (old, c0);
             let sdst = scratch.as_mut_ptr();
             let cdst = copies.as_mut_ptr();
-            // SAFETY: `c0 < c0 + fields + 1 + 64`, reserved above.
+            // SAFETY: `c0 < c0 + n + 1 + 64`, reserved above.
             unsafe { cdst.add(cl).write((old - base) as u32) };
             cl += 1;
             // From one step to the next: all ones inside quotes, and 1 when
@@ -829,10 +830,11 @@ mod x86 {
                 // `c < n`: inside the `n + 64` bytes reserved past `old`.
                 // The offsets stores write 16 lanes each at 0 and 16 past
                 // `cl` and, with more than 32 delimiters, at 32 and 48: `cl
-                // - c0` is at most the record's delimiters before `c`
-                // plus one, so inside the `fields + 1 + 64` slots reserved
-                // past `c0`. The bytes and slots up to `len` and `cl` are
-                // written, in order, before the lengths cover them.
+                // - c0` is at most one more than the delimiters before `c`,
+                // so at most `c + 1 <= n`, and the stores stay inside the
+                // `n + 1 + 64` slots reserved past `c0`. The bytes and
+                // slots up to `len` and `cl` are written, in order, before
+                // the lengths cover them.
                 unsafe {
                     let v = _mm512_maskz_compress_epi8(bits, x);
                     _mm512_storeu_si512(sdst.add(len) as *mut __m512i, v);
@@ -856,15 +858,27 @@ mod x86 {
                 len += bits.count_ones() as usize;
                 c += 64;
             }
-            debug_assert_eq!(cl - c0, rec.fields);
-            // SAFETY: the slot at `cl` is inside the room reserved
-            // (`cl - c0 == fields`).
+            // SAFETY: `cl - c0 <= n + 1`: the slot at `cl` is inside the
+            // room reserved.
             unsafe { cdst.add(cl).write((len - base) as u32) };
             // SAFETY: the bytes up to `len` and the slots up to `cl + 1`
             // were written above, inside the capacities.
             unsafe {
                 scratch.set_len(len);
                 copies.set_len(cl + 1);
+            }
+            if cl - c0 != rec.fields {
+                // The delimiters found here are the scanning loop's, from
+                // the same bytes by the same rule; were they ever not,
+                // readers of the copy would pair the record's field count
+                // with the wrong offsets. The copy from the loop's own
+                // offsets is then taken instead.
+                scratch.truncate(old);
+                copies.truncate(c0);
+                let at = rec.ends_at as usize;
+                let rel = (rec.start - ends_base) as u32;
+                let ends = &ends[at..at + rec.fields - 1];
+                super::copy_unescaped(record, rel, ends, quote, base, copies, scratch);
             }
         }
     }
@@ -1685,7 +1699,7 @@ fn copy_pending(input: &[u8], out: &mut Selected, quote: u8, delim: u8) {
         unsafe { x86::copy_pending_vbmi2(input, out, quote, delim) };
         return;
     }
-    let _ = delim;
+    let _ = delim; // Only the byte compress's copy finds the delimiters.
     for &k in &out.pending {
         let rec = &mut out.records[k as usize];
         let at = rec.ends_at as usize;
@@ -3132,6 +3146,74 @@ mod tests {
                     assert_eq!(v, expect, "avx512 vbmi2, {bits:#x}");
                 }
             }
+        }
+    }
+
+    /// The copies of records with doubled quotes: the byte compress's
+    /// (which finds the delimiters itself) and the portable one (from the
+    /// loop's offsets) give the same bytes and offsets, and the first falls
+    /// back to the second when the count it finds is not the record's.
+    #[test]
+    fn both_copies_of_records_with_pairs_agree() {
+        let input: &[u8] = b"x,\"a\"\"b\",c\n\"\"\"\"\"\",\"p,\"\"q\"\"\",\"\"\n";
+        // Two records, with the offsets of their delimiters from 0.
+        let recs = [(0usize, 10usize, vec![1u32, 8]), (11, 30, vec![17, 27])];
+        let build = |fields_of: &dyn Fn(usize) -> usize| {
+            let mut out = Selected::default();
+            for (i, (a, e, d)) in recs.iter().enumerate() {
+                out.records.push(SelectedRecord {
+                    start: *a,
+                    end: *e,
+                    after: e + 1,
+                    lf: true,
+                    spans_at: usize::MAX,
+                    ends_at: out.ends.len() as u32,
+                    copy: NO_COPY,
+                    line: 1,
+                    fields: fields_of(d.len() + 1),
+                    plain: false,
+                });
+                out.ends.extend(d);
+                out.pending.push(i as u32);
+            }
+            out.scratch.extend(b"earlier");
+            out.copies_base = 3;
+            out
+        };
+        let portable = |out: &mut Selected| {
+            for &k in &out.pending {
+                let rec = &mut out.records[k as usize];
+                let at = rec.ends_at as usize;
+                let ends = &out.ends[at..at + rec.fields - 1];
+                rec.copy = out.copies.len() as u32;
+                let (copies, scratch) = (&mut out.copies, &mut out.scratch);
+                let record = &input[rec.start..rec.end];
+                copy_unescaped(record, rec.start as u32, ends, b'"', 3, copies, scratch);
+            }
+        };
+        let mut want = build(&|f| f);
+        portable(&mut want);
+        assert_eq!(&want.scratch[7..], b"x,\"a\"b\",c\"\"\"\",\"p,\"q\"\",\"\"");
+        assert_eq!(want.copies, [4, 5, 11, 13, 13, 17, 25, 28]);
+        #[cfg(target_arch = "x86_64")]
+        if vbmi2() {
+            let mut got = build(&|f| f);
+            // SAFETY: the VBMI2 kernel is chosen only where the CPU has
+            // AVX-512 F, BW and VBMI2, BMI2 and PCLMULQDQ.
+            unsafe { x86::copy_pending_vbmi2(input, &mut got, b'"', b',') };
+            assert_eq!((&got.scratch, &got.copies), (&want.scratch, &want.copies));
+            // A field count the copy does not find (with as many offsets
+            // from the loop): the loop's offsets are used.
+            let mut want = build(&|f| f + 1);
+            want.ends.insert(2, 9);
+            want.ends.push(29);
+            want.records[1].ends_at = 3;
+            let mut got = want.clone();
+            portable(&mut want);
+            // SAFETY: as above.
+            unsafe { x86::copy_pending_vbmi2(input, &mut got, b'"', b',') };
+            assert_eq!((&got.scratch, &got.copies), (&want.scratch, &want.copies));
+            assert_eq!(got.copies.len(), 2 * 5);
         }
     }
 
