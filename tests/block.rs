@@ -964,9 +964,9 @@ fn check_every_field(d: Dialect, input: &[u8], want: &[Vec<Vec<u8>>]) {
 }
 
 /// Records with doubled quotes are copied unescaped whole: records up to
-/// about 1,700 bytes (the byte compress copies 512 bytes of a record at a
-/// time), with up to 40 pairs (more than the 16 compared at once), pairs
-/// around the 512-byte steps, and quoted fields on either side.
+/// about 1,700 bytes (the byte compress copies 64 bytes a step), with up
+/// to 40 pairs, pairs around byte 512 of a field, and quoted fields on
+/// either side.
 #[test]
 fn read_batch_all_copies_long_records_with_many_pairs() {
     let mut input = Vec::new();

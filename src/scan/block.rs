@@ -1700,6 +1700,12 @@ fn copy_pending(input: &[u8], out: &mut Selected, quote: u8, delim: u8) {
         return;
     }
     let _ = delim; // Only the byte compress's copy finds the delimiters.
+    copy_pending_portable(input, out, quote);
+}
+
+/// [`copy_pending`] without the byte compress: each record through
+/// [`copy_unescaped`], with the loop's offsets of its delimiters.
+fn copy_pending_portable(input: &[u8], out: &mut Selected, quote: u8) {
     for &k in &out.pending {
         let rec = &mut out.records[k as usize];
         let at = rec.ends_at as usize;
@@ -2572,9 +2578,6 @@ impl Scanner {
         if let (true, Some(quote)) = (unescape, cls.quote) {
             copy_pending(input, out, quote, cls.delim);
         }
-        if unescape {
-            out.pending.clear();
-        }
         if csv_words && !out.keep.is_empty() {
             // The words after the last block with quotes in play, up to
             // the last record taken. (None at all: every byte is kept, and
@@ -3180,17 +3183,7 @@ mod tests {
             out.copies_base = 3;
             out
         };
-        let portable = |out: &mut Selected| {
-            for &k in &out.pending {
-                let rec = &mut out.records[k as usize];
-                let at = rec.ends_at as usize;
-                let ends = &out.ends[at..at + rec.fields - 1];
-                rec.copy = out.copies.len() as u32;
-                let (copies, scratch) = (&mut out.copies, &mut out.scratch);
-                let record = &input[rec.start..rec.end];
-                copy_unescaped(record, rec.start as u32, ends, b'"', 3, copies, scratch);
-            }
-        };
+        let portable = |out: &mut Selected| copy_pending_portable(input, out, b'"');
         let mut want = build(&|f| f);
         portable(&mut want);
         assert_eq!(&want.scratch[7..], b"x,\"a\"b\",c\"\"\"\",\"p,\"q\"\",\"\"");
