@@ -6,8 +6,8 @@
 //! against the generator's own count.
 //!
 //! ```sh
-//! cargo bench --bench parse                        # 100 MiB inputs
-//! FASTCSV_BENCH_SIZE=1G cargo bench --bench parse  # the report size
+//! cargo bench --bench parse                          # 1 GiB inputs
+//! FASTCSV_BENCH_SIZE=100M cargo bench --bench parse  # smaller, quicker
 //! ```
 #![allow(missing_docs)]
 
@@ -20,7 +20,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use support::{engines, input, run_checked, Task, SHAPES};
 
 fn parse(c: &mut Criterion) {
-    let size = std::env::var("FASTCSV_BENCH_SIZE").unwrap_or_else(|_| "100M".to_string());
+    let size = std::env::var("FASTCSV_BENCH_SIZE").unwrap_or_else(|_| "1G".to_string());
     let engines = engines();
     for shape in SHAPES {
         let inp = input(shape, &size);
