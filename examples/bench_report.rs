@@ -3,15 +3,20 @@
 //! processes hits all engines alike), printing medians, throughput and the
 //! target ratios as markdown.
 //!
-//! Usage: `cargo run --release --example bench_report -- [SIZE] [REPS] [SHAPE...]`
-//! (defaults: `1G 5`, all shapes). Progress goes to stderr, the tables to
-//! stdout. Every run checks the record count against the generator's, and
-//! engines that visit the same fields must agree on their checksum.
+//! Usage: `cargo run --release --example bench_report -- [--write FILE]
+//! [SIZE] [REPS] [SHAPE...]` (defaults: `1G 5`, all shapes). Progress goes
+//! to stderr. The report (the machine, date, commit and command, a table
+//! per shape, and every ratio the issue sets a target for, met or missed)
+//! goes to stdout, or with `--write FILE` between the lines
+//! `<!-- bench_report:begin -->` and `<!-- bench_report:end -->` of FILE
+//! (`docs/BENCHMARKS.md`), replacing what was there. Every run checks the
+//! record count against the generator's, and engines that visit the same
+//! fields must agree on their checksum.
 
 #[path = "../benches/support/mod.rs"]
 mod support;
 
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use support::{engines, input, run_checked, Engine, Src, Task, PAR, SHAPES, SYNC};
 
@@ -43,8 +48,140 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// Appends a line to the report.
+macro_rules! say {
+    ($o:expr) => { $o.push('\n') };
+    ($o:expr, $($t:tt)*) => {{
+        use std::fmt::Write as _;
+        writeln!($o, $($t)*).expect("writing to a String");
+    }};
+}
+
+/// Where the report is replaced in `--write FILE`.
+const BEGIN: &str = "<!-- bench_report:begin -->";
+const END: &str = "<!-- bench_report:end -->";
+
+/// The output of `cmd args`, trimmed, if it ran and succeeded.
+fn output_of(cmd: &str, args: &[&str]) -> Option<String> {
+    let o = std::process::Command::new(cmd).args(args).output().ok()?;
+    o.status.success().then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+/// The first value of `key` in a `key : value` file such as
+/// `/proc/cpuinfo`.
+fn proc_field(path: &str, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == key).then(|| v.trim().to_string())
+    })
+}
+
+/// The 1-minute load average.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// `now` as `YYYY-MM-DD HH:MM UTC` (days to civil date: the proleptic
+/// Gregorian calendar, as in Howard Hinnant's `civil_from_days`).
+fn utc(now: SystemTime) -> String {
+    let secs = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rem / 3600, rem % 3600 / 60)
+}
+
+/// The machine, commit and command, as a markdown table.
+fn header(out: &mut String, started: SystemTime, load0: &str, command: &str, reps: usize) {
+    let cpu = proc_field("/proc/cpuinfo", "model name").unwrap_or_else(|| "?".into());
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let mem = proc_field("/proc/meminfo", "MemTotal")
+        .and_then(|v| v.trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or("?".into(), |kb| format!("{:.1} GiB", kb / (1u64 << 20) as f64));
+    let os = output_of("uname", &["-srm"]).unwrap_or_else(|| std::env::consts::OS.into());
+    let rustc = output_of("rustc", &["-V"]).unwrap_or_else(|| "?".into());
+    let commit = output_of("git", &["rev-parse", "--short", "HEAD"]).map_or("?".into(), |c| {
+        let dirty = output_of("git", &["status", "--porcelain", "--untracked-files=no"])
+            .is_some_and(|s| !s.is_empty());
+        if dirty {
+            format!("`{c}` with uncommitted changes")
+        } else {
+            format!("`{c}`")
+        }
+    });
+    let minutes = started.elapsed().map_or(0.0, |d| d.as_secs_f64() / 60.0);
+    say!(out, "## Report of {} (commit {commit})\n", utc(started));
+    say!(out, "| | |");
+    say!(out, "|---|---|");
+    say!(out, "| command | `{command}` |");
+    say!(out, "| commit | {commit} |");
+    say!(out, "| CPU | {cpu}, {cpus} CPUs |");
+    say!(out, "| memory | {mem} |");
+    say!(out, "| OS | {os} |");
+    say!(out, "| compiler | {rustc} (the one on `PATH` when the report ran), `--release` |");
+    say!(out, "| block scanner kernel | `{}` |", fastcsv::scan::simd_level());
+    say!(out, "| runs | {reps} per engine, round robin, in one process |");
+    say!(
+        out,
+        "| duration | {minutes:.1} min from {}; load average {load0} at the start, {} at the end |",
+        utc(started),
+        load_average()
+    );
+    say!(out);
+}
+
+/// Whether ratio `r` meets `target` (`≥ X`; no target: nothing to meet).
+fn meets(r: f64, target: &str) -> Option<bool> {
+    let x: f64 = target.trim_start_matches('≥').trim().parse().ok()?;
+    Some(r >= x)
+}
+
+/// Puts `report` between the markers of `path`, replacing what was there.
+fn write_into(path: &str, report: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let (Some(b), Some(e)) = (text.find(BEGIN), text.find(END)) else {
+        return Err(format!("{path}: no `{BEGIN}` ... `{END}` lines to put the report between"));
+    };
+    if e < b {
+        return Err(format!("{path}: `{END}` comes before `{BEGIN}`"));
+    }
+    let new = format!("{}{BEGIN}\n\n{report}\n{}", &text[..b], &text[e..]);
+    std::fs::write(path, new).map_err(|e| format!("{path}: {e}"))
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let started = SystemTime::now();
+    let load0 = load_average();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let command = {
+        let only =
+            std::env::var("BENCH_ONLY").map_or(String::new(), |o| format!("BENCH_ONLY=\"{o}\" "));
+        format!("{only}cargo run --release --example bench_report -- {}", args.join(" "))
+    };
+    let write = match args.iter().position(|a| a == "--write") {
+        Some(i) if i + 1 < args.len() => {
+            let path = args.remove(i + 1);
+            args.remove(i);
+            Some(path)
+        }
+        Some(_) => {
+            eprintln!("bench_report: --write needs a FILE");
+            std::process::exit(2);
+        }
+        None => None,
+    };
+    let mut out = String::new();
     let size = args.first().cloned().unwrap_or_else(|| "1G".to_string());
     let reps: usize = args.get(1).map_or(5, |s| s.parse().expect("REPS"));
     let shapes: Vec<String> = if args.len() > 2 {
@@ -59,11 +196,8 @@ fn main() {
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let picked = |l: &str| only.split(',').any(|o| l.contains(o));
     let label = |e: &Engine| format!("{}/{}/{}", e.task.name(), e.name, e.src.name());
-    println!(
-        "block scanner kernel: `{}`; {reps} runs per engine, round robin; median \
-         seconds and GiB/s of input.\n",
-        fastcsv::scan::simd_level()
-    );
+    // Every ratio with a target, per shape, for the summary at the end.
+    let mut targets: Vec<(String, String, String, f64)> = Vec::new();
     for shape in &shapes {
         let inp = input(shape, &size);
         let gib = inp.stats.bytes as f64 / (1u64 << 30) as f64;
@@ -87,7 +221,7 @@ fn main() {
             for (k, e) in engines.iter().enumerate() {
                 if !times[k].is_empty() {
                     let (w, c) = (median(&mut times[k]), median(&mut cpu[k]));
-                    println!("{}: {w:.3} s wall, {c:.3} s cpu", label(e));
+                    say!(out, "{}: {w:.3} s wall, {c:.3} s cpu", label(e));
                 }
             }
             continue;
@@ -106,13 +240,14 @@ fn main() {
                 assert_eq!(*s, seen[0].1, "{} {} checksum differs on {shape}", e.name, task.name());
             }
         }
-        println!("### `{shape}`: {:.2} GiB, {} records\n", gib, inp.stats.records);
-        println!("| task | engine | source | median s | GiB/s | min s | max s | median CPU s |");
-        println!("|---|---|---|---:|---:|---:|---:|---:|");
+        say!(out, "### `{shape}`: {:.2} GiB, {} records\n", gib, inp.stats.records);
+        say!(out, "| task | engine | source | median s | GiB/s | min s | max s | median CPU s |");
+        say!(out, "|---|---|---|---:|---:|---:|---:|---:|");
         for (k, e) in engines.iter().enumerate() {
             let (lo, hi) =
                 times[k].iter().fold((f64::MAX, 0f64), |(a, b), &t| (a.min(t), b.max(t)));
-            println!(
+            say!(
+                out,
                 "| {} | {} | {} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3} |",
                 e.task.name(),
                 e.name,
@@ -143,11 +278,17 @@ fn main() {
         let fields_slice =
             find("fastcsv read_batch all, from_slice (pre-faulted map)", Task::Fields, Src::Mapped);
         let count_slice = find("fastcsv from_slice (pre-faulted map)", Task::Count, Src::Mapped);
+        // The issue sets count targets for numeric and text only.
+        let (splitter_goal, ceiling_goal) = match shape.as_str() {
+            "text" => ("≥ 1.5", "≥ 0.5"),
+            "numeric" => ("≥ 1.0", "≥ 0.5"),
+            _ => ("", ""),
+        };
         let rows: Vec<(String, f64, &str)> = vec![
             (
                 "count: fastcsv / simd-csv Splitter (mapped)".into(),
                 ratio(count, find("simd-csv Splitter", Task::Count, Src::Mapped)),
-                if shape == "text" { "≥ 1.5" } else { "≥ 1.0" },
+                splitter_goal,
             ),
             (
                 "count: fastcsv / simd-csv Splitter (buffered)".into(),
@@ -155,22 +296,22 @@ fn main() {
                     find("fastcsv", Task::Count, Src::Buffered),
                     find("simd-csv Splitter", Task::Count, Src::Buffered),
                 ),
-                if shape == "text" { "≥ 1.5" } else { "≥ 1.0" },
+                splitter_goal,
             ),
             (
                 "count, same pre-faulted bytes: fastcsv from_slice / simd-csv Splitter".into(),
                 ratio(count_slice, find("simd-csv Splitter", Task::Count, Src::Mapped)),
-                if shape == "text" { "≥ 1.5" } else { "≥ 1.0" },
+                splitter_goal,
             ),
             (
                 "count, same pre-faulted bytes: fastcsv from_slice / memchr newline ceiling".into(),
                 ratio(count_slice, find("memchr newlines (ceiling)", Task::Count, Src::Mapped)),
-                "≥ 0.5",
+                ceiling_goal,
             ),
             (
                 "count: fastcsv / memchr newline ceiling".into(),
                 ratio(count, find("memchr newlines (ceiling)", Task::Count, Src::Mapped)),
-                "≥ 0.5",
+                ceiling_goal,
             ),
             (
                 "count: block scanner / state machine only".into(),
@@ -288,11 +429,81 @@ fn main() {
                 "",
             ),
         ];
-        println!("\n| ratio (speed, from medians) | `{shape}` | target |");
-        println!("|---|---:|---|");
+        say!(out, "\n| ratio (speed, from medians) | `{shape}` | target |");
+        say!(out, "|---|---:|---|");
         for (what, r, target) in rows {
-            println!("| {what} | {r:.2}x | {target} |");
+            say!(out, "| {what} | {r:.2}x | {target} |");
+            if !target.is_empty() {
+                targets.push((what, target.to_string(), shape.clone(), r));
+            }
         }
-        println!();
+        say!(out);
+    }
+    let mut report = String::new();
+    header(&mut report, started, &load0, &command, reps);
+    if !targets.is_empty() {
+        // The issue's targets, every shape side by side: met in bold,
+        // missed marked so.
+        say!(report, "### Against the targets\n");
+        say!(report, "Ratios of speed from the wall-time medians below (bold: target met).\n");
+        let mut head = String::from("| ratio | target |");
+        let mut rule = String::from("|---|---|");
+        for shape in &shapes {
+            head += &format!(" `{shape}` |");
+            rule += "---:|";
+        }
+        say!(report, "{head}");
+        say!(report, "{rule}");
+        let mut seen: Vec<&str> = Vec::new();
+        for (what, _, _, _) in &targets {
+            if seen.contains(&what.as_str()) {
+                continue;
+            }
+            seen.push(what);
+            // The target may differ by shape (counting text asks for more).
+            let mut goals: Vec<&str> = Vec::new();
+            let mut row = String::new();
+            for shape in &shapes {
+                match targets.iter().find(|(w, _, s, _)| w == what && s == shape) {
+                    Some((_, t, _, r)) => {
+                        if !goals.contains(&t.as_str()) {
+                            goals.push(t);
+                        }
+                        row += &match meets(*r, t) {
+                            Some(true) => format!(" **{r:.2}x** |"),
+                            Some(false) => format!(" {r:.2}x (missed) |"),
+                            None => format!(" {r:.2}x |"),
+                        };
+                    }
+                    None => row += " |",
+                }
+            }
+            let goal = if goals.len() == 1 {
+                goals[0].to_string()
+            } else {
+                let per: Vec<String> = shapes
+                    .iter()
+                    .filter_map(|sh| {
+                        targets.iter().find(|(w, _, s, _)| w == what && s == sh).map(|t| (sh, &t.1))
+                    })
+                    .map(|(sh, t)| format!("{sh} {t}"))
+                    .collect();
+                per.join(", ")
+            };
+            say!(report, "| {what} | {goal} |{row}");
+        }
+        say!(report);
+    }
+    report += &out;
+    match write {
+        Some(path) => match write_into(&path, &report) {
+            Ok(()) => eprintln!("bench_report: report written into {path}"),
+            Err(e) => {
+                eprintln!("bench_report: {e}");
+                print!("{report}");
+                std::process::exit(1);
+            }
+        },
+        None => print!("{report}"),
     }
 }
