@@ -171,8 +171,9 @@ pub struct ConfigResult {
     pub source: SourceKind,
     /// The buffer size (buffered source only).
     pub buffer_size: Option<usize>,
-    /// The buffered source read ahead on a helper thread (see
-    /// [`ReaderBuilder::read_ahead`]); CPU figures include that thread.
+    /// A helper thread worked ahead of the parser (see
+    /// [`ReaderBuilder::read_ahead`]): the buffered source's reads, or the
+    /// mapped source's page faults; CPU figures include that thread.
     pub read_ahead: bool,
     /// Wall time of each run (open + parse).
     pub times: Vec<Duration>,
@@ -201,9 +202,10 @@ pub struct ConfigResult {
 }
 
 impl ConfigResult {
-    /// `mmap`, or `read` with the buffer size (`read 128K`, and
-    /// `read 128K, read-ahead` when a helper thread read ahead); `mmap
-    /// failed, read` when the file could not be mapped.
+    /// `mmap` (`mmap, fault-ahead` when a helper thread mapped the pages
+    /// in ahead of the parser), or `read` with the buffer size (`read
+    /// 128K`, and `read 128K, read-ahead` when a helper thread read
+    /// ahead); `mmap failed, read` when the file could not be mapped.
     ///
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
@@ -215,6 +217,7 @@ impl ConfigResult {
     /// ```
     pub fn label(&self) -> String {
         match (self.buffer_size, self.source) {
+            (None, SourceKind::Mapped) if self.read_ahead => "mmap, fault-ahead".to_string(),
             (None, SourceKind::Mapped) => "mmap".to_string(),
             // Mapping was asked for but failed (see `SourceReason::MapFailed`).
             (None, _) => "mmap failed, read".to_string(),

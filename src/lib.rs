@@ -27,10 +27,11 @@
 //!
 //! Opening a path picks the source automatically ([`SourceChoice`]):
 //! regular files of at least [`SMALL_FILE`] bytes are mapped, everything
-//! else is read, and the reader says which and why. Files that are read
-//! (large ones past the mapping limit, pipes, stdin) are read by a helper
-//! thread a few buffers ahead of the parser when two CPUs are available
-//! (see [`ReaderBuilder::read_ahead`]).
+//! else is read, and the reader says which and why. When two CPUs are
+//! available, a helper thread works ahead of the parser: files that are
+//! read (large ones past the mapping limit, pipes, stdin) are read a few
+//! buffers ahead, and a mapped file's next pages are mapped in ahead (see
+//! [`ReaderBuilder::read_ahead`]).
 //!
 //! ```
 //! use fastcsv::{SourceKind, SourceReason};

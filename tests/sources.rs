@@ -282,10 +282,82 @@ fn automatic_read_ahead_only_for_large_files() {
     assert_eq!(ahead(&big, &mut read), parallel);
     assert!(!ahead(&big, read.clone().read_ahead(false)));
     assert!(ahead(&small, read.clone().read_ahead(true)));
-    // Mapped files have nothing to read ahead.
-    assert!(!ahead(&big, ReaderBuilder::new().read_ahead(true).source(SourceChoice::Mmap)));
+    // Mapped files have their pages faulted in ahead, on Linux, under the
+    // same rule.
+    let mut map = ReaderBuilder::new();
+    map.source(SourceChoice::Mmap);
+    let linux = cfg!(target_os = "linux");
+    assert_eq!(ahead(&big, &mut map), parallel && linux);
+    assert_eq!(ahead(&big, map.clone().read_ahead(true)), linux);
+    assert!(!ahead(&big, map.clone().read_ahead(false)));
+    assert!(!ahead(&small, &mut map));
     // Nor do generic readers.
     assert!(!ReaderBuilder::new().read_ahead(true).from_reader(&b"a\n"[..]).reads_ahead());
+}
+
+/// The fault-ahead thread of a mapped file changes nothing but speed:
+/// rows, batches and counts are the same with it and without, from the
+/// start and from an offset; a reader dropped half-way stops it.
+#[test]
+fn fault_ahead_reads_the_same_and_stops_on_drop() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("faulted.csv");
+    let size = write_numbered(&path, 400_000);
+    assert!(size > 3 * fastcsv::READ_AHEAD_MIN, "{size}");
+    let d = Dialect::builder().headers(false).build().unwrap();
+    let mapped = |ahead: bool| {
+        let mut b = ReaderBuilder::new();
+        b.dialect(d.clone()).source(SourceChoice::Mmap).read_ahead(ahead);
+        b
+    };
+    let linux = cfg!(target_os = "linux");
+    let rows = |ahead: bool| {
+        let mut rdr = mapped(ahead).from_path(&path).unwrap();
+        assert_eq!(rdr.reads_ahead(), ahead && linux);
+        let mut v = Vec::new();
+        while let Some(row) = rdr.read_row().unwrap() {
+            v.push(row.get_str(0).unwrap().parse::<u64>().unwrap() + row.len() as u64);
+        }
+        v
+    };
+    let want = rows(false);
+    assert_eq!(want.len(), 400_000);
+    assert_eq!(rows(true), want);
+    let batches = |ahead: bool| {
+        let mut rdr = mapped(ahead).from_path(&path).unwrap();
+        let mut sel = fastcsv::Selection::all();
+        let (mut n, mut sum) = (0u64, 0u64);
+        while let Some(b) = rdr.read_batch(&mut sel).unwrap() {
+            for row in b.iter() {
+                n += 1;
+                sum += row.iter().map(|f| f.len() as u64).sum::<u64>();
+            }
+        }
+        (n, sum)
+    };
+    assert_eq!(batches(true), batches(false));
+    assert_eq!(mapped(true).from_path(&path).unwrap().count_rows().unwrap(), 400_000);
+    // From an offset (a file positioned past its first 3 MiB).
+    let from = |ahead: bool| {
+        let mut f = File::open(&path).unwrap();
+        let mut pos = 3 << 20;
+        // The start of a line.
+        let bytes = fs::read(&path).unwrap();
+        while bytes[pos - 1] != b'\n' {
+            pos += 1;
+        }
+        std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(pos as u64)).unwrap();
+        mapped(ahead).from_file(f).unwrap().count_rows().unwrap()
+    };
+    assert_eq!(from(true), from(false));
+    // Dropped early, in the middle of the file: the drop joins the thread.
+    for _ in 0..20 {
+        let mut rdr = mapped(true).from_path(&path).unwrap();
+        for _ in 0..50_000 {
+            rdr.read_row().unwrap().unwrap();
+        }
+        drop(rdr);
+    }
 }
 
 #[test]
@@ -599,7 +671,7 @@ fn large_maps_release_parsed_pages_and_read_right() {
     let released = peak(&mut ReaderBuilder::new());
     let kept = peak(ReaderBuilder::new().release_threshold(u64::MAX));
     // Released every 16 MiB: at most 16 MiB behind the cursor, plus
-    // read-ahead and fault-around in front of it.
+    // the fault-ahead thread's 4 MiB and fault-around in front of it.
     assert!(released < 24 * 1024, "released: {released} KiB resident");
     assert!(kept > 64 * 1024, "kept: {kept} KiB resident");
 }
