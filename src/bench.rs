@@ -173,7 +173,8 @@ pub struct ConfigResult {
     pub buffer_size: Option<usize>,
     /// A helper thread worked ahead of the parser (see
     /// [`ReaderBuilder::read_ahead`]): the buffered source's reads, or the
-    /// mapped source's page faults; CPU figures include that thread.
+    /// mapped source's page faults during a count; CPU figures include
+    /// that thread.
     pub read_ahead: bool,
     /// Wall time of each run (open + parse).
     pub times: Vec<Duration>,
@@ -203,7 +204,7 @@ pub struct ConfigResult {
 
 impl ConfigResult {
     /// `mmap` (`mmap, fault-ahead` when a helper thread mapped the pages
-    /// in ahead of the parser), or `read` with the buffer size (`read
+    /// in ahead of a count), or `read` with the buffer size (`read
     /// 128K`, and `read 128K, read-ahead` when a helper thread read
     /// ahead); `mmap failed, read` when the file could not be mapped.
     ///
@@ -372,8 +373,9 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
             let start = Instant::now();
             let mut rdr = b.from_path(path)?;
             acc.source = Some(rdr.source_kind());
-            acc.read_ahead = rdr.reads_ahead();
             let got = parse(&mut rdr, opts.work)?;
+            // After the parse: a count starts the mapped source's helper.
+            acc.read_ahead = rdr.reads_ahead();
             drop(rdr);
             let elapsed = start.elapsed();
             let after = Usage::now();

@@ -30,8 +30,8 @@
 //! else is read, and the reader says which and why. When two CPUs are
 //! available, a helper thread works ahead of the parser: files that are
 //! read (large ones past the mapping limit, pipes, stdin) are read a few
-//! buffers ahead, and a mapped file's next pages are mapped in ahead (see
-//! [`ReaderBuilder::read_ahead`]).
+//! buffers ahead, and while a mapped file's records are counted its pages
+//! are mapped in ahead (see [`ReaderBuilder::read_ahead`]).
 //!
 //! ```
 //! use fastcsv::{SourceKind, SourceReason};

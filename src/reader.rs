@@ -83,12 +83,12 @@ impl ReaderBuilder {
 
     /// Whether a helper thread works ahead of the parser: for files read
     /// with `read()`, it reads a few chunks ahead, so that the kernel's
-    /// copy overlaps parsing; for mapped files (on Linux 5.14 or later),
-    /// it has the kernel map the next few MiB of pages
-    /// (`MADV_POPULATE_READ`), so that the parser takes no page faults
-    /// (counting the records of a 1 GiB page-cached file: about 0.05 s
-    /// less, a fifth of the time). The rows, errors and positions are the
-    /// same either way.
+    /// copy overlaps parsing; for a mapped file (on Linux 5.14 or later),
+    /// while [`Reader::count_rows`] counts, it has the kernel map the rest
+    /// of the file's pages (`MADV_POPULATE_READ`), so that the count takes
+    /// no page faults (the records of a 1 GiB page-cached file: 0.25 s
+    /// instead of 0.33 s; `docs/BENCHMARKS.md`). The rows, counts, errors
+    /// and positions are the same either way.
     ///
     /// By default (without this call) it is on for a file opened by
     /// [`from_path`](Self::from_path) or [`from_file`](Self::from_file)
@@ -282,12 +282,10 @@ impl ReaderBuilder {
             Ok(mut m) => {
                 let offset = (offset as usize).min(m.bytes().len());
                 let left = (m.bytes().len() - offset) as u64;
-                if self
-                    .read_ahead
-                    .unwrap_or_else(|| source::parallel() && left >= source::READ_AHEAD_MIN)
-                {
-                    m.fault_ahead(offset);
-                }
+                m.allow_fault_ahead(
+                    self.read_ahead
+                        .unwrap_or_else(|| source::parallel() && left >= source::READ_AHEAD_MIN),
+                );
                 Ok(Reader::new(self, Src::Mapped(m), kind, reason, offset))
             }
             Err(file) => {
@@ -464,8 +462,9 @@ impl<'a> Reader<'a> {
         self.kind
     }
 
-    /// True when a helper thread reads the input, or maps a mapped file's
-    /// pages, ahead of the parser (see [`ReaderBuilder::read_ahead`]).
+    /// True when a helper thread reads the input ahead of the parser, or
+    /// has mapped a mapped file's pages in ahead of a count (see
+    /// [`ReaderBuilder::read_ahead`]).
     ///
     /// ```
     /// assert!(!fastcsv::Reader::from_reader(&b""[..]).reads_ahead());
@@ -844,11 +843,11 @@ impl<'a> Reader<'a> {
         if self.dialect.headers && !self.headers_read {
             self.ensure_headers()?;
         }
-        // The count reports no position until it ends: the fault-ahead
-        // thread may map the whole rest at once.
+        // A mapped file's pages are mapped in ahead of the count on a
+        // helper thread, when the read-ahead rule allows.
         let at = self.rec_start + self.pos;
         if let Src::Mapped(m) = &mut self.src {
-            m.fault_all(at);
+            m.fault_in_rest(at);
         }
         let mut n = 0;
         loop {

@@ -166,6 +166,9 @@ pub(crate) struct Mapped {
     ahead: Option<faultahead::FaultAhead>,
     #[cfg(target_os = "linux")]
     guard: sigbus::Registration,
+    /// Whether `fault_in_rest` may start a helper thread.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    may_fault_ahead: bool,
     map: Mmap,
     file: File,
     /// Release pages below this offset once the cursor passes it
@@ -206,6 +209,7 @@ impl Mapped {
             ahead: None,
             #[cfg(target_os = "linux")]
             guard,
+            may_fault_ahead: false,
             map,
             file,
             next_release,
@@ -218,42 +222,39 @@ impl Mapped {
         &self.map
     }
 
-    /// Starts a helper thread that faults the pages in ahead of the parser,
-    /// from offset `from` (see `faultahead`; Linux only, elsewhere
-    /// nothing). Returns whether one runs.
-    pub(crate) fn fault_ahead(&mut self, from: usize) -> bool {
+    /// Lets [`Mapped::fault_in_rest`] start a helper thread (the
+    /// reader's read-ahead rule decides; see
+    /// [`ReaderBuilder::read_ahead`](crate::ReaderBuilder::read_ahead)).
+    pub(crate) fn allow_fault_ahead(&mut self, on: bool) {
+        self.may_fault_ahead = on;
+    }
+
+    /// For a pass from `offset` that hands out no rows until it ends
+    /// (counting records): when allowed, starts a helper thread that has
+    /// the kernel map the rest of the pages while the parser goes (see
+    /// `faultahead`; Linux only, elsewhere nothing).
+    pub(crate) fn fault_in_rest(&mut self, offset: usize) {
         #[cfg(target_os = "linux")]
-        if self.ahead.is_none() && from < self.map.len() {
+        if self.may_fault_ahead && self.ahead.is_none() && offset < self.map.len() {
             // SAFETY: `self.map` is a private read-only file mapping of
             // `len` bytes starting on a page boundary (`mmap` returns one),
             // and it stays mapped until `self` is dropped, which drops
             // `ahead` (declared first) and so joins the thread before
             // unmapping.
             self.ahead =
-                unsafe { faultahead::FaultAhead::start(self.map.as_ptr(), self.map.len(), from) };
+                unsafe { faultahead::FaultAhead::start(self.map.as_ptr(), self.map.len(), offset) };
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = from;
-        self.faults_ahead()
+        let _ = offset;
     }
 
-    /// Whether a helper thread faults the pages in ahead of the parser.
+    /// Whether a helper thread has been started to map the pages in ahead
+    /// of the parser.
     pub(crate) fn faults_ahead(&self) -> bool {
         #[cfg(target_os = "linux")]
         return self.ahead.is_some();
         #[cfg(not(target_os = "linux"))]
         false
-    }
-
-    /// For a pass from `offset` that reports no position until it ends
-    /// (counting records): the fault-ahead thread may map the whole rest.
-    pub(crate) fn fault_all(&mut self, offset: usize) {
-        #[cfg(target_os = "linux")]
-        if let Some(a) = &mut self.ahead {
-            a.all(offset);
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = offset;
     }
 
     /// True when the file shrank under the mapping: a page past its new end
@@ -268,8 +269,7 @@ impl Mapped {
         check_size && self.file.metadata().is_ok_and(|m| m.len() < self.map.len() as u64)
     }
 
-    /// Called with the offset of the current record's first byte: tells
-    /// the fault-ahead thread, if any, where the parser is; and every
+    /// Called with the offset of the current record's first byte; every
     /// 16 MiB, drops the pages wholly before it from this process
     /// (`MADV_DONTNEED`) and, for files larger than memory, from the page
     /// cache (`POSIX_FADV_DONTNEED`). Rows borrow only the current record,
@@ -278,10 +278,6 @@ impl Mapped {
     /// touched again; nothing here touches them.
     #[inline]
     pub(crate) fn release_before(&mut self, offset: usize) {
-        #[cfg(target_os = "linux")]
-        if let Some(a) = &mut self.ahead {
-            a.at(offset);
-        }
         if offset < self.next_release {
             return;
         }
