@@ -282,10 +282,6 @@ impl Mapped {
             return;
         }
         self.next_release = offset.saturating_add(RELEASE_EVERY);
-        // (The fault-ahead thread releasing them instead made reading every
-        // field of the 1 GiB text file slower, not faster: dropping pages
-        // of a process whose other thread runs interrupts that thread to
-        // flush its TLB.)
         self.release(offset);
     }
 
