@@ -852,6 +852,9 @@ impl<'a> Reader<'a> {
         let mut n = 0;
         loop {
             n += self.count_regular()?;
+            if self.refill_for_count()? {
+                continue;
+            }
             if !self.advance()? {
                 return Ok(n);
             }
@@ -883,6 +886,51 @@ impl<'a> Reader<'a> {
             self.err_line = None;
         }
         Ok(k)
+    }
+
+    /// After [`Reader::count_regular`] on the buffered source: when the
+    /// block scanner stopped only because the buffer ends inside a record
+    /// (see `Scanner::count_needs_more`) of at most half the buffer,
+    /// refills, keeping that record, and returns true, so that the count
+    /// goes on without the state machine (which builds the record's
+    /// fields). A failed `read()` is reported as [`Reader::advance`]
+    /// reports it.
+    fn refill_for_count(&mut self) -> Result<bool> {
+        let Src::Read(b) = &mut self.src else { return Ok(false) };
+        if self.done || !self.started || b.is_eof() {
+            return Ok(false);
+        }
+        // A record over half the buffer is left to the state machine, which
+        // grows the buffer, or reports the record too large, or an error
+        // inside it first, exactly as when reading rows.
+        let at = self.rec_start + self.pos;
+        let tail = &b.data()[at..];
+        if tail.len() > b.capacity() / 2 || !self.scanner.count_needs_more(tail) {
+            return Ok(false);
+        }
+        self.rec_start = at;
+        self.pos = 0;
+        self.scanner.forget_blocks();
+        match b.refill(at) {
+            Ok(shift) => {
+                self.base += shift as u64;
+                self.rec_start -= shift;
+                Ok(true)
+            }
+            Err(e) => {
+                self.done = true;
+                Err(match e.into_kind() {
+                    ErrorKind::Io(io) => self.decorate(io.into()),
+                    // The record that did not fit starts on the line after
+                    // those counted (the scanner has not started it).
+                    k => self.decorate(Error::new(k).with_position(Position {
+                        byte: self.base + self.rec_start as u64,
+                        line: self.scanner.lines() + 1,
+                        record: self.records,
+                    })),
+                })
+            }
+        }
     }
 
     #[inline]

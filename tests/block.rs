@@ -189,6 +189,15 @@ proptest! {
             let mut got = Reader::builder().dialect(d.clone()).buffer_size(n).from_reader(&input[..]);
             prop_assert_eq!(count(&mut got), want.clone(), "buffered({})", n);
         }
+        // A buffer that cannot grow past a record: the same error, at the
+        // same place, as the state machine reports through that buffer.
+        for (n, max) in [(1, 8), (7, 40), (16, 100)] {
+            let mut b = Reader::builder();
+            b.dialect(d.clone()).buffer_size(n).max_buffer_size(max);
+            let want = count(&mut b.clone().block_scan(false).from_reader(&input[..]));
+            let got = count(&mut b.from_reader(&input[..]));
+            prop_assert_eq!(got, want, "buffered({}, max {})", n, max);
+        }
     }
 }
 
@@ -911,6 +920,12 @@ fn read_batch_all_walks_long_records() {
         assert!(rdr.reads_ahead());
         let got = strip(batches_picked(&mut rdr, None).0);
         assert_eq!(got, strip(want.clone()), "read-ahead({n})");
+        // Counting refills the read-ahead buffer mid-record (records of at
+        // most half the buffer) and gets the same count and lines.
+        let counted = count(&mut Reader::builder().dialect(d.clone()).from_slice(&input));
+        assert_eq!(counted.0, Ok(3000));
+        let mut rdr = b.from_path(f.path()).unwrap();
+        assert_eq!(count(&mut rdr), counted, "count, read-ahead({n})");
     }
     let mut b = Reader::builder();
     let mut rdr = b.dialect(d).source(fastcsv::SourceChoice::Mmap).from_path(f.path()).unwrap();
