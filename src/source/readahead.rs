@@ -29,7 +29,7 @@
 //! * **Few wake-ups.** Handing over a chunk must not cost a sleep and a
 //!   wake-up each time (with 128 KiB chunks that is 8192 per GiB, and
 //!   parsing and reading run at about the same speed when counting). The
-//!   thread, once out of free buffers, sleeps until [`WAKE_AT`] of them are
+//!   thread, once out of free buffers, sleeps until half of them are
 //!   free and then reads them back to back; the parser, once out of filled
 //!   buffers, polls for a short while ([`SPIN`]) before it sleeps. Both
 //!   sides wake the other only when it sleeps.
@@ -54,12 +54,24 @@ use std::time::{Duration, Instant};
 use super::buffer::{out_of_memory, zeroed};
 use crate::error::{Error, ErrorKind, Result};
 
-/// Ring buffers per reader: one or two held by the parser, the others
-/// filled and waiting or being filled.
-const RING: usize = 8;
+/// What the ring buffers of a reader may hold together: as many buffers as
+/// fit, from [`RING_MIN`] to [`RING_MAX`] (32 of 128 KiB chunks with their
+/// slack). A deep ring lets the thread run ahead through the parser's slow
+/// moments (a record with many fields, a descheduled CPU) instead of
+/// stopping; 32 buffers counted the 1 GiB text file in 0.30-0.34 s where 8
+/// took 0.33-0.42 s (medians of 25 runs, docs/BENCHMARKS.md).
+const RING_BYTES: usize = 6 << 20;
 
-/// The thread, once out of free buffers, sleeps until this many are free.
-const WAKE_AT: usize = RING / 2;
+/// Fewest ring buffers: one held by the parser, one being filled.
+const RING_MIN: usize = 2;
+
+/// Most ring buffers, whatever the chunk size.
+const RING_MAX: usize = 32;
+
+/// How many ring buffers of `len` bytes a reader makes (at most).
+fn ring_len(len: usize) -> usize {
+    (RING_BYTES / len.max(1)).clamp(RING_MIN, RING_MAX)
+}
 
 /// How long the parser polls for the next chunk before it sleeps: about
 /// what reading one 128 KiB chunk from the page cache takes.
@@ -82,9 +94,11 @@ struct Shared {
     state: Mutex<State>,
     /// Signalled when a message arrives while the parser sleeps.
     to_parser: Condvar,
-    /// Signalled when [`WAKE_AT`] buffers are free (or the parser hung up)
+    /// Signalled when `wake_at` buffers are free (or the parser hung up)
     /// while the thread sleeps.
     to_reader: Condvar,
+    /// How many free buffers wake the thread: half the ring.
+    wake_at: usize,
     /// `state.full.len()`, for the parser to poll without the lock.
     ready: AtomicUsize,
 }
@@ -92,8 +106,13 @@ struct Shared {
 struct State {
     /// Filled ring buffers and the end, from the thread, in read order.
     full: VecDeque<Msg>,
-    /// Parsed ring buffers, back to the thread.
-    free: Vec<Vec<u8>>,
+    /// Parsed ring buffers, back to the thread, which takes the one given
+    /// back first: its bytes have more likely left the parser's CPU cache
+    /// than the last one's, so writing them does not first take the lines
+    /// back from that cache (the count of the wide file 0.204-0.213 s
+    /// against 0.219-0.234 s taking the last one, medians of 15 and 21
+    /// runs).
+    free: VecDeque<Vec<u8>>,
     parser_sleeps: bool,
     reader_sleeps: bool,
     /// The parser is gone: the thread stops.
@@ -167,10 +186,11 @@ impl ReadAhead {
     ) -> std::result::Result<ReadAhead, Box<dyn Read + Send>> {
         let size = size.max(1);
         let slack = size.min(MAX_SLACK);
+        let ring = ring_len(slack.saturating_add(size));
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
-                full: VecDeque::with_capacity(RING + 1),
-                free: Vec::with_capacity(RING),
+                full: VecDeque::with_capacity(ring + 1),
+                free: VecDeque::with_capacity(ring),
                 parser_sleeps: false,
                 reader_sleeps: false,
                 hung_up: false,
@@ -178,6 +198,7 @@ impl ReadAhead {
             }),
             to_parser: Condvar::new(),
             to_reader: Condvar::new(),
+            wake_at: ring.div_ceil(2),
             ready: AtomicUsize::new(0),
         });
         // The source goes to the thread once it runs, so that a failed
@@ -188,7 +209,7 @@ impl ReadAhead {
             std::thread::Builder::new().name("fastcsv-read-ahead".into()).spawn(move || {
                 let guard = EndGuard(theirs);
                 if let Ok(src) = src_rx.recv() {
-                    fill_loop(src, &guard.0, slack, size);
+                    fill_loop(src, &guard.0, slack, size, ring);
                 }
             });
         let thread = match spawned {
@@ -360,8 +381,8 @@ impl ReadAhead {
             return;
         }
         let mut st = self.shared.lock();
-        st.free.push(buf);
-        if st.reader_sleeps && st.free.len() >= WAKE_AT {
+        st.free.push_back(buf);
+        if st.reader_sleeps && st.free.len() >= self.shared.wake_at {
             st.reader_sleeps = false;
             drop(st);
             self.shared.to_reader.notify_one();
@@ -382,10 +403,10 @@ impl Drop for ReadAhead {
     }
 }
 
-/// The thread: fills free buffers (making up to [`RING`] of them) one
+/// The thread: fills free buffers (making up to `ring` of them) one
 /// `read()` each, and queues them in order, until the end, an error, or the
 /// parser hangs up.
-fn fill_loop(mut src: Box<dyn Read + Send>, sh: &Shared, slack: usize, size: usize) {
+fn fill_loop(mut src: Box<dyn Read + Send>, sh: &Shared, slack: usize, size: usize, ring: usize) {
     let mut made = 0;
     loop {
         let buf = {
@@ -394,10 +415,10 @@ fn fill_loop(mut src: Box<dyn Read + Send>, sh: &Shared, slack: usize, size: usi
                 if st.hung_up {
                     return;
                 }
-                if let Some(b) = st.free.pop() {
+                if let Some(b) = st.free.pop_front() {
                     break Ok(b);
                 }
-                if made < RING {
+                if made < ring {
                     made += 1;
                     // A buffer that cannot be allocated ends the reading
                     // with an error, as a failed `read()` does.
@@ -607,7 +628,7 @@ mod tests {
         let n = reads.load(Ordering::SeqCst);
         // One per ring buffer plus the one in progress when the channel
         // closed; an endless source is not read to its end.
-        assert!(n <= RING + 2, "{n} reads");
+        assert!(n <= ring_len(32) + 2, "{n} reads");
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert_eq!(reads.load(Ordering::SeqCst), n, "the thread went on reading");
     }
