@@ -341,8 +341,17 @@ fuzz_target!(|data: &[u8]| {
     let (threads, chunk) = (usize::from(cfg[8] % 3) + 2, usize::from(cfg[7] % 64) + 1);
     let rdr = Reader::builder().dialect(d.clone()).from_slice(input);
     assert_eq!(collect_par(rdr, sel, threads, chunk), proj, "par_batches({threads}, {chunk})");
-    let mut rdr = Reader::builder().dialect(d).from_slice(input);
     let want_count = want.rows.len() as u64;
+    // count_rows in place and through the `size`-byte buffer (which it
+    // refills mid-record to stay in the block scanner).
+    let counted = |mut rdr: Reader<'_>, what: &str| match rdr.count_rows() {
+        Ok(n) => assert_eq!((n, None), (want_count, want.error.clone()), "{what}"),
+        Err(e) => assert_eq!(Some((e.message(), rdr.line())), want.error, "{what} error"),
+    };
+    counted(Reader::builder().dialect(d.clone()).from_slice(input), "count_rows slice");
+    let rdr = Reader::builder().dialect(d.clone()).buffer_size(size).from_reader(input);
+    counted(rdr, "count_rows buffered");
+    let mut rdr = Reader::builder().dialect(d).from_slice(input);
     match rdr.par_count(&Parallel::new().threads(threads).chunk_size(chunk)) {
         Ok((n, _)) => assert_eq!((n, None), (want_count, want.error.clone()), "par_count"),
         Err(e) => assert_eq!(Some((e.message(), rdr.line())), want.error, "par_count error"),
