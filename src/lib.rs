@@ -29,8 +29,8 @@
 //! regular files of at least [`SMALL_FILE`] bytes are mapped, everything
 //! else is read, and the reader says which and why. When two CPUs are
 //! available, a helper thread works ahead of the parser: files that are
-//! read (large ones past the mapping limit, pipes, stdin) are read a few
-//! buffers ahead, and while a mapped file's records are counted its pages
+//! read (large ones past the mapping limit, pipes, stdin) are read up to
+//! 6 MiB ahead, and while a mapped file's records are counted its pages
 //! are mapped in ahead (see [`ReaderBuilder::read_ahead`]).
 //!
 //! ```

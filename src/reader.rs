@@ -282,11 +282,7 @@ impl ReaderBuilder {
         match src {
             Ok(mut m) => {
                 let offset = (offset as usize).min(m.bytes().len());
-                let left = (m.bytes().len() - offset) as u64;
-                m.allow_fault_ahead(
-                    self.read_ahead
-                        .unwrap_or_else(|| source::parallel() && left >= source::READ_AHEAD_MIN),
-                );
+                m.allow_fault_ahead(self.read_ahead_for(Some((m.bytes().len() - offset) as u64)));
                 Ok(Reader::new(self, Src::Mapped(m), kind, reason, offset))
             }
             Err(file) => {
@@ -296,13 +292,7 @@ impl ReaderBuilder {
                     return Err(with_path(e.into()));
                 }
                 let regular = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-                let ahead = self.read_ahead.unwrap_or_else(|| {
-                    source::parallel()
-                        && match regular {
-                            Some(len) => len.saturating_sub(offset) >= source::READ_AHEAD_MIN,
-                            None => true,
-                        }
-                });
+                let ahead = self.read_ahead_for(regular.map(|len| len.saturating_sub(offset)));
                 let (size, max) = (self.buffer_size, self.max_buffer_size);
                 let buf = if ahead {
                     // Only a regular file's `read()` is sure to return: join
@@ -314,6 +304,16 @@ impl ReaderBuilder {
                 Ok(Reader::new(self, Src::Read(buf), kind, reason, 0))
             }
         }
+    }
+}
+
+impl ReaderBuilder {
+    /// The read-ahead rule (see [`ReaderBuilder::read_ahead`]) for a file
+    /// with `left` bytes to read, `None` for a stream.
+    fn read_ahead_for(&self, left: Option<u64>) -> bool {
+        self.read_ahead.unwrap_or_else(|| {
+            source::parallel() && left.is_none_or(|n| n >= source::READ_AHEAD_MIN)
+        })
     }
 }
 
@@ -918,18 +918,11 @@ impl<'a> Reader<'a> {
                 self.rec_start -= shift;
                 Ok(true)
             }
+            // A failed `read()`: the buffer does not grow here, so the
+            // record cannot be too large.
             Err(e) => {
                 self.done = true;
-                Err(match e.into_kind() {
-                    ErrorKind::Io(io) => self.decorate(io.into()),
-                    // The record that did not fit starts on the line after
-                    // those counted (the scanner has not started it).
-                    k => self.decorate(Error::new(k).with_position(Position {
-                        byte: self.base + self.rec_start as u64,
-                        line: self.scanner.lines() + 1,
-                        record: self.records,
-                    })),
-                })
+                Err(self.decorate(e))
             }
         }
     }
