@@ -296,12 +296,21 @@ impl ReaderBuilder {
                 let (size, max) = (self.buffer_size, self.max_buffer_size);
                 let buf = if ahead {
                     // Only a regular file's `read()` is sure to return: join
-                    // the thread on drop for those alone.
-                    ReadBuffer::read_ahead(Box::new(file), size, max, regular.is_some())
+                    // the thread on drop for those alone. A regular file is
+                    // read at offsets, by the thread and by the parser.
+                    let input = match regular {
+                        #[cfg(unix)]
+                        Some(_) => source::Input::At(std::sync::Arc::new(file), offset),
+                        _ => source::Input::Stream(Box::new(file)),
+                    };
+                    ReadBuffer::read_ahead(input, size, max, regular.is_some())
                 } else {
                     ReadBuffer::new(Box::new(file), size, max)
                 };
-                Ok(Reader::new(self, Src::Read(buf), kind, reason, 0))
+                let mut rdr = Reader::new(self, Src::Read(buf), kind, reason, 0);
+                // Byte positions are the file's offsets, as when mapped.
+                rdr.base = offset;
+                Ok(rdr)
             }
         }
     }

@@ -17,7 +17,7 @@
 use std::alloc::{self, Layout};
 use std::io::{self, Read};
 
-use super::readahead::ReadAhead;
+use super::readahead::{Input, ReadAhead};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The buffered source: `read()` on the parsing thread, or on a
@@ -40,14 +40,14 @@ impl<'a> ReadBuffer<'a> {
     /// The read-ahead buffer, or the synchronous one if the thread cannot
     /// be started. `join_on_drop` as for [`ReadAhead::spawn`].
     pub(crate) fn read_ahead(
-        rdr: Box<dyn Read + Send>,
+        input: Input,
         size: usize,
         max: usize,
         join_on_drop: bool,
     ) -> ReadBuffer<'a> {
-        match ReadAhead::spawn(rdr, size, max, join_on_drop) {
+        match ReadAhead::spawn(input, size, max, join_on_drop) {
             Ok(b) => ReadBuffer::Ahead(b),
-            Err(rdr) => ReadBuffer::new(rdr, size, max),
+            Err(input) => ReadBuffer::new(input.into_reader(), size, max),
         }
     }
 

@@ -11,6 +11,7 @@ mod readahead;
 mod sigbus;
 
 pub(crate) use buffer::ReadBuffer;
+pub(crate) use readahead::Input;
 
 use std::fs::File;
 use std::path::Path;

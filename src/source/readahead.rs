@@ -1,6 +1,8 @@
-//! The read-ahead source: a helper thread `read()`s the next chunks while
-//! the reader parses the current one, so the kernel's copy into user
-//! memory overlaps parsing instead of adding to it.
+//! The read-ahead source: a helper thread reads the next chunks while the
+//! reader parses the current one, so the kernel's copy into user memory
+//! overlaps parsing instead of adding to it. For a regular file the parser
+//! also shares the copying: when the next chunk is not there yet, it reads
+//! a later one itself, at its offset, instead of waiting.
 //!
 //! ADVICE FOR HACKERS. The invariants:
 //!
@@ -12,36 +14,49 @@
 //!   `cap - tail` new bytes. So `data().len() <= cap` always, and the
 //!   reader sees the same records, errors and positions; only how many
 //!   bytes arrive per refill differs (which the scanner does not see).
-//! * **Where the bytes live.** Each ring buffer is `slack + chunk` bytes; the
-//!   thread reads into `[slack, slack + chunk)`. On refill the tail is
+//! * **Where the bytes live.** Each ring buffer is `slack + chunk` bytes;
+//!   a chunk is read into `[slack, slack + chunk)`. On refill the tail is
 //!   copied into the bytes just before the next unread byte (the slack of a
 //!   fresh buffer, or already-parsed bytes of a partly used one), so data
 //!   stays contiguous with one copy of the tail only. A tail longer than
 //!   that room goes to an owned buffer (`cur_owned`), which new bytes are
 //!   then copied into, until a tail fits a ring buffer again.
-//! * **Messages arrive in read order,** one per `read()` call that returned
-//!   data, then exactly one `Eof` or `Error`, after which the thread
-//!   exits. An error is delivered at the first refill that needs bytes past
-//!   those read before it, as the synchronous buffer reports it.
-//!   `Interrupted` is retried on the thread.
-//! * **Short reads are passed on at once**: one message per `read()`, so a
-//!   pipe streams as the synchronous buffer does.
+//! * **Chunks are delivered in the order they were claimed.** Whoever reads
+//!   a chunk first claims the next sequence number (and, for a file, the
+//!   next offset) under the lock, reads without it, and stores the result
+//!   in that sequence's slot; the parser takes slots from the front only.
+//! * **A stream** (pipe, terminal, any [`Read`]) is read by the thread
+//!   alone, one chunk per `read()` call that returned data, then exactly
+//!   one end (`Eof` or `Error`), after which the thread exits. Short reads
+//!   are passed on at once, so a pipe streams as the synchronous buffer
+//!   does. `Interrupted` is retried.
+//! * **A file** ([`Input::At`]) is read with positioned reads (`pread`), so
+//!   the thread and the parser can read different chunks at once. A chunk
+//!   is read until full or until a read returns 0 (the end) or fails. A
+//!   chunk that is not full (the end of the file, a file that grew or
+//!   shrank while read, a failure after some bytes) makes every chunk
+//!   claimed after it useless: when the parser takes it, it *resyncs*: the
+//!   next claim reads from just after it, and a new *epoch* begins; chunks
+//!   of an older epoch are dropped when they reach the front. So the bytes
+//!   delivered are exactly those a sequence of `read()`s would have
+//!   returned, and the end is a read that returned 0 at the next offset.
+//!   Until that resync, a chunk that was not full *pauses* claiming, so
+//!   nobody reads on past the end of a file.
 //! * **Few wake-ups.** Handing over a chunk must not cost a sleep and a
-//!   wake-up each time (with 128 KiB chunks that is 8192 per GiB, and
-//!   parsing and reading run at about the same speed when counting). The
-//!   thread, once out of free buffers, sleeps until half of them are
-//!   free and then reads them back to back; the parser, once out of filled
-//!   buffers, polls for a short while ([`SPIN`]) before it sleeps. Both
-//!   sides wake the other only when it sleeps.
-//! * **Stopping.** Dropping [`ReadAhead`] marks the queue hung up and wakes
-//!   the thread; the thread exits when it next looks at the queue (after
-//!   the `read()` in progress, or at once if waiting), so it reads at most
-//!   one more chunk. For regular files the drop then joins the
-//!   thread (a read of a regular file finishes), so the descriptor is closed
-//!   and the thread's CPU time is counted when the drop returns. A thread
-//!   blocked reading a pipe or terminal is left detached: it exits when its
-//!   `read()` returns.
-//! * If you add a message kind, the thread must still end with exactly one
+//!   wake-up each time (with 128 KiB chunks that is 8192 per GiB). The
+//!   thread, once out of free buffers, sleeps until half of them are free
+//!   and then reads them back to back; the parser, when it cannot read a
+//!   chunk itself, polls for a short while ([`SPIN`]) before it sleeps.
+//!   Both sides wake the other only when it sleeps.
+//! * **Stopping.** Dropping [`ReadAhead`] (or taking the end) marks the
+//!   queue hung up and wakes the thread; the thread exits when it next
+//!   looks at the queue (after the read in progress, or at once if
+//!   waiting), so it reads at most one more chunk. For regular files the
+//!   drop then joins the thread (a read of a regular file finishes), so
+//!   the descriptor is closed and the thread's CPU time is counted when the
+//!   drop returns. A thread blocked reading a pipe or terminal is left
+//!   detached: it exits when its `read()` returns.
+//! * If you add a message kind, a stream must still end with exactly one
 //!   of `Eof` or `Error`, and `refill` must still append nothing after one.
 
 use std::collections::VecDeque;
@@ -81,43 +96,123 @@ const SPIN: Duration = Duration::from_micros(50);
 /// long are copied into it; longer ones go to the owned buffer.
 const MAX_SLACK: usize = 64 * 1024;
 
-/// What the thread sends: a ring buffer with `n` bytes read at `slack`,
-/// then the end.
+/// A source that reads at explicit offsets, from any thread (a regular
+/// file: `pread`).
+pub(crate) trait ReadAt: Send + Sync {
+    /// Reads into `buf` from byte `offset`, as [`std::os::unix::fs::FileExt::read_at`].
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+}
+
+#[cfg(unix)]
+impl ReadAt for std::fs::File {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(self, buf, offset)
+    }
+}
+
+/// What the read-ahead buffer reads.
+pub(crate) enum Input {
+    /// A stream, read by the thread alone.
+    Stream(Box<dyn Read + Send>),
+    /// A file read at offsets, by the thread and by the parser, from the
+    /// given offset on.
+    At(Arc<dyn ReadAt>, u64),
+}
+
+impl Input {
+    /// The same bytes as one `Read`, for the synchronous buffer.
+    pub(crate) fn into_reader(self) -> Box<dyn Read + Send> {
+        match self {
+            Input::Stream(r) => r,
+            Input::At(src, offset) => Box::new(AtReader { src, offset }),
+        }
+    }
+}
+
+/// Reads a [`ReadAt`] in order from `offset`.
+struct AtReader {
+    src: Arc<dyn ReadAt>,
+    offset: u64,
+}
+
+impl Read for AtReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.src.read_at(buf, self.offset)?;
+        self.offset += n as u64;
+        Ok(n)
+    }
+}
+
+/// How a chunk's read ended: `n` bytes read into a ring buffer at `slack`,
+/// or the end.
 enum Msg {
     Data(Vec<u8>, usize),
     Eof,
     Error(io::Error),
 }
 
+/// A chunk read, with where it was read from (files only).
+struct Chunk {
+    epoch: u64,
+    offset: u64,
+    msg: Msg,
+}
+
+/// A claim on the next chunk: its sequence number, epoch and offset, and a
+/// ring buffer to read it into (or the error allocating one).
+struct Claim {
+    seq: u64,
+    epoch: u64,
+    offset: u64,
+    buf: io::Result<Vec<u8>>,
+}
+
 /// The queues between the parser and the thread.
 struct Shared {
     state: Mutex<State>,
-    /// Signalled when a message arrives while the parser sleeps.
+    /// Signalled when the front chunk arrives while the parser sleeps.
     to_parser: Condvar,
-    /// Signalled when `wake_at` buffers are free (or the parser hung up)
-    /// while the thread sleeps.
+    /// Signalled when `wake_at` buffers are free, a resync ends a pause,
+    /// or the parser hangs up, while the thread sleeps.
     to_reader: Condvar,
     /// How many free buffers wake the thread: half the ring.
     wake_at: usize,
-    /// `state.full.len()`, for the parser to poll without the lock.
+    /// 1 when the front chunk is there, for the parser to poll without the
+    /// lock.
     ready: AtomicUsize,
+    /// How many ring buffers may be made.
+    ring: usize,
+    slack: usize,
+    size: usize,
+    /// Reading a file at offsets (see the module documentation).
+    at: bool,
 }
 
 struct State {
-    /// Filled ring buffers and the end, from the thread, in read order.
-    full: VecDeque<Msg>,
-    /// Parsed ring buffers, back to the thread, which takes the one given
-    /// back first: its bytes have more likely left the parser's CPU cache
-    /// than the last one's, so writing them does not first take the lines
-    /// back from that cache (the count of the wide file 0.204-0.213 s
-    /// against 0.219-0.234 s taking the last one, medians of 15 and 21
-    /// runs).
+    /// Claimed chunks in order, from sequence number `head`: `None` while
+    /// being read.
+    slots: VecDeque<Option<Chunk>>,
+    head: u64,
+    /// Parsed ring buffers. The thread takes the one given back first: its
+    /// bytes have more likely left the parser's CPU cache than the last
+    /// one's, so writing them does not first take the lines back from that
+    /// cache (the count of the wide file 0.204-0.213 s against 0.219-0.234
+    /// s taking the last one, medians of 15 and 21 runs). The parser, which
+    /// parses what it reads at once, takes the last one.
     free: VecDeque<Vec<u8>>,
+    /// Ring buffers made so far.
+    made: usize,
+    /// Files: where the next claim reads, and the current epoch.
+    next_offset: u64,
+    epoch: u64,
+    /// Files: a chunk of this epoch was not full; nothing more is claimed
+    /// until the parser takes it.
+    paused: bool,
     parser_sleeps: bool,
     reader_sleeps: bool,
-    /// The parser is gone: the thread stops.
+    /// The parser is gone or has taken the end: the thread stops.
     hung_up: bool,
-    /// The thread has ended (after its last message, or by a panic).
+    /// The thread has ended (by a return or a panic).
     ended: bool,
 }
 
@@ -127,10 +222,126 @@ impl Shared {
         // critical section is a push or a pop), so poisoning is ignored.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Claims the next chunk, if a buffer is free (or may be made) and
+    /// reading is neither paused nor stopped. `hot`: take the buffer given
+    /// back last (for the parser).
+    fn claim(&self, st: &mut State, hot: bool) -> Option<Claim> {
+        if st.hung_up || st.paused {
+            return None;
+        }
+        let free = if hot { st.free.pop_back() } else { st.free.pop_front() };
+        let buf = match free {
+            Some(b) => Ok(b),
+            None if st.made < self.ring => {
+                st.made += 1;
+                // A buffer that cannot be allocated is a failed read.
+                self.slack
+                    .checked_add(self.size)
+                    .ok_or_else(|| out_of_memory(usize::MAX))
+                    .and_then(zeroed)
+            }
+            None => return None,
+        };
+        let seq = st.head + st.slots.len() as u64;
+        st.slots.push_back(None);
+        let offset = st.next_offset;
+        if self.at {
+            st.next_offset += self.size as u64;
+        }
+        Some(Claim { seq, epoch: st.epoch, offset, buf })
+    }
+
+    /// Reads a claimed chunk (without the lock). Returns the chunk and a
+    /// buffer to give back when it holds no data.
+    fn read(&self, input: &mut Input, claim: Claim) -> (Chunk, Option<Vec<u8>>) {
+        let (epoch, offset) = (claim.epoch, claim.offset);
+        let (msg, spare) = match claim.buf {
+            Err(e) => (Msg::Error(e), None),
+            Ok(mut buf) => {
+                let (slack, size) = (self.slack, self.size);
+                let end = match input {
+                    Input::Stream(src) => loop {
+                        match src.read(&mut buf[slack..slack + size]) {
+                            Ok(n) => break Ok(n),
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                            Err(e) => break Err(e),
+                        }
+                    },
+                    Input::At(src, _) => {
+                        let mut got = 0;
+                        loop {
+                            if got == size {
+                                break Ok(got);
+                            }
+                            match src
+                                .read_at(&mut buf[slack + got..slack + size], offset + got as u64)
+                            {
+                                Ok(0) => break Ok(got),
+                                Ok(n) => got += n,
+                                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                                // The bytes read are delivered; the chunk
+                                // is short, so the failing read is tried
+                                // again after the resync.
+                                Err(_) if got > 0 => break Ok(got),
+                                Err(e) => break Err(e),
+                            }
+                        }
+                    }
+                };
+                match end {
+                    Ok(0) => (Msg::Eof, Some(buf)),
+                    Ok(n) => (Msg::Data(buf, n), None),
+                    Err(e) => (Msg::Error(e), Some(buf)),
+                }
+            }
+        };
+        (Chunk { epoch, offset, msg }, spare)
+    }
+
+    /// Stores a chunk read in its slot (and the spare buffer in the free
+    /// list); pauses claiming for a file's chunk that is not full. Returns
+    /// true when the front chunk is now there.
+    fn store(&self, st: &mut State, seq: u64, chunk: Chunk, spare: Option<Vec<u8>>) -> bool {
+        if let Some(b) = spare {
+            st.free.push_back(b);
+        }
+        let full = matches!(chunk.msg, Msg::Data(_, n) if n == self.size);
+        if self.at && !full && chunk.epoch == st.epoch {
+            st.paused = true;
+        }
+        let i = (seq - st.head) as usize;
+        st.slots[i] = Some(chunk);
+        let front = i == 0;
+        if front {
+            self.ready.store(1, Ordering::Release);
+        }
+        front
+    }
+
+    /// Takes the front chunk, if it is there.
+    fn pop(&self, st: &mut State) -> Option<Chunk> {
+        if !matches!(st.slots.front(), Some(Some(_))) {
+            return None;
+        }
+        let chunk = st.slots.pop_front().flatten();
+        st.head += 1;
+        let ready = matches!(st.slots.front(), Some(Some(_)));
+        self.ready.store(ready as usize, Ordering::Release);
+        chunk
+    }
+
+    /// Wakes the thread if it sleeps and could claim a chunk.
+    fn wake_reader(&self, st: &mut State, enough: usize) {
+        if st.reader_sleeps && !st.paused && (st.free.len() >= enough || st.made < self.ring) {
+            st.reader_sleeps = false;
+            self.to_reader.notify_one();
+        }
+    }
 }
 
 /// Marks the thread ended however it exits (a panic included), so that a
-/// parser waiting for a message wakes up.
+/// parser waiting for a chunk wakes up.
 struct EndGuard(Arc<Shared>);
 
 impl Drop for EndGuard {
@@ -140,8 +351,8 @@ impl Drop for EndGuard {
     }
 }
 
-/// A ring buffer from the thread whose bytes `[pos, fill)` are not yet
-/// appended to the data (only while the data is in the owned buffer).
+/// A ring buffer whose bytes `[pos, fill)` are not yet appended to the data
+/// (only while the data is in the owned buffer).
 struct Next {
     buf: Vec<u8>,
     pos: usize,
@@ -151,7 +362,13 @@ struct Next {
 /// The read-ahead buffer; see the module documentation.
 pub(crate) struct ReadAhead {
     shared: Arc<Shared>,
-    /// The last message (`Eof` or `Error`) has been taken.
+    /// The parser's handle on a file read at offsets (`None` for a stream).
+    at: Option<Input>,
+    /// Files: the offset of the next byte to deliver, and the epoch of
+    /// the chunks that may be delivered.
+    offset: u64,
+    epoch: u64,
+    /// The end (`Eof` or `Error`) has been taken.
     finished: bool,
     thread: Option<JoinHandle<()>>,
     join_on_drop: bool,
@@ -173,24 +390,33 @@ pub(crate) struct ReadAhead {
 }
 
 impl ReadAhead {
-    /// Starts the thread reading `rdr` in chunks of `size` bytes. Hands
-    /// `rdr` back when the thread cannot be started.
+    /// Starts the thread reading `input` in chunks of `size` bytes. Hands
+    /// `input` back when the thread cannot be started.
     ///
     /// `join_on_drop`: wait for the thread when dropped (only for sources
-    /// whose `read()` cannot block forever, i.e. regular files).
+    /// whose reads cannot block forever, i.e. regular files).
     pub(crate) fn spawn(
-        rdr: Box<dyn Read + Send>,
+        input: Input,
         size: usize,
         max: usize,
         join_on_drop: bool,
-    ) -> std::result::Result<ReadAhead, Box<dyn Read + Send>> {
+    ) -> std::result::Result<ReadAhead, Input> {
         let size = size.max(1);
         let slack = size.min(MAX_SLACK);
         let ring = ring_len(slack.saturating_add(size));
+        let (at, offset) = match &input {
+            Input::Stream(_) => (None, 0),
+            Input::At(src, offset) => (Some(Input::At(src.clone(), *offset)), *offset),
+        };
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
-                full: VecDeque::with_capacity(ring + 1),
+                slots: VecDeque::with_capacity(ring + 2),
+                head: 0,
                 free: VecDeque::with_capacity(ring),
+                made: 0,
+                next_offset: offset,
+                epoch: 0,
+                paused: false,
                 parser_sleeps: false,
                 reader_sleeps: false,
                 hung_up: false,
@@ -200,29 +426,36 @@ impl ReadAhead {
             to_reader: Condvar::new(),
             wake_at: ring.div_ceil(2),
             ready: AtomicUsize::new(0),
+            ring,
+            slack,
+            size,
+            at: at.is_some(),
         });
-        // The source goes to the thread once it runs, so that a failed
-        // spawn leaves it here to read synchronously.
-        let (src_tx, src_rx) = mpsc::sync_channel::<Box<dyn Read + Send>>(1);
+        // The input goes to the thread once it runs, so that a failed spawn
+        // leaves it here to read synchronously.
+        let (src_tx, src_rx) = mpsc::sync_channel::<Input>(1);
         let theirs = shared.clone();
         let spawned =
             std::thread::Builder::new().name("fastcsv-read-ahead".into()).spawn(move || {
                 let guard = EndGuard(theirs);
-                if let Ok(src) = src_rx.recv() {
-                    fill_loop(src, &guard.0, slack, size, ring);
+                if let Ok(input) = src_rx.recv() {
+                    fill_loop(input, &guard.0);
                 }
             });
         let thread = match spawned {
             Ok(t) => t,
-            Err(_) => return Err(rdr),
+            Err(_) => return Err(input),
         };
-        if let Err(e) = src_tx.send(rdr) {
+        if let Err(e) = src_tx.send(input) {
             // The thread is alive until it receives: unreachable, but hand
-            // the source back all the same.
+            // the input back all the same.
             return Err(e.0);
         }
         Ok(ReadAhead {
             shared,
+            at,
+            offset,
+            epoch: 0,
             finished: false,
             thread: Some(thread),
             join_on_drop,
@@ -238,7 +471,6 @@ impl ReadAhead {
             eof: false,
         })
     }
-
     #[inline]
     pub(crate) fn data(&self) -> &[u8] {
         &self.cur[self.start..self.end]
@@ -321,14 +553,88 @@ impl ReadAhead {
         Ok(keep_from)
     }
 
-    /// The next filled buffer from the thread, `None` at the end of input.
+    /// The next chunk of data, `None` at the end of input.
     fn receive(&mut self) -> Result<Option<Next>> {
-        if self.finished {
-            return Ok(None);
+        loop {
+            if self.finished {
+                return Ok(None);
+            }
+            let chunk = self.next_chunk()?;
+            if chunk.epoch != self.epoch {
+                // Claimed before the last resync: bytes already delivered
+                // or past a short chunk.
+                if let Msg::Data(buf, _) = chunk.msg {
+                    self.give_back(buf);
+                }
+                continue;
+            }
+            match chunk.msg {
+                Msg::Data(buf, n) => {
+                    if self.at.is_some() {
+                        debug_assert_eq!(chunk.offset, self.offset);
+                        self.offset += n as u64;
+                        if n < self.shared.size {
+                            self.resync();
+                        }
+                    }
+                    return Ok(Some(Next { buf, pos: self.slack, fill: self.slack + n }));
+                }
+                Msg::Eof => {
+                    self.finish();
+                    return Ok(None);
+                }
+                Msg::Error(e) => {
+                    self.finish();
+                    return Err(e.into());
+                }
+            }
         }
+    }
+
+    /// The front chunk: taken when there, else read here (a file's next
+    /// chunk, when a buffer is free), else waited for.
+    fn next_chunk(&mut self) -> Result<Chunk> {
         let sh = &*self.shared;
-        // Poll a little before sleeping: the next chunk is usually close.
-        if sh.ready.load(Ordering::Acquire) == 0 {
+        let mut spun = false;
+        loop {
+            {
+                let mut st = sh.lock();
+                if let Some(chunk) = sh.pop(&mut st) {
+                    return Ok(chunk);
+                }
+                if let Some(input) = &mut self.at {
+                    if let Some(claim) = sh.claim(&mut st, true) {
+                        // The thread may sleep with buffers free: wake it
+                        // to read alongside.
+                        sh.wake_reader(&mut st, 1);
+                        drop(st);
+                        let seq = claim.seq;
+                        let (chunk, spare) = sh.read(input, claim);
+                        sh.store(&mut sh.lock(), seq, chunk, spare);
+                        continue;
+                    }
+                }
+                if st.ended {
+                    // The thread ended with the front chunk unread (or,
+                    // for a stream, without its last message): it panicked.
+                    drop(st);
+                    self.finish();
+                    return Err(io::Error::other("the read-ahead thread stopped").into());
+                }
+                if spun {
+                    st.parser_sleeps = true;
+                    while st.parser_sleeps && !st.ended {
+                        st = sh.to_parser.wait(st).unwrap_or_else(|e| e.into_inner());
+                        if matches!(st.slots.front(), Some(Some(_))) {
+                            break;
+                        }
+                    }
+                    st.parser_sleeps = false;
+                    continue;
+                }
+            }
+            // Poll a little before sleeping: the front chunk is usually
+            // close.
             let start = Instant::now();
             let mut k = 0u32;
             while sh.ready.load(Ordering::Acquire) == 0 {
@@ -338,55 +644,38 @@ impl ReadAhead {
                     break;
                 }
             }
-        }
-        let msg = {
-            let mut st = sh.lock();
-            loop {
-                if let Some(m) = st.full.pop_front() {
-                    sh.ready.store(st.full.len(), Ordering::Release);
-                    break Some(m);
-                }
-                if st.ended {
-                    break None;
-                }
-                st.parser_sleeps = true;
-                st = sh.to_parser.wait(st).unwrap_or_else(|e| e.into_inner());
-                st.parser_sleeps = false;
-            }
-        };
-        match msg {
-            Some(Msg::Data(buf, n)) => {
-                Ok(Some(Next { buf, pos: self.slack, fill: self.slack + n }))
-            }
-            Some(Msg::Eof) => {
-                self.finished = true;
-                Ok(None)
-            }
-            Some(Msg::Error(e)) => {
-                self.finished = true;
-                Err(e.into())
-            }
-            // The thread ended without a last message: it panicked.
-            None => {
-                self.finished = true;
-                Err(io::Error::other("the read-ahead thread stopped").into())
-            }
+            spun = true;
         }
     }
 
-    /// Returns a parsed ring buffer to the thread, waking it when it sleeps
-    /// and enough buffers are free.
+    /// After a chunk that was not full: later claims read from the next
+    /// byte to deliver, in a new epoch.
+    fn resync(&mut self) {
+        let sh = &*self.shared;
+        let mut st = sh.lock();
+        st.epoch += 1;
+        self.epoch = st.epoch;
+        st.next_offset = self.offset;
+        st.paused = false;
+        sh.wake_reader(&mut st, 1);
+    }
+
+    /// The end is taken: the thread stops.
+    fn finish(&mut self) {
+        self.finished = true;
+        self.shared.lock().hung_up = true;
+        self.shared.to_reader.notify_one();
+    }
+
+    /// Returns a parsed ring buffer, waking the thread when it sleeps and
+    /// enough buffers are free.
     fn give_back(&self, buf: Vec<u8>) {
         if self.finished {
             return;
         }
         let mut st = self.shared.lock();
         st.free.push_back(buf);
-        if st.reader_sleeps && st.free.len() >= self.shared.wake_at {
-            st.reader_sleeps = false;
-            drop(st);
-            self.shared.to_reader.notify_one();
-        }
+        self.shared.wake_reader(&mut st, self.shared.wake_at);
     }
 }
 
@@ -403,53 +692,33 @@ impl Drop for ReadAhead {
     }
 }
 
-/// The thread: fills free buffers (making up to `ring` of them) one
-/// `read()` each, and queues them in order, until the end, an error, or the
-/// parser hangs up.
-fn fill_loop(mut src: Box<dyn Read + Send>, sh: &Shared, slack: usize, size: usize, ring: usize) {
-    let mut made = 0;
+/// The thread: claims chunks and reads them (making up to `ring` buffers),
+/// until the parser hangs up or, for a stream, the end.
+fn fill_loop(mut input: Input, sh: &Shared) {
     loop {
-        let buf = {
+        let claim = {
             let mut st = sh.lock();
             loop {
                 if st.hung_up {
                     return;
                 }
-                if let Some(b) = st.free.pop_front() {
-                    break Ok(b);
-                }
-                if made < ring {
-                    made += 1;
-                    // A buffer that cannot be allocated ends the reading
-                    // with an error, as a failed `read()` does.
-                    break slack
-                        .checked_add(size)
-                        .ok_or_else(|| out_of_memory(usize::MAX))
-                        .and_then(zeroed);
+                if let Some(c) = sh.claim(&mut st, false) {
+                    break c;
                 }
                 st.reader_sleeps = true;
                 st = sh.to_reader.wait(st).unwrap_or_else(|e| e.into_inner());
+                st.reader_sleeps = false;
             }
         };
-        let msg = match buf {
-            Err(e) => Msg::Error(e),
-            Ok(mut buf) => loop {
-                match src.read(&mut buf[slack..]) {
-                    Ok(0) => break Msg::Eof,
-                    Ok(n) => break Msg::Data(buf, n),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => break Msg::Error(e),
-                }
-            },
-        };
-        let last = !matches!(msg, Msg::Data(..));
+        let seq = claim.seq;
+        let (chunk, spare) = sh.read(&mut input, claim);
+        let last = !sh.at && !matches!(chunk.msg, Msg::Data(..));
         let mut st = sh.lock();
         if st.hung_up {
             return;
         }
-        st.full.push_back(msg);
-        sh.ready.store(st.full.len(), Ordering::Release);
-        if st.parser_sleeps {
+        if sh.store(&mut st, seq, chunk, spare) && st.parser_sleeps {
+            st.parser_sleeps = false;
             drop(st);
             sh.to_parser.notify_one();
         }
@@ -573,7 +842,8 @@ mod tests {
                 &|| a.borrow().capacity(),
                 t,
             );
-            let b = ReadAhead::spawn(Box::new(Script(copy(&steps))), size, max, true);
+            let b =
+                ReadAhead::spawn(Input::Stream(Box::new(Script(copy(&steps)))), size, max, true);
             let b = RefCell::new(b.ok().unwrap());
             let got = drive(
                 &|| b.borrow().data().to_vec(),
@@ -596,7 +866,8 @@ mod tests {
 
     #[test]
     fn a_panicking_source_is_an_error_not_a_hang() {
-        let mut b = ReadAhead::spawn(Box::new(Panics), 16, usize::MAX, true).ok().unwrap();
+        let mut b =
+            ReadAhead::spawn(Input::Stream(Box::new(Panics)), 16, usize::MAX, true).ok().unwrap();
         let e = b.refill(0).unwrap_err();
         assert!(e.to_string().contains("read-ahead thread stopped"), "{e}");
     }
@@ -618,10 +889,14 @@ mod tests {
     fn dropping_stops_the_thread_after_at_most_a_few_reads() {
         use std::sync::atomic::Ordering;
         let reads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let mut b =
-            ReadAhead::spawn(Box::new(Endless { reads: reads.clone() }), 16, usize::MAX, true)
-                .ok()
-                .unwrap();
+        let mut b = ReadAhead::spawn(
+            Input::Stream(Box::new(Endless { reads: reads.clone() })),
+            16,
+            usize::MAX,
+            true,
+        )
+        .ok()
+        .unwrap();
         b.refill(0).unwrap();
         assert_eq!(b.data().len(), 16);
         drop(b);
@@ -629,6 +904,178 @@ mod tests {
         // One per ring buffer plus the one in progress when the channel
         // closed; an endless source is not read to its end.
         assert!(n <= ring_len(32) + 2, "{n} reads");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(reads.load(Ordering::SeqCst), n, "the thread went on reading");
+    }
+
+    /// A file read at offsets: `data`, with reads cut short at random
+    /// (never to 0 before the end), and failing at byte `bad` (reads that
+    /// start before it stop there, as at a bad sector).
+    struct Disk {
+        data: Vec<u8>,
+        bad: Option<u64>,
+        rnd: Mutex<u64>,
+    }
+
+    impl ReadAt for Disk {
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+            if self.bad == Some(offset) {
+                return Err(io::Error::other("bad sector"));
+            }
+            let x = {
+                let mut r = self.rnd.lock().unwrap();
+                *r ^= *r << 13;
+                *r ^= *r >> 7;
+                *r ^= *r << 17;
+                *r
+            };
+            if x % 11 == 0 {
+                return Err(io::Error::from(io::ErrorKind::Interrupted));
+            }
+            let mut end = (self.data.len() as u64).min(offset + buf.len() as u64);
+            if let Some(bad) = self.bad.filter(|&b| b > offset) {
+                end = end.min(bad);
+            }
+            let mut n = end.saturating_sub(offset) as usize;
+            if n > 1 && x % 3 == 0 {
+                n = (x >> 8) as usize % n + 1;
+            }
+            if n > 0 {
+                let at = offset as usize;
+                buf[..n].copy_from_slice(&self.data[at..at + n]);
+            }
+            Ok(n)
+        }
+    }
+
+    fn random_bytes(seed: u64, n: usize) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    /// Read at offsets by the thread and the parser, with short reads,
+    /// interruptions and a failing byte, a file gives the same records,
+    /// error and capacity as the synchronous buffer reading it in order.
+    #[test]
+    fn files_read_at_offsets_match_the_synchronous_buffer() {
+        use std::cell::RefCell;
+        for seed in 1..400u64 {
+            let len = (seed * 37 % 3000) as usize;
+            let data = random_bytes(seed, len);
+            let size = [1, 2, 3, 7, 64, 100, 4096][(seed % 7) as usize];
+            let max = if seed % 5 == 0 { size * 4 } else { usize::MAX };
+            let t = (seed % 64) as u8 + 1;
+            let bad = (seed % 3 == 0 && len > 0).then(|| seed * 101 % len as u64);
+            let start = if seed % 4 == 0 { (seed % 50).min(len as u64) } else { 0 };
+            let disk = |s: u64| -> Arc<dyn ReadAt> {
+                Arc::new(Disk { data: data.clone(), bad, rnd: Mutex::new(s | 1) })
+            };
+            let rdr = Input::At(disk(seed), start).into_reader();
+            let a = RefCell::new(SyncBuffer::new(rdr, size, max));
+            let want = drive(
+                &|| a.borrow().data().to_vec(),
+                &mut |k| a.borrow_mut().refill(k),
+                &|| a.borrow().is_eof(),
+                &|| a.borrow().capacity(),
+                t,
+            );
+            let b = ReadAhead::spawn(Input::At(disk(seed * 7), start), size, max, true);
+            let b = RefCell::new(b.ok().unwrap());
+            let got = drive(
+                &|| b.borrow().data().to_vec(),
+                &mut |k| b.borrow_mut().refill(k),
+                &|| b.borrow().is_eof(),
+                &|| b.borrow().capacity(),
+                t,
+            );
+            assert_eq!(got, want, "seed {seed}, size {size}, max {max}, bad {bad:?}");
+        }
+    }
+
+    /// A file whose length changes while it is read (grows and shrinks at
+    /// random, its bytes unchanged): what is delivered is always a prefix of
+    /// its bytes, ending where a read found the end.
+    #[test]
+    fn a_file_that_changes_length_gives_a_prefix_of_its_bytes() {
+        struct Changing {
+            data: Vec<u8>,
+            len: AtomicUsize,
+            rnd: Mutex<u64>,
+        }
+        impl ReadAt for Changing {
+            fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+                let x = {
+                    let mut r = self.rnd.lock().unwrap();
+                    *r ^= *r << 13;
+                    *r ^= *r >> 7;
+                    *r ^= *r << 17;
+                    *r
+                };
+                let len = (self.data.len() as u64).min(x % (self.data.len() as u64 + 200));
+                let old = self.len.swap(len as usize, Ordering::SeqCst) as u64;
+                let len = if x % 4 == 0 { len } else { old.max(len) };
+                self.len.store(len as usize, Ordering::SeqCst);
+                let n = len.saturating_sub(offset).min(buf.len() as u64) as usize;
+                if n > 0 {
+                    let at = offset as usize;
+                    buf[..n].copy_from_slice(&self.data[at..at + n]);
+                }
+                Ok(n)
+            }
+        }
+        for seed in 1..300u64 {
+            let data = random_bytes(seed, 500 + (seed * 13 % 2000) as usize);
+            let size = [1, 5, 64, 256][(seed % 4) as usize];
+            let src =
+                Changing { data: data.clone(), len: AtomicUsize::new(0), rnd: Mutex::new(seed) };
+            let mut b =
+                ReadAhead::spawn(Input::At(Arc::new(src), 0), size, usize::MAX, true).ok().unwrap();
+            let mut got = Vec::new();
+            while !b.is_eof() {
+                got.extend_from_slice(b.data());
+                let n = b.data().len();
+                b.refill(n).unwrap();
+            }
+            got.extend_from_slice(b.data());
+            assert_eq!(got[..], data[..got.len()], "seed {seed}, size {size}");
+        }
+    }
+
+    /// An endless file, counting its reads.
+    struct EndlessAt {
+        reads: Arc<AtomicUsize>,
+    }
+
+    impl ReadAt for EndlessAt {
+        fn read_at(&self, out: &mut [u8], _: u64) -> io::Result<usize> {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            out.fill(b'x');
+            Ok(out.len())
+        }
+    }
+
+    #[test]
+    fn dropping_stops_reading_a_file_after_at_most_a_few_reads() {
+        let reads = Arc::new(AtomicUsize::new(0));
+        let src = Arc::new(EndlessAt { reads: reads.clone() });
+        let mut b = ReadAhead::spawn(Input::At(src, 0), 16, usize::MAX, true).ok().unwrap();
+        for _ in 0..10 {
+            let n = b.data().len();
+            b.refill(n).unwrap();
+        }
+        assert_eq!(b.data().len(), 16);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        drop(b);
+        let n = reads.load(Ordering::SeqCst);
+        // Ten chunks parsed, one per ring buffer ahead, one in progress.
+        assert!(n <= 10 + ring_len(32) + 1, "{n} reads");
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert_eq!(reads.load(Ordering::SeqCst), n, "the thread went on reading");
     }
