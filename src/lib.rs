@@ -30,7 +30,8 @@
 //! else is read, and the reader says which and why. When two CPUs are
 //! available, a helper thread works ahead of the parser: files that are
 //! read (large ones past the mapping limit, pipes, stdin) are read up to
-//! 6 MiB ahead, and while a mapped file's records are counted its pages
+//! 6 MiB ahead (a regular file at offsets, by the helper and, when it has
+//! not got there yet, by the parser), and while a mapped file's records are counted its pages
 //! are mapped in ahead (see [`ReaderBuilder::read_ahead`]).
 //!
 //! ```

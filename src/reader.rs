@@ -84,7 +84,9 @@ impl ReaderBuilder {
     /// Whether a helper thread works ahead of the parser: for files read
     /// with `read()`, it reads up to 6 MiB ahead (32 chunks of the default
     /// 128 KiB, at least 2 chunks), so that the kernel's copy overlaps
-    /// parsing; for a mapped file (on Linux 5.14 or later),
+    /// parsing (a regular file is read at offsets, `pread`, and when the
+    /// next chunk is not there yet the parser reads a later one itself
+    /// rather than wait, so the two threads share the copy); for a mapped file (on Linux 5.14 or later),
     /// while [`Reader::count_rows`] counts, it has the kernel map the rest
     /// of the file's pages (`MADV_POPULATE_READ`), so that the count takes
     /// no page faults (the records of a 1 GiB page-cached file: 0.25 s
@@ -107,7 +109,7 @@ impl ReaderBuilder {
     /// cases); `false` is the choice there.
     ///
     /// Dropping the reader stops the thread: for a regular file the drop
-    /// waits for the `read()` in progress (at most one buffer); a thread
+    /// waits for the read in progress (at most one buffer); a thread
     /// blocked reading a pipe that no one writes is left to finish that
     /// `read()` on its own, holding the pipe open until then.
     ///
@@ -761,53 +763,16 @@ impl<'a> Reader<'a> {
         if !self.started {
             self.start()?;
         }
-        self.rec_start += self.pos;
-        self.pos = 0;
-        if let Src::Mapped(m) = &mut self.src {
-            m.release_before(self.rec_start);
-        }
-        let data = match &self.src {
-            Src::Slice(s) => &s[self.rec_start..],
-            Src::Mapped(m) => &m.bytes()[self.rec_start..],
-            Src::Read(b) => &b.data()[self.rec_start..],
-        };
-        // A record's parse depends on no byte past its end (a CR's next
-        // byte aside, which the scanner waits for), so a shorter slice
-        // gives the same records, up to the last that ends in it.
-        let cut = sel.csv || sel.csv_cols.is_some();
-        let data = if cut { &data[..data.len().min(BATCH_BYTES)] } else { data };
-        let args = SelectArgs {
-            cols: &sel.uniq,
-            max_records: BATCH_RECORDS,
-            check: !self.dialect.flexible,
-            all_cols: sel.all,
-            csv: sel.csv,
-            raw: sel.raw,
-            // Only for the dialect the keep masks are right for.
-            csv_cols: sel.csv_cols.filter(|_| self.dialect.terminator == crate::Terminator::Any),
-        };
-        let k =
-            self.scanner.block_select(data, &mut self.pos, &mut self.expected, &args, &mut sel.out);
-        sel.input_base = self.base + self.rec_start as u64;
-        if k > 0 {
-            self.err_line = None;
-            self.check_mapped(false)?;
-            sel.first_record = self.records;
-            self.records += k;
-            let input = self.data();
-            let quote = self.scanner.quote_byte();
-            let len = sel.out.records.len();
-            let delimiter = self.dialect.delimiter;
-            let ends_all = sel.ends_all();
-            return Ok(Some(Batch {
-                input,
-                scratch: &sel.out.scratch,
-                sel,
-                quote,
-                delimiter,
-                len,
-                ends_all,
-            }));
+        loop {
+            if self.select_regular(sel)? {
+                return Ok(Some(self.batch(sel)));
+            }
+            // The buffer ends inside a record the block scanner can take:
+            // refill and go on with it (not the state machine).
+            if !self.refill_for_block_scan()? {
+                break;
+            }
+            sel.clear();
         }
         if !self.advance()? {
             return Ok(None);
@@ -843,6 +808,58 @@ impl<'a> Reader<'a> {
         Ok(Some(Batch { input, scratch, sel, quote, delimiter, len: 1, ends_all }))
     }
 
+    /// The block scanner's part of [`Reader::read_batch`]: takes as many
+    /// regular records as it can from the current position into `sel`;
+    /// false when it cannot take the next one.
+    fn select_regular(&mut self, sel: &mut Selection) -> Result<bool> {
+        self.rec_start += self.pos;
+        self.pos = 0;
+        if let Src::Mapped(m) = &mut self.src {
+            m.release_before(self.rec_start);
+        }
+        let data = match &self.src {
+            Src::Slice(s) => &s[self.rec_start..],
+            Src::Mapped(m) => &m.bytes()[self.rec_start..],
+            Src::Read(b) => &b.data()[self.rec_start..],
+        };
+        // A record's parse depends on no byte past its end (a CR's next
+        // byte aside, which the scanner waits for), so a shorter slice
+        // gives the same records, up to the last that ends in it.
+        let cut = sel.csv || sel.csv_cols.is_some();
+        let data = if cut { &data[..data.len().min(BATCH_BYTES)] } else { data };
+        let args = SelectArgs {
+            cols: &sel.uniq,
+            max_records: BATCH_RECORDS,
+            check: !self.dialect.flexible,
+            all_cols: sel.all,
+            csv: sel.csv,
+            raw: sel.raw,
+            // Only for the dialect the keep masks are right for.
+            csv_cols: sel.csv_cols.filter(|_| self.dialect.terminator == crate::Terminator::Any),
+        };
+        let k =
+            self.scanner.block_select(data, &mut self.pos, &mut self.expected, &args, &mut sel.out);
+        sel.input_base = self.base + self.rec_start as u64;
+        if k == 0 {
+            return Ok(false);
+        }
+        self.err_line = None;
+        self.check_mapped(false)?;
+        sel.first_record = self.records;
+        self.records += k;
+        Ok(true)
+    }
+
+    /// The batch of the records [`Reader::select_regular`] took.
+    fn batch<'s>(&'s self, sel: &'s mut Selection) -> Batch<'s> {
+        let input = self.data();
+        let quote = self.scanner.quote_byte();
+        let len = sel.out.records.len();
+        let delimiter = self.dialect.delimiter;
+        let ends_all = sel.ends_all();
+        Batch { input, scratch: &sel.out.scratch, sel, quote, delimiter, len, ends_all }
+    }
+
     /// Counts the remaining records without building rows.
     ///
     /// ```
@@ -862,7 +879,7 @@ impl<'a> Reader<'a> {
         let mut n = 0;
         loop {
             n += self.count_regular()?;
-            if self.refill_for_count()? {
+            if self.refill_for_block_scan()? {
                 continue;
             }
             if !self.advance()? {
@@ -898,14 +915,14 @@ impl<'a> Reader<'a> {
         Ok(k)
     }
 
-    /// After [`Reader::count_regular`] on the buffered source: when the
-    /// block scanner stopped only because the buffer ends inside a record
-    /// (see `Scanner::count_needs_more`) of at most half the buffer,
-    /// refills, keeping that record, and returns true, so that the count
-    /// goes on without the state machine (which builds the record's
-    /// fields). A failed `read()` is reported as [`Reader::advance`]
+    /// After [`Reader::count_regular`] or [`Reader::select_regular`] on the
+    /// buffered source: when the block scanner stopped only because the
+    /// buffer ends inside a record (see `Scanner::block_needs_more`) of at
+    /// most half the buffer, refills, keeping that record, and returns
+    /// true, so that the count or batch goes on without the state machine
+    /// (which builds the record's fields one byte class at a time). A failed `read()` is reported as [`Reader::advance`]
     /// reports it.
-    fn refill_for_count(&mut self) -> Result<bool> {
+    fn refill_for_block_scan(&mut self) -> Result<bool> {
         let Src::Read(b) = &mut self.src else { return Ok(false) };
         if self.done || !self.started || b.is_eof() {
             return Ok(false);
@@ -915,7 +932,7 @@ impl<'a> Reader<'a> {
         // inside it first, exactly as when reading rows.
         let at = self.rec_start + self.pos;
         let tail = &b.data()[at..];
-        if tail.len() > b.capacity() / 2 || !self.scanner.count_needs_more(tail) {
+        if tail.len() > b.capacity() / 2 || !self.scanner.block_needs_more(tail) {
             return Ok(false);
         }
         self.rec_start = at;

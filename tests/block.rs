@@ -234,6 +234,17 @@ proptest! {
             check_raw(&got.0, &input, &d);
             prop_assert_eq!(strip(got), want.clone(), "buffered({})", n);
         }
+        // A buffer that cannot grow past a record: the same rows and
+        // errors, at the same places, as the state machine's rows through
+        // that buffer.
+        for (n, max) in [(1, 8), (7, 40), (16, 100)] {
+            let mut b = Reader::builder();
+            b.dialect(d.clone()).buffer_size(n).max_buffer_size(max);
+            let want = rows_picked(&mut b.clone().block_scan(false).from_reader(&input[..]), cols);
+            let got = batches_picked(&mut b.from_reader(&input[..]), cols);
+            check_raw(&got.0, &input, &d);
+            prop_assert_eq!(strip(got), want, "buffered({}, max {})", n, max);
+        }
     }
 }
 

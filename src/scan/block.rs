@@ -2145,14 +2145,16 @@ impl Scanner {
         }
     }
 
-    /// Whether [`Scanner::block_count`], having stopped at a record start
-    /// with `tail` (the rest of the input from there) left, would go on
-    /// counting if more input were appended: the block scanner can start
-    /// there and `tail` holds no record terminator, so it stopped only for
-    /// want of the record's end. A buffered count then refills instead of
-    /// handing the record to the state machine (which builds every field of
-    /// it: a sixth of the samples when counting the wide file did that).
-    pub(crate) fn count_needs_more(&self, tail: &[u8]) -> bool {
+    /// Whether [`Scanner::block_count`] or [`Scanner::block_select`],
+    /// having stopped at a record start with `tail` (the rest of the input
+    /// from there) left, could go on if more input were appended: the block
+    /// scanner can start there and `tail` holds no record terminator, so it
+    /// stopped only for want of the record's end. A buffered count or batch
+    /// then refills instead of handing the record to the state machine
+    /// (which builds every field of it: a sixth of the samples when counting
+    /// the wide file did that). A record the block scanner cannot take for
+    /// another reason is found so after the refill, once its end is in.
+    pub(crate) fn block_needs_more(&self, tail: &[u8]) -> bool {
         let ready = self.block.is_some()
             && self.block_on
             && self.state == State::StartRecord
