@@ -86,12 +86,13 @@ impl ReaderBuilder {
     /// 128 KiB, at least 2 chunks), so that the kernel's copy overlaps
     /// parsing (a regular file is read at offsets, `pread`, and when the
     /// next chunk is not there yet the parser reads a later one itself
-    /// rather than wait, so the two threads share the copy); for a mapped file (on Linux 5.14 or later),
-    /// while [`Reader::count_rows`] counts, it has the kernel map the rest
-    /// of the file's pages (`MADV_POPULATE_READ`), so that the count takes
-    /// no page faults (the records of a 1 GiB page-cached file: 0.25 s
-    /// instead of 0.33 s; `docs/BENCHMARKS.md`). The rows, counts, errors
-    /// and positions are the same either way.
+    /// rather than wait, so the two threads share the copy); for a mapped
+    /// file (on Linux 5.14 or later), while [`Reader::count_rows`] counts,
+    /// it has the kernel map the rest of the file's pages
+    /// (`MADV_POPULATE_READ`), so that the count takes no page faults (the
+    /// records of a 1 GiB page-cached file: 0.25 s instead of 0.33 s;
+    /// `docs/BENCHMARKS.md`). The rows, counts, errors and positions are
+    /// the same either way.
     ///
     /// By default (without this call) it is on for a file opened by
     /// [`from_path`](Self::from_path) or [`from_file`](Self::from_file)
@@ -920,8 +921,8 @@ impl<'a> Reader<'a> {
     /// buffer ends inside a record (see `Scanner::block_needs_more`) of at
     /// most half the buffer, refills, keeping that record, and returns
     /// true, so that the count or batch goes on without the state machine
-    /// (which builds the record's fields one byte class at a time). A failed `read()` is reported as [`Reader::advance`]
-    /// reports it.
+    /// (which builds the record's fields one byte class at a time). A
+    /// failed `read()` is reported as [`Reader::advance`] reports it.
     fn refill_for_block_scan(&mut self) -> Result<bool> {
         let Src::Read(b) = &mut self.src else { return Ok(false) };
         if self.done || !self.started || b.is_eof() {

@@ -823,35 +823,48 @@ mod tests {
         panic!("no progress");
     }
 
+    /// What a reader sees of the synchronous buffer over `sync` and of the
+    /// read-ahead buffer over `ahead` (the same bytes), driven the same way.
+    fn both(
+        sync: Box<dyn Read + Send>,
+        ahead: Input,
+        size: usize,
+        max: usize,
+        t: u8,
+    ) -> [(Vec<Vec<u8>>, String, usize); 2] {
+        use std::cell::RefCell;
+        let a = RefCell::new(SyncBuffer::new(sync, size, max));
+        let want = drive(
+            &|| a.borrow().data().to_vec(),
+            &mut |k| a.borrow_mut().refill(k),
+            &|| a.borrow().is_eof(),
+            &|| a.borrow().capacity(),
+            t,
+        );
+        let b = RefCell::new(ReadAhead::spawn(ahead, size, max, true).ok().unwrap());
+        let got = drive(
+            &|| b.borrow().data().to_vec(),
+            &mut |k| b.borrow_mut().refill(k),
+            &|| b.borrow().is_eof(),
+            &|| b.borrow().capacity(),
+            t,
+        );
+        [got, want]
+    }
+
     /// Driven the same way, both buffers deliver the same records, the
     /// same error (I/O or `RecordTooLarge`) after the same bytes, and
     /// reach the same capacity.
     #[test]
     fn same_records_errors_and_capacities_as_the_synchronous_buffer() {
-        use std::cell::RefCell;
         for seed in 1..600u64 {
             let steps = script(seed);
             let size = [1, 2, 3, 7, 64, 100, 4096][(seed % 7) as usize];
             let max = if seed % 5 == 0 { size * 4 } else { usize::MAX };
             let t = (seed % 64) as u8 + 1;
-            let a = RefCell::new(SyncBuffer::new(Box::new(Script(copy(&steps))), size, max));
-            let want = drive(
-                &|| a.borrow().data().to_vec(),
-                &mut |k| a.borrow_mut().refill(k),
-                &|| a.borrow().is_eof(),
-                &|| a.borrow().capacity(),
-                t,
-            );
-            let b =
-                ReadAhead::spawn(Input::Stream(Box::new(Script(copy(&steps)))), size, max, true);
-            let b = RefCell::new(b.ok().unwrap());
-            let got = drive(
-                &|| b.borrow().data().to_vec(),
-                &mut |k| b.borrow_mut().refill(k),
-                &|| b.borrow().is_eof(),
-                &|| b.borrow().capacity(),
-                t,
-            );
+            let sync = Box::new(Script(copy(&steps)));
+            let ahead = Input::Stream(Box::new(Script(copy(&steps))));
+            let [got, want] = both(sync, ahead, size, max, t);
             assert_eq!(got, want, "seed {seed}, size {size}, max {max}");
         }
     }
@@ -965,7 +978,6 @@ mod tests {
     /// error and capacity as the synchronous buffer reading it in order.
     #[test]
     fn files_read_at_offsets_match_the_synchronous_buffer() {
-        use std::cell::RefCell;
         for seed in 1..400u64 {
             let len = (seed * 37 % 3000) as usize;
             let data = random_bytes(seed, len);
@@ -977,24 +989,8 @@ mod tests {
             let disk = |s: u64| -> Arc<dyn ReadAt> {
                 Arc::new(Disk { data: data.clone(), bad, rnd: Mutex::new(s | 1) })
             };
-            let rdr = Input::At(disk(seed), start).into_reader();
-            let a = RefCell::new(SyncBuffer::new(rdr, size, max));
-            let want = drive(
-                &|| a.borrow().data().to_vec(),
-                &mut |k| a.borrow_mut().refill(k),
-                &|| a.borrow().is_eof(),
-                &|| a.borrow().capacity(),
-                t,
-            );
-            let b = ReadAhead::spawn(Input::At(disk(seed * 7), start), size, max, true);
-            let b = RefCell::new(b.ok().unwrap());
-            let got = drive(
-                &|| b.borrow().data().to_vec(),
-                &mut |k| b.borrow_mut().refill(k),
-                &|| b.borrow().is_eof(),
-                &|| b.borrow().capacity(),
-                t,
-            );
+            let sync = Input::At(disk(seed), start).into_reader();
+            let [got, want] = both(sync, Input::At(disk(seed * 7), start), size, max, t);
             assert_eq!(got, want, "seed {seed}, size {size}, max {max}, bad {bad:?}");
         }
     }
