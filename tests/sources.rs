@@ -589,6 +589,75 @@ fn write_numbered(path: &Path, rows: u64) -> u64 {
     fs::metadata(path).unwrap().len()
 }
 
+/// A file that grows or shrinks while the read-ahead thread and the parser
+/// read it at offsets: the rows are the file's rows in order, from the
+/// first, each whole and right, up to where a read found the end (no gap,
+/// repeat or stale chunk however the reads raced with the writer). Real
+/// files make the races rare; the tests in `src/source/readahead.rs` drive
+/// them on purpose (short reads, failures, lengths changing at each read).
+#[test]
+fn read_ahead_of_a_file_changing_length_gives_its_rows_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Dialect::builder().headers(false).flexible(true).build().unwrap();
+    let check = |path: &Path, at_least: u64| {
+        let mut rdr = ReaderBuilder::new()
+            .dialect(d.clone())
+            .source(SourceChoice::Buffered)
+            .read_ahead(true)
+            .buffer_size(4096)
+            .from_path(path)
+            .unwrap();
+        assert!(rdr.reads_ahead());
+        let mut n = 0u64;
+        while let Some(row) = rdr.read_row().unwrap() {
+            let want = format!("{n},some text for row {n},{}", n * 7);
+            let got: Vec<&str> = row.iter().map(|f| std::str::from_utf8(f).unwrap()).collect();
+            // The last row may be cut by the end (a shrink mid-row, or
+            // the writer's last row in progress).
+            if got.join(",") != want {
+                assert!(want.starts_with(&got.join(",")), "row {n}: {got:?}");
+                assert!(rdr.read_row().unwrap().is_none(), "rows after a cut row {n}");
+                break;
+            }
+            n += 1;
+        }
+        assert!(n >= at_least, "{n} rows, at least {at_least} expected");
+        n
+    };
+    // Growing: a writer appends rows while the reader reads.
+    let path = dir.path().join("growing.csv");
+    write_numbered(&path, 200_000);
+    let writer = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            let f = fs::OpenOptions::new().append(true).open(path).unwrap();
+            // Small writes, so that many land while the reader reads.
+            let mut w = BufWriter::with_capacity(1000, f);
+            for i in 200_000..400_000u64 {
+                write!(w, "{i},some text for row {i},{}\n", i * 7).unwrap();
+            }
+            w.flush().unwrap();
+        })
+    };
+    check(&path, 200_000);
+    writer.join().unwrap();
+    assert_eq!(check(&path, 400_000), 400_000);
+    // Shrinking: cut to a smaller size (mid-row) while the reader reads.
+    for keep in [3_000_000u64, 100_000, 5] {
+        let path = dir.path().join(format!("shrinking-{keep}.csv"));
+        write_numbered(&path, 400_000);
+        let cutter = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                File::options().write(true).open(path).unwrap().set_len(keep).unwrap();
+            })
+        };
+        check(&path, 0);
+        cutter.join().unwrap();
+    }
+}
+
 #[test]
 fn truncation_while_mapped_is_an_error_not_a_crash() {
     let dir = tempfile::tempdir().unwrap();
