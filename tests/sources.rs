@@ -634,7 +634,7 @@ fn read_ahead_of_a_file_changing_length_gives_its_rows_in_order() {
             // Small writes, so that many land while the reader reads.
             let mut w = BufWriter::with_capacity(1000, f);
             for i in 200_000..400_000u64 {
-                write!(w, "{i},some text for row {i},{}\n", i * 7).unwrap();
+                writeln!(w, "{i},some text for row {i},{}", i * 7).unwrap();
             }
             w.flush().unwrap();
         })
