@@ -1079,3 +1079,35 @@ fn simd_level_is_the_expected_kernel() {
         _ => {}
     }
 }
+
+/// Found by `read_batch_equals_read_row` in CI: a record that outgrows a
+/// capped buffer right after a field over the field limit.
+#[test]
+fn capped_buffer_after_a_field_over_the_limit() {
+    let input: &[u8] = &[
+        34, 13, 97, 97, 97, 97, 97, 97, 97, 97, 10, 44, 97, 97, 10, 97, 44, 44, 97, 44, 97, 13, 44,
+        97, 44, 10, 10, 10, 97, 10, 97, 13, 44, 13, 97, 13, 34, 44, 13, 34, 34, 13, 10, 32, 97, 32,
+        97, 48, 97, 97, 97, 97, 48, 97, 97, 48, 32, 32, 97, 97, 97, 32, 32, 32, 48, 97, 97, 32, 48,
+        97, 48, 32, 48, 48, 32, 97, 97, 32, 97, 97, 48, 97, 48, 97, 32, 32, 97, 48,
+    ];
+    let d = Dialect::builder()
+        .delimiter(b';')
+        .quote(None)
+        .field_limit(Some(5))
+        .flexible(false)
+        .headers(false)
+        .build()
+        .unwrap();
+    for cols in [Some(&[][..]), Some(&[0, 3][..]), None] {
+        let mut b = Reader::builder();
+        b.dialect(d.clone()).buffer_size(7).max_buffer_size(40);
+        let want = rows_picked(&mut b.clone().block_scan(false).from_reader(input), cols);
+        let got = batches_picked(&mut b.from_reader(input), cols);
+        let strip = |v: Vec<Result<Picked, String>>| {
+            v.into_iter()
+                .map(|r| r.map(|(p, n, pos, _)| (p, n, pos, None::<Vec<u8>>)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!((strip(got.0), got.1, got.2), (strip(want.0), want.1, want.2), "{cols:?}");
+    }
+}

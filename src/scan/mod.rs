@@ -467,7 +467,9 @@ impl Scanner {
     /// as Python's reader does after an error: the caller resumes scanning
     /// at the offset of the error, and the rest of that line is skipped.
     /// An error at the LF of a CRLF (whose CR ended the line) skips just
-    /// that LF, without counting a line for it.
+    /// that LF, without counting a line for it. Until the next record
+    /// begins, [`Scanner::record_offset`] is 0 (where the caller resumes)
+    /// and [`Scanner::record_line`] the line being skipped.
     ///
     /// ```
     /// use fastcsv::scan::{Fields, Scan, Scanner};
@@ -485,6 +487,12 @@ impl Scanner {
     pub fn recover(&mut self) {
         let at_crlf_lf = self.err_at_crlf_lf;
         self.reset();
+        // What is skipped (the rest of the line) starts where the caller
+        // resumes, offset 0 of its next input, on the error's line: a
+        // source that fails while skipping it points there, not at the
+        // start of the record that failed (an offset into other input).
+        self.rec_off = 0;
+        self.rec_line = self.lines + u64::from(!at_crlf_lf);
         if self.line_fed {
             return;
         }
