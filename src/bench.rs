@@ -204,7 +204,7 @@ pub struct ConfigResult {
 
 impl ConfigResult {
     /// `mmap` (`mmap, fault-ahead` when a helper thread mapped the pages
-    /// in ahead of a count), or `read` with the buffer size (`read
+    /// in ahead of the parser), or `read` with the buffer size (`read
     /// 128K`, and `read 128K, read-ahead` when a helper thread read
     /// ahead); `mmap failed, read` when the file could not be mapped.
     ///
@@ -374,7 +374,8 @@ pub fn run(path: &Path, opts: &BenchOptions) -> Result<BenchReport> {
             let mut rdr = b.from_path(path)?;
             acc.source = Some(rdr.source_kind());
             let got = parse(&mut rdr, opts.work)?;
-            // After the parse: a count starts the mapped source's helper.
+            // After the parse: the mapped source's helper starts with the
+            // first row or the count.
             acc.read_ahead = rdr.reads_ahead();
             drop(rdr);
             let elapsed = start.elapsed();

@@ -31,8 +31,9 @@
 //! available, a helper thread works ahead of the parser: files that are
 //! read (large ones past the mapping limit, pipes, stdin) are read up to
 //! 6 MiB ahead (a regular file at offsets, by the helper and, when it has
-//! not got there yet, by the parser), and while a mapped file's records are counted its pages
-//! are mapped in ahead (see [`ReaderBuilder::read_ahead`]).
+//! not got there yet, by the parser), and a mapped file's pages
+//! are mapped in ahead of the parser (up to 32 MiB ahead of rows, all the
+//! rest for a count; see [`ReaderBuilder::read_ahead`]).
 //!
 //! ```
 //! use fastcsv::{SourceKind, SourceReason};

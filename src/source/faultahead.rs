@@ -1,4 +1,4 @@
-//! Mapping a mapped file's pages in ahead of a counting pass, on a helper
+//! Mapping a mapped file's pages in ahead of the parser, on a helper
 //! thread (Linux: `MADV_POPULATE_READ`, kernel 5.14 or later).
 //!
 //! Parsing a freshly mapped file takes a page fault every few pages (the
@@ -6,59 +6,90 @@
 //! text file over a fresh mapping took 0.328 s against 0.219 s over one
 //! already faulted in (`docs/BENCHMARKS.md`, 2026-12-02 12:03 UTC): the
 //! faults were a third of the count. A helper thread that asks the kernel
-//! to map the rest of the file while the parser counts takes those faults
-//! on another core, as the buffered source's read-ahead thread takes the
-//! `read()` copies; the count then ran as fast as over the faulted-in
-//! mapping (0.250 s against 0.247 s, 12:38 UTC). Only counting uses it: a
-//! pass that hands out rows releases the pages behind it (see
-//! `Mapped::release_before`), which a helper mapping the whole file would
-//! defeat, and reading every field with a helper kept 4 MiB ahead of the
-//! parser was no faster beyond the noise (0.716 s against 0.703 s without,
-//! medians of 6 rounds in a slow phase).
+//! to map the pages while the parser works takes those faults on another
+//! core, as the buffered source's read-ahead thread takes the `read()`
+//! copies; the count then ran as fast as over the faulted-in mapping
+//! (0.250 s against 0.247 s, 12:38 UTC).
+//!
+//! A count maps the rest of the file at once. A pass that hands out rows
+//! releases the pages behind it (see `Mapped::release_before`), so there
+//! the helper stays at most `MAP_AHEAD` (32 MiB) ahead of the parser and
+//! waits (parked) for it to move on: reading every field of the text file
+//! with `read_batch` went 15% faster (per-round ratio, median of 30
+//! rounds; 0.603 s against 0.704 s, the same bytes pre-faulted 0.550 s;
+//! `docs/mmap-vs-read.md`, 2026-12-03). A 4 MiB window had shown nothing
+//! beyond the noise, 8 MiB 9.5%.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// Bytes mapped per `madvise` call (the helper looks for `stop` between
-/// calls): 2 MiB.
+/// Bytes mapped per `madvise` call (the helper looks for `stop` and a new
+/// limit between calls): 2 MiB.
 const STEP: usize = 2 << 20;
+
+/// What the parser and the helper share.
+struct Shared {
+    stop: AtomicBool,
+    /// The helper maps pages up to this offset, then waits (parked) for
+    /// the parser to raise it.
+    upto: AtomicUsize,
+}
 
 /// The helper thread of one mapping. Dropping it stops and joins the
 /// thread; the mapping must outlive it (`Mapped` declares it first, so it
 /// is dropped first).
 pub(crate) struct FaultAhead {
-    stop: Arc<AtomicBool>,
+    shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl FaultAhead {
     /// Starts a thread that maps the pages of the `len` bytes at `base`
-    /// from offset `from` to the end. `None` when no thread could be
-    /// started (the parser then takes the faults itself, as without this).
+    /// from offset `from` up to offset `upto` (raised by
+    /// [`FaultAhead::map_up_to`]). `None` when no thread could be started
+    /// (the parser then takes the faults itself, as without this).
     ///
     /// # Safety
     ///
     /// `base..base + len` must be a private read-only file mapping, with
     /// `base` page-aligned, that stays mapped until the returned value is
     /// dropped.
-    pub(crate) unsafe fn start(base: *const u8, len: usize, from: usize) -> Option<FaultAhead> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let theirs = Arc::clone(&stop);
+    pub(crate) unsafe fn start(
+        base: *const u8,
+        len: usize,
+        from: usize,
+        upto: usize,
+    ) -> Option<FaultAhead> {
+        let shared =
+            Arc::new(Shared { stop: AtomicBool::new(false), upto: AtomicUsize::new(upto) });
+        let theirs = Arc::clone(&shared);
         // A raw pointer is not `Send`; its address is.
         let addr = base as usize;
         let thread = std::thread::Builder::new()
             .name("fastcsv-fault-ahead".into())
             .spawn(move || populate(addr, len, from, &theirs))
             .ok()?;
-        Some(FaultAhead { stop, thread: Some(thread) })
+        Some(FaultAhead { shared, thread: Some(thread) })
+    }
+
+    /// Lets the helper map pages up to offset `upto` (never lowers the
+    /// limit), waking it if it waits.
+    pub(crate) fn map_up_to(&self, upto: usize) {
+        let old = self.shared.upto.fetch_max(upto, Ordering::AcqRel);
+        if old < upto {
+            if let Some(t) = &self.thread {
+                t.thread().unpark();
+            }
+        }
     }
 }
 
 impl Drop for FaultAhead {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
+        self.shared.stop.store(true, Ordering::Release);
         if let Some(t) = self.thread.take() {
+            t.thread().unpark();
             // The thread ends after the `madvise` in progress (at most
             // `STEP` bytes of page-table updates); it cannot panic but
             // for a bug, which the join then swallows rather than
@@ -68,20 +99,33 @@ impl Drop for FaultAhead {
     }
 }
 
-/// The helper's loop: map pages in `STEP`s from `from` to `len`; end
-/// there, on `stop`, or when the kernel refuses (a kernel without
+/// The helper's loop: map pages in `STEP`s from `from` up to the shared
+/// limit, waiting (parked) while it has reached it; end at `len`, on
+/// `stop`, or when the kernel refuses (a kernel without
 /// `MADV_POPULATE_READ` says `EINVAL`; a file truncated under the mapping,
 /// `EFAULT`: the parser then finds the missing pages itself and reports
 /// the change).
-fn populate(addr: usize, len: usize, from: usize, stop: &AtomicBool) {
+fn populate(addr: usize, len: usize, from: usize, shared: &Shared) {
     let page = super::page_size();
     let mut done = from & !(page - 1);
-    while done < len && !stop.load(Ordering::Acquire) {
-        let n = STEP.min(len - done);
+    while done < len && !shared.stop.load(Ordering::Acquire) {
+        // Whole pages, so that `done` stays page-aligned (the last step
+        // ends at `len`, inside the mapping's last page).
+        let upto = shared.upto.load(Ordering::Acquire);
+        let upto = if upto >= len { len } else { upto & !(page - 1) };
+        if done >= upto {
+            // `map_up_to` and `drop` unpark after changing what is read
+            // above, so a wake-up between the load and here is not lost
+            // (the token makes this `park` return at once).
+            std::thread::park();
+            continue;
+        }
+        let n = STEP.min(upto - done);
         // SAFETY: `addr + done .. addr + done + n` lies inside the mapping
-        // (`done + n <= len`), which the owner keeps mapped until it has
-        // joined this thread; `done` is page-aligned (`from` rounded down,
-        // plus whole `STEP`s) and so is the mapping's start. Populating
+        // (`done + n <= upto <= len`), which the owner keeps mapped until it
+        // has joined this thread; `done` is page-aligned (`from` rounded
+        // down, plus steps of whole pages; only the last step, to `len`,
+        // may end inside a page) and so is the mapping's start. Populating
         // reads nothing into this process's memory: it only has the kernel
         // fill page-table entries for a read-only private file mapping.
         let rc = unsafe {

@@ -158,6 +158,13 @@ pub(crate) fn parallel() -> bool {
 /// How often pages behind the cursor are released: every 16 MiB parsed.
 pub(crate) const RELEASE_EVERY: usize = 16 * 1024 * 1024;
 
+/// How far ahead of the parser a mapped file's pages are mapped in while
+/// rows are read (see `faultahead`)...
+pub(crate) const MAP_AHEAD: usize = 32 * 1024 * 1024;
+
+/// ... raised each time the parser has gone this far.
+const MAP_AHEAD_EVERY: usize = 4 * 1024 * 1024;
+
 /// A mapped file, registered with the `SIGBUS` guard (on Linux), that can
 /// release the pages it has already parsed.
 pub(crate) struct Mapped {
@@ -175,6 +182,9 @@ pub(crate) struct Mapped {
     /// Release pages below this offset once the cursor passes it
     /// (`usize::MAX`: never).
     next_release: usize,
+    /// Let the fault-ahead helper go further once the cursor passes this
+    /// offset (`usize::MAX`: no helper for rows).
+    next_window: usize,
     /// Also drop released pages from the page cache (files larger than the
     /// memory available: they would not stay cached anyway).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -214,6 +224,7 @@ impl Mapped {
             map,
             file,
             next_release,
+            next_window: usize::MAX,
             evict_cache: len > avail,
         })
     }
@@ -228,6 +239,7 @@ impl Mapped {
     /// [`ReaderBuilder::read_ahead`](crate::ReaderBuilder::read_ahead)).
     pub(crate) fn allow_fault_ahead(&mut self, on: bool) {
         self.may_fault_ahead = on;
+        self.next_window = if on && cfg!(target_os = "linux") { 0 } else { usize::MAX };
     }
 
     /// For a pass from `offset` that hands out no rows until it ends
@@ -236,17 +248,37 @@ impl Mapped {
     /// `faultahead`; Linux only, elsewhere nothing).
     pub(crate) fn fault_in_rest(&mut self, offset: usize) {
         #[cfg(target_os = "linux")]
-        if self.may_fault_ahead && self.ahead.is_none() && offset < self.map.len() {
-            // SAFETY: `self.map` is a private read-only file mapping of
-            // `len` bytes starting on a page boundary (`mmap` returns one),
-            // and it stays mapped until `self` is dropped, which drops
-            // `ahead` (declared first) and so joins the thread before
-            // unmapping.
-            self.ahead =
-                unsafe { faultahead::FaultAhead::start(self.map.as_ptr(), self.map.len(), offset) };
+        if self.may_fault_ahead {
+            self.next_window = usize::MAX;
+            self.map_ahead(offset, self.map.len());
         }
         #[cfg(not(target_os = "linux"))]
         let _ = offset;
+    }
+
+    /// Has the helper thread (started here if need be) map the pages from
+    /// `offset` up to `upto`.
+    #[cfg(target_os = "linux")]
+    fn map_ahead(&mut self, offset: usize, upto: usize) {
+        let len = self.map.len();
+        if offset >= len {
+            return;
+        }
+        match &self.ahead {
+            Some(a) => a.map_up_to(upto),
+            None => {
+                // SAFETY: `self.map` is a private read-only file mapping of
+                // `len` bytes starting on a page boundary (`mmap` returns
+                // one), and it stays mapped until `self` is dropped, which
+                // drops `ahead` (declared first) and so joins the thread
+                // before unmapping.
+                self.ahead =
+                    unsafe { faultahead::FaultAhead::start(self.map.as_ptr(), len, offset, upto) };
+                if self.ahead.is_none() {
+                    self.next_window = usize::MAX;
+                }
+            }
+        }
     }
 
     /// Whether a helper thread has been started to map the pages in ahead
@@ -277,13 +309,30 @@ impl Mapped {
     /// which starts at or after `offset`, so no live borrow points into
     /// released pages. Released pages would read back from the file if
     /// touched again; nothing here touches them.
+    ///
+    /// With the fault-ahead helper allowed (started by the first call), it
+    /// also lets the helper map the pages up to [`MAP_AHEAD`] bytes past
+    /// `offset`, every `MAP_AHEAD_EVERY` bytes of progress, so that the
+    /// parser takes no page faults.
     #[inline]
     pub(crate) fn release_before(&mut self, offset: usize) {
-        if offset < self.next_release {
+        if offset < self.next_release && offset < self.next_window {
             return;
         }
-        self.next_release = offset.saturating_add(RELEASE_EVERY);
-        self.release(offset);
+        self.release_and_map_ahead(offset);
+    }
+
+    #[cold]
+    fn release_and_map_ahead(&mut self, offset: usize) {
+        #[cfg(target_os = "linux")]
+        if offset >= self.next_window {
+            self.next_window = offset.saturating_add(MAP_AHEAD_EVERY);
+            self.map_ahead(offset, offset.saturating_add(MAP_AHEAD));
+        }
+        if offset >= self.next_release {
+            self.next_release = offset.saturating_add(RELEASE_EVERY);
+            self.release(offset);
+        }
     }
 
     /// Whether `release_before` drops pages at all (files of at least the
