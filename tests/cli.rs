@@ -255,6 +255,38 @@ fn cat_rejects_different_headers() {
     assert_eq!(out.lines().count(), 6);
 }
 
+/// An input named by a path that cannot be read twice (here `/dev/stdin`,
+/// a pipe; also `<(cmd)` and FIFOs) is kept open from the header pass, so
+/// its records are all written.
+#[cfg(target_os = "linux")]
+#[test]
+fn cat_reads_a_pipe_named_by_a_path_once() {
+    let (a, two) = (sample("cli_people.csv"), sample("cli_people2.csv"));
+    let data = std::fs::read(&a).unwrap();
+    let o = run_with(&["cat", "/dev/stdin", &two], &data);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{}4,Dan,Lima,8\n", ok(&["cat", &a])));
+    // Many records (more than a pipe's buffer), with the first record read
+    // ahead for --no-headers.
+    let mut big = String::new();
+    for i in 0..50_000 {
+        big.push_str(&format!("{i},\"v,{i}\"\n"));
+    }
+    let o = run_with(&["cat", "-n", "/dev/stdin"], big.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), big);
+}
+
+#[test]
+fn out_delimiter_is_checked() {
+    let a = sample("cli_people.csv");
+    fails(&["cat", "--out-delimiter", "\"", &a], 2, "quote");
+    fails(&["cat", "--out-delimiter", "\\x0a", &a], 2, "line end");
+    fails(&["select", "1", "--out-delimiter", "\\x0d", &a], 2, "line end");
+    fails(&["cat", "--out-delimiter", ";", "--to", "tsv", &a], 2, "--out-delimiter is for CSV");
+    assert!(ok(&["cat", "--out-delimiter", ";", &a]).starts_with("id;name;city;score\n"));
+}
+
 #[test]
 fn check_lists_each_problem_with_its_position() {
     let bad = sample("cli_bad.csv");

@@ -96,7 +96,8 @@ COLUMNS is a comma-separated list of items, applied in order:
                (counting from 0, as xsv does)
   3            the third column (indices start at 1)
   2-5, a-c     ranges by index or name, inclusive; 5-2 runs backwards;
-               3- runs to the last column, -3 from the first
+               3- runs to the last column, -3 from the first (a list
+               that starts with `-` goes after `--`: select -- -3 FILE)
   !a,b         a list that starts with `!`: every column it does not
                name (as xsv), in header order
   1-5,!3       `!item` later in a list removes the item's columns
@@ -331,7 +332,9 @@ pub struct OutputArgs {
     pub to: Format,
     /// Delimiter of CSV output (default: a comma, or a tab when the
     /// output file's name ends in .tsv or .tab, as xsv does).
-    #[arg(long, value_name = "BYTE", value_parser = parse_byte)]
+    /// Not the quote, CR or LF (the output could not be read back), and
+    /// only for CSV output.
+    #[arg(long, value_name = "BYTE", value_parser = parse_out_delimiter)]
     pub out_delimiter: Option<u8>,
     /// Write the output to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -339,15 +342,22 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    /// The delimiter of CSV output.
-    pub fn delimiter(&self) -> u8 {
+    /// The delimiter of CSV output; a usage error when `--out-delimiter`
+    /// is given for another format (which has its own separator).
+    pub fn delimiter(&self) -> Result<u8, String> {
         if let Some(d) = self.out_delimiter {
-            return d;
+            if self.to != Format::Csv {
+                return Err(format!(
+                    "--out-delimiter is for CSV output; --to {} has its own separator",
+                    if self.to == Format::Tsv { "tsv" } else { "jsonl" }
+                ));
+            }
+            return Ok(d);
         }
         if self.output.as_deref().is_some_and(tab_separated_name) {
-            b'\t'
+            Ok(b'\t')
         } else {
-            b','
+            Ok(b',')
         }
     }
 }
@@ -442,6 +452,16 @@ pub fn parse_byte(s: &str) -> Result<u8, String> {
         [b] => Ok(*b),
         [] => Err("expected one byte, got nothing".into()),
         _ => Err(format!("`{s}` is {} bytes; expected one byte, `tab`, `\\t` or `\\xHH`", s.len())),
+    }
+}
+
+/// [`parse_byte`] for `--out-delimiter`: not the output's quote (`"`), CR
+/// or LF, which would make the output unreadable as CSV.
+pub fn parse_out_delimiter(s: &str) -> Result<u8, String> {
+    match parse_byte(s)? {
+        b'"' => Err("the output's quote `\"` cannot be its delimiter".into()),
+        b'\r' | b'\n' => Err("a line end (CR or LF) cannot be the output's delimiter".into()),
+        b => Ok(b),
     }
 }
 

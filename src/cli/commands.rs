@@ -162,7 +162,7 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     if header.is_none() && input.reader.dialect().headers() {
         return Err(Failure::Fatal(format!("{name}: no header row to select columns from")));
     }
-    let delimiter = a.output.delimiter();
+    let delimiter = a.output.delimiter().map_err(Failure::Usage)?;
     let format = a.output.to;
     // The output file is created once the selection is known to be valid,
     // so that a misspelt column leaves an existing file alone.
@@ -294,27 +294,31 @@ fn drain(w: &mut RecordWriter<Vec<u8>>, out: &mut Sink) -> Result<(), Failure> {
 ///
 /// All header rows (with `--no-headers`, the widths of the first records,
 /// unless `--flexible`) are compared before anything is written, so a
-/// mismatch leaves no partial output. Files are opened twice (once for the
-/// header, once to stream) so that only one is open at a time; standard
-/// input is kept open from the first pass, with the first record read
-/// from it.
+/// mismatch leaves no partial output. Regular files are opened twice (once
+/// for the header, once to stream) so that only one is open at a time;
+/// standard input and every other input that cannot be read again (a pipe
+/// named by a path, such as `<(...)` or `/dev/stdin`, a FIFO, a device) is
+/// kept open from the first pass, with the first record read from it.
 pub fn cat(a: &CatArgs) -> Result<(), Failure> {
-    let delimiter = a.output.delimiter();
+    let delimiter = a.output.delimiter().map_err(Failure::Usage)?;
     let format = a.output.to;
     let paths = inputs(xsv_mode(&a.files)?)?;
     // The first input with a header row, and that row.
     let mut first: Option<(String, RowBuf)> = None;
-    let mut stdin: Option<Input> = None;
+    // The inputs kept open from the first pass, by index in `paths`.
+    let mut kept: Vec<Option<Input>> = paths.iter().map(|_| None).collect();
     // Without header rows, the records of all inputs must have the width
     // of the first one's, as within one input: the first input with a
-    // record and that width; standard input's first record.
+    // record and that width; the first record of each input kept open.
     let same_width = a.input.no_headers && !a.input.flexible;
     let mut width: Option<(String, usize)> = None;
-    let mut stdin_first: Option<RowBuf> = None;
+    let mut kept_first: Vec<Option<RowBuf>> = paths.iter().map(|_| None).collect();
     // No progress bar for the header pass.
     let header_pass = InputArgs { quiet: true, ..a.input.clone() };
-    for p in &paths {
+    for (i, p) in paths.iter().enumerate() {
         let mut input = Input::open(*p, &header_pass, false)?;
+        // Only a regular file gives the same bytes when opened again.
+        let keep = p.is_none_or(|p| !std::fs::metadata(p).is_ok_and(|m| m.is_file()));
         if same_width {
             if let Some(row) = input.reader.read_row()? {
                 let (n, pos) = (row.len(), row.position());
@@ -329,8 +333,8 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
                     Some(_) => {}
                     None => width = Some((input.name.clone(), n)),
                 }
-                if p.is_none() {
-                    stdin_first = Some(row.to_owned());
+                if keep {
+                    kept_first[i] = Some(row.to_owned());
                 }
             }
         }
@@ -354,8 +358,8 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
                 None => first = Some((input.name.clone(), h.clone())),
             }
         }
-        if p.is_none() {
-            stdin = Some(input);
+        if keep {
+            kept[i] = Some(input);
         }
     }
     if let (Some((name, h)), Format::Jsonl) = (&first, format) {
@@ -375,11 +379,10 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         None => (None, RecordWriter::new(out, format, delimiter, None)),
     };
     let mut out = w.into_inner()?;
-    for p in &paths {
-        let mut input = match (p, stdin.take()) {
-            (None, Some(input)) => input,
-            (_, s) => {
-                stdin = s;
+    for (i, p) in paths.iter().enumerate() {
+        let mut input = match kept[i].take() {
+            Some(input) => input,
+            None => {
                 let mut input = Input::open(*p, &a.input, false)?;
                 input.reader.headers()?;
                 input
@@ -389,9 +392,9 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
         let d = input.reader.dialect();
         let in_delim = d.delimiter();
         let make = || RecordWriter::new(Vec::new(), format, delimiter, keys.as_deref());
-        // Standard input's first record, read in the first pass to compare
-        // its width.
-        if let Some(row) = stdin_first.take_if(|_| p.is_none()) {
+        // The first record of an input kept open, read in the first pass
+        // to compare its width.
+        if let Some(row) = kept_first[i].take() {
             let mut w = make();
             w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
             drain(&mut w, &mut out)?;

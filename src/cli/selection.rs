@@ -29,6 +29,9 @@ enum End {
     Name(String),
     /// An unquoted word, resolved against the header: index, name, range.
     Raw(String),
+    /// The Nth (from 0) of the columns with this name: a quoted name
+    /// followed by `[N]`, as `"a,b"[1]`.
+    Nth(String, usize),
     /// The first or last column (an open range end).
     Open,
 }
@@ -135,7 +138,10 @@ fn split_items(s: &str) -> Result<Vec<(bool, Vec<Piece>)>, String> {
                 negated = false;
                 at_item_start = true;
             }
-            '"' => {
+            // A quote opens a quoted name only where a name starts (the
+            // item's start, or a range end after `-`); elsewhere it is part
+            // of the name, as in xsv (`a"b`).
+            '"' if raw.is_empty() || raw.ends_with('-') => {
                 at_item_start = false;
                 if !raw.is_empty() {
                     pieces.push(Piece::Raw(std::mem::take(&mut raw)));
@@ -199,6 +205,9 @@ fn parse_item((negated, pieces): (bool, Vec<Piece>)) -> Result<Item, String> {
         [Raw(r)] if r.bytes().all(|b| b.is_ascii_digit()) => Target::One(End::Index(index(r)?)),
         [Raw(r)] => Target::One(End::Raw(r.clone())),
         [Quoted(q)] => Target::One(End::Name(q.clone())),
+        [Quoted(q), Raw(r)] if occurrence(r).is_some() => {
+            Target::One(End::Nth(q.clone(), occurrence(r).unwrap_or_default()))
+        }
         [Quoted(a), Raw(r)] if r.starts_with('-') => {
             Target::Range(End::Name(a.clone()), raw_end(&r[1..])?)
         }
@@ -231,6 +240,12 @@ fn find_name(names: Option<&[&[u8]]>, name: &str) -> Result<Option<usize>, Strin
     let Some((base, n)) = nth_occurrence(name) else {
         return Ok(None);
     };
+    nth_named(names, base, n, name)
+}
+
+/// The `n`th (from 0) of the columns named `base` (`spec` as the user wrote
+/// it, for the error when there are fewer); `None` when there is none.
+fn nth_named(names: &[&[u8]], base: &str, n: usize, spec: &str) -> Result<Option<usize>, String> {
     let mut same = names.iter().enumerate().filter(|(_, h)| **h == base.as_bytes());
     match same.nth(n) {
         Some((i, _)) => Ok(Some(i)),
@@ -240,7 +255,7 @@ fn find_name(names: Option<&[&[u8]]>, name: &str) -> Result<Option<usize>, Strin
                 Ok(None)
             } else {
                 Err(format!(
-                    "`{name}`: the header row has {count} column(s) named `{base}` \
+                    "`{spec}`: the header row has {count} column(s) named `{base}` \
                      (`{base}[0]` is the first)"
                 ))
             }
@@ -250,13 +265,20 @@ fn find_name(names: Option<&[&[u8]]>, name: &str) -> Result<Option<usize>, Strin
 
 /// Splits `name[N]` into `name` and `N`.
 fn nth_occurrence(s: &str) -> Option<(&str, usize)> {
-    let inner = s.strip_suffix(']')?;
-    let open = inner.rfind('[')?;
-    let digits = &inner[open + 1..];
-    if open == 0 || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    let open = s.rfind('[')?;
+    if open == 0 {
         return None;
     }
-    Some((&inner[..open], digits.parse().ok()?))
+    Some((&s[..open], occurrence(&s[open..])?))
+}
+
+/// `N` of a whole `[N]`.
+fn occurrence(s: &str) -> Option<usize> {
+    let digits = s.strip_prefix('[')?.strip_suffix(']')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 fn end_index(
@@ -271,6 +293,16 @@ fn end_index(
         End::Index(i) => Err(format!("column {i} is out of range: there are {width} columns")),
         End::Name(n) | End::Raw(n) => {
             find_name(names, n)?.ok_or_else(|| format!("no column named `{n}` in the header row"))
+        }
+        End::Nth(n, k) => {
+            let spec = format!("\"{}\"[{k}]", n.replace('"', "\"\""));
+            let Some(names) = names else {
+                return Err(format!(
+                    "column name `{spec}` needs a header row (drop --no-headers or use indices)"
+                ));
+            };
+            nth_named(names, n, *k, &spec)?
+                .ok_or_else(|| format!("no column named `{n}` in the header row"))
         }
     }
 }
@@ -348,12 +380,15 @@ mod tests {
         assert_eq!(sel("a[0],a[1],a[2]"), Ok(vec![0, 2, 4]));
         assert_eq!(sel("a[1]-c[1]"), Ok(vec![2, 3]));
         assert_eq!(sel("!a[1]"), Ok(vec![0, 1, 3, 4]));
+        // A quoted name with an occurrence, as in xsv.
+        assert_eq!(sel("\"a\"[2]"), Ok(vec![4]));
+        assert_eq!(sel("\"c[1]\"[0]"), Ok(vec![3]));
         assert_eq!(
-            sel("\"a\"[2]"),
-            Err("a column item is a name, an index or a range like a-b; \
-             quote names that contain commas or quotes"
-                .into())
+            sel("\"a\"[3]"),
+            Err("`\"a\"[3]`: the header row has 3 column(s) named `a` (`a[0]` is the first)".into())
         );
+        assert_eq!(sel("\"z\"[0]"), Err("no column named `z` in the header row".into()));
+        assert!(sel("\"a\"[x]").is_err());
         // A literal header wins over the occurrence syntax.
         assert_eq!(sel("c[1]"), Ok(vec![3]));
         assert_eq!(
@@ -361,6 +396,12 @@ mod tests {
             Err("`a[3]`: the header row has 3 column(s) named `a` (`a[0]` is the first)".into())
         );
         assert_eq!(sel("z[0]"), Err("no column named `z[0]` in the header row".into()));
+        // A quote inside an unquoted name is part of it, as in xsv.
+        const QUOTED: [&[u8]; 3] = [b"a\"b", b"x", b"\"c"];
+        let sel_q = |spec: &str| Selection::parse_arg(spec)?.resolve(Some(&QUOTED), 3);
+        assert_eq!(sel_q("a\"b,x"), Ok(vec![0, 1]));
+        assert_eq!(sel_q("\"a\"\"b\""), Ok(vec![0]));
+        assert_eq!(sel_q("\"\"\"c\",x-\"\"\"c\""), Ok(vec![2, 1, 2]));
         assert_eq!(sel("[1]"), Err("no column named `[1]` in the header row".into()));
     }
 
