@@ -40,6 +40,7 @@ use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBytes, PyDict, PyIterator, PyList, PySet, PyString, PyType};
 use pyo3::{ffi, intern};
+use pyo3::{PyTraverseError, PyVisit};
 
 use crate::scan::{Fields, Scan, Scanner};
 use crate::{
@@ -922,38 +923,104 @@ impl PyErrStash {
 // Sources
 
 /// A binary Python stream read through its `read(n)` method.
+///
+/// What `read` returns is taken whole: bytes beyond the `n` asked for (a
+/// stream that does not keep to the contract) wait in `pending` for the
+/// next call, and any object with the buffer protocol (`bytearray`,
+/// `memoryview`) is read like `bytes`.
 struct PyStream {
     /// The stream's `read1` when it has one (buffered streams: returns what
     /// is available after at most one raw read, so rows from a pipe are not
     /// held back until a whole buffer is full), else its `read`.
     read: Py<PyAny>,
+    /// The stream's `read` while `read` is its `read1`: taken instead if
+    /// `read1` raises `io.UnsupportedOperation` (an `io.BufferedIOBase`
+    /// subclass that only implements `read`).
+    plain_read: Option<Py<PyAny>>,
+    /// Bytes returned but not handed out yet: `pending[off..]`.
+    pending: Vec<u8>,
+    off: usize,
     stash: PyErrStash,
+}
+
+impl PyStream {
+    fn new(py: Python<'_>, obj: &Bound<'_, PyAny>, stash: &PyErrStash) -> PyResult<PyStream> {
+        let read = obj.getattr(intern!(py, "read"))?;
+        let (read, plain_read) = match obj.getattr(intern!(py, "read1")) {
+            Ok(read1) => (read1, Some(read.unbind())),
+            Err(_) => (read, None),
+        };
+        Ok(PyStream {
+            read: read.unbind(),
+            plain_read,
+            pending: Vec::new(),
+            off: 0,
+            stash: stash.clone(),
+        })
+    }
+
+    /// Calls `read(n)`; `None` for a non-blocking stream with no data yet.
+    fn call_read<'py>(&mut self, py: Python<'py>, n: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let r = match self.read.bind(py).call1((n,)) {
+            Err(e) if self.plain_read.is_some() && is_unsupported(py, &e) => {
+                // `read1` is not there after all: `read` from now on.
+                self.read = self.plain_read.take().unwrap_or_else(|| self.read.clone_ref(py));
+                self.read.bind(py).call1((n,))?
+            }
+            r => r?,
+        };
+        Ok((!r.is_none()).then_some(r))
+    }
+
+    /// The next bytes of the stream into `buf`; `None` when a non-blocking
+    /// stream has none yet.
+    fn read_some(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<Option<usize>> {
+        if self.off < self.pending.len() {
+            let n = (self.pending.len() - self.off).min(buf.len());
+            buf[..n].copy_from_slice(&self.pending[self.off..self.off + n]);
+            self.off += n;
+            return Ok(Some(n));
+        }
+        let Some(r) = self.call_read(py, buf.len())? else {
+            return Ok(None);
+        };
+        let (pending, off) = (&mut self.pending, &mut self.off);
+        let mut hand_out = |b: &[u8]| {
+            let n = b.len().min(buf.len());
+            buf[..n].copy_from_slice(&b[..n]);
+            pending.clear();
+            pending.extend_from_slice(&b[n..]);
+            *off = 0;
+            n
+        };
+        if let Ok(b) = r.downcast::<PyBytes>() {
+            return Ok(Some(hand_out(b.as_bytes())));
+        }
+        match pyo3::buffer::PyBuffer::<u8>::get(&r) {
+            Ok(pb) => Ok(Some(hand_out(&pb.to_vec(py)?))),
+            Err(_) => {
+                let name = r.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+                Err(PyTypeError::new_err(format!("read() should return bytes, not {name}")))
+            }
+        }
+    }
+}
+
+/// Whether `e` is an `io.UnsupportedOperation`.
+fn is_unsupported(py: Python<'_>, e: &PyErr) -> bool {
+    py.import("io")
+        .and_then(|io| io.getattr("UnsupportedOperation"))
+        .is_ok_and(|t| e.matches(py, t).unwrap_or(false))
 }
 
 impl Read for PyStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        Python::with_gil(|py| {
-            let r = self.read.bind(py).call1((buf.len(),)).and_then(|r| {
-                if r.is_none() {
-                    // A non-blocking stream with no data yet.
-                    return Ok(None);
-                }
-                let b = r.downcast::<PyBytes>().map_err(|_| {
-                    let name = r.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-                    PyTypeError::new_err(format!("read() should return bytes, not {name}"))
-                })?;
-                let b = b.as_bytes();
-                let n = b.len().min(buf.len());
-                buf[..n].copy_from_slice(&b[..n]);
-                Ok(Some(n))
-            });
-            match r {
-                Ok(Some(n)) => Ok(n),
-                Ok(None) => Err(io::Error::new(io::ErrorKind::WouldBlock, "no data")),
-                Err(e) => {
-                    self.stash.put(e);
-                    Err(io::Error::other("exception in read()"))
-                }
+        Python::with_gil(|py| match self.read_some(py, buf) {
+            Ok(Some(n)) => Ok(n),
+            Ok(None) => Err(io::Error::new(io::ErrorKind::WouldBlock, "no data")),
+            Err(e) => {
+                self.stash.put(e);
+                Err(io::Error::other("exception in read()"))
             }
         })
     }
@@ -1426,12 +1493,7 @@ fn open_native(
         return b.from_path(p).map(SendReader).map_err(|e| map_error(e, &no_stash));
     }
     if let Some(obj) = &spec.stream {
-        let obj = obj.bind(py);
-        let read = match obj.getattr(intern!(py, "read1")) {
-            Ok(f) => f,
-            Err(_) => obj.getattr(intern!(py, "read"))?,
-        };
-        let s = PyStream { read: read.unbind(), stash: stash.clone() };
+        let s = PyStream::new(py, obj.bind(py), stash)?;
         return Ok(SendReader(b.from_reader(s)));
     }
     Err(PyTypeError::new_err("no input given"))
@@ -1552,7 +1614,9 @@ fn python_message(py: Python<'_>, kind: &ErrorKind) -> String {
 
 /// State of a reader over an iterable of `str` lines.
 struct LineSource {
-    iter: Py<PyIterator>,
+    /// The iterator; `None` once the garbage collector cleared the reader
+    /// (`PyReader::__clear__`).
+    iter: Option<Py<PyIterator>>,
     scanner: Scanner,
     fields: Fields,
     /// Python's `line_num`: lines taken from the iterator.
@@ -1764,7 +1828,10 @@ impl LineSource {
         // `Reader_iternext` starts every call with `parse_reset`.
         self.scanner.reset();
         self.done.clear();
-        let mut iter = self.iter.bind(py).clone();
+        let Some(iter) = &self.iter else {
+            return Ok(None);
+        };
+        let mut iter = iter.bind(py).clone();
         loop {
             let item = match iter.next() {
                 Some(item) => item?,
@@ -1884,6 +1951,42 @@ impl PyReader {
         slf
     }
 
+    /// The Python objects the reader holds where the garbage collector can
+    /// see them, so that a cycle through a reader (a generator that holds
+    /// the object that holds its reader) is collected, as with `csv`. Only
+    /// references the reader owns are visited, each once; those held
+    /// inside the core reader's source (a stream's bound methods) are not,
+    /// which keeps what they reach alive, as a reference from outside
+    /// would.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.dialect)?;
+        match &self.input {
+            Input::Lines(s) => {
+                visit.call(&s.iter)?;
+                for v in &s.done {
+                    visit.call(v)?;
+                }
+            }
+            Input::Native(s) => {
+                if let Some(t) = &s.text {
+                    visit.call(&t.stream)?;
+                }
+            }
+            Input::TextAhead(s) => visit.call(&s.stream)?,
+            Input::Ahead(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Breaks a cycle the collector found: the iterator of lines is let go
+    /// (the reader then ends).
+    fn __clear__(&mut self) {
+        if let Input::Lines(s) = &mut self.input {
+            s.iter = None;
+            s.done.clear();
+        }
+    }
+
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
         match &mut self.input {
             Input::Lines(s) => s.next(py, self.nonnumeric),
@@ -1983,7 +2086,7 @@ fn _lines_reader(
         dialect: dialect.clone().unbind(),
         nonnumeric: pd.nonnumeric,
         input: Input::Lines(Box::new(LineSource {
-            iter,
+            iter: Some(iter),
             scanner: Scanner::line_fed(&d),
             fields: Fields::default(),
             line_num: 0,

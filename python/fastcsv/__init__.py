@@ -222,9 +222,22 @@ def _large_file(f: Any) -> bool:
     return stat.S_ISREG(st.st_mode) and left > _AHEAD_BYTES
 
 
+def _plain_file(f: Any) -> bool:
+    """Whether the bytes ``f`` reads are those of its file descriptor: an
+    ``io.FileIO``, or a buffered reader over one. A ``gzip.GzipFile``,
+    ``bz2.BZ2File`` or ``lzma.LZMAFile`` (or any other wrapper) also has a
+    ``fileno()``, but reads something else from it."""
+    if type(f) is io.FileIO:
+        return True
+    return type(f) in (io.BufferedReader, io.BufferedRandom) and type(f.raw) is io.FileIO
+
+
 def _own_fd(f: Any) -> tuple[int, int] | None:
     """A new descriptor for a binary file that is a regular file, and the
-    file object's logical position; ``None`` when there is none."""
+    file object's logical position; ``None`` when there is none (also when
+    ``f`` is not a plain file object, see ``_plain_file``)."""
+    if not _plain_file(f):
+        return None
     try:
         fd = f.fileno()
         st = os.fstat(fd)

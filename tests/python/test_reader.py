@@ -803,3 +803,94 @@ def test_dictreader_with_field_names_of_other_types(fieldnames):
         want = dict_rows(csv, io.StringIO(text, newline=""), fieldnames=names, restkey="r")
         got = dict_rows(fastcsv, io.StringIO(text, newline=""), fieldnames=names, restkey="r")
         assert got == want
+
+
+def test_compressed_binary_files_are_read_decompressed(tmp_path):
+    # `gzip.GzipFile` (and bz2, lzma) have a `fileno()`: that of the
+    # compressed file, which the fast path must not read.
+    import bz2
+    import gzip
+    import lzma
+
+    text = "id,name\n" + "".join(f'{i},"n,{i}"\n' for i in range(3000))
+    want = list(csv.reader(io.StringIO(text)))
+    for opener, ext in ((gzip.open, "gz"), (bz2.open, "bz2"), (lzma.open, "xz")):
+        p = tmp_path / f"d.csv.{ext}"
+        with opener(p, "wt", newline="") as f:
+            f.write(text)
+        with opener(p, "rb") as f:
+            assert list(fastcsv.reader(f)) == want, ext
+        with opener(p, "rb") as f:
+            assert fastcsv.read(f) == want, ext
+
+
+class _Oversized(io.RawIOBase):
+    """A stream whose ``read(n)`` returns up to ``k`` bytes whatever ``n``."""
+
+    def __init__(self, data: bytes, k: int) -> None:
+        self.data, self.k, self.at = data, k, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        b = self.data[self.at : self.at + self.k]
+        self.at += len(b)
+        return b
+
+
+class _ReadOnly(io.BufferedIOBase):
+    """Implements ``read`` only: the inherited ``read1`` raises."""
+
+    def __init__(self, data: bytes) -> None:
+        self.b = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        return self.b.read(n)
+
+
+class _ByteArrays(io.RawIOBase):
+    def __init__(self, data: bytes) -> None:
+        self.b = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytearray:
+        return bytearray(self.b.read(min(n, 777)))
+
+
+def test_binary_streams_that_bend_the_contract():
+    data = "".join(f'{i},"v,{i}",é\r\n' for i in range(30000)).encode()
+    want = list(csv.reader(io.StringIO(data.decode(), newline="")))
+    # More than asked for: nothing is lost.
+    assert list(fastcsv.reader(_Oversized(data, 200_000))) == want
+    assert fastcsv.read(_Oversized(data, 3)) == want
+    assert list(fastcsv.reader(_ReadOnly(data))) == want
+    assert list(fastcsv.reader(_ByteArrays(data))) == want
+
+
+def test_reference_cycles_through_a_reader_are_collected():
+    import gc
+    import weakref
+
+    class Table:
+        def __init__(self) -> None:
+            self.rows = fastcsv.reader(self.lines())
+
+        def lines(self):
+            yield "a,b\n"
+            yield "c,d\n"
+
+    refs = []
+    for _ in range(50):
+        t = Table()
+        assert next(t.rows) == ["a", "b"]
+        refs.append(weakref.ref(t))
+        del t
+    gc.collect()
+    assert all(r() is None for r in refs)
+    assert gc.is_tracked(fastcsv.reader(iter([])))
