@@ -696,8 +696,9 @@ impl BenchReport {
             format!("{} bytes", self.bytes)
         };
         format!(
-            "{name}: {size}, {} rows, work={}, {} run{} each, {}",
+            "{name}: {size}, {} row{}, work={}, {} run{} each, {}",
             self.rows,
+            if self.rows == 1 { "" } else { "s" },
             self.work.as_str(),
             self.runs,
             if self.runs == 1 { "" } else { "s" },

@@ -137,7 +137,9 @@ def _is_binary_file(f: object) -> bool:
 def _classify(source: object, allow_bytes: bool = False) -> tuple[str, Any]:
     """``("path", p)``, ``("binary", file)`` or ``("lines", iterable)``."""
     if isinstance(source, (str, os.PathLike)):
-        return "path", os.fspath(source)
+        # A path-like object may give bytes (`__fspath__`): decoded as the
+        # file system encodes names.
+        return "path", os.fsdecode(os.fspath(source))
     if allow_bytes and isinstance(source, (bytes, bytearray, memoryview)):
         return "binary", io.BytesIO(source)
     if _is_binary_file(source):

@@ -894,3 +894,16 @@ def test_reference_cycles_through_a_reader_are_collected():
     gc.collect()
     assert all(r() is None for r in refs)
     assert gc.is_tracked(fastcsv.reader(iter([])))
+
+
+def test_path_like_giving_bytes(tmp_path):
+    p = tmp_path / "b.csv"
+    p.write_text("a,b\n1,2\n")
+
+    class BytesPath:
+        def __fspath__(self) -> bytes:
+            return os.fsencode(p)
+
+    assert list(fastcsv.reader(BytesPath())) == [["a", "b"], ["1", "2"]]
+    assert fastcsv.read(BytesPath()) == [["a", "b"], ["1", "2"]]
+    assert list(fastcsv.DictReader(BytesPath())) == [{"a": "1", "b": "2"}]
