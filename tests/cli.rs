@@ -360,6 +360,25 @@ fn stats_table_and_json() {
         "{\"column\":\"score\",\"non_empty\":2,\"empty\":1,\"distinct\":2,\
          \"distinct_exact\":true,\"min_len\":1,\"max_len\":3,\"integer\":false,\"float\":true}"
     ));
+    assert_eq!(
+        ok(&["stats", "--csv", &people]),
+        "field,non_empty,empty,distinct,distinct_exact,min_length,max_length,integer,float\n\
+         id,3,0,3,true,1,1,true,true\n\
+         name,3,0,3,true,3,6,false,false\n\
+         city,3,0,3,true,4,9,false,false\n\
+         score,2,1,2,true,1,3,false,true\n"
+    );
+    // A column with no value: empty lengths; a name with a comma, quoted.
+    let o = run_with(&["stats", "--csv"], "\"a,b\",c\n,1\n".as_bytes());
+    assert_eq!(
+        stdout(&o),
+        "field,non_empty,empty,distinct,distinct_exact,min_length,max_length,integer,float\n\
+         \"a,b\",0,1,0,true,,,false,false\nc,1,0,1,true,1,1,true,true\n"
+    );
+    // Wide characters take two cells in the table.
+    let o = run_with(&["stats"], "\u{540d}\u{524d},b\n1,2\n".as_bytes());
+    let lines: Vec<&str> = std::str::from_utf8(&o.stdout).unwrap().lines().collect();
+    assert_eq!(lines[1].find("  1"), lines[2].find("  1").map(|i| i + 2), "{lines:?}");
 }
 
 #[test]

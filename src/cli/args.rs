@@ -423,8 +423,13 @@ pub struct StatsArgs {
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// Write a JSON array of per-column objects instead of a table.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "csv")]
     pub json: bool,
+    /// Write CSV instead of a table, one record per column (`field`,
+    /// `non_empty`, `empty`, `distinct`, `distinct_exact`, `min_length`,
+    /// `max_length`, `integer`, `float`), to pipe into other tools.
+    #[arg(long)]
+    pub csv: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,

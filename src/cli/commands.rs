@@ -653,7 +653,13 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
         },
     )?;
     let summary = st.finish(&names);
-    let text = if a.json { stats::json(&summary) } else { stats::table(&summary) };
+    let text = if a.json {
+        stats::json(&summary)
+    } else if a.csv {
+        stats::csv(&summary)
+    } else {
+        stats::table(&summary)
+    };
     let mut out = stdout();
     out.write_all(text.as_bytes())?;
     Ok(out.flush()?)

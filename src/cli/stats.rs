@@ -362,13 +362,15 @@ pub fn table(rows: &[Summary]) -> String {
             yes(s.float),
         ]);
     }
-    let width = |c: usize| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0);
+    // Display width: a wide (CJK) character takes two cells of a terminal.
+    let cols = |s: &str| unicode_width::UnicodeWidthStr::width(s);
+    let width = |c: usize| cells.iter().map(|r| cols(&r[c])).max().unwrap_or(0);
     let widths: Vec<usize> = (0..9).map(width).collect();
     let mut out = String::new();
     for r in &cells {
         let mut line = String::new();
         for (c, cell) in r.iter().enumerate() {
-            let pad = widths[c] - cell.chars().count();
+            let pad = widths[c] - cols(cell);
             // Text columns align left, numbers right.
             if c == 1 || c >= 7 {
                 line.push_str(cell);
@@ -383,6 +385,47 @@ pub fn table(rows: &[Summary]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Renders summaries as CSV, one record per column (names as far as they
+/// go as in `xsv stats`: `field`, `min_length`, `max_length`); an
+/// unknown length is empty.
+pub fn csv(rows: &[Summary]) -> String {
+    let mut w = super::output::RecordWriter::new(Vec::new(), super::args::Format::Csv, b',', None);
+    let head = [
+        "field",
+        "non_empty",
+        "empty",
+        "distinct",
+        "distinct_exact",
+        "min_length",
+        "max_length",
+        "integer",
+        "float",
+    ];
+    let mut put = |cells: &[&str]| {
+        w.write(cells.iter().map(|c| c.as_bytes())).expect("CSV of UTF-8 text to memory");
+    };
+    put(&head);
+    for s in rows {
+        let (min, max) = match s.min_len {
+            Some(m) => (m.to_string(), s.max_len.to_string()),
+            None => (String::new(), String::new()),
+        };
+        put(&[
+            &s.name,
+            &s.non_empty.to_string(),
+            &s.empty.to_string(),
+            &s.distinct.to_string(),
+            &s.exact.to_string(),
+            &min,
+            &max,
+            &s.integer.to_string(),
+            &s.float.to_string(),
+        ]);
+    }
+    let v = w.into_inner().expect("a writer to memory");
+    String::from_utf8(v).expect("CSV built from strings is UTF-8")
 }
 
 /// Renders summaries as a JSON array, one object per column.
