@@ -123,6 +123,11 @@ fn headers_numbered_and_bare() {
     assert!(out.ends_with("12  c12\n"), "{out}");
     let o = run_with(&["headers", "-"], format!("{}\n", vec!["x"; 100].join(",")).as_bytes());
     assert!(stdout(&o).ends_with("99   x\n100  x\n"), "{}", stdout(&o));
+    // Several files, as xsv: names alone, one file after the other, and
+    // each once with --intersect.
+    let other = sample("cli_other.csv");
+    assert_eq!(ok(&["headers", &people, &other]), "id\nname\ncity\nscore\nid\nemail\n");
+    assert_eq!(ok(&["headers", "--intersect", &people, &other]), "id\nname\ncity\nscore\nemail\n");
 }
 
 #[test]

@@ -301,12 +301,17 @@ pub struct CountArgs {
 /// `fastcsv headers`.
 #[derive(Debug, Args)]
 pub struct HeadersArgs {
-    /// Input file (`-` or none: standard input).
+    /// Input files (`-` or none: standard input). With several, their
+    /// names one after the other, without numbers, as xsv.
     #[arg(value_name = "FILE")]
-    pub file: Option<PathBuf>,
+    pub files: Vec<PathBuf>,
     /// Print only the names, without numbers.
     #[arg(short, long)]
     pub just_names: bool,
+    /// Each name once: those a file before already had are left out (xsv's
+    /// `--intersect`, which despite its name lists the union).
+    #[arg(long)]
+    pub intersect: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,

@@ -111,26 +111,37 @@ pub fn count(a: &CountArgs) -> Result<(), Failure> {
 
 /// `fastcsv headers`: `N   name` lines (or names alone).
 pub fn headers(a: &HeadersArgs) -> Result<(), Failure> {
-    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
+    let paths = inputs(&a.files)?;
     let mut out = stdout();
-    let header = first_record(&mut input)?;
-    let Some(h) = header else {
-        return Ok(());
-    };
-    // xsv aligns the names with a tab writer (cells at least 2 wide, then
-    // 2 spaces of padding): the same columns.
-    let width = h.len().to_string().len().max(2) + 2;
-    for (i, name) in h.iter().enumerate() {
-        if a.input.no_headers {
-            // No names: the columns of the first record, by number.
-            writeln!(out, "{}", i + 1)?;
+    // With several inputs, names alone, as xsv (which turns `-j` on).
+    let numbered = !a.just_names && paths.len() == 1;
+    let mut seen: Vec<Vec<u8>> = Vec::new();
+    for p in paths {
+        let mut input = Input::open(p, &a.input, false)?;
+        let Some(h) = first_record(&mut input)? else {
             continue;
+        };
+        // xsv aligns the names with a tab writer (cells at least 2 wide,
+        // then 2 spaces of padding): the same columns.
+        let width = h.len().to_string().len().max(2) + 2;
+        for (i, name) in h.iter().enumerate() {
+            if a.input.no_headers {
+                // No names: the columns of the first record, by number.
+                writeln!(out, "{}", i + 1)?;
+                continue;
+            }
+            if a.intersect {
+                if seen.iter().any(|s| s == name) {
+                    continue;
+                }
+                seen.push(name.to_vec());
+            }
+            if numbered {
+                write!(out, "{:<width$}", i + 1)?;
+            }
+            out.write_all(name)?;
+            out.write_all(b"\n")?;
         }
-        if !a.just_names {
-            write!(out, "{:<width$}", i + 1)?;
-        }
-        out.write_all(name)?;
-        out.write_all(b"\n")?;
     }
     Ok(out.flush()?)
 }
