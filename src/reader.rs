@@ -568,6 +568,27 @@ impl<'a> Reader<'a> {
         self.base + (self.rec_start + self.pos) as u64
     }
 
+    /// Whether the last record ended at a CR that was the last byte read so
+    /// far (with [`Terminator::Any`](crate::Terminator::Any)): an LF at
+    /// [`byte_offset`](Reader::byte_offset) then still belongs to that
+    /// record's line, and the next call skips it. A caller that hands the
+    /// rest of the input to someone else (Python's `csv`, which reads
+    /// `"\r\n"` as one line) skips that LF itself.
+    ///
+    /// ```
+    /// let d = fastcsv::Dialect::builder().headers(false).build().unwrap();
+    /// let mut rdr = fastcsv::ReaderBuilder::new().dialect(d).from_slice(b"a\r\nb\r");
+    /// rdr.read_row().unwrap();
+    /// // The LF was there to look at: eaten with its CR.
+    /// assert_eq!((rdr.byte_offset(), rdr.pending_lf()), (3, false));
+    /// rdr.read_row().unwrap();
+    /// // The CR is the last byte so far.
+    /// assert_eq!((rdr.byte_offset(), rdr.pending_lf()), (5, true));
+    /// ```
+    pub fn pending_lf(&self) -> bool {
+        self.scanner.pending_lf()
+    }
+
     /// Total input size when known (slices and mapped files).
     ///
     /// ```
