@@ -28,11 +28,12 @@
 //! Only the crate's public API is used here.
 
 use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
@@ -1055,6 +1056,8 @@ struct PyTextStream {
     pending: Vec<u8>,
     off: usize,
     stash: PyErrStash,
+    /// Where in the stream each part of the text came from.
+    origins: Arc<TextOrigins>,
 }
 
 /// Raw mode of a [`PyTextStream`]: the bytes of a UTF-8 `io.TextIOWrapper`
@@ -1088,9 +1091,254 @@ struct RawText {
     tail: Vec<u8>,
 }
 
+/// Where the text of a [`PyTextStream`] came from in its stream, so that a
+/// reader that goes away before the end puts the stream back where
+/// `csv.reader` would have left it (see `PyReader`'s `Drop`).
+///
+/// `csv.reader` takes one line at a time from the stream, so the stream's
+/// own position is always right after the last line it consumed: a second
+/// reader, `f.read()` or `for line in f` go on at the next row. This reader
+/// reads ahead in chunks instead; the byte offsets of the text (the UTF-8
+/// fed to the core reader) are mapped back to stream positions here. Byte
+/// `t` of the text lies in the last [`Span`] that starts at or before it.
+struct TextOrigins {
+    /// The stream.
+    stream: Py<PyAny>,
+    /// Locked by the calling thread only: when it reads a chunk, and when
+    /// the reader goes away.
+    state: Mutex<Origins>,
+    /// The first byte of the text a restore may still need (where the next
+    /// record starts): the spans wholly before it are dropped.
+    needed: AtomicU64,
+}
+
+/// The changing part of [`TextOrigins`].
+struct Origins {
+    /// Bytes of text read from the stream so far (handed out or not).
+    read: u64,
+    /// The spans, from the one holding byte `needed` on.
+    spans: VecDeque<Span>,
+    /// The stream's `tell()` after the last read: where it still is unless
+    /// the caller moved it. `None` when not known.
+    here: Option<Py<PyAny>>,
+    /// The last read returned nothing: the caller may move the stream
+    /// before the next one (to read again from elsewhere, as `csv` would),
+    /// so the next chunk's position is asked for again.
+    ended: bool,
+    /// `tell()` failed: positions are unknown from then on.
+    lost: bool,
+}
+
+/// A stretch of the text, from byte `at` up to the next span's start.
+struct Span {
+    /// Offset in the text of the span's first byte.
+    at: u64,
+    /// Where its bytes came from.
+    from: SpanFrom,
+}
+
+/// Where a [`Span`]'s text came from.
+enum SpanFrom {
+    /// Raw mode ([`RawText`]): byte `at + i` of the text is byte `file + i`
+    /// of the file, a position where the wrapper's `seek` starts its
+    /// decoder afresh.
+    Raw(u64),
+    /// A chunk that `read` returned with the stream at `cookie` (its
+    /// `tell()`): `text` is the `str`, or for one with lone surrogates its
+    /// UTF-8 `bytes` (`surrogatepass`, one sequence per surrogate), as
+    /// handed out.
+    Chunk { cookie: Py<PyAny>, text: Py<PyAny> },
+    /// A chunk read from a position that is not known.
+    Unknown,
+}
+
+/// Where the stream is to be left when a reader over it goes away: where
+/// `csv.reader`, which consumes whole lines, would have left it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resume {
+    /// The next record starts at byte `at` of the text. With `lf`, the last
+    /// line ended at a CR that was the last byte the core looked at: an LF
+    /// right after it still belongs to that line (`"\r\n"` is one line).
+    At { at: u64, lf: bool },
+    /// An error was raised at byte `at` of the text: `csv` consumed the
+    /// line holding it, its line end included.
+    LineOf(u64),
+}
+
+/// The number of characters of Python `str` in `b`, UTF-8 in which a lone
+/// surrogate is one (`surrogatepass`) sequence: its bytes that do not
+/// continue a sequence.
+fn char_count(b: &[u8]) -> usize {
+    b.iter().filter(|&&c| c & 0xC0 != 0x80).count()
+}
+
+impl TextOrigins {
+    /// The origins of a stream read from its position now, which is byte
+    /// `raw_offset` of the file in raw mode.
+    fn new(py: Python<'_>, stream: &Bound<'_, PyAny>, raw_offset: Option<u64>) -> TextOrigins {
+        let mut spans = VecDeque::new();
+        let mut here = None;
+        if let Some(file) = raw_offset {
+            spans.push_back(Span { at: 0, from: SpanFrom::Raw(file) });
+            here = file.into_pyobject(py).ok().map(|p| p.into_any().unbind());
+        }
+        TextOrigins {
+            stream: stream.clone().unbind(),
+            state: Mutex::new(Origins { read: 0, spans, here, ended: false, lost: false }),
+            needed: AtomicU64::new(0),
+        }
+    }
+
+    /// The changing part, locked even when poisoned: nothing done while
+    /// it is locked can panic halfway but an allocation failure, which
+    /// aborts.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Origins> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Notes that the text goes on with `n` more bytes.
+    fn got(&self, n: usize) {
+        self.lock().read += n as u64;
+    }
+
+    /// Raw mode read up to byte `pos` of the file (or moved the wrapper
+    /// there): the wrapper's `tell()` is `pos`.
+    fn raw_at(&self, py: Python<'_>, pos: u64) {
+        let mut st = self.lock();
+        st.here = pos.into_pyobject(py).ok().map(|p| p.into_any().unbind());
+        st.ended = false;
+    }
+
+    /// Raw mode is over (or never began): positions are asked for afresh.
+    fn raw_off(&self) {
+        self.lock().here = None;
+    }
+
+    /// Where the stream is before a chunk is read: `None` if not known.
+    fn chunk_start(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        let mut st = self.lock();
+        if st.lost {
+            return None;
+        }
+        if !st.ended {
+            if let Some(here) = &st.here {
+                return Some(here.clone_ref(py));
+            }
+        }
+        match self.stream.bind(py).call_method0(intern!(py, "tell")) {
+            Ok(t) => Some(t.unbind()),
+            Err(_) => {
+                st.lost = true;
+                st.here = None;
+                None
+            }
+        }
+    }
+
+    /// Notes the chunk `text` (`None` when empty: the end of the stream)
+    /// read from `cookie`, which starts at the current end of the text
+    /// (before [`TextOrigins::got`] counts it), and where the stream is now.
+    fn chunk_read(&self, py: Python<'_>, cookie: Option<Py<PyAny>>, text: Option<Py<PyAny>>) {
+        let mut st = self.lock();
+        let ended = text.is_none();
+        if let Some(text) = text {
+            let at = st.read;
+            let from = match cookie {
+                Some(cookie) => SpanFrom::Chunk { cookie, text },
+                None => SpanFrom::Unknown,
+            };
+            st.spans.push_back(Span { at, from });
+            let needed = self.needed.load(Ordering::Relaxed);
+            while st.spans.len() >= 2 && st.spans[1].at <= needed {
+                st.spans.pop_front();
+            }
+        }
+        st.ended = ended;
+        st.here = None;
+        if !st.lost {
+            match self.stream.bind(py).call_method0(intern!(py, "tell")) {
+                Ok(t) => st.here = Some(t.unbind()),
+                Err(_) => st.lost = true,
+            }
+        }
+    }
+
+    /// Notes that a restore needs nothing before byte `at` of the text.
+    fn need_from(&self, at: u64) {
+        self.needed.store(at, Ordering::Relaxed);
+    }
+
+    /// Puts the stream where `csv.reader` would have left it (see
+    /// [`Resume`]). Nothing is done when the stream is closed, when the
+    /// caller moved it since the last read (`tell()` is not where that
+    /// read left it), or when the position is not known; errors are the
+    /// caller's to swallow.
+    fn restore(&self, py: Python<'_>, resume: Resume) -> PyResult<()> {
+        let stream = self.stream.bind(py);
+        if stream.getattr(intern!(py, "closed"))?.is_truthy()? {
+            return Ok(());
+        }
+        let st = self.lock();
+        let Some(here) = &st.here else {
+            return Ok(());
+        };
+        if st.lost {
+            return Ok(());
+        }
+        let (at, lf, line) = match resume {
+            Resume::At { at, lf } => (at, lf, false),
+            Resume::LineOf(at) => (at, false, true),
+        };
+        if !stream.call_method0(intern!(py, "tell"))?.eq(here)? {
+            return Ok(());
+        }
+        // Seek even when every byte of the text was consumed (`at == read`):
+        // raw mode may have read the first bytes of a character beyond it.
+        let Some(span) = st.spans.iter().rev().find(|s| s.at <= at) else {
+            return Ok(());
+        };
+        let off = at - span.at;
+        match &span.from {
+            SpanFrom::Raw(file) => {
+                stream.call_method1(intern!(py, "seek"), (file + off,))?;
+            }
+            SpanFrom::Chunk { cookie, text } => {
+                let text = text.bind(py);
+                let k = match text.downcast::<PyString>() {
+                    Ok(s) => s.to_str()?.as_bytes().get(..off as usize).map(char_count),
+                    Err(_) => {
+                        text.downcast::<PyBytes>()?.as_bytes().get(..off as usize).map(char_count)
+                    }
+                };
+                let Some(k) = k else {
+                    return Ok(());
+                };
+                stream.call_method1(intern!(py, "seek"), (cookie.bind(py),))?;
+                if k > 0 {
+                    stream.call_method1(intern!(py, "read"), (k,))?;
+                }
+            }
+            SpanFrom::Unknown => return Ok(()),
+        }
+        if line {
+            // The rest of the line, as `csv` took it: the stream's
+            // universal newlines end it at LF, CR or CRLF.
+            stream.call_method0(intern!(py, "readline"))?;
+        } else if lf {
+            let p = stream.call_method0(intern!(py, "tell"))?;
+            let c = stream.call_method1(intern!(py, "read"), (1,))?;
+            if !c.eq("\n")? {
+                stream.call_method1(intern!(py, "seek"), (p,))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl PyTextStream {
     /// Copies as much of `text` into `buf` as fits and keeps the rest.
     fn hand_out(&mut self, text: &[u8], buf: &mut [u8]) -> usize {
+        self.origins.got(text.len());
         let n = text.len().min(buf.len());
         buf[..n].copy_from_slice(&text[..n]);
         self.pending.clear();
@@ -1100,7 +1348,10 @@ impl PyTextStream {
     }
 
     /// Reads the next chunk of text into `buf` (and `pending`).
+    /// Where the stream was before the chunk, and the chunk, are noted in
+    /// `origins`.
     fn read_chunk(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
+        let cookie = self.origins.chunk_start(py);
         let r = self.read.bind(py).call1((TEXT_CHUNK,))?;
         let s = r.downcast::<PyString>().map_err(|_| {
             let name = r.get_type().name().map(|n| n.to_string()).unwrap_or_default();
@@ -1108,14 +1359,18 @@ impl PyTextStream {
                 "read() should return str, not {name} (the file should be opened in text mode)"
             ))
         })?;
-        match s.to_str() {
-            Ok(t) => Ok(self.hand_out(t.as_bytes(), buf)),
+        let encoded;
+        let (text, bytes) = match s.to_str() {
+            Ok(t) => (s.as_any(), t.as_bytes()),
             Err(_) => {
                 // Lone surrogates: carry them through, as `csv` does.
-                let b = s.call_method1(intern!(py, "encode"), ("utf-8", "surrogatepass"))?;
-                Ok(self.hand_out(b.downcast::<PyBytes>()?.as_bytes(), buf))
+                encoded = s.call_method1(intern!(py, "encode"), ("utf-8", "surrogatepass"))?;
+                (&encoded, encoded.downcast::<PyBytes>()?.as_bytes())
             }
-        }
+        };
+        let kept = (!bytes.is_empty()).then(|| text.clone().unbind());
+        self.origins.chunk_read(py, cookie, kept);
+        Ok(self.hand_out(bytes, buf))
     }
 
     /// Reads the next bytes in raw mode, or hands over to `read_chunk`.
@@ -1133,6 +1388,7 @@ impl PyTextStream {
                 if here.and_then(|t| t.extract::<u64>()).ok() != Some(raw.pos) {
                     self.raw = None;
                     self.raw_on.store(false, Ordering::Relaxed);
+                    self.origins.raw_off();
                     continue;
                 }
             }
@@ -1145,6 +1401,7 @@ impl PyTextStream {
             // `start` is the offset of its first byte.
             let start = raw.pos - raw.tail.len() as u64;
             raw.pos += b.len() as u64;
+            self.origins.raw_at(py, raw.pos);
             let joined;
             let data: &[u8] = if raw.tail.is_empty() {
                 b
@@ -1194,7 +1451,9 @@ impl PyTextStream {
     ) -> PyResult<usize> {
         if let Some(raw) = self.raw.take() {
             self.raw_on.store(false, Ordering::Relaxed);
+            self.origins.raw_off();
             raw.stream.bind(py).call_method1(intern!(py, "seek"), (at,))?;
+            self.origins.raw_at(py, at);
         }
         if before.is_empty() {
             self.read_chunk(py, buf)
@@ -1205,6 +1464,11 @@ impl PyTextStream {
 }
 
 impl PyTextStream {
+    /// Bytes of the text handed out so far.
+    fn handed_out(&self) -> u64 {
+        self.origins.lock().read - (self.pending.len() - self.off) as u64
+    }
+
     /// The next UTF-8 bytes of the text, into `buf`; 0 at the end.
     fn read_some(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
         if self.off < self.pending.len() {
@@ -1653,6 +1917,15 @@ struct TextState {
     raw_on: Arc<AtomicBool>,
     /// The stream, to see on each call whether it was closed.
     stream: Py<PyAny>,
+    /// Where the text came from in the stream.
+    origins: Arc<TextOrigins>,
+    /// Where to leave the stream if the reader goes away now; `None` once
+    /// it ended (the stream is at its end then, as with `csv`), or after
+    /// an exception from the stream (its position is not known).
+    resume: Option<Resume>,
+    /// The offset in the text of the core reader's first byte (a reader
+    /// made by [`TextAheadSource::reparse`] starts inside the text).
+    byte_base: u64,
 }
 
 enum Input {
@@ -1683,6 +1956,9 @@ struct TextAheadSource {
     raw_on: Arc<AtomicBool>,
     /// The stream, to see on each call whether it was closed.
     stream: Py<PyAny>,
+    /// Where the text came from in the stream (the rows' positions are in
+    /// `ahead.resume`).
+    origins: Arc<TextOrigins>,
 }
 
 impl TextAheadSource {
@@ -1730,7 +2006,9 @@ impl TextAheadSource {
         let mut d = self.dialect.clone();
         // As `NativeSource::next` sets it: below 1, every character fails.
         d.field_limit = Some(limit.max(0) as u64);
-        // The kept bytes, then the stream.
+        // The kept bytes, then the stream: the new reader's first byte is
+        // this byte of the text.
+        let byte_base = feed.stream.handed_out() - pre.len() as u64;
         let replay = io::Cursor::new(pre).chain(feed.stream);
         let rdr = ReaderBuilder::new().dialect(d).max_buffer_size(usize::MAX).from_reader(replay);
         Ok(Box::new(NativeSource {
@@ -1742,6 +2020,9 @@ impl TextAheadSource {
                 limit,
                 raw_on: self.raw_on.clone(),
                 stream: self.stream.clone_ref(py),
+                origins: self.origins.clone(),
+                resume: self.ahead.resume,
+                byte_base,
             }),
             line_base,
         }))
@@ -1765,6 +2046,60 @@ pub struct PyReader {
     dialect: Py<PyAny>,
     nonnumeric: bool,
     input: Input,
+}
+
+/// A reader over a text stream that goes away before the end of the text
+/// (in CPython at once for `next(fastcsv.reader(f))`, and when a `for` loop
+/// over a reader made in its header is left by `break`) puts the stream
+/// back where `csv.reader` would have left it: after the line end of the
+/// last row handed out (or of the line an error was raised on), so that
+/// what reads the stream next (another reader, `f.read()`, `for line in
+/// f`) starts at the next row, as with `csv`. See [`TextOrigins`].
+///
+/// Nothing is done when the reader ended, the stream was closed or moved
+/// by the caller after the reader's last read from it (`tell()` is not
+/// where that read left it; a move between two reads of the reader is not
+/// seen), or a position is not known. A destructor cannot raise:
+/// errors are swallowed, and an exception in flight (the reader may go
+/// away while one unwinds the frame that held it) is kept aside meanwhile.
+impl Drop for PyReader {
+    fn drop(&mut self) {
+        let (origins, resume) = match &self.input {
+            Input::Native(s) => match &s.text {
+                Some(t) => (&t.origins, t.resume),
+                None => return,
+            },
+            Input::TextAhead(s) => (&s.origins, s.ahead.resume),
+            Input::Lines(_) | Input::Ahead(_) => return,
+        };
+        let Some(resume) = resume else {
+            return;
+        };
+        Python::with_gil(|py| {
+            let (mut ty, mut value, mut tb) =
+                (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+            // SAFETY: the GIL is held (`with_gil`); `PyErr_Fetch` moves the
+            // references of the exception in flight, if any (else nulls),
+            // into the three pointers and clears it. (Deprecated in 3.12
+            // for `PyErr_GetRaisedException`, which 3.11 lacks; it still
+            // works there.)
+            #[allow(deprecated)]
+            unsafe {
+                ffi::PyErr_Fetch(&mut ty, &mut value, &mut tb)
+            };
+            // An error is dropped here: taken out of the interpreter, so
+            // none is left set.
+            let _ = origins.restore(py, resume);
+            if !ty.is_null() {
+                // SAFETY: the GIL is held; `PyErr_Restore` takes back the
+                // three references `PyErr_Fetch` gave (none is set now).
+                #[allow(deprecated)]
+                unsafe {
+                    ffi::PyErr_Restore(ty, value, tb)
+                };
+            }
+        });
+    }
 }
 
 /// A type's name as CPython's messages print it (`%.200s` of `tp_name`):
@@ -1898,7 +2233,7 @@ impl NativeSource {
             }
         }
         let rdr = self.rdr.get();
-        match rdr.read_row() {
+        let got = match rdr.read_row() {
             Ok(Some(row)) => {
                 row_to_list(py, &row, nonnumeric, &mut self.strs, self.name.as_deref()).map(Some)
             }
@@ -1910,13 +2245,37 @@ impl NativeSource {
                 }
             },
             Err(e) if self.text.is_some() => {
+                // `csv` consumed the line it raised on; at the end of the
+                // text (a record cut short) the stream is at its end.
+                let at = match e.position() {
+                    Some(p) if e.is_data() && !matches!(e.kind(), ErrorKind::UnexpectedEof) => {
+                        Some(p.byte)
+                    }
+                    _ => None,
+                };
                 let e = text_error(py, e, &self.stash);
+                if let Some(t) = &mut self.text {
+                    t.resume = at.map(|at| Resume::LineOf(t.byte_base + at));
+                }
                 // The end of the text may have cut a record short.
                 self.follow();
-                Err(e)
+                return Err(e);
             }
-            Err(e) => Err(map_error(e, &self.stash)),
+            Err(e) => return Err(map_error(e, &self.stash)),
+        };
+        if let Some(t) = &mut self.text {
+            t.resume = match &got {
+                Ok(Some(_)) => {
+                    let rdr = self.rdr.get();
+                    let at = t.byte_base + rdr.byte_offset();
+                    t.origins.need_from(at);
+                    Some(Resume::At { at, lf: rdr.pending_lf() })
+                }
+                // At the end (or after an exception from the stream).
+                _ => None,
+            };
         }
+        got
     }
 
     /// At the end of a text stream, makes the next call read it again: as
@@ -2162,6 +2521,7 @@ fn _text_reader(
     };
     let raw_on = Arc::new(AtomicBool::new(raw.is_some()));
     let stash = PyErrStash::default();
+    let origins = Arc::new(TextOrigins::new(py, stream, raw_offset));
     let text = PyTextStream {
         read: stream.getattr(intern!(py, "read"))?.unbind(),
         raw,
@@ -2169,6 +2529,7 @@ fn _text_reader(
         pending: Vec::new(),
         off: 0,
         stash: stash.clone(),
+        origins: origins.clone(),
     };
     if ahead {
         let mut unlimited = d.clone();
@@ -2208,6 +2569,7 @@ fn _text_reader(
                 dialect: d,
                 raw_on,
                 stream: stream.clone().unbind(),
+                origins,
             })),
         });
     }
@@ -2221,7 +2583,14 @@ fn _text_reader(
             strs: StrMaker::new("surrogatepass", false)?,
             stash,
             name: None,
-            text: Some(TextState { limit, raw_on, stream: stream.clone().unbind() }),
+            text: Some(TextState {
+                limit,
+                raw_on,
+                stream: stream.clone().unbind(),
+                origins,
+                resume: None,
+                byte_base: 0,
+            }),
             line_base: 0,
         })),
     })
@@ -2271,6 +2640,12 @@ struct Batch {
     end_line: u64,
     /// The reader's byte offset where the batch began.
     start_byte: u64,
+    /// Where the record after the batch's last row starts (for a batch
+    /// that an error ended, the record that failed).
+    end_byte: u64,
+    /// Whether an LF at `end_byte` may still belong to the last row's line
+    /// (see [`CoreReader::pending_lf`]).
+    end_lf: bool,
     /// Where the record an error ended the batch in began (byte, line).
     err_start: Option<(u64, u64)>,
     /// [`Batch::prepare`] has run.
@@ -2321,6 +2696,8 @@ impl Batch {
             lines: Vec::with_capacity(BATCH_ROWS),
             end_line: 0,
             start_byte: 0,
+            end_byte: 0,
+            end_lf: false,
             err_start: None,
             prepared: false,
             reparse: Vec::new(),
@@ -2393,6 +2770,10 @@ impl Batch {
             self.lines.push(rdr.line());
         };
         self.end_line = rdr.line();
+        (self.end_byte, self.end_lf) = match (&end, self.err_start) {
+            (Err(_), Some((at, _))) => (at, false),
+            _ => (rdr.byte_offset(), rdr.pending_lf()),
+        };
         end
     }
 
@@ -2638,6 +3019,9 @@ struct Ahead {
     done: bool,
     /// The calling thread waits for the next batch (see `Batch::load_for`).
     waiting: Arc<AtomicBool>,
+    /// (Text streams only.) Where to leave the stream if the reader goes
+    /// away now, as `TextState::resume`.
+    resume: Option<Resume>,
 }
 
 impl Ahead {
@@ -2666,6 +3050,7 @@ impl Ahead {
             line: 0,
             done: false,
             waiting: Arc::default(),
+            resume: None,
         }
     }
 
@@ -2702,6 +3087,13 @@ impl Ahead {
                 }
                 self.next += 1;
                 self.line = self.cur.lines[r];
+                if fed.is_some() {
+                    // The next record starts where the next row does.
+                    self.resume = Some(match self.cur.rows.get(r + 1) {
+                        Some((_, p)) => Resume::At { at: p.byte, lf: false },
+                        None => Resume::At { at: self.cur.end_byte, lf: self.cur.end_lf },
+                    });
+                }
                 return self.cur.row_list(py, r, nonnumeric, strs, name).map(Next::Row);
             }
             match self.end.take() {
@@ -2714,6 +3106,15 @@ impl Ahead {
                             }
                         }
                         self.line = self.cur.end_line;
+                        // As in `NativeSource::next`.
+                        self.resume = match e.position() {
+                            Some(p)
+                                if e.is_data() && !matches!(e.kind(), ErrorKind::UnexpectedEof) =>
+                            {
+                                Some(Resume::LineOf(p.byte))
+                            }
+                            _ => None,
+                        };
                         return Err(text_error(py, e, stash));
                     }
                     self.line = self.cur.end_line;
@@ -2726,11 +3127,13 @@ impl Ahead {
                 Some(Ok(true)) | None => {}
             }
             if self.done {
+                self.resume = None;
                 return Ok(Next::End);
             }
             self.fetch(py, nonnumeric, strs.joins(), fed.as_deref_mut())?;
             if let Some(f) = fed.as_deref_mut() {
                 f.forget_before(self.cur.start_byte);
+                f.stream.origins.need_from(self.cur.start_byte);
             }
         }
     }
