@@ -327,10 +327,17 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
     seekable text file (``io.TextIOWrapper`` or ``io.StringIO``) opened
     with ``newline=''`` or ``newline=None``, which is read in chunks and
     parsed natively (a UTF-8 file's bytes straight from its buffer while
-    they are exactly its text): the file's position while iterating is then
-    ahead of the rows returned (as its buffer already is with
-    ``csv.reader``), and a ``UnicodeDecodeError`` from the file may come a
-    few rows earlier or later than in ``csv`` and ends the iteration. At
+    they are exactly its text). Then, while the reader is alive, the file's
+    position is ahead of the rows returned, where ``csv.reader``'s is right
+    after the last line it consumed; when the reader goes away (at once for
+    ``next(fastcsv.reader(f))`` or a ``for`` loop over a temporary reader
+    left by ``break``), it puts the file back there (after a ``csv.Error``,
+    after the line it was raised on), unless it reached the end, the file
+    was closed, or the caller moved it since the reader last read. So
+    ``f.read()``, ``for line in f`` or a second reader after a reader kept
+    in a variable start ahead until that reader is dropped (``del r``). A
+    ``UnicodeDecodeError`` from the file may come a few rows earlier or
+    later than in ``csv`` and ends the iteration. At
     the end of such a file, each later call reads it again, as ``csv``
     does: rows appended since (a log file followed as ``tail -f`` does, a
     ``StringIO`` written to and sought back) come out, a record cut short
