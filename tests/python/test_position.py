@@ -18,9 +18,17 @@ the file ahead: that case is documented, not tested here.
 import csv
 import gc
 import io
+import os
+import pathlib
+import tempfile
 
 import fastcsv
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_differential import BYTE_PIECES, dialect_st, text_st, valid
+
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Rows in the small (a few KB), medium (~200 KB) and large (~4 MB: read by
 # a second thread, more than 1 MiB left after the header) files.
@@ -328,3 +336,65 @@ def test_bound_reader_is_ahead_until_dropped(files):
         del r
         assert f.tell() < pos
         assert f.readline() == "0,name é 0,0\n"
+
+
+def drop_after(mod, make, d, k):
+    """`k` steps of a reader (rows, or the error or end that stops it), the
+    reader dropped, then the rest of the stream."""
+    with make() as f:
+        out = []
+        r = mod.reader(f, **d)
+        try:
+            for _ in range(k):
+                out.append(next(r))
+        except StopIteration:
+            out.append("end")
+        except (csv.Error, ValueError) as e:
+            # ValueError: a failed float() with QUOTE_NONNUMERIC.
+            out.append(("error", type(e).__name__, str(e)))
+        del r
+        return out, f.read()
+
+
+@SETTINGS
+@given(
+    text_st,
+    dialect_st,
+    st.sampled_from(["", None]),
+    st.sampled_from(["file", "latin-1", "stringio"]),
+    st.integers(0, 12),
+)
+def test_position_matches_csv_random(text, d, newline, kind, k):
+    """Random text and dialects (those of the differential tests), the
+    reader dropped after `k` steps: the rest of the stream is csv's."""
+    assume(valid(d))
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode())
+        make = opener(kind, pathlib.Path(path), newline)
+        assert drop_after(fastcsv, make, d, k) == drop_after(csv, make, d, k)
+    finally:
+        os.unlink(path)
+
+
+@SETTINGS
+@given(
+    st.lists(st.sampled_from(BYTE_PIECES), max_size=40).map(b"".join),
+    st.sampled_from(["", None]),
+    st.sampled_from(["replace", "surrogateescape"]),
+    st.sampled_from([{}, {"strict": True}]),
+    st.integers(0, 12),
+)
+def test_position_matches_csv_random_bytes(data, newline, errors, d, k):
+    """Random bytes, not all UTF-8, read with an error handler: raw mode
+    hands over to read(), and lone surrogates count as one character."""
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        def make():
+            return open(path, newline=newline, encoding="utf-8", errors=errors)
+        assert drop_after(fastcsv, make, d, k) == drop_after(csv, make, d, k)
+    finally:
+        os.unlink(path)
