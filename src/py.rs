@@ -2306,8 +2306,10 @@ fn raise_if_closed(py: Python<'_>, stream: &Py<PyAny>) -> PyResult<()> {
 
 #[pymethods]
 impl PyReader {
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
+    /// The reader itself, without borrowing it (another thread may be
+    /// inside its `__next__`).
+    fn __iter__<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
+        slf.clone()
     }
 
     /// The Python objects the reader holds where the garbage collector can
@@ -2346,7 +2348,55 @@ impl PyReader {
         }
     }
 
-    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+    fn __next__<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyList>>> {
+        let _entered = Entered::new(slf);
+        borrow_waiting(slf, 1)?.next_row(slf.py())
+    }
+
+    /// What the reader reads: `"lines"` (an iterable of `str`), `"text"`
+    /// (a text stream read in chunks), `"text-raw"` (a text file whose
+    /// bytes are read from its buffer, so far) or `"native"` (a path, a
+    /// descriptor or a binary stream). For tests and debugging.
+    #[getter]
+    fn _source(&self) -> &'static str {
+        match &self.input {
+            Input::Lines(_) => "lines",
+            Input::Native(s) => match &s.text {
+                Some(t) if t.raw_on.load(Ordering::Relaxed) => "text-raw",
+                Some(_) => "text",
+                None => "native",
+            },
+            Input::Ahead(_) => "native",
+            Input::TextAhead(s) if s.raw_on.load(Ordering::Relaxed) => "text-raw",
+            Input::TextAhead(_) => "text",
+        }
+    }
+
+    /// Whether rows are scanned ahead by a second thread (paths and
+    /// descriptors, large text files; until a text file's reader turns
+    /// row by row). For tests and debugging.
+    #[getter]
+    fn _reads_ahead(&self) -> bool {
+        matches!(self.input, Input::Ahead(_) | Input::TextAhead(_))
+    }
+
+    /// Lines read so far (the number of lines taken from the iterator, or
+    /// of line ends consumed in a native input).
+    #[getter]
+    fn line_num(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        let mut this = borrow_waiting(slf, 0)?;
+        Ok(match &mut this.input {
+            Input::Lines(s) => s.line_num,
+            Input::Native(s) => s.line_base + s.rdr.get().line(),
+            Input::Ahead(s) => s.ahead.line,
+            Input::TextAhead(s) => s.ahead.line,
+        })
+    }
+}
+
+impl PyReader {
+    /// The next row, `None` at the end (`__next__`'s work).
+    fn next_row<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
         match &mut self.input {
             Input::Lines(s) => s.next(py, self.nonnumeric),
             Input::Native(s) => {
@@ -2387,44 +2437,63 @@ impl PyReader {
             }
         }
     }
+}
 
-    /// What the reader reads: `"lines"` (an iterable of `str`), `"text"`
-    /// (a text stream read in chunks), `"text-raw"` (a text file whose
-    /// bytes are read from its buffer, so far) or `"native"` (a path, a
-    /// descriptor or a binary stream). For tests and debugging.
-    #[getter]
-    fn _source(&self) -> &'static str {
-        match &self.input {
-            Input::Lines(_) => "lines",
-            Input::Native(s) => match &s.text {
-                Some(t) if t.raw_on.load(Ordering::Relaxed) => "text-raw",
-                Some(_) => "text",
-                None => "native",
-            },
-            Input::Ahead(_) => "native",
-            Input::TextAhead(s) if s.raw_on.load(Ordering::Relaxed) => "text-raw",
-            Input::TextAhead(_) => "text",
-        }
+thread_local! {
+    /// The readers whose `__next__` runs on this thread (their addresses),
+    /// to tell a call from the reader's own input (re-entry, on this
+    /// thread) from one on another thread.
+    static ENTERED: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Marks a reader's `__next__` as running on this thread while it lives.
+struct Entered(usize);
+
+impl Entered {
+    fn new(slf: &Bound<'_, PyReader>) -> Entered {
+        let key = slf.as_ptr() as usize;
+        ENTERED.with(|e| e.borrow_mut().push(key));
+        Entered(key)
     }
+}
 
-    /// Whether rows are scanned ahead by a second thread (paths and
-    /// descriptors, large text files; until a text file's reader turns
-    /// row by row). For tests and debugging.
-    #[getter]
-    fn _reads_ahead(&self) -> bool {
-        matches!(self.input, Input::Ahead(_) | Input::TextAhead(_))
+impl Drop for Entered {
+    fn drop(&mut self) {
+        ENTERED.with(|e| {
+            let mut e = e.borrow_mut();
+            if let Some(i) = e.iter().rposition(|&k| k == self.0) {
+                e.remove(i);
+            }
+        });
     }
+}
 
-    /// Lines read so far (the number of lines taken from the iterator, or
-    /// of line ends consumed in a native input).
-    #[getter]
-    fn line_num(&mut self) -> u64 {
-        match &mut self.input {
-            Input::Lines(s) => s.line_num,
-            Input::Native(s) => s.line_base + s.rdr.get().line(),
-            Input::Ahead(s) => s.ahead.line,
-            Input::TextAhead(s) => s.ahead.line,
+/// The reader, mutably borrowed. While another thread is inside its
+/// `__next__` (which lets the GIL go to read, or to call its input), this
+/// one waits for it with the GIL released, so that threads sharing a
+/// reader take rows in turn, as with `csv.reader`, rather than fail with
+/// "Already borrowed". A call from the reader's own input, on the thread
+/// that is reading (a generator that calls `next` on its reader), cannot
+/// wait: a `ValueError`, as `csv` gets from the generator in that case.
+/// `own` is the number of [`Entered`] marks the caller made for this call.
+fn borrow_waiting<'py>(
+    slf: &Bound<'py, PyReader>,
+    own: usize,
+) -> PyResult<PyRefMut<'py, PyReader>> {
+    let key = slf.as_ptr() as usize;
+    loop {
+        if let Ok(r) = slf.try_borrow_mut() {
+            return Ok(r);
         }
+        // A mark for this reader beyond the caller's own: this thread is
+        // inside its `__next__` already.
+        let reentered = ENTERED.with(|e| e.borrow().iter().filter(|&&k| k == key).count() > own);
+        if reentered {
+            return Err(PyValueError::new_err(
+                "reader already executing: called again from its own input",
+            ));
+        }
+        slf.py().allow_threads(|| std::thread::sleep(std::time::Duration::from_micros(20)));
     }
 }
 

@@ -907,3 +907,49 @@ def test_path_like_giving_bytes(tmp_path):
     assert list(fastcsv.reader(BytesPath())) == [["a", "b"], ["1", "2"]]
     assert fastcsv.read(BytesPath()) == [["a", "b"], ["1", "2"]]
     assert list(fastcsv.DictReader(BytesPath())) == [{"a": "1", "b": "2"}]
+
+
+def test_threads_sharing_a_reader_take_rows_in_turn(tmp_path):
+    import threading
+
+    n = 20000
+    p = tmp_path / "t.csv"
+    p.write_text("".join(f"{i},x\n" for i in range(n)))
+    f = open(p, newline="")  # noqa: SIM115 - closed below
+    sources = {
+        "path": lambda: fastcsv.reader(str(p)),
+        "text": lambda: fastcsv.reader(f),
+        "lines": lambda: fastcsv.reader(iter(p.read_text().splitlines(True))),
+    }
+    for name, make in sources.items():
+        r = make()
+        got: list = []
+        errors: list = []
+
+        def work() -> None:
+            try:
+                for row in r:
+                    got.append(int(row[0]))
+                    r.line_num  # noqa: B018 - read while others iterate
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == [], name
+        assert sorted(got) == list(range(n)), name
+    f.close()
+
+
+def test_a_reader_called_from_its_own_input():
+    def lines():
+        yield "a\n"
+        yield next(r)[0] + "\n"
+
+    r = fastcsv.reader(lines())
+    assert next(r) == ["a"]
+    with pytest.raises(ValueError):
+        next(r)
