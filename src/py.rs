@@ -923,10 +923,47 @@ impl PyErrStash {
 // ---------------------------------------------------------------------------
 // Sources
 
+/// Bytes a stream's reader was given but could not hand out yet (they did
+/// not fit the caller's buffer): `buf[off..]`.
+#[derive(Default)]
+struct Spill {
+    buf: Vec<u8>,
+    off: usize,
+}
+
+impl Spill {
+    /// Bytes left.
+    fn len(&self) -> usize {
+        self.buf.len() - self.off
+    }
+
+    /// Copies what is left into `out`; `None` when nothing is.
+    fn drain_into(&mut self, out: &mut [u8]) -> Option<usize> {
+        if self.len() == 0 {
+            return None;
+        }
+        let n = self.len().min(out.len());
+        out[..n].copy_from_slice(&self.buf[self.off..self.off + n]);
+        self.off += n;
+        Some(n)
+    }
+
+    /// Copies as much of `b` into `out` as fits and keeps the rest (none
+    /// may be left from before).
+    fn hand_out(&mut self, b: &[u8], out: &mut [u8]) -> usize {
+        let n = b.len().min(out.len());
+        out[..n].copy_from_slice(&b[..n]);
+        self.buf.clear();
+        self.buf.extend_from_slice(&b[n..]);
+        self.off = 0;
+        n
+    }
+}
+
 /// A binary Python stream read through its `read(n)` method.
 ///
 /// What `read` returns is taken whole: bytes beyond the `n` asked for (a
-/// stream that does not keep to the contract) wait in `pending` for the
+/// stream that does not keep to the contract) wait in `spill` for the
 /// next call, and any object with the buffer protocol (`bytearray`,
 /// `memoryview`) is read like `bytes`.
 struct PyStream {
@@ -938,9 +975,8 @@ struct PyStream {
     /// `read1` raises `io.UnsupportedOperation` (an `io.BufferedIOBase`
     /// subclass that only implements `read`).
     plain_read: Option<Py<PyAny>>,
-    /// Bytes returned but not handed out yet: `pending[off..]`.
-    pending: Vec<u8>,
-    off: usize,
+    /// Bytes returned but not handed out yet.
+    spill: Spill,
     stash: PyErrStash,
 }
 
@@ -954,8 +990,7 @@ impl PyStream {
         Ok(PyStream {
             read: read.unbind(),
             plain_read,
-            pending: Vec::new(),
-            off: 0,
+            spill: Spill::default(),
             stash: stash.clone(),
         })
     }
@@ -976,29 +1011,17 @@ impl PyStream {
     /// The next bytes of the stream into `buf`; `None` when a non-blocking
     /// stream has none yet.
     fn read_some(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<Option<usize>> {
-        if self.off < self.pending.len() {
-            let n = (self.pending.len() - self.off).min(buf.len());
-            buf[..n].copy_from_slice(&self.pending[self.off..self.off + n]);
-            self.off += n;
+        if let Some(n) = self.spill.drain_into(buf) {
             return Ok(Some(n));
         }
         let Some(r) = self.call_read(py, buf.len())? else {
             return Ok(None);
         };
-        let (pending, off) = (&mut self.pending, &mut self.off);
-        let mut hand_out = |b: &[u8]| {
-            let n = b.len().min(buf.len());
-            buf[..n].copy_from_slice(&b[..n]);
-            pending.clear();
-            pending.extend_from_slice(&b[n..]);
-            *off = 0;
-            n
-        };
         if let Ok(b) = r.downcast::<PyBytes>() {
-            return Ok(Some(hand_out(b.as_bytes())));
+            return Ok(Some(self.spill.hand_out(b.as_bytes(), buf)));
         }
         match pyo3::buffer::PyBuffer::<u8>::get(&r) {
-            Ok(pb) => Ok(Some(hand_out(&pb.to_vec(py)?))),
+            Ok(pb) => Ok(Some(self.spill.hand_out(&pb.to_vec(py)?, buf))),
             Err(_) => {
                 let name = r.get_type().name().map(|n| n.to_string()).unwrap_or_default();
                 Err(PyTypeError::new_err(format!("read() should return bytes, not {name}")))
@@ -1051,10 +1074,8 @@ struct PyTextStream {
     raw: Option<RawText>,
     /// Whether raw mode is still on (for `Reader._source`).
     raw_on: Arc<AtomicBool>,
-    /// UTF-8 not handed out yet (it did not fit the caller's buffer):
-    /// `pending[off..]`.
-    pending: Vec<u8>,
-    off: usize,
+    /// UTF-8 not handed out yet.
+    spill: Spill,
     stash: PyErrStash,
     /// Where in the stream each part of the text came from.
     origins: Arc<TextOrigins>,
@@ -1339,15 +1360,10 @@ impl PyTextStream {
     /// Copies as much of `text` into `buf` as fits and keeps the rest.
     fn hand_out(&mut self, text: &[u8], buf: &mut [u8]) -> usize {
         self.origins.got(text.len());
-        let n = text.len().min(buf.len());
-        buf[..n].copy_from_slice(&text[..n]);
-        self.pending.clear();
-        self.pending.extend_from_slice(&text[n..]);
-        self.off = 0;
-        n
+        self.spill.hand_out(text, buf)
     }
 
-    /// Reads the next chunk of text into `buf` (and `pending`).
+    /// Reads the next chunk of text into `buf` (and `spill`).
     /// Where the stream was before the chunk, and the chunk, are noted in
     /// `origins`.
     fn read_chunk(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
@@ -1466,15 +1482,12 @@ impl PyTextStream {
 impl PyTextStream {
     /// Bytes of the text handed out so far.
     fn handed_out(&self) -> u64 {
-        self.origins.lock().read - (self.pending.len() - self.off) as u64
+        self.origins.lock().read - self.spill.len() as u64
     }
 
     /// The next UTF-8 bytes of the text, into `buf`; 0 at the end.
     fn read_some(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
-        if self.off < self.pending.len() {
-            let n = (self.pending.len() - self.off).min(buf.len());
-            buf[..n].copy_from_slice(&self.pending[self.off..self.off + n]);
-            self.off += n;
+        if let Some(n) = self.spill.drain_into(buf) {
             return Ok(n);
         }
         if self.raw.is_some() {
@@ -2595,8 +2608,7 @@ fn _text_reader(
         read: stream.getattr(intern!(py, "read"))?.unbind(),
         raw,
         raw_on: raw_on.clone(),
-        pending: Vec::new(),
-        off: 0,
+        spill: Spill::default(),
         stash: stash.clone(),
         origins: origins.clone(),
     };
