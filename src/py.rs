@@ -1896,8 +1896,10 @@ struct LineSource {
     iter: Option<Py<PyIterator>>,
     scanner: Scanner,
     fields: Fields,
-    /// Python's `line_num`: lines taken from the iterator.
-    line_num: u64,
+    /// Python's `line_num`: lines taken from the iterator. Shared, so
+    /// that the input can read it while `__next__` asks it for a line
+    /// (see [`Entered::show`]); only this source writes it.
+    line_num: Arc<AtomicU64>,
     /// Objects made from the fields completed so far in this record.
     done: Vec<Py<PyAny>>,
     /// The current line's UTF-8, when the `str` has surrogates.
@@ -2054,8 +2056,7 @@ struct AheadSource {
 /// A CSV reader: iterate it for rows (`list[str]`), like `_csv.reader`.
 #[pyclass(module = "fastcsv._fastcsv", name = "Reader")]
 pub struct PyReader {
-    /// The validated `_csv.Dialect` in use.
-    #[pyo3(get)]
+    /// The validated `_csv.Dialect` in use (the `dialect` getter).
     dialect: Py<PyAny>,
     nonnumeric: bool,
     input: Input,
@@ -2207,7 +2208,8 @@ impl LineSource {
                     tp_name(&item.get_type())
                 )));
             };
-            self.line_num += 1;
+            let n = self.line_num.load(Ordering::Relaxed);
+            self.line_num.store(n + 1, Ordering::Relaxed);
             let bytes: &[u8] = match line.to_str() {
                 Ok(s) => s.as_bytes(),
                 Err(_) => {
@@ -2362,8 +2364,20 @@ impl PyReader {
     }
 
     fn __next__<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyList>>> {
-        let _entered = Entered::new(slf);
-        borrow_waiting(slf, 1)?.next_row(slf.py())
+        let entered = Entered::new(slf);
+        let mut this = borrow_waiting(slf, 1)?;
+        entered.show(&this, slf.py());
+        this.next_row(slf.py())
+    }
+
+    /// The validated `_csv.Dialect` in use.
+    #[getter]
+    fn dialect(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if let Some(d) = shown(slf, |s| s.dialect.clone_ref(py)) {
+            return Ok(d);
+        }
+        Ok(borrow_waiting(slf, 0)?.dialect.clone_ref(py))
     }
 
     /// What the reader reads: `"lines"` (an iterable of `str`), `"text"`
@@ -2397,9 +2411,12 @@ impl PyReader {
     /// of line ends consumed in a native input).
     #[getter]
     fn line_num(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        if let Some(n) = shown(slf, |s| s.line_num.load(Ordering::Relaxed)) {
+            return Ok(n);
+        }
         let mut this = borrow_waiting(slf, 0)?;
         Ok(match &mut this.input {
-            Input::Lines(s) => s.line_num,
+            Input::Lines(s) => s.line_num.load(Ordering::Relaxed),
             Input::Native(s) => s.line_base + s.rdr.get().line(),
             Input::Ahead(s) => s.ahead.line,
             Input::TextAhead(s) => s.ahead.line,
@@ -2452,11 +2469,21 @@ impl PyReader {
     }
 }
 
+/// What a reader over lines shows of itself to its own input while its
+/// `__next__` asks that input for a line, when the reader cannot be
+/// borrowed: a generator may read `reader.line_num` (the lines taken so
+/// far) and `reader.dialect`, as `csv` allows.
+struct Shown {
+    line_num: Arc<AtomicU64>,
+    dialect: Py<PyAny>,
+}
+
 thread_local! {
     /// The readers whose `__next__` runs on this thread (their addresses),
     /// to tell a call from the reader's own input (re-entry, on this
-    /// thread) from one on another thread.
-    static ENTERED: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// thread) from one on another thread, with what they show it.
+    static ENTERED: std::cell::RefCell<Vec<(usize, Option<Shown>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Marks a reader's `__next__` as running on this thread while it lives.
@@ -2465,20 +2492,43 @@ struct Entered(usize);
 impl Entered {
     fn new(slf: &Bound<'_, PyReader>) -> Entered {
         let key = slf.as_ptr() as usize;
-        ENTERED.with(|e| e.borrow_mut().push(key));
+        ENTERED.with(|e| e.borrow_mut().push((key, None)));
         Entered(key)
+    }
+
+    /// Shows the reader's `line_num` and dialect to calls from its input.
+    /// Only a reader over lines runs Python code of its input's inside
+    /// `__next__` (other inputs are read by the core, or by stream
+    /// methods that do not look at the reader); the others show nothing.
+    fn show(&self, this: &PyReader, py: Python<'_>) {
+        if let Input::Lines(s) = &this.input {
+            let shown =
+                Shown { line_num: Arc::clone(&s.line_num), dialect: this.dialect.clone_ref(py) };
+            ENTERED.with(|e| {
+                if let Some(m) = e.borrow_mut().iter_mut().rev().find(|m| m.0 == self.0) {
+                    m.1 = Some(shown);
+                }
+            });
+        }
     }
 }
 
 impl Drop for Entered {
     fn drop(&mut self) {
-        ENTERED.with(|e| {
+        let mark = ENTERED.with(|e| {
             let mut e = e.borrow_mut();
-            if let Some(i) = e.iter().rposition(|&k| k == self.0) {
-                e.remove(i);
-            }
+            e.iter().rposition(|m| m.0 == self.0).map(|i| e.remove(i))
         });
+        // The dialect's reference goes after the borrow ends.
+        drop(mark);
     }
+}
+
+/// `f` of what the reader `slf` shows its input, when this call comes from
+/// there (the reader's `__next__` runs on this thread and showed it).
+fn shown<T>(slf: &Bound<'_, PyReader>, f: impl FnOnce(&Shown) -> T) -> Option<T> {
+    let key = slf.as_ptr() as usize;
+    ENTERED.with(|e| e.borrow().iter().rev().find(|m| m.0 == key).and_then(|m| m.1.as_ref()).map(f))
 }
 
 /// The reader, mutably borrowed. While another thread is inside its
@@ -2500,7 +2550,7 @@ fn borrow_waiting<'py>(
         }
         // A mark for this reader beyond the caller's own: this thread is
         // inside its `__next__` already.
-        let reentered = ENTERED.with(|e| e.borrow().iter().filter(|&&k| k == key).count() > own);
+        let reentered = ENTERED.with(|e| e.borrow().iter().filter(|m| m.0 == key).count() > own);
         if reentered {
             return Err(PyValueError::new_err(
                 "reader already executing: called again from its own input",
@@ -2530,7 +2580,7 @@ fn _lines_reader(
             iter: Some(iter),
             scanner: Scanner::line_fed(&d),
             fields: Fields::default(),
-            line_num: 0,
+            line_num: Arc::new(AtomicU64::new(0)),
             done: Vec::new(),
             buf: Vec::new(),
             limit,

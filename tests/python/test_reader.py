@@ -953,3 +953,47 @@ def test_a_reader_called_from_its_own_input():
     assert next(r) == ["a"]
     with pytest.raises(ValueError):
         next(r)
+
+
+@pytest.mark.parametrize("module", [csv, fastcsv])
+def test_an_input_reads_its_readers_line_num_and_dialect(module):
+    # csv.reader's input may look at the reader while it asks for a line:
+    # line_num is then the count of lines taken before this one.
+    seen = []
+
+    def lines():
+        for line in ["a,b\n", 'c,"d\n', 'e"\n', "", "f;g\n"]:
+            seen.append((r.line_num, r.dialect.delimiter, r.dialect.quotechar))
+            yield line
+
+    r = module.reader(lines(), strict=False)
+    rows = list(r)
+    assert rows == [["a", "b"], ["c", "d\ne"], [], ["f;g"]]
+    assert seen == [(k, ",", '"') for k in range(5)]
+    assert r.line_num == 5
+
+
+def test_a_reader_over_lines_shows_its_line_num_to_nested_readers():
+    # Two readers, one's input reading the other and both looking at
+    # themselves: each sees its own count.
+    log = []
+
+    def inner_lines():
+        for line in ["1\n", "2\n", "3\n"]:
+            log.append(("inner", inner.line_num))
+            yield line
+
+    def outer_lines():
+        for row in inner:
+            log.append(("outer", outer.line_num, inner.line_num))
+            yield row[0] + ",x\n"
+
+    inner = fastcsv.reader(inner_lines())
+    outer = fastcsv.reader(outer_lines())
+    assert list(outer) == [["1", "x"], ["2", "x"], ["3", "x"]]
+    ci = csv.reader
+    log_fast, log[:] = list(log), []
+    inner = ci(inner_lines())
+    outer = ci(outer_lines())
+    assert list(outer) == [["1", "x"], ["2", "x"], ["3", "x"]]
+    assert log_fast == log
