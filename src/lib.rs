@@ -54,6 +54,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod arrow;
 pub mod bench;
 mod dialect;
 mod error;

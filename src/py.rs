@@ -45,8 +45,8 @@ use pyo3::{PyTraverseError, PyVisit};
 
 use crate::scan::{Fields, Scan, Scanner};
 use crate::{
-    Dialect, Error as CoreError, ErrorKind, Filter, Position, Reader as CoreReader, ReaderBuilder,
-    Row, SourceChoice,
+    arrow, Dialect, Error as CoreError, ErrorKind, Filter, Position, Reader as CoreReader,
+    ReaderBuilder, Row, SourceChoice,
 };
 
 mod exc {
@@ -3506,6 +3506,184 @@ fn open_bulk(
     Ok(Bulk { native_io, pd, rdr, strs, stash, name })
 }
 
+/// A core reader's columns that may move between threads: built only by
+/// [`_read_arrow`] over a [`SendReader`] (see there: every part is `Send`).
+struct SendColumns(arrow::Columns<'static>);
+
+// SAFETY: the columns' only non-`Send` part is their reader, built by
+// `open_native` as a `SendReader` is (see `SendReader`'s documentation).
+unsafe impl Send for SendColumns {}
+
+impl arrow::ffi::BatchSource for SendColumns {
+    fn names(&self) -> &[String] {
+        self.0.names()
+    }
+    fn next_batch(&mut self) -> crate::Result<Option<arrow::ColumnBatch>> {
+        self.0.next_batch()
+    }
+}
+
+/// The capsule names the Arrow PyCapsule interface gives a stream and a
+/// schema.
+const STREAM_CAPSULE: &std::ffi::CStr = c"arrow_array_stream";
+const SCHEMA_CAPSULE: &std::ffi::CStr = c"arrow_schema";
+
+/// Frees a schema capsule, as [`drop_stream_capsule`] a stream's.
+unsafe extern "C" fn drop_schema_capsule(capsule: *mut ffi::PyObject) {
+    // SAFETY: as for `drop_stream_capsule`, with a boxed `ArrowSchema` made
+    // by `ArrowStream::__arrow_c_schema__`.
+    unsafe {
+        let p = ffi::PyCapsule_GetPointer(capsule, SCHEMA_CAPSULE.as_ptr());
+        if p.is_null() {
+            ffi::PyErr_Clear();
+            return;
+        }
+        let mut schema = Box::from_raw(p.cast::<arrow::ffi::ArrowSchema>());
+        if let Some(release) = schema.release {
+            release(&mut *schema);
+        }
+    }
+}
+
+/// Frees a stream capsule: releases the stream unless a consumer moved it
+/// out (leaving `release` null), then frees its memory.
+unsafe extern "C" fn drop_stream_capsule(capsule: *mut ffi::PyObject) {
+    // SAFETY: CPython calls this with the capsule being freed, made by
+    // `ArrowStream::__arrow_c_stream__` around a boxed `ArrowArrayStream`
+    // under this name; the box is taken back once, here.
+    unsafe {
+        let p = ffi::PyCapsule_GetPointer(capsule, STREAM_CAPSULE.as_ptr());
+        if p.is_null() {
+            ffi::PyErr_Clear();
+            return;
+        }
+        let mut stream = Box::from_raw(p.cast::<arrow::ffi::ArrowArrayStream>());
+        if let Some(release) = stream.release {
+            release(&mut *stream);
+        }
+    }
+}
+
+/// The columns of a native input, as a stream of Arrow record batches of
+/// `utf8` columns: pass it to `pyarrow.table`, `polars.DataFrame`,
+/// `duckdb.sql("from s")` or anything that reads the Arrow PyCapsule
+/// interface (`__arrow_c_stream__`). It can be read once.
+#[pyclass(module = "fastcsv._fastcsv", name = "ArrowStream")]
+pub struct ArrowStream {
+    names: Vec<String>,
+    /// Until read (a `Mutex` only to make the class `Sync`: pyo3 hands out
+    /// `&mut self` alone).
+    cols: Option<Mutex<SendColumns>>,
+}
+
+#[pymethods]
+impl ArrowStream {
+    /// The column names.
+    #[getter]
+    fn column_names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+
+    /// The Arrow PyCapsule interface: a capsule holding an
+    /// `ArrowArrayStream` of the batches, which the caller reads. A
+    /// `requested_schema` is not looked at (the columns are `utf8`, and
+    /// casting is the consumer's).
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &mut self,
+        py: Python<'py>,
+        requested_schema: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = requested_schema;
+        let Some(cols) = self.cols.take() else {
+            return Err(PyValueError::new_err("this Arrow stream was already read"));
+        };
+        let cols = cols.into_inner().unwrap_or_else(|e| e.into_inner());
+        let stream = Box::into_raw(Box::new(arrow::ffi::export_stream(cols)));
+        // SAFETY: we hold the GIL; the capsule takes the box (freed by
+        // `drop_stream_capsule`), and its name is static. On failure it
+        // returns NULL with an exception set, and the box is freed here.
+        unsafe {
+            let cap = ffi::PyCapsule_New(
+                stream.cast(),
+                STREAM_CAPSULE.as_ptr(),
+                Some(drop_stream_capsule),
+            );
+            if cap.is_null() {
+                let mut s = Box::from_raw(stream);
+                if let Some(release) = s.release {
+                    release(&mut *s);
+                }
+                return Err(PyErr::fetch(py));
+            }
+            Ok(Bound::from_owned_ptr(py, cap))
+        }
+    }
+
+    /// The Arrow PyCapsule interface: a capsule holding the
+    /// `ArrowSchema` of the batches (a struct of `utf8` fields), which
+    /// consumers may ask for before the stream, and after it.
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let schema = Box::into_raw(Box::new(arrow::ffi::export_schema(&self.names)));
+        // SAFETY: as in `__arrow_c_stream__`, with the schema.
+        unsafe {
+            let cap = ffi::PyCapsule_New(
+                schema.cast(),
+                SCHEMA_CAPSULE.as_ptr(),
+                Some(drop_schema_capsule),
+            );
+            if cap.is_null() {
+                let mut s = Box::from_raw(schema);
+                if let Some(release) = s.release {
+                    release(&mut *s);
+                }
+                return Err(PyErr::fetch(py));
+            }
+            Ok(Bound::from_owned_ptr(py, cap))
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.cols.is_some() { "unread" } else { "read" };
+        format!("<fastcsv.ArrowStream of {} columns, {state}>", self.names.len())
+    }
+}
+
+/// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
+#[pyfunction]
+#[pyo3(signature = (dialect, spec, header, batch_rows))]
+fn _read_arrow(
+    py: Python<'_>,
+    dialect: &Bound<'_, PyAny>,
+    spec: &Bound<'_, PyDict>,
+    header: bool,
+    batch_rows: usize,
+) -> PyResult<ArrowStream> {
+    let mut spec = Spec::from_dict(spec)?;
+    let pd = PyDialect::from_py(dialect)?;
+    if pd.nonnumeric {
+        return Err(PyValueError::new_err(
+            "read_arrow gives text columns: quoting=QUOTE_NONNUMERIC is not supported",
+        ));
+    }
+    if spec.errors != "strict" {
+        return Err(PyValueError::new_err(
+            "read_arrow checks that every value is UTF-8: errors must be 'strict'",
+        ));
+    }
+    let stash = PyErrStash::default();
+    let rdr = open_native(py, &pd, &mut spec, &stash)?;
+    // The header (or first record) is read without the GIL.
+    let mut cols = py
+        .allow_threads(move || {
+            let rdr = rdr;
+            arrow::Columns::with_header_row(rdr.0, header).map(SendColumns)
+        })
+        .map_err(|e| map_error(e, &stash))?;
+    cols.0.batch_rows(batch_rows);
+    Ok(ArrowStream { names: cols.0.names().to_vec(), cols: Some(Mutex::new(cols)) })
+}
+
 /// Every row of a native input, as a list of lists.
 #[pyfunction]
 fn _read<'py>(
@@ -3816,6 +3994,8 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_dict_next, m)?)?;
     m.add_function(wrap_pyfunction!(_read, m)?)?;
     m.add_function(wrap_pyfunction!(_read_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(_read_arrow, m)?)?;
+    m.add_class::<ArrowStream>()?;
     m.add("_Unsupported", m.py().get_type::<_Unsupported>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

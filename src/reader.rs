@@ -469,6 +469,18 @@ impl<'a> Reader<'a> {
         ReaderBuilder::new().from_path(path)
     }
 
+    /// The name errors give the input: the path it was opened from, or
+    /// the one set with [`ReaderBuilder::path`].
+    ///
+    /// ```
+    /// let rdr = fastcsv::ReaderBuilder::new().path("in.csv").from_slice(b"a\n");
+    /// assert_eq!(rdr.path(), Some(std::path::Path::new("in.csv")));
+    /// assert_eq!(fastcsv::Reader::from_slice(b"").path(), None);
+    /// ```
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
     /// The source in use.
     ///
     /// ```

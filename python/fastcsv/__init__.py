@@ -8,7 +8,9 @@ other name (``writer``, ``Sniffer``, ``register_dialect``, ``QUOTE_*``,
 
 On top of that, ``reader``, ``read`` and ``read_columns`` accept a path or a
 binary file and parse it natively (memory-mapped or buffered), and the bulk
-functions scan with the GIL released.
+functions scan with the GIL released. ``read_arrow`` hands the columns to
+pyarrow, polars, DuckDB or pandas as Arrow data, with no Python object per
+value.
 
 Dialects are resolved and validated by the standard library, so invalid
 settings raise exactly the ``TypeError``/``ValueError`` ``csv`` raises. A
@@ -75,6 +77,7 @@ __all__ = [
     "get_dialect",
     "list_dialects",
     "read",
+    "read_arrow",
     "read_columns",
     "reader",
     "register_dialect",
@@ -473,6 +476,48 @@ def read_columns(
         text = _text_fallback(kind, src, extra)
         rows = _csv.reader(text, *_dialect_args(dialect), **fmtparams)
         return _columns(rows, header)
+
+
+def read_arrow(
+    source: Any,
+    dialect: Any = _NO_DIALECT,
+    /,
+    header: bool = True,
+    batch_rows: int = 65536,
+    **fmtparams: Any,
+) -> _fastcsv.ArrowStream:
+    """The columns of ``source`` as Arrow data: a stream of record batches
+    whose columns are all strings (``utf8``), read through the Arrow
+    PyCapsule interface by ``pyarrow.table(s)``, ``polars.DataFrame(s)``,
+    ``duckdb.sql("from s")`` or ``pandas.DataFrame(pyarrow.table(s))``.
+
+    ``source`` is a path, a binary file or ``bytes``. With ``header=True``
+    the first non-empty row names the columns (else ``"0"``, ``"1"``,
+    ...); their number is fixed by that row: shorter rows are padded with
+    ``""``, a longer one is a ``csv.Error``, and empty rows are skipped, as
+    in :func:`read_columns`. A value that is not UTF-8 is a ``csv.Error``
+    (``errors`` must be ``'strict'``); ``quoting=QUOTE_NONNUMERIC`` is not
+    supported. The header is read now; the rest as the stream is read,
+    ``batch_rows`` rows a batch, with the GIL released. The stream can be
+    read once.
+    """
+    extra = _pop_extra(fmtparams)
+    kind, src = _classify(source, allow_bytes=True)
+    if kind == "lines":
+        raise TypeError(
+            "read_arrow reads a path, a binary file or bytes, "
+            f"not {type(source).__name__}"
+        )
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int):
+        raise TypeError(f"batch_rows must be int, not {type(batch_rows).__name__}")
+    if batch_rows < 1:
+        raise ValueError("batch_rows must be at least 1")
+    d = _csv.reader((), *_dialect_args(dialect), **fmtparams).dialect
+    spec = _spec(kind, src, extra)
+    try:
+        return _fastcsv._read_arrow(d, spec, bool(header), batch_rows)
+    except _Unsupported as e:
+        raise ValueError(f"read_arrow cannot read this dialect natively: {e}") from None
 
 
 # Newer CPython versions turn an iterator of field names into a list.

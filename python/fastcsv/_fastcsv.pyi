@@ -3,6 +3,7 @@
 from typing import Any, final
 
 __all__ = [
+    "ArrowStream",
     "Reader",
     "_Unsupported",
     "__version__",
@@ -11,6 +12,7 @@ __all__ = [
     "_native_reader",
     "_read",
     "_read_columns",
+    "_read_arrow",
     "_text_reader",
     "_limit_from_state",
 ]
@@ -41,6 +43,21 @@ class Reader:
     def __iter__(self) -> Reader: ...
     def __next__(self) -> list[Any]: ...
 
+@final
+class ArrowStream:
+    """The columns of a native input as a stream of Arrow record batches
+    (the Arrow PyCapsule interface); it can be read once."""
+
+    @property
+    def column_names(self) -> list[str]:
+        """The column names."""
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """A ``PyCapsule`` holding an ``ArrowArrayStream``."""
+
+    def __arrow_c_schema__(self) -> Any:
+        """A ``PyCapsule`` holding the ``ArrowSchema`` of the batches."""
+
 class _Unsupported(ValueError):
     """The dialect needs the stdlib reader."""
 
@@ -65,6 +82,9 @@ def _read(dialect: Any, spec: dict[str, Any]) -> list[list[Any]]:
 
 def _read_columns(dialect: Any, spec: dict[str, Any], header: bool = True) -> dict[str, list[Any]]:
     """The columns of a native input."""
+
+def _read_arrow(dialect: Any, spec: dict[str, Any], header: bool, batch_rows: int) -> ArrowStream:
+    """The columns of a native input, as an Arrow stream."""
 
 def _limit_from_state() -> int | None:
     """csv's field size limit read from its module state (tests)."""

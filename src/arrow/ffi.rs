@@ -1,0 +1,447 @@
+//! The Arrow C data and stream interfaces
+//! (<https://arrow.apache.org/docs/format/CDataInterface.html>,
+//! <https://arrow.apache.org/docs/format/CStreamInterface.html>), written
+//! out here rather than taken from the `arrow` crates, which would add a
+//! large build for three structs.
+//!
+//! [`export_stream`] turns a source of [`ColumnBatch`]es into an
+//! [`ArrowArrayStream`] that any Arrow implementation imports: each batch
+//! becomes a struct array (a record batch) of `utf8` children, whose
+//! buffers are the batch's own vectors, moved, never copied. The schema is
+//! a struct of nullable `utf8` fields (no value is ever null: a CSV field
+//! is at worst empty).
+//!
+//! Whoever receives the stream owns it and must call its `release`; every
+//! array and schema it hands out likewise. A stream may be used from any
+//! thread, one call at a time, as the interface requires.
+//!
+//! ```
+//! use fastcsv::arrow::{ffi, Columns};
+//!
+//! struct Batches(Columns<'static>);
+//! // SAFETY: the reader reads a `'static` slice, with no helper thread.
+//! unsafe impl Send for Batches {}
+//! impl ffi::BatchSource for Batches {
+//!     fn names(&self) -> &[String] {
+//!         self.0.names()
+//!     }
+//!     fn next_batch(&mut self) -> fastcsv::Result<Option<fastcsv::arrow::ColumnBatch>> {
+//!         self.0.next_batch()
+//!     }
+//! }
+//!
+//! let cols = Columns::new(fastcsv::Reader::from_slice(b"a,b\n1,2\n")).unwrap();
+//! let mut stream = ffi::export_stream(Batches(cols));
+//! let mut array = ffi::ArrowArray::empty();
+//! // SAFETY: `stream` was just exported and not released; `array` is
+//! // released below.
+//! unsafe {
+//!     assert_eq!((stream.get_next.unwrap())(&mut stream, &mut array), 0);
+//!     assert_eq!((array.length, array.n_children), (1, 2));
+//!     (array.release.unwrap())(&mut array);
+//!     (stream.release.unwrap())(&mut stream);
+//! }
+//! ```
+
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+use super::{ColumnBatch, StringColumn};
+
+/// `ARROW_FLAG_NULLABLE`.
+const NULLABLE: i64 = 2;
+/// `EIO`, returned by `get_next` and `get_schema` on an error (then told by
+/// `get_last_error`).
+const EIO: c_int = 5;
+
+/// `struct ArrowSchema`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct ArrowSchema {
+    /// The type, as a format string (`"u"`: utf8; `"+s"`: struct).
+    pub format: *const c_char,
+    /// The field's name (NUL-terminated UTF-8), or null.
+    pub name: *const c_char,
+    /// Metadata, or null.
+    pub metadata: *const c_char,
+    /// `ARROW_FLAG_*` bits.
+    pub flags: i64,
+    /// Number of children.
+    pub n_children: i64,
+    /// The children.
+    pub children: *mut *mut ArrowSchema,
+    /// The dictionary, or null.
+    pub dictionary: *mut ArrowSchema,
+    /// Frees the schema; null once released.
+    pub release: Option<unsafe extern "C" fn(*mut ArrowSchema)>,
+    /// The producer's.
+    pub private_data: *mut c_void,
+}
+
+/// `struct ArrowArray`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct ArrowArray {
+    /// Number of values.
+    pub length: i64,
+    /// Number of nulls.
+    pub null_count: i64,
+    /// Offset of the first value in the buffers.
+    pub offset: i64,
+    /// Number of buffers.
+    pub n_buffers: i64,
+    /// Number of children.
+    pub n_children: i64,
+    /// The buffers (for utf8: validity, offsets, data).
+    pub buffers: *mut *const c_void,
+    /// The children.
+    pub children: *mut *mut ArrowArray,
+    /// The dictionary, or null.
+    pub dictionary: *mut ArrowArray,
+    /// Frees the array; null once released.
+    pub release: Option<unsafe extern "C" fn(*mut ArrowArray)>,
+    /// The producer's.
+    pub private_data: *mut c_void,
+}
+
+/// `struct ArrowArrayStream`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct ArrowArrayStream {
+    /// Writes the stream's schema to `out`; 0 or an `errno` value.
+    pub get_schema: Option<unsafe extern "C" fn(*mut ArrowArrayStream, *mut ArrowSchema) -> c_int>,
+    /// Writes the next batch to `out` (released, `release` null, at the
+    /// end); 0 or an `errno` value.
+    pub get_next: Option<unsafe extern "C" fn(*mut ArrowArrayStream, *mut ArrowArray) -> c_int>,
+    /// The last error's message, valid until the next call; or null.
+    pub get_last_error: Option<unsafe extern "C" fn(*mut ArrowArrayStream) -> *const c_char>,
+    /// Frees the stream; null once released.
+    pub release: Option<unsafe extern "C" fn(*mut ArrowArrayStream)>,
+    /// The producer's.
+    pub private_data: *mut c_void,
+}
+
+impl ArrowSchema {
+    /// A released schema, to be written by a producer.
+    pub fn empty() -> ArrowSchema {
+        ArrowSchema {
+            format: ptr::null(),
+            name: ptr::null(),
+            metadata: ptr::null(),
+            flags: 0,
+            n_children: 0,
+            children: ptr::null_mut(),
+            dictionary: ptr::null_mut(),
+            release: None,
+            private_data: ptr::null_mut(),
+        }
+    }
+}
+
+impl ArrowArray {
+    /// A released array, to be written by a producer.
+    pub fn empty() -> ArrowArray {
+        ArrowArray {
+            length: 0,
+            null_count: 0,
+            offset: 0,
+            n_buffers: 0,
+            n_children: 0,
+            buffers: ptr::null_mut(),
+            children: ptr::null_mut(),
+            dictionary: ptr::null_mut(),
+            release: None,
+            private_data: ptr::null_mut(),
+        }
+    }
+}
+
+impl ArrowArrayStream {
+    /// A released stream, to be written by a producer.
+    pub fn empty() -> ArrowArrayStream {
+        ArrowArrayStream {
+            get_schema: None,
+            get_next: None,
+            get_last_error: None,
+            release: None,
+            private_data: ptr::null_mut(),
+        }
+    }
+}
+
+/// What [`export_stream`] reads batches from.
+pub trait BatchSource {
+    /// The column names (fixed).
+    fn names(&self) -> &[String];
+    /// The next batch, `None` at the end.
+    fn next_batch(&mut self) -> crate::Result<Option<ColumnBatch>>;
+}
+
+// ---------------------------------------------------------------------------
+// Schemas
+
+/// What a schema made here owns.
+struct SchemaData {
+    format: CString,
+    name: CString,
+    /// The children (never moved once their addresses are handed out) and
+    /// the array of pointers to them.
+    children: Vec<ArrowSchema>,
+    child_ptrs: Vec<*mut ArrowSchema>,
+}
+
+/// A schema of format `format` named `name`, with `children`.
+fn schema(format: &str, name: &str, flags: i64, children: Vec<ArrowSchema>) -> ArrowSchema {
+    // A NUL in a name ends it early, as C reads it.
+    let cut = |s: &str| CString::new(s.split('\0').next().unwrap_or("")).unwrap_or_default();
+    let mut data = Box::new(SchemaData {
+        format: cut(format),
+        name: cut(name),
+        children,
+        child_ptrs: Vec::new(),
+    });
+    data.child_ptrs = data.children.iter_mut().map(|c| c as *mut ArrowSchema).collect();
+    ArrowSchema {
+        format: data.format.as_ptr(),
+        name: data.name.as_ptr(),
+        metadata: ptr::null(),
+        flags,
+        n_children: data.child_ptrs.len() as i64,
+        children: if data.child_ptrs.is_empty() {
+            ptr::null_mut()
+        } else {
+            data.child_ptrs.as_mut_ptr()
+        },
+        dictionary: ptr::null_mut(),
+        release: Some(release_schema),
+        private_data: Box::into_raw(data).cast(),
+    }
+}
+
+/// The schema of a stream of columns named `names`: a struct of nullable
+/// `utf8` fields, owned by the caller from now on (who must call its
+/// `release`).
+///
+/// ```
+/// let mut s = fastcsv::arrow::ffi::export_schema(&["a".to_owned()]);
+/// assert_eq!(s.n_children, 1);
+/// // SAFETY: the schema was just made and is released once.
+/// unsafe { (s.release.unwrap())(&mut s) };
+/// assert!(s.release.is_none());
+/// ```
+pub fn export_schema(names: &[String]) -> ArrowSchema {
+    let fields = names.iter().map(|n| schema("u", n, NULLABLE, Vec::new())).collect();
+    schema("+s", "", 0, fields)
+}
+
+unsafe extern "C" fn release_schema(s: *mut ArrowSchema) {
+    // SAFETY: the interface calls `release` with the schema it was set on,
+    // not yet released; its private data is the `SchemaData` boxed by
+    // `schema`, taken back once (`release` is cleared below). A child a
+    // consumer moved away has a null `release` here and is freed by its
+    // new owner; the others are released first, as the interface asks.
+    unsafe {
+        let Some(s) = s.as_mut() else { return };
+        if s.release.is_none() {
+            return;
+        }
+        let mut data = Box::from_raw(s.private_data.cast::<SchemaData>());
+        for c in &mut data.children {
+            if let Some(r) = c.release {
+                r(c);
+            }
+        }
+        drop(data);
+        s.release = None;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Arrays
+
+/// What an array made here owns.
+struct ArrayData {
+    /// A child's buffers (for the struct, none).
+    _column: Option<StringColumn>,
+    buffers: Vec<*const c_void>,
+    /// As in `SchemaData`.
+    children: Vec<ArrowArray>,
+    child_ptrs: Vec<*mut ArrowArray>,
+}
+
+/// The `utf8` array of one column, owning its buffers.
+fn column_array(col: StringColumn) -> ArrowArray {
+    let len = col.len() as i64;
+    let mut data = Box::new(ArrayData {
+        buffers: vec![
+            ptr::null(),
+            col.offsets().as_ptr().cast(),
+            // Never null, even when empty (a dangling, aligned pointer).
+            col.data().as_ptr().cast(),
+        ],
+        _column: Some(col),
+        children: Vec::new(),
+        child_ptrs: Vec::new(),
+    });
+    ArrowArray {
+        length: len,
+        null_count: 0,
+        offset: 0,
+        n_buffers: 3,
+        n_children: 0,
+        buffers: data.buffers.as_mut_ptr(),
+        children: ptr::null_mut(),
+        dictionary: ptr::null_mut(),
+        release: Some(release_array),
+        private_data: Box::into_raw(data).cast(),
+    }
+}
+
+/// A batch as a struct array of `utf8` children.
+fn batch_array(b: ColumnBatch) -> ArrowArray {
+    let rows = b.rows() as i64;
+    let mut data = Box::new(ArrayData {
+        _column: None,
+        buffers: vec![ptr::null()],
+        children: b.into_columns().into_iter().map(column_array).collect(),
+        child_ptrs: Vec::new(),
+    });
+    data.child_ptrs = data.children.iter_mut().map(|c| c as *mut ArrowArray).collect();
+    ArrowArray {
+        length: rows,
+        null_count: 0,
+        offset: 0,
+        n_buffers: 1,
+        n_children: data.child_ptrs.len() as i64,
+        buffers: data.buffers.as_mut_ptr(),
+        children: if data.child_ptrs.is_empty() {
+            ptr::null_mut()
+        } else {
+            data.child_ptrs.as_mut_ptr()
+        },
+        dictionary: ptr::null_mut(),
+        release: Some(release_array),
+        private_data: Box::into_raw(data).cast(),
+    }
+}
+
+unsafe extern "C" fn release_array(a: *mut ArrowArray) {
+    // SAFETY: as for `release_schema`, with the `ArrayData` boxed by
+    // `column_array` or `batch_array`; the buffers handed out are the
+    // vectors it owns, freed with it.
+    unsafe {
+        let Some(a) = a.as_mut() else { return };
+        if a.release.is_none() {
+            return;
+        }
+        let mut data = Box::from_raw(a.private_data.cast::<ArrayData>());
+        for c in &mut data.children {
+            if let Some(r) = c.release {
+                r(c);
+            }
+        }
+        drop(data);
+        a.release = None;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Streams
+
+/// What a stream made here owns.
+struct StreamData {
+    source: Box<dyn BatchSource + Send>,
+    last_error: Option<CString>,
+}
+
+/// A stream of `source`'s batches, for a consumer of the Arrow C stream
+/// interface, which owns it from now on (and must call its `release`).
+pub fn export_stream<S: BatchSource + Send + 'static>(source: S) -> ArrowArrayStream {
+    let data = Box::new(StreamData { source: Box::new(source), last_error: None });
+    ArrowArrayStream {
+        get_schema: Some(stream_get_schema),
+        get_next: Some(stream_get_next),
+        get_last_error: Some(stream_last_error),
+        release: Some(release_stream),
+        private_data: Box::into_raw(data).cast(),
+    }
+}
+
+/// The stream's data, if the stream is live.
+///
+/// # Safety
+///
+/// `s` is null or a stream made by [`export_stream`], used by one thread
+/// at a time.
+unsafe fn stream_data<'s>(s: *mut ArrowArrayStream) -> Option<&'s mut StreamData> {
+    // SAFETY: as the caller promises; a released stream has no data.
+    unsafe {
+        let s = s.as_mut()?;
+        s.release?;
+        s.private_data.cast::<StreamData>().as_mut()
+    }
+}
+
+/// Keeps `msg` for `get_last_error` and returns `EIO`.
+fn fail(d: &mut StreamData, msg: String) -> c_int {
+    d.last_error = Some(CString::new(msg.replace('\0', " ")).unwrap_or_default());
+    EIO
+}
+
+unsafe extern "C" fn stream_get_schema(s: *mut ArrowArrayStream, out: *mut ArrowSchema) -> c_int {
+    // SAFETY: the interface calls this with a live stream made by
+    // `export_stream` and a schema to write.
+    let Some(d) = (unsafe { stream_data(s) }) else { return EIO };
+    if out.is_null() {
+        return fail(d, "get_schema: no schema to write to".into());
+    }
+    match catch_unwind(AssertUnwindSafe(|| export_schema(d.source.names()))) {
+        Ok(schema) => {
+            // SAFETY: `out` is not null and the consumer's to write.
+            unsafe { out.write(schema) };
+            0
+        }
+        Err(_) => fail(d, "internal error while making the schema".into()),
+    }
+}
+
+unsafe extern "C" fn stream_get_next(s: *mut ArrowArrayStream, out: *mut ArrowArray) -> c_int {
+    // SAFETY: as for `stream_get_schema`.
+    let Some(d) = (unsafe { stream_data(s) }) else { return EIO };
+    if out.is_null() {
+        return fail(d, "get_next: no array to write to".into());
+    }
+    let next = catch_unwind(AssertUnwindSafe(|| d.source.next_batch().map(|b| b.map(batch_array))));
+    let array = match next {
+        Ok(Ok(Some(a))) => a,
+        Ok(Ok(None)) => ArrowArray::empty(),
+        Ok(Err(e)) => return fail(d, e.to_string()),
+        Err(_) => return fail(d, "internal error while reading a batch".into()),
+    };
+    // SAFETY: `out` is not null and the consumer's to write.
+    unsafe { out.write(array) };
+    0
+}
+
+unsafe extern "C" fn stream_last_error(s: *mut ArrowArrayStream) -> *const c_char {
+    // SAFETY: as for `stream_get_schema`.
+    match unsafe { stream_data(s) } {
+        Some(d) => d.last_error.as_ref().map_or(ptr::null(), |m| m.as_ptr()),
+        None => ptr::null(),
+    }
+}
+
+unsafe extern "C" fn release_stream(s: *mut ArrowArrayStream) {
+    // SAFETY: the interface calls `release` once, with the live stream it
+    // was set on; its data is the box made by `export_stream`.
+    unsafe {
+        let Some(s) = s.as_mut() else { return };
+        if s.release.is_none() {
+            return;
+        }
+        drop(Box::from_raw(s.private_data.cast::<StreamData>()));
+        s.private_data = ptr::null_mut();
+        s.release = None;
+    }
+}

@@ -1,0 +1,282 @@
+//! Columnar output (`fastcsv::arrow`): the columns against the rows of
+//! `read_row` (the oracle), errors at their records, and the Arrow C stream
+//! walked as a consumer would.
+
+use std::ffi::CStr;
+
+use fastcsv::arrow::{ffi, ColumnBatch, Columns};
+use fastcsv::{Dialect, ErrorKind, Reader};
+use proptest::prelude::*;
+
+/// Case count: `PROPTEST_CASES` when set (for long local runs), else `n`.
+fn cases(n: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(n)
+}
+
+fn dialect(headers: bool, flexible: bool) -> Dialect {
+    Dialect::builder().headers(headers).flexible(flexible).build().unwrap()
+}
+
+/// Every batch of `cols`, or the first error.
+fn all(cols: &mut Columns<'_>) -> fastcsv::Result<Vec<ColumnBatch>> {
+    let mut out = Vec::new();
+    while let Some(b) = cols.next_batch()? {
+        out.push(b);
+    }
+    Ok(out)
+}
+
+/// The batches as rows of strings.
+fn rows_of(batches: &[ColumnBatch]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for b in batches {
+        assert!(b.rows() > 0);
+        for i in 0..b.rows() {
+            rows.push(b.columns().iter().map(|c| c.get(i).to_owned()).collect());
+        }
+    }
+    rows
+}
+
+/// The oracle: header and rows from `read_row`, empty records skipped,
+/// short rows padded to the header's width; `None` if any field is not
+/// UTF-8, a row is longer than the first, or the reader fails.
+fn oracle(data: &[u8], d: &Dialect) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let mut rdr = Reader::builder().dialect(d.clone()).from_slice(data);
+    let mut names: Option<Vec<String>> = None;
+    if d.headers() {
+        if let Some(h) = rdr.headers().ok()? {
+            names =
+                Some(h.iter().map(|f| String::from_utf8(f.to_vec()).ok()).collect::<Option<_>>()?);
+        } else {
+            names = Some(Vec::new());
+        }
+    }
+    let mut rows = Vec::new();
+    while let Some(r) = rdr.read_row().ok()? {
+        if r.is_empty() {
+            continue;
+        }
+        let mut row: Vec<String> =
+            r.iter().map(|f| String::from_utf8(f.to_vec()).ok()).collect::<Option<_>>()?;
+        let w = names.get_or_insert_with(|| (0..row.len()).map(|i| i.to_string()).collect()).len();
+        if row.len() > w {
+            return None;
+        }
+        row.resize(w, String::new());
+        rows.push(row);
+    }
+    Some((names.unwrap_or_default(), rows))
+}
+
+fn pieces() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        Just(b",".to_vec()),
+        Just(b"\"".to_vec()),
+        Just(b"\"\"".to_vec()),
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"\r".to_vec()),
+        Just("\u{e9}".as_bytes().to_vec()),
+        Just(b"\xc3".to_vec()),
+        Just(b"\xa9".to_vec()),
+        "[a-c]{1,3}".prop_map(|s| s.into_bytes()),
+        "[a-z0-9]{10,70}".prop_map(|s| s.into_bytes()),
+    ];
+    prop::collection::vec(piece, 0..60).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(600)))]
+
+    /// Columns hold exactly the oracle's rows, at every batch size; when
+    /// the oracle fails, the columns fail too.
+    #[test]
+    fn columns_match_the_rows(data in pieces(), headers: bool, flexible: bool, rows in 1usize..9) {
+        let d = dialect(headers, flexible);
+        let want = oracle(&data, &d);
+        let rdr = Reader::builder().dialect(d.clone()).from_slice(&data);
+        let got = Columns::new(rdr).and_then(|mut c| {
+            c.batch_rows(rows);
+            let b = all(&mut c)?;
+            Ok((c.names().to_vec(), b.iter().map(ColumnBatch::rows).max(), rows_of(&b)))
+        });
+        let got = got.map(|(names, most, r)| {
+            assert!(most.unwrap_or(0) <= rows, "a batch of {most:?} rows");
+            (names, r)
+        });
+        match (want, got) {
+            (Some(w), Ok(g)) => prop_assert_eq!(w, g),
+            (None, Err(_)) => {}
+            (w, g) => prop_assert!(false, "oracle {:?}, columns {:?}", w, g.map_err(|e| e.to_string())),
+        }
+    }
+}
+
+#[test]
+fn a_value_that_is_not_utf8_is_reported_at_its_record() {
+    // Two halves of "é" in neighbouring fields make valid bytes once the
+    // column is joined: still an error, in the row and field it is in.
+    let data = b"a,b\n1,x\n2,\xc3\n\xa9,y\n";
+    let rdr = Reader::builder().path("in.csv").from_slice(data);
+    let mut cols = Columns::new(rdr).unwrap();
+    let err = all(&mut cols).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Utf8 { field: 1, valid_up_to: 0 }), "{err}");
+    let pos = err.position().unwrap();
+    assert_eq!((pos.line, pos.record, pos.byte), (3, 2, 8));
+    assert!(err.to_string().starts_with("in.csv:3: record 2, byte 8"), "{err}");
+    // The stream ends after an error.
+    assert!(cols.next_batch().unwrap().is_none());
+}
+
+#[test]
+fn a_longer_row_of_a_flexible_dialect_is_an_error_and_a_shorter_is_padded() {
+    let rdr = Reader::builder().dialect(dialect(true, true)).from_slice(b"a,b\n1\n2,3\n4,5,6\n");
+    let mut cols = Columns::new(rdr).unwrap();
+    let err = all(&mut cols).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::RaggedRow { expected: 2, found: 3 }), "{err}");
+    assert_eq!(err.position().unwrap().line, 4);
+    let rdr = Reader::builder().dialect(dialect(true, true)).from_slice(b"a,b\n1\n2,3\n");
+    let mut cols = Columns::new(rdr).unwrap();
+    assert_eq!(rows_of(&all(&mut cols).unwrap()), [["1", ""], ["2", "3"]]);
+}
+
+#[test]
+fn empty_inputs() {
+    for (data, headers, names) in [
+        (&b""[..], true, vec![]),
+        (b"", false, vec![]),
+        (b"a,b\n", true, vec!["a", "b"]),
+        (b"\n\n", false, vec![]),
+    ] {
+        let d = Dialect::builder().headers(headers).build().unwrap();
+        let mut cols = Columns::new(Reader::builder().dialect(d).from_slice(data)).unwrap();
+        assert_eq!(cols.names(), names);
+        assert!(cols.next_batch().unwrap().is_none());
+    }
+}
+
+#[test]
+fn a_header_row_read_from_the_first_non_empty_record() {
+    let d = Dialect::builder().headers(false).skip_empty_lines(false).build().unwrap();
+    let rdr = Reader::builder().dialect(d).from_slice(b"\n\"x,1\",y\n\n1,2\n");
+    let mut cols = Columns::with_header_row(rdr, true).unwrap();
+    assert_eq!(cols.names(), ["x,1", "y"]);
+    assert_eq!(rows_of(&all(&mut cols).unwrap()), [["1", "2"]]);
+}
+
+/// The batches of `data` through the C stream, read as a consumer does:
+/// the schema's formats and names, then each array's buffers.
+fn through_stream(
+    data: &'static [u8],
+    rows: usize,
+) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
+    struct Src(Columns<'static>);
+    // SAFETY: a reader of a `'static` slice holds no thread or stream.
+    unsafe impl Send for Src {}
+    impl ffi::BatchSource for Src {
+        fn names(&self) -> &[String] {
+            self.0.names()
+        }
+        fn next_batch(&mut self) -> fastcsv::Result<Option<ColumnBatch>> {
+            self.0.next_batch()
+        }
+    }
+    let mut cols = Columns::new(Reader::from_slice(data)).unwrap();
+    cols.batch_rows(rows);
+    let mut stream = ffi::export_stream(Src(cols));
+    let mut names = Vec::new();
+    let mut out = Vec::new();
+    // SAFETY: the stream, schema and arrays are used as the interface
+    // says: each written by the producer, read, then released once.
+    unsafe {
+        let mut schema = ffi::ArrowSchema::empty();
+        assert_eq!((stream.get_schema.unwrap())(&mut stream, &mut schema), 0);
+        assert_eq!(CStr::from_ptr(schema.format).to_str().unwrap(), "+s");
+        for k in 0..schema.n_children as usize {
+            let c = &**schema.children.add(k);
+            assert_eq!(CStr::from_ptr(c.format).to_str().unwrap(), "u");
+            assert_eq!(c.flags, 2, "nullable");
+            names.push(CStr::from_ptr(c.name).to_str().unwrap().to_owned());
+        }
+        (schema.release.unwrap())(&mut schema);
+        assert!(schema.release.is_none());
+        loop {
+            let mut a = ffi::ArrowArray::empty();
+            if (stream.get_next.unwrap())(&mut stream, &mut a) != 0 {
+                let msg = CStr::from_ptr((stream.get_last_error.unwrap())(&mut stream));
+                let msg = msg.to_str().unwrap().to_owned();
+                (stream.release.unwrap())(&mut stream);
+                return Err(msg);
+            }
+            let Some(release) = a.release else { break };
+            assert_eq!((a.n_buffers, a.null_count, a.offset), (1, 0, 0));
+            assert_eq!(a.n_children as usize, names.len());
+            let n = a.length as usize;
+            let mut rows: Vec<Vec<String>> = vec![Vec::new(); n];
+            for k in 0..a.n_children as usize {
+                let c = &**a.children.add(k);
+                assert_eq!((c.length as usize, c.n_buffers, c.null_count), (n, 3, 0));
+                let bufs = std::slice::from_raw_parts(c.buffers, 3);
+                assert!(!bufs[1].is_null() && !bufs[2].is_null());
+                let offs = std::slice::from_raw_parts(bufs[1].cast::<i32>(), n + 1);
+                let bytes = std::slice::from_raw_parts(bufs[2].cast::<u8>(), offs[n] as usize);
+                for (i, row) in rows.iter_mut().enumerate() {
+                    let v = &bytes[offs[i] as usize..offs[i + 1] as usize];
+                    row.push(std::str::from_utf8(v).unwrap().to_owned());
+                }
+            }
+            // A consumer may move a child out and release it on its own.
+            if a.n_children > 0 {
+                let c = &mut **a.children;
+                let mut moved = std::ptr::read(c);
+                c.release = None;
+                (moved.release.unwrap())(&mut moved);
+            }
+            release(&mut a);
+            assert!(a.release.is_none());
+            out.extend(rows);
+        }
+        (stream.release.unwrap())(&mut stream);
+        assert!(stream.release.is_none());
+    }
+    Ok((names, out))
+}
+
+#[test]
+fn the_c_stream_gives_the_columns() {
+    let data = b"id,\"na\"\"me\",note\n1,Ada,\"a,b\"\n2,\"\",\"x\ny\"\n3,\xc3\xa9,\n";
+    for rows in [1, 2, 3, 100] {
+        let (names, got) = through_stream(data, rows).unwrap();
+        assert_eq!(names, ["id", "na\"me", "note"]);
+        assert_eq!(got, [["1", "Ada", "a,b"], ["2", "", "x\ny"], ["3", "\u{e9}", ""]]);
+    }
+    assert_eq!(through_stream(b"", 4).unwrap(), (vec![], vec![]));
+    assert_eq!(through_stream(b"a\n", 4).unwrap(), (vec!["a".to_owned()], vec![]));
+}
+
+#[test]
+fn the_c_stream_reports_errors() {
+    let err = through_stream(b"a,b\n1,2\n3,\xff\n", 1).unwrap_err();
+    assert!(err.contains("line 3: record 2, byte 8"), "{err}");
+    assert!(err.contains("UTF-8"), "{err}");
+}
+
+#[test]
+fn batches_hold_exactly_the_rows_asked_for_from_a_file() {
+    let mut data = b"k,v\n".to_vec();
+    for i in 0..5000 {
+        data.extend_from_slice(format!("{i},\"v{i}\"\"\n{}\"\n", "x".repeat(i % 7)).as_bytes());
+    }
+    let p = std::env::temp_dir().join(format!("fastcsv-arrow-{}.csv", std::process::id()));
+    std::fs::write(&p, &data).unwrap();
+    for (n, want) in [(1000, vec![1000; 5]), (3000, vec![3000, 2000]), (100_000, vec![5000])] {
+        let mut cols = Columns::new(Reader::from_path(&p).unwrap()).unwrap();
+        cols.batch_rows(n);
+        let b = all(&mut cols).unwrap();
+        assert_eq!(b.iter().map(ColumnBatch::rows).collect::<Vec<_>>(), want);
+        let rows = rows_of(&b);
+        assert_eq!(rows[4321], ["4321", &format!("v4321\"\n{}", "x".repeat(4321 % 7))]);
+    }
+    std::fs::remove_file(&p).unwrap();
+}
