@@ -14,7 +14,9 @@ a reader that disagrees is reported, not silently timed.
 
 Readers: ``csv`` (stdlib, always), ``fastcsv`` (this project's module, when
 importable), and ``pandas``, ``pyarrow``, ``polars`` and ``duckdb`` when
-installed; missing ones are listed as skipped.
+installed; missing ones are listed as skipped. With pyarrow or polars,
+``fastcsv.read_arrow`` is timed into their tables, next to their own
+readers with every column read as strings (what ``read_arrow`` gives).
 """
 
 from __future__ import annotations
@@ -92,9 +94,28 @@ def optional_readers() -> tuple[dict[str, Reader], list[str]]:
         readers["pyarrow.csv.read_csv"] = lambda p: pacsv.read_csv(
             p, parse_options=opts
         ).num_rows
+
+        def pa_strings(p: str) -> int:
+            # Every column as strings, as fastcsv.read_arrow gives them.
+            names = pacsv.open_csv(p, parse_options=opts).schema.names
+            conv = pacsv.ConvertOptions(column_types={n: pa.string() for n in names})
+            return pacsv.read_csv(p, parse_options=opts, convert_options=conv).num_rows
+
+        readers["pyarrow.csv.read_csv (strings)"] = pa_strings
+        if fc is not None and hasattr(fc, "read_arrow"):
+            readers["fastcsv.read_arrow -> pyarrow.table"] = lambda p: pa.table(
+                fc.read_arrow(p)
+            ).num_rows
     pl = have("polars")
     if pl is not None:
         readers["polars.read_csv"] = lambda p: pl.read_csv(p).height
+        readers["polars.read_csv (strings)"] = lambda p: pl.read_csv(
+            p, infer_schema=False
+        ).height
+        if fc is not None and hasattr(fc, "read_arrow"):
+            readers["fastcsv.read_arrow -> polars"] = lambda p: pl.DataFrame(
+                fc.read_arrow(p)
+            ).height
     dd = have("duckdb")
     if dd is not None:
 

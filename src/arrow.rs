@@ -32,9 +32,12 @@ use crate::select::Selection;
 /// Rows per [`ColumnBatch`] unless set otherwise ([`Columns::batch_rows`]).
 pub const DEFAULT_BATCH_ROWS: usize = 64 * 1024;
 
-/// A batch ends once its columns hold this many bytes of text, whatever
-/// its number of rows, so that offsets stay far from `i32::MAX`.
-const BATCH_BYTES: usize = 64 << 20;
+/// A batch ends once its buffers (text and offsets) hold this many bytes,
+/// whatever its number of rows: offsets stay far from `i32::MAX`, and a
+/// wide file's columns stay small enough (300 columns: about 9,000 rows a
+/// batch, 60 KiB a column) to be allocated from the heap, whose memory is
+/// used again, rather than mapped afresh and faulted in for each batch.
+const BATCH_BYTES: usize = 16 << 20;
 
 /// One column of a [`ColumnBatch`]: Arrow's `utf8` layout, value `i` being
 /// `data[offsets[i]..offsets[i + 1]]`, valid UTF-8.
@@ -51,17 +54,35 @@ impl StringColumn {
         StringColumn { offsets, data: Vec::new() }
     }
 
-    /// Appends a value, at most `i32::MAX` bytes past the column's others.
+    /// Appends a value, at most `i32::MAX` bytes past the column's others,
+    /// from memory where `room` bytes can be read from its start.
+    ///
+    /// A value of at most 32 bytes with 32 readable is copied as 32 bytes
+    /// (two 16-byte moves; the bytes past it land in spare capacity and are
+    /// written over by the next value): no branch on its length, which in
+    /// CSV columns changes from one value to the next.
     #[inline(always)]
-    fn push(&mut self, v: &[u8]) {
+    fn push(&mut self, v: &[u8], room: usize) {
         let n = v.len();
-        self.data.reserve(n);
+        self.data.reserve(n.max(32));
         let len = self.data.len();
-        // SAFETY: `n` bytes are free past `len` (reserved above) and `v`
-        // has `n` bytes, in another allocation; both lengths were checked
-        // to fit the offsets.
+        // SAFETY: at least `max(n, 32)` bytes are free past `len` (reserved
+        // above). With `n <= 32 <= room`, 32 bytes are readable at `v`
+        // (the caller says `room` are) and writable at the end; else
+        // `copy_short` reads `v`'s `n` bytes. `v` is in another
+        // allocation. Only the `n` bytes of the value are then counted
+        // in the length.
         unsafe {
-            copy_short(v.as_ptr(), self.data.as_mut_ptr().add(len), n);
+            let dst = self.data.as_mut_ptr().add(len);
+            if n <= 32 && room >= 32 {
+                use std::ptr::{read_unaligned as rd, write_unaligned as wr};
+                let src = v.as_ptr();
+                let (a, b) = (rd(src.cast::<u128>()), rd(src.add(16).cast::<u128>()));
+                wr(dst.cast::<u128>(), a);
+                wr(dst.add(16).cast::<u128>(), b);
+            } else {
+                copy_short(v.as_ptr(), dst, n);
+            }
             self.data.set_len(len + n);
         }
         self.offsets.push((len + n) as i32);
@@ -164,6 +185,15 @@ impl ColumnBatch {
     pub fn into_columns(self) -> Vec<StringColumn> {
         self.columns
     }
+
+    /// Keeps the first `rows` rows.
+    fn truncate(&mut self, rows: usize) {
+        for c in &mut self.columns {
+            c.offsets.truncate(rows + 1);
+            c.data.truncate(c.offsets[rows] as usize);
+        }
+        self.rows = self.rows.min(rows);
+    }
 }
 
 /// Reads a [`Reader`] into batches of text columns.
@@ -249,6 +279,7 @@ impl<'a> Columns<'a> {
                 carry: None,
                 batch_rows: DEFAULT_BATCH_ROWS,
                 per_row: Vec::new(),
+                last_rows: 0,
             },
             error: None,
             named_by_first,
@@ -259,18 +290,18 @@ impl<'a> Columns<'a> {
         while cols.named_by_first && !cols.done {
             cols.pull();
         }
-        if cols.named_by_first {
-            // No record at all: an error then is the reader's.
+        // An error before any row (in the header, say) is one now.
+        if cols.fill.ready.is_empty() && cols.fill.carry.is_none() {
             if let Some(e) = cols.error.take() {
-                return Err(e);
+                return Err(cols.with_path(e));
             }
         }
         Ok(cols)
     }
 
     /// Rows per batch (at least 1; default [`DEFAULT_BATCH_ROWS`]): every
-    /// batch but the last holds exactly that many, unless 64 MiB of text
-    /// or an error ends it first.
+    /// batch but the last holds exactly that many, unless 16 MiB of text
+    /// and offsets or an error ends it first.
     pub fn batch_rows(&mut self, n: usize) -> &mut Self {
         self.fill.resize(n.max(1));
         self
@@ -289,12 +320,23 @@ impl<'a> Columns<'a> {
     /// The next batch of rows, `None` at the end. After an error, `None`.
     pub fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
         loop {
-            if let Some((b, starts)) = self.fill.ready.pop_front() {
-                if let Err(e) = check_utf8(&b, &starts) {
+            if let Some((mut b, starts)) = self.fill.ready.pop_front() {
+                if let Err((i, e)) = check_utf8(&b, &starts) {
                     self.stop();
-                    return Err(self.with_path(e));
+                    if i == 0 {
+                        return Err(self.with_path(e));
+                    }
+                    // The rows before the bad one first.
+                    b.truncate(i);
+                    self.error = Some(e);
+                    return Ok(Some(b));
                 }
                 return Ok(Some(b));
+            }
+            if self.error.is_some() && self.fill.seal() {
+                // The rows before the error first (held back by a new
+                // batch size, say).
+                continue;
             }
             if let Some(e) = self.error.take() {
                 self.stop();
@@ -370,6 +412,21 @@ impl<'a> Columns<'a> {
             kept.push(row);
         }
         let width = self.names.len();
+        // Where fields may lie (the input and the unescaped copies), to
+        // know how many bytes can be read from a field's start.
+        let bounds = [
+            (batch.input.as_ptr() as usize, batch.input.len()),
+            (batch.scratch.as_ptr() as usize, batch.scratch.len()),
+        ];
+        let room = |f: &[u8]| -> usize {
+            let p = f.as_ptr() as usize;
+            for (lo, len) in bounds {
+                if p.wrapping_sub(lo) < len {
+                    return lo + len - p;
+                }
+            }
+            0
+        };
         for row in kept {
             let (b, starts, bytes) = self.fill.target(width);
             let mut fields = row.iter();
@@ -385,8 +442,8 @@ impl<'a> Columns<'a> {
                     return Err(Error::config("a column of one batch holds over 2 GiB of text")
                         .with_position(row.position()));
                 }
-                col.push(f);
-                *bytes += f.len();
+                col.push(f, room(f));
+                *bytes += f.len() + 4;
             }
             b.rows += 1;
             starts.push(row.position());
@@ -406,12 +463,18 @@ struct Filler {
     /// Bytes per row of each column in the last batch sealed, to reserve
     /// room for the next (no copy as its columns grow).
     per_row: Vec<f64>,
+    /// Rows of the last batch sealed.
+    last_rows: usize,
 }
 
 impl Filler {
     /// The batch being filled, `width` columns wide.
     fn target(&mut self, width: usize) -> &mut (ColumnBatch, Vec<Position>, usize) {
-        let want = self.batch_rows.min(1 << 16);
+        // As many rows as the batch before, when it ended on its bytes.
+        let want = match self.last_rows {
+            0 => self.batch_rows.min(1 << 13),
+            n => self.batch_rows.min(n),
+        };
         let per_row = &self.per_row;
         self.carry.get_or_insert_with(|| {
             let columns = (0..width)
@@ -439,6 +502,7 @@ impl Filler {
     fn seal(&mut self) -> bool {
         match self.carry.take() {
             Some((b, s, _)) => {
+                self.last_rows = b.rows;
                 let rows = b.rows.max(1) as f64;
                 self.per_row = b.columns.iter().map(|c| c.data.len() as f64 / rows).collect();
                 self.ready.push_back((b, s));
@@ -477,7 +541,7 @@ impl Filler {
 /// and no value starting inside a character (two halves of a character in
 /// neighbouring values make valid bytes once joined). The first value that
 /// is not, in the order of the rows, is reported at its record.
-fn check_utf8(b: &ColumnBatch, starts: &[Position]) -> Result<()> {
+fn check_utf8(b: &ColumnBatch, starts: &[Position]) -> std::result::Result<(), (usize, Error)> {
     let ok = |c: &StringColumn| {
         simdutf8::basic::from_utf8(&c.data).is_ok()
             && c.offsets[..c.len()]
@@ -492,14 +556,14 @@ fn check_utf8(b: &ColumnBatch, starts: &[Position]) -> Result<()> {
         for (j, c) in b.columns.iter().enumerate() {
             let v = &c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize];
             if let Err(e) = std::str::from_utf8(v) {
-                return Err(Error::new(ErrorKind::Utf8 { field: j, valid_up_to: e.valid_up_to() })
-                    .with_position(*pos));
+                let kind = ErrorKind::Utf8 { field: j, valid_up_to: e.valid_up_to() };
+                return Err((i, Error::new(kind).with_position(*pos)));
             }
         }
     }
     // Not reached: values that are each UTF-8 join into UTF-8, starting
     // at characters.
-    Err(Error::config("a column is not UTF-8"))
+    Err((0, Error::config("a column is not UTF-8")))
 }
 
 pub mod ffi;

@@ -1746,13 +1746,8 @@ impl Spec {
     }
 }
 
-/// Opens the input described by `spec` with the core reader.
-fn open_native(
-    py: Python<'_>,
-    pd: &PyDialect,
-    spec: &mut Spec,
-    stash: &PyErrStash,
-) -> PyResult<SendReader> {
+/// The core reader's settings for `spec`.
+fn native_builder(py: Python<'_>, pd: &PyDialect, spec: &Spec) -> PyResult<ReaderBuilder> {
     let limit = core_limit(field_limit(py)?)?;
     let mut b = ReaderBuilder::new();
     b.dialect(pd.core(spec.filter, limit, true)?).source(spec.source);
@@ -1762,6 +1757,17 @@ fn open_native(
     if let Some(name) = &spec.name {
         b.path(name);
     }
+    Ok(b)
+}
+
+/// Opens the input described by `spec` with the core reader.
+fn open_native(
+    py: Python<'_>,
+    pd: &PyDialect,
+    spec: &mut Spec,
+    stash: &PyErrStash,
+) -> PyResult<SendReader> {
+    let b = native_builder(py, pd, spec)?;
     let no_stash = PyErrStash::default();
     if let Some(file) = spec.fd.take() {
         return open_fd(&b, file, spec.offset);
@@ -3672,7 +3678,18 @@ fn _read_arrow(
         ));
     }
     let stash = PyErrStash::default();
-    let rdr = open_native(py, &pd, &mut spec, &stash)?;
+    let rdr = match spec.stream.take() {
+        // A stream is read through its Python methods, which a consumer's
+        // thread could not call while the thread holding the GIL waits for
+        // that consumer (DuckDB): it is read whole now.
+        Some(obj) => {
+            let mut data = Vec::new();
+            let read = PyStream::new(py, obj.bind(py), &stash)?.read_to_end(&mut data);
+            read.map_err(|e| stash.take().unwrap_or_else(|| PyOSError::new_err(e.to_string())))?;
+            SendReader(native_builder(py, &pd, &spec)?.from_reader(io::Cursor::new(data)))
+        }
+        None => open_native(py, &pd, &mut spec, &stash)?,
+    };
     // The header (or first record) is read without the GIL.
     let mut cols = py
         .allow_threads(move || {

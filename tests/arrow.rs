@@ -39,34 +39,41 @@ fn rows_of(batches: &[ColumnBatch]) -> Vec<Vec<String>> {
 }
 
 /// The oracle: header and rows from `read_row`, empty records skipped,
-/// short rows padded to the header's width; `None` if any field is not
-/// UTF-8, a row is longer than the first, or the reader fails.
-fn oracle(data: &[u8], d: &Dialect) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+/// short rows padded to the header's width, up to the first row with a
+/// field that is not UTF-8, longer than the first, or that the reader
+/// fails on; and whether there was one. `None` when the header fails.
+type Oracle = Option<(Vec<String>, Vec<Vec<String>>, bool)>;
+
+fn oracle(data: &[u8], d: &Dialect) -> Oracle {
     let mut rdr = Reader::builder().dialect(d.clone()).from_slice(data);
+    let utf8 = |f: &[u8]| String::from_utf8(f.to_vec()).ok();
     let mut names: Option<Vec<String>> = None;
     if d.headers() {
-        if let Some(h) = rdr.headers().ok()? {
-            names =
-                Some(h.iter().map(|f| String::from_utf8(f.to_vec()).ok()).collect::<Option<_>>()?);
-        } else {
-            names = Some(Vec::new());
+        match rdr.headers().ok()? {
+            Some(h) => names = Some(h.iter().map(utf8).collect::<Option<_>>()?),
+            None => names = Some(Vec::new()),
         }
     }
     let mut rows = Vec::new();
-    while let Some(r) = rdr.read_row().ok()? {
+    loop {
+        let r = match rdr.read_row() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(_) if names.is_none() => return None,
+            Err(_) => return Some((names.unwrap_or_default(), rows, true)),
+        };
         if r.is_empty() {
             continue;
         }
-        let mut row: Vec<String> =
-            r.iter().map(|f| String::from_utf8(f.to_vec()).ok()).collect::<Option<_>>()?;
-        let w = names.get_or_insert_with(|| (0..row.len()).map(|i| i.to_string()).collect()).len();
-        if row.len() > w {
-            return None;
-        }
+        let row: Option<Vec<String>> = r.iter().map(utf8).collect();
+        let w = names.get_or_insert_with(|| (0..r.len()).map(|i| i.to_string()).collect()).len();
+        let Some(mut row) = row.filter(|row| row.len() <= w) else {
+            return Some((names.unwrap_or_default(), rows, true));
+        };
         row.resize(w, String::new());
         rows.push(row);
     }
-    Some((names.unwrap_or_default(), rows))
+    Some((names.unwrap_or_default(), rows, false))
 }
 
 fn pieces() -> impl Strategy<Value = Vec<u8>> {
@@ -96,14 +103,18 @@ proptest! {
         let d = dialect(headers, flexible);
         let want = oracle(&data, &d);
         let rdr = Reader::builder().dialect(d.clone()).from_slice(&data);
-        let got = Columns::new(rdr).and_then(|mut c| {
+        let got = Columns::new(rdr).map(|mut c| {
             c.batch_rows(rows);
-            let b = all(&mut c)?;
-            Ok((c.names().to_vec(), b.iter().map(ColumnBatch::rows).max(), rows_of(&b)))
-        });
-        let got = got.map(|(names, most, r)| {
-            assert!(most.unwrap_or(0) <= rows, "a batch of {most:?} rows");
-            (names, r)
+            let mut batches = Vec::new();
+            let failed = loop {
+                match c.next_batch() {
+                    Ok(Some(b)) => batches.push(b),
+                    Ok(None) => break false,
+                    Err(_) => break true,
+                }
+            };
+            assert!(batches.iter().all(|b| b.rows() <= rows), "a batch over {rows} rows");
+            (c.names().to_vec(), rows_of(&batches), failed)
         });
         match (want, got) {
             (Some(w), Ok(g)) => prop_assert_eq!(w, g),
@@ -279,4 +290,21 @@ fn batches_hold_exactly_the_rows_asked_for_from_a_file() {
         assert_eq!(rows[4321], ["4321", &format!("v4321\"\n{}", "x".repeat(4321 % 7))]);
     }
     std::fs::remove_file(&p).unwrap();
+}
+
+#[test]
+fn an_error_before_any_row_fails_at_once() {
+    let d = Dialect::builder().headers(false).build().unwrap();
+    let rdr = Reader::builder().dialect(d.clone()).path("h.csv").from_slice(b"a,\xff\n1,2\n");
+    let err = Columns::with_header_row(rdr, true).err().expect("an error");
+    assert!(err.to_string().starts_with("h.csv:1: record 0, byte 0"), "{err}");
+    let rdr = Reader::builder().path("h.csv").from_slice(b"a,\xff\n1,2\n");
+    let err = Columns::new(rdr).err().expect("an error");
+    assert!(err.to_string().starts_with("h.csv:1:"), "{err}");
+    // An error after the first row comes after it.
+    let rdr = Reader::builder().dialect(d).from_slice(b"1,2\n3,\xff\n");
+    let mut cols = Columns::new(rdr).unwrap();
+    assert_eq!(cols.next_batch().unwrap().unwrap().rows(), 1);
+    assert!(cols.next_batch().is_err());
+    assert!(cols.next_batch().unwrap().is_none());
 }

@@ -156,8 +156,13 @@ def test_without_header_columns_are_numbered():
 
 
 def test_errors(tmp_path):
-    with pytest.raises(RuntimeError, match="line 2: record 1, byte 4: found record with 3 fields"):
-        consume(fastcsv.read_arrow(b"a,b\n1,2,3\n"))
+    # Before any row: at once, as csv.Error; after rows: from the stream,
+    # once the rows before it are out.
+    with pytest.raises(csv.Error, match="line 2: record 1, byte 4: found record with 3 fields"):
+        fastcsv.read_arrow(b"a,b\n1,2,3\n")
+    s = fastcsv.read_arrow(b"a,b\n1,2\n3,4,5\n", batch_rows=10)
+    with pytest.raises(RuntimeError, match="line 3: record 2, byte 8: found record with 3"):
+        consume(s)
     p = tmp_path / "bad.csv"
     p.write_bytes(b"a,b\n1,2\n3,\xff\n")
     with pytest.raises(RuntimeError, match=r"bad.csv:3: record 2, byte 8: .*UTF-8"):
