@@ -1,7 +1,8 @@
 //! Fuzz target: any bytes, any dialect. The fast engine must never panic and
 //! must agree with the reference engine, over a slice and over the buffered
 //! source with a small buffer, through `read_row`, `read_batch`, and the
-//! parallel `par_batches` and `par_count`.
+//! parallel `par_batches` and `par_count`; and the Arrow columns
+//! (`fastcsv::arrow::Columns`) must hold the reference's rows.
 //!
 //! Run with `cargo +nightly fuzz run parse -- -detect_leaks=0` from the
 //! repository root. (LeakSanitizer flags the 32-byte record glibc keeps per
@@ -311,6 +312,60 @@ fn dialect(cfg: &[u8]) -> Option<Dialect> {
     d.build().ok()
 }
 
+/// What `fastcsv::arrow::Columns` must give for the reference's output:
+/// the names (`None` when no record names the columns and none is read),
+/// the rows up to the first one that fails (not UTF-8, longer than the
+/// first, or the reader's error), and whether one failed.
+type Cols = (Option<Vec<String>>, Vec<Vec<String>>, bool);
+
+fn expect_columns(want: &RefOutput, header_row: bool) -> Cols {
+    let utf8 = |r: &RefRow| -> Option<Vec<String>> {
+        r.fields.iter().map(|f| String::from_utf8(f.clone()).ok()).collect()
+    };
+    let mut names: Option<Vec<String>> = None;
+    let mut rows = Vec::new();
+    for r in want.rows.iter().filter(|r| !r.fields.is_empty()) {
+        if names.is_none() && header_row {
+            match utf8(r) {
+                Some(n) => names = Some(n),
+                None => return (None, rows, true),
+            }
+            continue;
+        }
+        let w = names.get_or_insert_with(|| (0..r.fields.len()).map(|i| i.to_string()).collect());
+        match utf8(r).filter(|v| v.len() <= w.len()) {
+            Some(mut v) => {
+                v.resize(w.len(), String::new());
+                rows.push(v);
+            }
+            None => return (names, rows, true),
+        }
+    }
+    (names, rows, want.error.is_some())
+}
+
+fn got_columns(rdr: Reader<'_>, header_row: bool, batch_rows: usize) -> Cols {
+    let mut c = match fastcsv::arrow::Columns::with_header_row(rdr, header_row) {
+        Ok(c) => c,
+        Err(_) => return (None, Vec::new(), true),
+    };
+    c.batch_rows(batch_rows);
+    let mut rows = Vec::new();
+    let failed = loop {
+        match c.next_batch() {
+            Ok(Some(b)) => {
+                assert!(b.rows() > 0 && b.rows() <= batch_rows, "batch of {} rows", b.rows());
+                for i in 0..b.rows() {
+                    rows.push(b.columns().iter().map(|c| c.get(i).to_owned()).collect());
+                }
+            }
+            Ok(None) => break false,
+            Err(_) => break true,
+        }
+    };
+    (Some(c.names().to_vec()), rows, failed)
+}
+
 fuzz_target!(|data: &[u8]| {
     if data.len() < 13 {
         return;
@@ -351,6 +406,29 @@ fuzz_target!(|data: &[u8]| {
     counted(Reader::builder().dialect(d.clone()).from_slice(input), "count_rows slice");
     let rdr = Reader::builder().dialect(d.clone()).buffer_size(size).from_reader(input);
     counted(rdr, "count_rows buffered");
+    // Arrow columns, over the slice and the small buffer: an error before
+    // the names are known fails at once (no names, no rows).
+    let header_row = cfg[6] % 2 == 1;
+    let batch_rows = usize::from(cfg[5] % 5) + 1;
+    let mut expect = expect_columns(&want, header_row);
+    if expect.0.is_none() && !expect.2 {
+        // No record at all: no column.
+        expect.0 = Some(Vec::new());
+    }
+    for (what, rdr) in [
+        ("columns slice", Reader::builder().dialect(d.clone()).from_slice(input)),
+        ("columns buffered", Reader::builder().dialect(d.clone()).buffer_size(size).from_reader(input)),
+    ] {
+        let got = got_columns(rdr, header_row, batch_rows);
+        if got.0.is_none() || expect.0.is_none() {
+            // Failed before the names were known (or, by the reader's
+            // batching, with the first rows): nothing given out.
+            let nothing = got.2 && got.1.is_empty() && expect.2 && expect.1.is_empty();
+            assert!(nothing, "{what}: {got:?} {expect:?}");
+            continue;
+        }
+        assert_eq!(got, expect, "{what}");
+    }
     let mut rdr = Reader::builder().dialect(d).from_slice(input);
     match rdr.par_count(&Parallel::new().threads(threads).chunk_size(chunk)) {
         Ok((n, _)) => assert_eq!((n, None), (want_count, want.error.clone()), "par_count"),
