@@ -417,7 +417,10 @@ fuzz_target!(|data: &[u8]| {
     }
     for (what, rdr) in [
         ("columns slice", Reader::builder().dialect(d.clone()).from_slice(input)),
-        ("columns buffered", Reader::builder().dialect(d.clone()).buffer_size(size).from_reader(input)),
+        (
+            "columns buffered",
+            Reader::builder().dialect(d.clone()).buffer_size(size).from_reader(input),
+        ),
     ] {
         let got = got_columns(rdr, header_row, batch_rows);
         if got.0.is_none() || expect.0.is_none() {
