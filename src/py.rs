@@ -3524,8 +3524,18 @@ impl arrow::ffi::BatchSource for SendColumns {
     fn names(&self) -> &[String] {
         self.0.names()
     }
+    /// Parses without the GIL: a consumer that calls this holding it
+    /// (checked, as a consumer may call from any thread) lets it go
+    /// meanwhile, so that other Python threads run.
     fn next_batch(&mut self) -> crate::Result<Option<arrow::ColumnBatch>> {
-        self.0.next_batch()
+        // SAFETY: callable from any thread once the interpreter runs, as
+        // it does while this extension's objects exist.
+        if unsafe { ffi::PyGILState_Check() } == 1 {
+            let this = &mut *self;
+            Python::with_gil(|py| py.allow_threads(move || this.0.next_batch()))
+        } else {
+            self.0.next_batch()
+        }
     }
 }
 

@@ -75,11 +75,20 @@ _get_pointer.restype = ctypes.c_void_p
 _get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
-def consume(stream) -> tuple[list[str], list[list[str]], list[int]]:
+# get_next called with the GIL held (ctypes lets it go for CFUNCTYPE calls).
+_NEXT_WITH_GIL = ctypes.PYFUNCTYPE(
+    ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ArrowArray)
+)
+
+
+def consume(stream, hold_gil: bool = False) -> tuple[list[str], list[list[str]], list[int]]:
     """Names, rows and batch sizes, read as an Arrow consumer does; a
     RuntimeError with get_last_error's message on failure."""
     cap = stream.__arrow_c_stream__()
     s = ctypes.cast(_get_pointer(cap, b"arrow_array_stream"), ctypes.POINTER(ArrowArrayStream))
+    get_next = s.contents.get_next
+    if hold_gil:
+        get_next = _NEXT_WITH_GIL(ctypes.cast(get_next, ctypes.c_void_p).value)
     schema = ArrowSchema()
     assert s.contents.get_schema(s, ctypes.byref(schema)) == 0
     assert schema.format == b"+s"
@@ -94,7 +103,7 @@ def consume(stream) -> tuple[list[str], list[list[str]], list[int]]:
     try:
         while True:
             a = ArrowArray()
-            if s.contents.get_next(s, ctypes.byref(a)) != 0:
+            if get_next(s, ctypes.byref(a)) != 0:
                 raise RuntimeError(s.contents.get_last_error(s).decode())
             if not a.release:
                 break
@@ -148,6 +157,15 @@ def test_columns_are_csv_rows(tmp_path, text, batch_rows):
         assert all(n == batch_rows for n in sizes[:-1]) and all(sizes)
         if hasattr(src, "close"):
             src.close()
+
+
+def test_a_consumer_may_hold_the_gil(tmp_path):
+    # get_next then lets the GIL go while it parses, and takes it back.
+    p = tmp_path / "big.csv"
+    p.write_text("a,b\n" + "".join(f'{i},"x{i}"\n' for i in range(300_000)))
+    names, rows, sizes = consume(fastcsv.read_arrow(str(p), batch_rows=100_000), hold_gil=True)
+    assert names == ["a", "b"] and len(rows) == 300_000 and sizes == [100_000] * 3
+    assert rows[123_456] == ["123456", "x123456"]
 
 
 def test_without_header_columns_are_numbered():
