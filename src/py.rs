@@ -3539,44 +3539,66 @@ impl arrow::ffi::BatchSource for SendColumns {
     }
 }
 
-/// The capsule names the Arrow PyCapsule interface gives a stream and a
-/// schema.
-const STREAM_CAPSULE: &std::ffi::CStr = c"arrow_array_stream";
-const SCHEMA_CAPSULE: &std::ffi::CStr = c"arrow_schema";
+/// An Arrow C struct that a `PyCapsule` owns (the Arrow PyCapsule
+/// interface): released when the capsule goes, unless a consumer moved it
+/// out (leaving its `release` null).
+trait CapsuleValue: Sized {
+    /// The capsule's name, which consumers check.
+    const NAME: &'static std::ffi::CStr;
+    /// Calls the struct's `release`, if it has one.
+    fn release(&mut self);
+}
 
-/// Frees a schema capsule, as [`drop_stream_capsule`] a stream's.
-unsafe extern "C" fn drop_schema_capsule(capsule: *mut ffi::PyObject) {
-    // SAFETY: as for `drop_stream_capsule`, with a boxed `ArrowSchema` made
-    // by `ArrowStream::__arrow_c_schema__`.
-    unsafe {
-        let p = ffi::PyCapsule_GetPointer(capsule, SCHEMA_CAPSULE.as_ptr());
-        if p.is_null() {
-            ffi::PyErr_Clear();
-            return;
-        }
-        let mut schema = Box::from_raw(p.cast::<arrow::ffi::ArrowSchema>());
-        if let Some(release) = schema.release {
-            release(&mut *schema);
+impl CapsuleValue for arrow::ffi::ArrowArrayStream {
+    const NAME: &'static std::ffi::CStr = c"arrow_array_stream";
+    fn release(&mut self) {
+        if let Some(release) = self.release {
+            // SAFETY: a live stream made by `export_stream`, released once
+            // (its `release` clears itself).
+            unsafe { release(self) }
         }
     }
 }
 
-/// Frees a stream capsule: releases the stream unless a consumer moved it
-/// out (leaving `release` null), then frees its memory.
-unsafe extern "C" fn drop_stream_capsule(capsule: *mut ffi::PyObject) {
+impl CapsuleValue for arrow::ffi::ArrowSchema {
+    const NAME: &'static std::ffi::CStr = c"arrow_schema";
+    fn release(&mut self) {
+        if let Some(release) = self.release {
+            // SAFETY: as for the stream, with `export_schema`.
+            unsafe { release(self) }
+        }
+    }
+}
+
+/// Frees a capsule made by [`into_capsule`]: releases its value, then
+/// frees its memory.
+unsafe extern "C" fn drop_capsule<T: CapsuleValue>(capsule: *mut ffi::PyObject) {
     // SAFETY: CPython calls this with the capsule being freed, made by
-    // `ArrowStream::__arrow_c_stream__` around a boxed `ArrowArrayStream`
-    // under this name; the box is taken back once, here.
+    // `into_capsule::<T>` around a boxed `T` under `T::NAME`; the box is
+    // taken back once, here.
     unsafe {
-        let p = ffi::PyCapsule_GetPointer(capsule, STREAM_CAPSULE.as_ptr());
+        let p = ffi::PyCapsule_GetPointer(capsule, T::NAME.as_ptr());
         if p.is_null() {
             ffi::PyErr_Clear();
             return;
         }
-        let mut stream = Box::from_raw(p.cast::<arrow::ffi::ArrowArrayStream>());
-        if let Some(release) = stream.release {
-            release(&mut *stream);
+        Box::from_raw(p.cast::<T>()).release();
+    }
+}
+
+/// `value` in a new capsule named `T::NAME`, which owns it.
+fn into_capsule<T: CapsuleValue>(py: Python<'_>, value: T) -> PyResult<Bound<'_, PyAny>> {
+    let raw = Box::into_raw(Box::new(value));
+    // SAFETY: we hold the GIL; the capsule takes the box (freed by
+    // `drop_capsule::<T>`), and its name is static. On failure it returns
+    // NULL with an exception set, and the box is freed here.
+    unsafe {
+        let cap = ffi::PyCapsule_New(raw.cast(), T::NAME.as_ptr(), Some(drop_capsule::<T>));
+        if cap.is_null() {
+            Box::from_raw(raw).release();
+            return Err(PyErr::fetch(py));
         }
+        Ok(Bound::from_owned_ptr(py, cap))
     }
 }
 
@@ -3615,48 +3637,14 @@ impl ArrowStream {
             return Err(PyValueError::new_err("this Arrow stream was already read"));
         };
         let cols = cols.into_inner().unwrap_or_else(|e| e.into_inner());
-        let stream = Box::into_raw(Box::new(arrow::ffi::export_stream(cols)));
-        // SAFETY: we hold the GIL; the capsule takes the box (freed by
-        // `drop_stream_capsule`), and its name is static. On failure it
-        // returns NULL with an exception set, and the box is freed here.
-        unsafe {
-            let cap = ffi::PyCapsule_New(
-                stream.cast(),
-                STREAM_CAPSULE.as_ptr(),
-                Some(drop_stream_capsule),
-            );
-            if cap.is_null() {
-                let mut s = Box::from_raw(stream);
-                if let Some(release) = s.release {
-                    release(&mut *s);
-                }
-                return Err(PyErr::fetch(py));
-            }
-            Ok(Bound::from_owned_ptr(py, cap))
-        }
+        into_capsule(py, arrow::ffi::export_stream(cols))
     }
 
     /// The Arrow PyCapsule interface: a capsule holding the
     /// `ArrowSchema` of the batches (a struct of `utf8` fields), which
     /// consumers may ask for before the stream, and after it.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let schema = Box::into_raw(Box::new(arrow::ffi::export_schema(&self.names)));
-        // SAFETY: as in `__arrow_c_stream__`, with the schema.
-        unsafe {
-            let cap = ffi::PyCapsule_New(
-                schema.cast(),
-                SCHEMA_CAPSULE.as_ptr(),
-                Some(drop_schema_capsule),
-            );
-            if cap.is_null() {
-                let mut s = Box::from_raw(schema);
-                if let Some(release) = s.release {
-                    release(&mut *s);
-                }
-                return Err(PyErr::fetch(py));
-            }
-            Ok(Bound::from_owned_ptr(py, cap))
-        }
+        into_capsule(py, arrow::ffi::export_schema(&self.names))
     }
 
     fn __repr__(&self) -> String {
