@@ -494,11 +494,15 @@ def read_arrow(
     ``source`` is a path, a binary file or ``bytes``. With ``header=True``
     the first non-empty row names the columns (else ``"0"``, ``"1"``,
     ...); their number is fixed by that row: shorter rows are padded with
-    ``""``, a longer one is a ``csv.Error``, and empty rows are skipped, as
-    in :func:`read_columns`. A value that is not UTF-8 is a ``csv.Error``
-    (``errors`` must be ``'strict'``); ``quoting=QUOTE_NONNUMERIC`` is not
-    supported. The header is read now; the rest as the stream is read,
-    ``batch_rows`` rows a batch, with the GIL released. The stream can be
+    ``""``, a longer one is an error, and empty rows are skipped, as in
+    :func:`read_columns`; so is a value that is not UTF-8 (``errors`` must
+    be ``'strict'``). ``quoting=QUOTE_NONNUMERIC`` is not supported.
+
+    The header (or first row) is read now, and an error before any row is
+    a ``csv.Error`` here. The rest is read as the consumer reads the
+    stream, ``batch_rows`` rows a batch, with the GIL released; the rows
+    before an error come first, then the consumer raises the error with
+    its message (``path:line: record N, byte B: ...``). The stream can be
     read once.
     """
     extra = _pop_extra(fmtparams)
