@@ -308,3 +308,34 @@ fn an_error_before_any_row_fails_at_once() {
     assert!(cols.next_batch().is_err());
     assert!(cols.next_batch().unwrap().is_none());
 }
+
+#[test]
+fn a_wide_file_in_groups_of_rows() {
+    // 300 columns: the rows are copied column by column in groups of about
+    // 54; values of every length class, quoted ones from the unescaped
+    // copies, and the last bytes of the input.
+    let mut data = Vec::new();
+    for i in 0..500usize {
+        let row: Vec<String> = (0..300usize)
+            .map(|j| match (i + j) % 7 {
+                0 => String::new(),
+                1 => "x".repeat((i * j) % 40),
+                2 => format!("\"q\"\"{j}\""),
+                3 => format!("\"{}\n\"", "y".repeat(j % 20)),
+                _ => format!("{i}.{j}"),
+            })
+            .collect();
+        data.extend_from_slice(row.join(",").as_bytes());
+        data.push(b'\n');
+    }
+    data.pop();
+    let d = dialect(false, false);
+    let want = oracle(&data, &d).expect("oracle");
+    for rows in [7, 54, 55, 65536] {
+        let mut cols =
+            Columns::new(Reader::builder().dialect(d.clone()).from_slice(&data)).unwrap();
+        cols.batch_rows(rows);
+        let b = all(&mut cols).unwrap();
+        assert_eq!((cols.names().to_vec(), rows_of(&b), false), want, "batches of {rows}");
+    }
+}
