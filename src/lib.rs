@@ -52,6 +52,12 @@
 //! let rdr = fastcsv::Reader::from_path("/dev/null").unwrap();
 //! assert_eq!(rdr.source_reason(), SourceReason::NotRegular);
 //! ```
+//!
+//! Beyond rows: [`Reader::read_batch`] hands out batches of records with
+//! only the columns a [`Selection`] keeps, [`Reader::par_batches`] reads
+//! one input on every CPU, and [`arrow::Columns`] gathers records into
+//! Arrow's `utf8` columns, which [`arrow::ffi`] hands to other libraries
+//! through the Arrow C stream interface.
 #![deny(missing_docs)]
 
 pub mod arrow;
