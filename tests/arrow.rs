@@ -2,16 +2,15 @@
 //! `read_row` (the oracle), errors at their records, and the Arrow C stream
 //! walked as a consumer would.
 
+mod common;
+
 use std::ffi::CStr;
+
+use common::cases;
 
 use fastcsv::arrow::{ffi, ColumnBatch, Columns};
 use fastcsv::{Dialect, ErrorKind, Reader};
 use proptest::prelude::*;
-
-/// Case count: `PROPTEST_CASES` when set (for long local runs), else `n`.
-fn cases(n: u32) -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(n)
-}
 
 fn dialect(headers: bool, flexible: bool) -> Dialect {
     Dialect::builder().headers(headers).flexible(flexible).build().unwrap()

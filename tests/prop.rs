@@ -7,15 +7,10 @@
 
 mod common;
 
-use common::{scan_dialect, via_reader};
+use common::{cases, scan_dialect, via_reader};
 use fastcsv::scan::reference;
 use fastcsv::{Dialect, Filter, Reader, Terminator};
 use proptest::prelude::*;
-
-/// Case count: `PROPTEST_CASES` when set (for long local runs), else `n`.
-fn cases(n: u32) -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(n)
-}
 
 fn alphabet() -> impl Strategy<Value = Vec<u8>> {
     let piece = prop_oneof![

@@ -5,6 +5,11 @@ use fastcsv::scan::reference::{self, RefOutput, RefRow};
 use fastcsv::{Dialect, Filter, Reader, SourceChoice, Terminator};
 use proptest::prelude::*;
 
+/// Case count: `PROPTEST_CASES` when set (for long local runs), else `n`.
+pub fn cases(n: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(n)
+}
+
 /// What a run produced, in the reference engine's terms.
 pub fn via_reader(mut rdr: Reader<'_>) -> RefOutput {
     let mut rows = Vec::new();
