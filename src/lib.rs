@@ -73,6 +73,7 @@ mod record;
 pub mod scan;
 mod select;
 mod source;
+pub mod split;
 
 pub use dialect::{Dialect, DialectBuilder, Filter, Terminator};
 pub use error::{Error, ErrorKind, Position, Result};

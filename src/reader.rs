@@ -272,7 +272,93 @@ impl ReaderBuilder {
     /// let mut rdr = fastcsv::ReaderBuilder::new().from_file(f).unwrap();
     /// assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"1"[..]));
     /// ```
-    pub fn from_file(&self, mut file: File) -> Result<Reader<'static>> {
+    pub fn from_file(&self, file: File) -> Result<Reader<'static>> {
+        self.open_file_upto(file, None)
+    }
+
+    /// Reads one part of a split file (see [`crate::split`]): the records
+    /// that start in `part.start..part.end`, with the line and record
+    /// numbers (and so the errors) of a read of the whole file. Parts after
+    /// the first have no header row and no byte-order mark, and hold their
+    /// records to `part.width` fields unless the dialect is flexible.
+    ///
+    /// ```
+    /// use fastcsv::{split::Splitter, Dialect, ReaderBuilder};
+    /// let p = std::env::temp_dir().join("fastcsv-doc-from-path-part.csv");
+    /// std::fs::write(&p, "name,note\na,\"x\ny\"\nb,z\n").unwrap();
+    /// let d = Dialect::default();
+    /// let parts = Splitter::new(&d).split_path(&p, 12).unwrap();
+    /// let mut rdr = ReaderBuilder::new().dialect(d).from_path_part(&p, &parts[1]).unwrap();
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// assert_eq!((row.get(0), row.position().line), (Some(&b"b"[..]), 4));
+    /// assert!(rdr.read_row().unwrap().is_none());
+    /// ```
+    pub fn from_path_part(
+        &self,
+        path: impl AsRef<Path>,
+        part: &crate::split::Part,
+    ) -> Result<Reader<'static>> {
+        use std::io::{Seek, SeekFrom};
+        let path = path.as_ref();
+        let mut file = source::open_path(path)?;
+        file.seek(SeekFrom::Start(part.start)).map_err(|e| Error::from(e).with_path(path))?;
+        let mut b = self.for_part(part);
+        b.path = Some(path.to_path_buf());
+        let mut rdr = b.open_file_upto(file, Some(part.end.saturating_sub(part.start)))?;
+        rdr.enter_part(part);
+        Ok(rdr)
+    }
+
+    /// Reads one part of a split slice (see [`crate::split`]), as
+    /// [`ReaderBuilder::from_path_part`] does a file's.
+    ///
+    /// ```
+    /// use fastcsv::{split::Splitter, Dialect, ReaderBuilder};
+    /// let input = b"k\n1\n2\n3\n";
+    /// let parts = Splitter::new(&Dialect::default()).split_slice(input, 3).unwrap();
+    /// let mut n = 0;
+    /// for p in &parts {
+    ///     let mut rdr = ReaderBuilder::new().from_slice_part(input, p).unwrap();
+    ///     while rdr.read_row().unwrap().is_some() {
+    ///         n += 1;
+    ///     }
+    /// }
+    /// assert_eq!(n, 3);
+    /// ```
+    pub fn from_slice_part<'a>(
+        &self,
+        data: &'a [u8],
+        part: &crate::split::Part,
+    ) -> Result<Reader<'a>> {
+        let (start, end) = (part.start as usize, part.end as usize);
+        if part.start > part.end || end > data.len() {
+            return Err(Error::config(format!(
+                "part {}..{} is not within the input's {} bytes",
+                part.start,
+                part.end,
+                data.len()
+            )));
+        }
+        let b = self.for_part(part);
+        let src = Src::Slice(&data[..end]);
+        let mut rdr = Reader::new(&b, src, SourceKind::Slice, SourceReason::NotAFile, start);
+        rdr.enter_part(part);
+        Ok(rdr)
+    }
+
+    /// These settings for reading `part`: after the first, no header row
+    /// or byte-order mark.
+    fn for_part(&self, part: &crate::split::Part) -> ReaderBuilder {
+        let mut b = self.clone();
+        if part.start > 0 {
+            b.dialect.headers = false;
+            b.dialect.strip_bom = false;
+        }
+        b
+    }
+
+    /// [`ReaderBuilder::from_file`], seeing at most `limit` bytes.
+    fn open_file_upto(&self, mut file: File, limit: Option<u64>) -> Result<Reader<'static>> {
         let with_path = |e: Error| match &self.path {
             Some(p) => e.with_path(p),
             None => e,
@@ -288,6 +374,9 @@ impl ReaderBuilder {
         let (kind, reason, src) = source::choose(file, self.source, &limits);
         match src {
             Ok(mut m) => {
+                if let Some(n) = limit {
+                    m.limit(usize::try_from(offset.saturating_add(n)).unwrap_or(usize::MAX));
+                }
                 let offset = (offset as usize).min(m.bytes().len());
                 m.allow_fault_ahead(self.read_ahead_for(Some((m.bytes().len() - offset) as u64)));
                 Ok(Reader::new(self, Src::Mapped(m), kind, reason, offset))
@@ -301,7 +390,9 @@ impl ReaderBuilder {
                 let regular = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
                 let ahead = self.read_ahead_for(regular.map(|len| len.saturating_sub(offset)));
                 let (size, max) = (self.buffer_size, self.max_buffer_size);
-                let buf = if ahead {
+                let buf = if let Some(n) = limit {
+                    ReadBuffer::new(Box::new(file.take(n)), size, max)
+                } else if ahead {
                     // Only a regular file's `read()` is sure to return: join
                     // the thread on drop for those alone. A regular file is
                     // read at offsets, by the thread and by the parser.
@@ -428,6 +519,16 @@ impl<'a> Reader<'a> {
                     .iter()
                     .all(|b| b.is_none_or(|b| b.is_ascii()))
             },
+        }
+    }
+
+    /// Starts at a part's first record with the part's lines, records and
+    /// width (see [`ReaderBuilder::from_path_part`]).
+    fn enter_part(&mut self, part: &crate::split::Part) {
+        self.scanner.restart_at(part.lines);
+        self.records = part.records;
+        if part.start > 0 && !self.dialect.flexible {
+            self.expected = part.width;
         }
     }
 

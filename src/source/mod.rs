@@ -178,6 +178,9 @@ pub(crate) struct Mapped {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     may_fault_ahead: bool,
     map: Mmap,
+    /// Bytes of the map the reader sees (a part of a split file ends
+    /// before the file does).
+    end: usize,
     file: File,
     /// Release pages below this offset once the cursor passes it
     /// (`usize::MAX`: never).
@@ -221,6 +224,7 @@ impl Mapped {
             #[cfg(target_os = "linux")]
             guard,
             may_fault_ahead: false,
+            end: map.len(),
             map,
             file,
             next_release,
@@ -231,7 +235,12 @@ impl Mapped {
 
     #[inline]
     pub(crate) fn bytes(&self) -> &[u8] {
-        &self.map
+        &self.map[..self.end]
+    }
+
+    /// Makes the reader see only the first `end` bytes of the file.
+    pub(crate) fn limit(&mut self, end: usize) {
+        self.end = end.min(self.map.len());
     }
 
     /// Lets [`Mapped::fault_in_rest`] start a helper thread (the

@@ -1,0 +1,874 @@
+//! Splitting one input into byte ranges that separate processes or
+//! machines parse on their own, with exactly the records, line numbers and
+//! record numbers of one sequential read.
+//!
+//! Cutting a CSV file at arbitrary byte offsets is easy; knowing where the
+//! first record after a cut begins is not: a line end inside a quoted field
+//! is data, and whether a byte is inside quotes depends on everything
+//! before it. Guessing from nearby bytes (as most distributed readers do,
+//! splitting at the next newline) silently tears records apart. Here, each
+//! range is summarised independently by a small automaton (the states of
+//! Python's `csv` reader, without building fields), once for *every* state
+//! the range could begin in:
+//!
+//! 1. [`Splitter::summarize`] (anywhere, in parallel): for each possible
+//!    entry state, the state at the range's end, the records that end in
+//!    it, and where its first record starts. The simulations merge as soon
+//!    as they agree (usually at the first line end outside quotes), so the
+//!    cost is one or two passes over the range. A [`Summary`] is a few
+//!    hundred bytes ([`Summary::to_bytes`]) and can be shipped.
+//! 2. [`Splitter::resolve`] (one place, instantly): chains the summaries
+//!    from the start of the input, where the state is known, and gives each
+//!    range a [`Part`]: the exact offset of its first record, the offset
+//!    where the next part's first record begins, and the lines and records
+//!    before it.
+//! 3. [`ReaderBuilder::from_path_part`](crate::ReaderBuilder::from_path_part)
+//!    (anywhere): reads exactly the records of one part, with the positions
+//!    of a whole-file read.
+//!
+//! Errors the automaton models: the syntax errors a strict dialect raises
+//! (after which, as in Python, the rest of the line is skipped). A field over
+//! the field size limit is not modelled: the part that holds it fails with
+//! that error, as a sequential read does, but the parts after it start
+//! where a read that did not stop there would.
+//!
+//! ```
+//! use fastcsv::split::Splitter;
+//! use fastcsv::{Dialect, Reader};
+//!
+//! let d = Dialect::builder().headers(false).build().unwrap();
+//! let input = b"a,\"b\nc\"\nd,e\n\"f\n\",g\n";
+//! let sp = Splitter::new(&d);
+//! // Three ranges cut anywhere, even inside quotes; summarised separately.
+//! let cuts = [0, 4, 11, input.len()];
+//! let sums: Vec<_> = cuts
+//!     .windows(2)
+//!     .map(|w| sp.summarize(input, w[0]..w[1]).unwrap())
+//!     .collect();
+//! let parts = sp.resolve(&sums).unwrap();
+//! // Each part starts at a record start: 0, then 8 ("d,e"), then 12.
+//! let starts: Vec<u64> = parts.iter().map(|p| p.start).collect();
+//! assert_eq!(starts, [0, 8, 12]);
+//! let mut rows = Vec::new();
+//! for p in &parts {
+//!     let bytes = &input[p.start as usize..p.end as usize];
+//!     let mut rdr = Reader::builder().dialect(d.clone()).from_slice(bytes);
+//!     while let Some(row) = rdr.read_row().unwrap() {
+//!         rows.push(row.iter().map(|f| f.to_vec()).collect::<Vec<_>>());
+//!     }
+//! }
+//! assert_eq!(rows[0][1], b"b\nc");
+//! assert_eq!(rows.len(), 3);
+//! assert_eq!(parts[2].lines, 3); // lines before the third part
+//! ```
+
+use std::ops::Range;
+use std::path::Path;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::dialect::{Dialect, Terminator};
+use crate::error::{Error, Result};
+use crate::reader::{Reader, ReaderBuilder};
+
+/// The automaton's states: those of CPython's reader, plus two that
+/// remember what Python's line-at-a-time reading knows at a line end (an
+/// empty line; a line being skipped after an error).
+const START_RECORD: u8 = 0;
+const START_FIELD: u8 = 1;
+const ESCAPED_CHAR: u8 = 2;
+const IN_FIELD: u8 = 3;
+const IN_QUOTED_FIELD: u8 = 4;
+const ESCAPE_IN_QUOTED_FIELD: u8 = 5;
+const QUOTE_IN_QUOTED_FIELD: u8 = 6;
+const EAT_CRNL: u8 = 7;
+/// The line was empty so far (a terminator at a record start).
+const EAT_CRNL_EMPTY: u8 = 8;
+const AFTER_ESCAPED_CRNL: u8 = 9;
+const COMMENT: u8 = 10;
+/// After a syntax error: the rest of the line is skipped.
+const SKIP: u8 = 11;
+
+/// How many states a range can begin in.
+pub const STATES: usize = 12;
+
+/// Flag on a transition: a record ends here (an error also ends one: the
+/// reader counts the failed record).
+const RECORD: u8 = 0x80;
+const STATE: u8 = 0x7f;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The automaton of one dialect. See the [module documentation](self).
+#[derive(Clone, Debug)]
+pub struct Splitter {
+    class: [u8; 256],
+    classes: usize,
+    /// `next[state * classes + class]`: the next state, `| RECORD` when a
+    /// record ends (a syntax error).
+    next: Vec<u8>,
+    /// What a line end does in each state (`| RECORD` when a record ends).
+    eol: [u8; STATES],
+    /// `quiet[state][byte]`: the byte changes nothing in that state (no
+    /// transition, no record, no line end that matters).
+    quiet: Vec<[bool; 256]>,
+    term: Terminator,
+    bom: bool,
+    fingerprint: u64,
+    dialect: Dialect,
+}
+
+/// What a range does, for each state it could begin in; made by
+/// [`Splitter::summarize`], chained by [`Splitter::resolve`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    start: u64,
+    end: u64,
+    /// Line ends in the range.
+    lines: u64,
+    /// Per entry state: the state at the end.
+    exit: [u8; STATES],
+    /// Per entry state: records that end in the range.
+    records: [u64; STATES],
+    /// Per entry state: the first record start in the range, if any.
+    first: [Option<First>; STATES],
+    fingerprint: u64,
+}
+
+/// A record start: its offset, and the lines and records between the
+/// range's start and it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct First {
+    at: u64,
+    lines: u64,
+    records: u64,
+}
+
+/// One part of a split input: the records that start in `start..end`.
+///
+/// `start` is a record start (or the input's start), and so is `end` (or
+/// the input's end); a part can be empty (`start == end`) when no record
+/// starts in its range. The parts of one split cover the input, in order.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Part {
+    /// Which range this part came from (0-based).
+    pub index: usize,
+    /// Offset of the part's first byte.
+    pub start: u64,
+    /// Offset just past its last byte.
+    pub end: u64,
+    /// Lines before `start` (so the first record's line is `lines + 1`).
+    pub lines: u64,
+    /// Records before `start` (data errors count as records, as they do
+    /// in [`Reader`](crate::Reader) positions; a header row counts too).
+    pub records: u64,
+    /// For a part after the first, the number of fields every record must
+    /// have (the input's first record's), unless the dialect is flexible.
+    /// [`Splitter::split_path`] and [`Splitter::split_slice`] fill it in;
+    /// after [`Splitter::resolve`] alone it is `None`.
+    pub width: Option<usize>,
+}
+
+impl Splitter {
+    /// The automaton for `d`'s structure: delimiter, quote, escape, doubled
+    /// quotes, initial spaces, strict, comment, terminator, empty lines and
+    /// byte-order mark. (Filters, trimming and widths change fields, not
+    /// where records start.)
+    ///
+    /// ```
+    /// let sp = fastcsv::split::Splitter::new(&fastcsv::Dialect::default());
+    /// let s = sp.summarize(b"a,b\n", 0..4).unwrap();
+    /// assert_eq!(s.lines(), 1);
+    /// ```
+    pub fn new(d: &Dialect) -> Splitter {
+        // One column of transitions per byte value; bytes with equal
+        // columns share a class.
+        let mut columns: Vec<[u8; STATES]> = Vec::new();
+        let mut class = [0u8; 256];
+        for c in 0..=255u8 {
+            let mut col = [0u8; STATES];
+            for (s, slot) in col.iter_mut().enumerate() {
+                *slot = step(d, s as u8, c);
+            }
+            let k = match columns.iter().position(|x| *x == col) {
+                Some(k) => k,
+                None => {
+                    columns.push(col);
+                    columns.len() - 1
+                }
+            };
+            class[c as usize] = k as u8;
+        }
+        let classes = columns.len();
+        let mut next = vec![0u8; STATES * classes];
+        for (k, col) in columns.iter().enumerate() {
+            for s in 0..STATES {
+                next[s * classes + k] = col[s];
+            }
+        }
+        let mut eol = [0u8; STATES];
+        for (s, slot) in eol.iter_mut().enumerate() {
+            *slot = line_end(d, s as u8);
+        }
+        let is_term = |c: u8| match d.terminator {
+            Terminator::Any => c == b'\r' || c == b'\n',
+            Terminator::Byte(t) => c == t,
+        };
+        let quiet = (0..STATES)
+            .map(|s| {
+                let mut q = [false; 256];
+                for c in 0..=255u8 {
+                    let n = next[s * classes + class[c as usize] as usize];
+                    q[c as usize] = n == s as u8 && (!is_term(c) || eol[s] == s as u8);
+                }
+                q
+            })
+            .collect();
+        // FNV-1a over the tables: summaries of different dialects do not
+        // chain.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let term = match d.terminator {
+            Terminator::Any => [0, 0],
+            Terminator::Byte(t) => [1, t],
+        };
+        for &b in class.iter().chain(&next).chain(&eol).chain(&term).chain(&[d.strip_bom as u8]) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        Splitter {
+            class,
+            classes,
+            next,
+            eol,
+            quiet,
+            term: d.terminator,
+            bom: d.strip_bom,
+            fingerprint: h,
+            dialect: d.clone(),
+        }
+    }
+
+    /// Summarises `input[range]` for every state the range could begin in.
+    /// `input` is the whole input: the byte after the range is looked at
+    /// (a CR's LF), and the first three for a byte-order mark.
+    ///
+    /// ```
+    /// use fastcsv::split::Splitter;
+    /// let sp = Splitter::new(&fastcsv::Dialect::default());
+    /// let input = b"x,\"1\n2\"\ny,3\n";
+    /// let s = sp.summarize(input, 4..input.len()).unwrap();
+    /// assert_eq!(s.lines(), 3);
+    /// assert_eq!(s.range(), 4..12);
+    /// ```
+    pub fn summarize(&self, input: &[u8], range: Range<usize>) -> Result<Summary> {
+        if range.start > range.end || range.end > input.len() {
+            return Err(Error::config(format!(
+                "range {}..{} is not within the input's {} bytes",
+                range.start,
+                range.end,
+                input.len()
+            )));
+        }
+        let bom = self.bom && input.starts_with(BOM);
+        let from = if bom { range.start.max(BOM.len()).min(range.end) } else { range.start };
+        // Where the first record is for a range that begins at a record
+        // start: the input's start holds the byte-order mark, which the
+        // reader of the first part strips; a range that begins inside the
+        // mark has it at the mark's end, or none.
+        let start_at = if range.start == 0 {
+            Some(0)
+        } else if bom && range.start < BOM.len() {
+            (range.end > BOM.len()).then_some(BOM.len() as u64)
+        } else {
+            Some(range.start as u64)
+        };
+
+        let mut sims: Vec<Sim> = (0..STATES as u8).map(|s| Sim { state: s, records: 0 }).collect();
+        let mut map: [usize; STATES] = std::array::from_fn(|e| e);
+        let mut offset = [0u64; STATES];
+        let mut first: [Option<First>; STATES] = [None; STATES];
+        first[START_RECORD as usize] = start_at.map(|at| First { at, lines: 0, records: 0 });
+        let mut waiting: u16 = ((1u32 << STATES) - 1) as u16;
+        if start_at.is_some() {
+            waiting &= !(1 << START_RECORD);
+        }
+        // Line ends are counted afterwards (they do not depend on the
+        // state), except up to each first record start.
+        let bytes = &input[..range.end];
+        let mut i = from;
+        while i < range.end {
+            if sims.len() == 1 {
+                let q = &self.quiet[sims[0].state as usize];
+                while i < range.end && q[bytes[i] as usize] {
+                    i += 1;
+                }
+                if i == range.end {
+                    break;
+                }
+            }
+            let c = bytes[i];
+            let k = self.class[c as usize] as usize;
+            for s in sims.iter_mut() {
+                let n = self.next[s.state as usize * self.classes + k];
+                s.records += u64::from(n >> 7);
+                s.state = n & STATE;
+            }
+            i += 1;
+            let eol = match self.term {
+                Terminator::Any => c == b'\n' || (c == b'\r' && input.get(i) != Some(&b'\n')),
+                Terminator::Byte(t) => c == t,
+            };
+            if !eol {
+                continue;
+            }
+            for s in sims.iter_mut() {
+                let n = self.eol[s.state as usize];
+                s.records += u64::from(n >> 7);
+                s.state = n & STATE;
+            }
+            if waiting != 0 {
+                let mut lines = None;
+                for e in 0..STATES {
+                    if waiting & (1 << e) == 0 {
+                        continue;
+                    }
+                    let s = &sims[map[e]];
+                    if s.state == START_RECORD {
+                        let lines = *lines.get_or_insert_with(|| self.count_lines(input, from..i));
+                        let records = s.records.wrapping_add(offset[e]);
+                        first[e] = Some(First { at: i as u64, lines, records });
+                        waiting &= !(1 << e);
+                    }
+                }
+            }
+            if sims.len() > 1 {
+                merge(&mut sims, &mut map, &mut offset);
+            }
+        }
+        let mut exit = [0u8; STATES];
+        let mut records = [0u64; STATES];
+        for e in 0..STATES {
+            let s = &sims[map[e]];
+            exit[e] = s.state;
+            records[e] = s.records.wrapping_add(offset[e]);
+        }
+        Ok(Summary {
+            start: range.start as u64,
+            end: range.end as u64,
+            lines: self.count_lines(input, from..range.end),
+            exit,
+            records,
+            first,
+            fingerprint: self.fingerprint,
+        })
+    }
+
+    /// Line ends in `input[range]` (a CR whose LF is past the range counts
+    /// at the LF).
+    fn count_lines(&self, input: &[u8], range: Range<usize>) -> u64 {
+        let part = &input[range.clone()];
+        match self.term {
+            Terminator::Byte(t) => memchr::memchr_iter(t, part).count() as u64,
+            Terminator::Any => {
+                let mut n = memchr::memchr_iter(b'\n', part).count() as u64;
+                for i in memchr::memchr_iter(b'\r', part) {
+                    if input.get(range.start + i + 1) != Some(&b'\n') {
+                        n += 1;
+                    }
+                }
+                n
+            }
+        }
+    }
+
+    /// Maps the file at `path` and summarises `range` of it (see
+    /// [`Splitter::summarize`]). Only the pages of the range (and the
+    /// byte after it) are read.
+    ///
+    /// ```
+    /// let p = std::env::temp_dir().join("fastcsv-doc-summarize-path.csv");
+    /// std::fs::write(&p, "a,b\n1,2\n").unwrap();
+    /// let sp = fastcsv::split::Splitter::new(&fastcsv::Dialect::default());
+    /// let s = sp.summarize_path(&p, 2..8).unwrap();
+    /// assert_eq!(s.lines(), 2);
+    /// ```
+    pub fn summarize_path(&self, path: impl AsRef<Path>, range: Range<u64>) -> Result<Summary> {
+        let path = path.as_ref();
+        let map = MappedFile::open(path)?;
+        let r = to_usize(range.start)?..to_usize(range.end)?;
+        self.summarize(map.bytes(), r).map_err(|e| e.with_path(path))
+    }
+
+    /// Chains the summaries of consecutive ranges that cover an input from
+    /// its start (in order, as [`Splitter::summarize`] made them with this
+    /// dialect) into the input's parts, one per range.
+    ///
+    /// ```
+    /// use fastcsv::split::Splitter;
+    /// let sp = Splitter::new(&fastcsv::Dialect::default());
+    /// let input = b"h\n\"a\nb\"\nc\n";
+    /// let sums = [sp.summarize(input, 0..4).unwrap(), sp.summarize(input, 4..10).unwrap()];
+    /// let parts = sp.resolve(&sums).unwrap();
+    /// assert_eq!((parts[0].start, parts[0].end), (0, 8));
+    /// assert_eq!((parts[1].start, parts[1].end, parts[1].lines, parts[1].records), (8, 10, 3, 2));
+    /// ```
+    pub fn resolve(&self, summaries: &[Summary]) -> Result<Vec<Part>> {
+        let mut at = 0u64;
+        for (k, s) in summaries.iter().enumerate() {
+            if s.fingerprint != self.fingerprint {
+                return Err(Error::config(format!(
+                    "summary {k} was made with another dialect than this splitter's"
+                )));
+            }
+            if s.start != at {
+                return Err(Error::config(format!(
+                    "summary {k} covers {}..{}, but the ranges before it end at {at}: \
+                     summaries must cover the input from its start, in order",
+                    s.start, s.end
+                )));
+            }
+            at = s.end;
+        }
+        // Forward: the state at each range start is known, so is its first
+        // record start.
+        let mut firsts: Vec<Option<First>> = Vec::with_capacity(summaries.len());
+        let (mut state, mut lines, mut records) = (START_RECORD, 0u64, 0u64);
+        for s in summaries {
+            let e = state as usize;
+            firsts.push(s.first[e].map(|f| First {
+                at: f.at,
+                lines: lines + f.lines,
+                records: records + f.records,
+            }));
+            lines += s.lines;
+            records += s.records[e];
+            state = s.exit[e];
+        }
+        // Backward: a range with no record start gives an empty part at
+        // the next one's start.
+        let mut next = First { at, lines, records };
+        let mut parts = vec![
+            Part { index: 0, start: 0, end: 0, lines: 0, records: 0, width: None };
+            summaries.len()
+        ];
+        for k in (0..summaries.len()).rev() {
+            let f = firsts[k].unwrap_or(next);
+            parts[k] = Part {
+                index: k,
+                start: f.at,
+                end: next.at,
+                lines: f.lines,
+                records: f.records,
+                width: None,
+            };
+            next = f;
+        }
+        Ok(parts)
+    }
+}
+
+impl Splitter {
+    /// Splits `input` into ranges of `chunk` bytes (the last one shorter),
+    /// summarised on every CPU, and resolves them into parts ready to read
+    /// with [`ReaderBuilder::from_slice_part`] (see
+    /// [`Splitter::settle`]).
+    ///
+    /// ```
+    /// use fastcsv::{split::Splitter, Dialect};
+    /// let input = b"a,b\n1,\"2\n3\"\n4,5\n";
+    /// let parts = Splitter::new(&Dialect::default()).split_slice(input, 8).unwrap();
+    /// let bounds: Vec<_> = parts.iter().map(|p| (p.start, p.end)).collect();
+    /// assert_eq!(bounds, [(0, 12), (12, 16)]);
+    /// ```
+    pub fn split_slice(&self, input: &[u8], chunk: usize) -> Result<Vec<Part>> {
+        let ranges = even_ranges(input.len() as u64, chunk as u64);
+        let sums = par_map(&ranges, |r| self.summarize(input, r.start as usize..r.end as usize))?;
+        let parts = self.resolve(&sums)?;
+        let rdr = ReaderBuilder::new().dialect(self.dialect.clone()).from_slice(input);
+        self.settle(rdr, parts)
+    }
+
+    /// Splits the file at `path` into ranges of `chunk` bytes, summarised
+    /// on every CPU, and resolves them into parts ready to read with
+    /// [`ReaderBuilder::from_path_part`] (see [`Splitter::settle`]). On
+    /// several machines, run [`Splitter::summarize_path`] where the ranges
+    /// are, and [`Splitter::resolve`] and [`Splitter::settle`] in one
+    /// place.
+    ///
+    /// ```
+    /// let p = std::env::temp_dir().join("fastcsv-doc-split-path.csv");
+    /// std::fs::write(&p, "a\n1\n2\n3\n").unwrap();
+    /// let sp = fastcsv::split::Splitter::new(&fastcsv::Dialect::default());
+    /// let parts = sp.split_path(&p, 4).unwrap();
+    /// assert_eq!(parts.len(), 2);
+    /// assert_eq!((parts[1].start, parts[1].lines, parts[1].records), (4, 2, 2));
+    /// ```
+    pub fn split_path(&self, path: impl AsRef<Path>, chunk: u64) -> Result<Vec<Part>> {
+        let path = path.as_ref();
+        let map = MappedFile::open(path)?;
+        let ranges = even_ranges(map.bytes().len() as u64, chunk);
+        let sums =
+            par_map(&ranges, |r| self.summarize(map.bytes(), r.start as usize..r.end as usize))
+                .map_err(|e| e.with_path(path))?;
+        drop(map);
+        let parts = self.resolve(&sums)?;
+        let rdr = ReaderBuilder::new().dialect(self.dialect.clone()).from_path(path)?;
+        self.settle(rdr, parts)
+    }
+
+    /// Finishes resolved parts with what only the input's head tells,
+    /// read by `rdr` (a fresh reader of the whole input with this
+    /// splitter's dialect): the header row, when the dialect has one,
+    /// belongs to the first part (parts that would start before its end
+    /// start there instead, empty if need be), and unless the dialect is
+    /// flexible, every later part holds its records to the width of the
+    /// input's first record, as one reader would.
+    ///
+    /// ```
+    /// use fastcsv::{split::Splitter, Dialect, Reader};
+    /// let input = b"\n\nname\nx\n";
+    /// let sp = Splitter::new(&Dialect::default());
+    /// let sums = [sp.summarize(input, 0..1).unwrap(), sp.summarize(input, 1..9).unwrap()];
+    /// let parts = sp.settle(Reader::from_slice(input), sp.resolve(&sums).unwrap()).unwrap();
+    /// // The header row ("name", after two empty lines) is the first part's.
+    /// assert_eq!((parts[1].start, parts[1].lines, parts[1].width), (7, 3, Some(1)));
+    /// ```
+    pub fn settle(&self, mut rdr: Reader<'_>, mut parts: Vec<Part>) -> Result<Vec<Part>> {
+        if self.dialect.headers {
+            // Parts that start at or before the header record (empty lines
+            // before it included) start where the next one does.
+            let upto = match rdr.headers() {
+                Ok(_) => rdr.byte_offset(),
+                Err(e) if !e.is_data() => return Err(e),
+                // A header row that fails is still the first part's.
+                Err(_) => rdr.error_record_start().map_or(0, |(b, _)| b + 1),
+            };
+            let mut next = parts.last().map(|p| (p.end, rdr.line(), rdr.records_read()));
+            for p in parts.iter_mut().skip(1).rev() {
+                if p.start < upto {
+                    (p.start, p.lines, p.records) = next.expect("a later part or the end");
+                }
+                next = Some((p.start, p.lines, p.records));
+            }
+            for k in 1..parts.len() {
+                parts[k - 1].end = parts[k].start;
+            }
+        }
+        if self.dialect.flexible {
+            return Ok(parts);
+        }
+        while rdr.expected.is_none() {
+            match rdr.read_row() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) if e.is_data() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        for p in parts.iter_mut().filter(|p| p.start > 0) {
+            p.width = rdr.expected;
+        }
+        Ok(parts)
+    }
+}
+
+/// `0..len` in ranges of `chunk` bytes (at least one range).
+fn even_ranges(len: u64, chunk: u64) -> Vec<Range<u64>> {
+    let chunk = chunk.max(1);
+    let n = len.div_ceil(chunk).max(1);
+    (0..n).map(|k| (k * chunk).min(len)..((k + 1) * chunk).min(len)).collect()
+}
+
+/// `f` over `items` on every CPU, results in order; the first error wins.
+fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> Result<U> + Sync) -> Result<Vec<U>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<Option<Result<U>>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(k) else { break };
+                let r = f(item);
+                out.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(r);
+            });
+        }
+    });
+    let out = out.into_inner().unwrap_or_else(|e| e.into_inner());
+    out.into_iter().map(|r| r.expect("every item was mapped")).collect()
+}
+
+/// One simulation: the state reached from one or more entry states.
+struct Sim {
+    state: u8,
+    records: u64,
+}
+
+/// Merges simulations that reached the same state: from here on they
+/// agree. Each entry state keeps its own record count through `offset`.
+#[cold]
+fn merge(sims: &mut Vec<Sim>, map: &mut [usize; STATES], offset: &mut [u64; STATES]) {
+    let mut a = 0;
+    while a < sims.len() {
+        let mut b = a + 1;
+        while b < sims.len() {
+            if sims[b].state == sims[a].state {
+                let delta = sims[b].records.wrapping_sub(sims[a].records);
+                for e in 0..STATES {
+                    if map[e] == b {
+                        map[e] = a;
+                        offset[e] = offset[e].wrapping_add(delta);
+                    } else if map[e] > b {
+                        map[e] -= 1;
+                    }
+                }
+                sims.remove(b);
+            } else {
+                b += 1;
+            }
+        }
+        a += 1;
+    }
+}
+
+/// The transition on byte `c` in state `s`: CPython's `parse_process_char`
+/// (see `scan/reference.rs`), keeping the state only.
+fn step(d: &Dialect, s: u8, c: u8) -> u8 {
+    let nl = match d.terminator {
+        Terminator::Any => c == b'\r' || c == b'\n',
+        Terminator::Byte(t) => c == t,
+    };
+    let is = |o: Option<u8>| o == Some(c);
+    match s {
+        START_RECORD => {
+            if nl {
+                EAT_CRNL_EMPTY
+            } else if is(d.comment) {
+                COMMENT
+            } else {
+                step(d, START_FIELD, c)
+            }
+        }
+        START_FIELD => {
+            if nl {
+                EAT_CRNL
+            } else if is(d.quote) {
+                IN_QUOTED_FIELD
+            } else if is(d.escape) {
+                ESCAPED_CHAR
+            } else if (c == b' ' && d.skip_initial_space) || c == d.delimiter {
+                START_FIELD
+            } else {
+                IN_FIELD
+            }
+        }
+        ESCAPED_CHAR => {
+            if c == b'\r' || c == b'\n' || nl {
+                AFTER_ESCAPED_CRNL
+            } else {
+                IN_FIELD
+            }
+        }
+        IN_FIELD | AFTER_ESCAPED_CRNL => {
+            if nl {
+                EAT_CRNL
+            } else if is(d.escape) {
+                ESCAPED_CHAR
+            } else if c == d.delimiter {
+                START_FIELD
+            } else {
+                s
+            }
+        }
+        IN_QUOTED_FIELD => {
+            if is(d.escape) {
+                ESCAPE_IN_QUOTED_FIELD
+            } else if is(d.quote) {
+                if d.double_quote {
+                    QUOTE_IN_QUOTED_FIELD
+                } else {
+                    IN_FIELD
+                }
+            } else {
+                IN_QUOTED_FIELD
+            }
+        }
+        ESCAPE_IN_QUOTED_FIELD => IN_QUOTED_FIELD,
+        QUOTE_IN_QUOTED_FIELD => {
+            if is(d.quote) {
+                IN_QUOTED_FIELD
+            } else if c == d.delimiter {
+                START_FIELD
+            } else if nl {
+                EAT_CRNL
+            } else if !d.strict {
+                IN_FIELD
+            } else {
+                SKIP | RECORD
+            }
+        }
+        EAT_CRNL | EAT_CRNL_EMPTY => {
+            if nl {
+                s
+            } else {
+                SKIP | RECORD
+            }
+        }
+        // COMMENT, SKIP: the rest of the line.
+        _ => s,
+    }
+}
+
+/// What the end of a line does in state `s` (CPython's `parse_save_field`
+/// at end of line, and the reader's loop around it).
+fn line_end(d: &Dialect, s: u8) -> u8 {
+    match s {
+        EAT_CRNL | START_FIELD | IN_FIELD | QUOTE_IN_QUOTED_FIELD => START_RECORD | RECORD,
+        EAT_CRNL_EMPTY if !d.skip_empty_lines => START_RECORD | RECORD,
+        EAT_CRNL_EMPTY | START_RECORD | COMMENT | SKIP => START_RECORD,
+        ESCAPED_CHAR => IN_FIELD,
+        ESCAPE_IN_QUOTED_FIELD => IN_QUOTED_FIELD,
+        // IN_QUOTED_FIELD, AFTER_ESCAPED_CRNL: the record goes on.
+        _ => s,
+    }
+}
+
+fn to_usize(n: u64) -> Result<usize> {
+    usize::try_from(n).map_err(|_| Error::config(format!("offset {n} is too large here")))
+}
+
+/// A plain read-only mapping of a whole file (empty files are not mapped).
+struct MappedFile {
+    map: Option<memmap2::Mmap>,
+}
+
+impl MappedFile {
+    fn open(path: &Path) -> Result<MappedFile> {
+        let file = crate::source::open_path(path)?;
+        let len = file.metadata().map_err(|e| Error::from(e).with_path(path))?.len();
+        if len == 0 {
+            return Ok(MappedFile { map: None });
+        }
+        // SAFETY: a private read-only mapping. As for the reader's own
+        // mappings, another process truncating the file while it is mapped
+        // makes reads past the new end fault; the summary is computed in
+        // one short pass and the file is expected to stay as it is while it
+        // is split (what the split describes is its bytes at this time).
+        let map =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::from(e).with_path(path))?;
+        Ok(MappedFile { map: Some(map) })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+}
+
+impl Summary {
+    /// The byte range summarised.
+    ///
+    /// ```
+    /// let sp = fastcsv::split::Splitter::new(&fastcsv::Dialect::default());
+    /// assert_eq!(sp.summarize(b"abc", 1..3).unwrap().range(), 1..3);
+    /// ```
+    pub fn range(&self) -> Range<u64> {
+        self.start..self.end
+    }
+
+    /// Line ends in the range (CR, LF and CRLF as one; a CRLF cut by the
+    /// range's end counts in the range holding its LF).
+    ///
+    /// ```
+    /// let sp = fastcsv::split::Splitter::new(&fastcsv::Dialect::default());
+    /// assert_eq!(sp.summarize(b"a\r\nb\rc\n", 0..2).unwrap().lines(), 0);
+    /// assert_eq!(sp.summarize(b"a\r\nb\rc\n", 0..7).unwrap().lines(), 3);
+    /// ```
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    const MAGIC: &'static [u8; 8] = b"fcsvsum1";
+    const LEN: usize = 8 + 8 * 4 + STATES * (1 + 8 + 1 + 24);
+
+    /// The summary as bytes, to send to where the summaries are resolved.
+    ///
+    /// ```
+    /// use fastcsv::split::{Splitter, Summary};
+    /// let sp = Splitter::new(&fastcsv::Dialect::default());
+    /// let s = sp.summarize(b"a,\"b\nc\"\n", 3..8).unwrap();
+    /// assert_eq!(Summary::from_bytes(&s.to_bytes()).unwrap(), s);
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Self::LEN);
+        out.extend_from_slice(Self::MAGIC);
+        for n in [self.fingerprint, self.start, self.end, self.lines] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        for e in 0..STATES {
+            out.push(self.exit[e]);
+            out.extend_from_slice(&self.records[e].to_le_bytes());
+            let f = self.first[e];
+            out.push(f.is_some() as u8);
+            let f = f.unwrap_or(First { at: 0, lines: 0, records: 0 });
+            for n in [f.at, f.lines, f.records] {
+                out.extend_from_slice(&n.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Reads what [`Summary::to_bytes`] wrote; anything else is an error.
+    ///
+    /// ```
+    /// assert!(fastcsv::split::Summary::from_bytes(b"nonsense").is_err());
+    /// ```
+    pub fn from_bytes(b: &[u8]) -> Result<Summary> {
+        let bad = || Error::config("not a fastcsv range summary (or one from another version)");
+        if b.len() != Self::LEN || !b.starts_with(Self::MAGIC) {
+            return Err(bad());
+        }
+        let mut at = Self::MAGIC.len();
+        let mut u64_at = |b: &[u8]| {
+            let n = u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+            at += 8;
+            n
+        };
+        let (fingerprint, start, end, lines) = (u64_at(b), u64_at(b), u64_at(b), u64_at(b));
+        let mut s = Summary {
+            start,
+            end,
+            lines,
+            exit: [0; STATES],
+            records: [0; STATES],
+            first: [None; STATES],
+            fingerprint,
+        };
+        for e in 0..STATES {
+            let exit = b[at];
+            at += 1;
+            let records = u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+            at += 8;
+            let has = b[at];
+            at += 1;
+            let mut f = [0u64; 3];
+            for n in f.iter_mut() {
+                *n = u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+                at += 8;
+            }
+            if exit as usize >= STATES || has > 1 || start > end {
+                return Err(bad());
+            }
+            let first = (has == 1).then_some(First { at: f[0], lines: f[1], records: f[2] });
+            if first.is_some_and(|f| f.at < start || f.at > end) {
+                return Err(bad());
+            }
+            s.exit[e] = exit;
+            s.records[e] = records;
+            s.first[e] = first;
+        }
+        Ok(s)
+    }
+}
