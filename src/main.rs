@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         Command::Check(a) => commands::check(a),
         Command::Stats(a) => commands::stats(a),
         Command::Bench(a) => commands::bench(a),
+        Command::Parts(a) => commands::parts(a),
     };
     let (message, code) = match result {
         Ok(()) | Err(Failure::BrokenPipe) => return ExitCode::SUCCESS,

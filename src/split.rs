@@ -95,8 +95,10 @@ pub const STATES: usize = 12;
 
 /// Flag on a transition: a record ends here (an error also ends one: the
 /// reader counts the failed record).
-const RECORD: u8 = 0x80;
-const STATE: u8 = 0x7f;
+const RECORD: u8 = 0x10;
+const STATE: u8 = 0x0f;
+/// A transition's records: `n >> RECORDS` (an error, then a line end).
+const RECORDS: u32 = 4;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -108,11 +110,26 @@ pub struct Splitter {
     /// `next[state * classes + class]`: the next state, `| RECORD` when a
     /// record ends (a syntax error).
     next: Vec<u8>,
+    /// `after_other[state * classes + class]`: a run of other bytes, then
+    /// a byte of `class` (records added).
+    after_other: Vec<u8>,
+    /// `moves[class]`, `moves_after_other[class]`: the states (bits) that
+    /// such a byte (after other bytes) changes at all; `eol_moves`: those a
+    /// line end changes.
+    moves: Vec<u16>,
+    moves_after_other: Vec<u16>,
+    eol_moves: u16,
     /// What a line end does in each state (`| RECORD` when a record ends).
     eol: [u8; STATES],
-    /// `quiet[state][byte]`: the byte changes nothing in that state (no
-    /// transition, no record, no line end that matters).
-    quiet: Vec<[bool; 256]>,
+    /// The bytes that can do anything but what every other byte does
+    /// (padded with repeats), found 16 at a time.
+    needles: [u8; 8],
+    /// What a run of other bytes does in each state (one such byte does
+    /// all of it: a second changes nothing); `| RECORD` for an error.
+    other: [u8; STATES],
+    /// Whether `needles` and `other` hold (always, for dialects the
+    /// builder accepts); if not, every byte is looked at.
+    skips: bool,
     term: Terminator,
     bom: bool,
     fingerprint: u64,
@@ -211,20 +228,45 @@ impl Splitter {
         for (s, slot) in eol.iter_mut().enumerate() {
             *slot = line_end(d, s as u8);
         }
-        let is_term = |c: u8| match d.terminator {
-            Terminator::Any => c == b'\r' || c == b'\n',
-            Terminator::Byte(t) => c == t,
-        };
-        let quiet = (0..STATES)
-            .map(|s| {
-                let mut q = [false; 256];
-                for c in 0..=255u8 {
-                    let n = next[s * classes + class[c as usize] as usize];
-                    q[c as usize] = n == s as u8 && (!is_term(c) || eol[s] == s as u8);
+        // The structural bytes; every other byte has one class, `o`.
+        let mut special = vec![b'\r', b'\n', d.delimiter];
+        special.extend([d.quote, d.escape, d.comment].into_iter().flatten());
+        if let Terminator::Byte(t) = d.terminator {
+            special.push(t);
+        }
+        if d.skip_initial_space {
+            special.push(b' ');
+        }
+        let o = (0..=255u8).find(|c| !special.contains(c)).map_or(0, |c| class[c as usize]);
+        let mut other = [0u8; STATES];
+        for (s, slot) in other.iter_mut().enumerate() {
+            *slot = next[s * classes + o as usize];
+        }
+        let skips = special.len() <= 8
+            && (0..=255u8).all(|c| special.contains(&c) || class[c as usize] == o)
+            && other
+                .iter()
+                .all(|&n| next[(n & STATE) as usize * classes + o as usize] == n & STATE);
+        let mut after_other = vec![0u8; STATES * classes];
+        let mut moves = vec![0u16; classes];
+        let mut moves_after_other = vec![0u16; classes];
+        for st in 0..STATES {
+            for k in 0..classes {
+                let o = other[st];
+                let n = next[(o & STATE) as usize * classes + k];
+                let both = (((o >> RECORDS) + (n >> RECORDS)) << RECORDS) | (n & STATE);
+                after_other[st * classes + k] = both;
+                if both != st as u8 {
+                    moves_after_other[k] |= 1 << st;
                 }
-                q
-            })
-            .collect();
+                if next[st * classes + k] != st as u8 {
+                    moves[k] |= 1 << st;
+                }
+            }
+        }
+        let eol_moves = (0..STATES).filter(|&st| eol[st] != st as u8).fold(0, |m, st| m | 1 << st);
+        let mut needles = [special[0]; 8];
+        needles[..special.len().min(8)].copy_from_slice(&special[..special.len().min(8)]);
         // FNV-1a over the tables: summaries of different dialects do not
         // chain.
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -239,8 +281,14 @@ impl Splitter {
             class,
             classes,
             next,
+            after_other,
+            moves,
+            moves_after_other,
+            eol_moves,
             eol,
-            quiet,
+            needles,
+            other,
+            skips,
             term: d.terminator,
             bom: d.strip_bom,
             fingerprint: h,
@@ -293,56 +341,81 @@ impl Splitter {
             waiting &= !(1 << START_RECORD);
         }
         // Line ends are counted afterwards (they do not depend on the
-        // state), except up to each first record start.
-        let bytes = &input[..range.end];
-        let mut i = from;
-        while i < range.end {
-            if sims.len() == 1 {
-                let q = &self.quiet[sims[0].state as usize];
-                while i < range.end && q[bytes[i] as usize] {
-                    i += 1;
-                }
-                if i == range.end {
-                    break;
-                }
-            }
-            let c = bytes[i];
-            let k = self.class[c as usize] as usize;
-            for s in sims.iter_mut() {
-                let n = self.next[s.state as usize * self.classes + k];
-                s.records += u64::from(n >> 7);
-                s.state = n & STATE;
-            }
-            i += 1;
-            let eol = match self.term {
-                Terminator::Any => c == b'\n' || (c == b'\r' && input.get(i) != Some(&b'\n')),
-                Terminator::Byte(t) => c == t,
+        // state), except up to each first record start. Only structural
+        // bytes are stepped one by one; a run of other bytes between two
+        // of them is one step.
+        let mut last = from;
+        let mut at = from;
+        while at < range.end {
+            let n = (range.end - at).min(64);
+            let mut mask = if self.skips {
+                structural(&input[at..at + n], &self.needles)
+            } else {
+                u64::MAX >> (64 - n)
             };
-            if !eol {
-                continue;
-            }
-            for s in sims.iter_mut() {
-                let n = self.eol[s.state as usize];
-                s.records += u64::from(n >> 7);
-                s.state = n & STATE;
-            }
-            if waiting != 0 {
-                let mut lines = None;
-                for e in 0..STATES {
-                    if waiting & (1 << e) == 0 {
-                        continue;
-                    }
-                    let s = &sims[map[e]];
-                    if s.state == START_RECORD {
-                        let lines = *lines.get_or_insert_with(|| self.count_lines(input, from..i));
-                        let records = s.records.wrapping_add(offset[e]);
-                        first[e] = Some(First { at: i as u64, lines, records });
-                        waiting &= !(1 << e);
+            while mask != 0 {
+                let i = at + mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let c = input[i];
+                let k = self.class[c as usize] as usize;
+                // Only the simulations this byte (after other bytes)
+                // changes are stepped: one inside quotes waits for a quote.
+                let (table, moving) = if i > last {
+                    (&self.after_other, self.moves_after_other[k])
+                } else {
+                    (&self.next, self.moves[k])
+                };
+                last = i + 1;
+                for s in sims.iter_mut() {
+                    if moving & (1 << s.state) != 0 {
+                        let n = table[s.state as usize * self.classes + k];
+                        s.records += u64::from(n >> RECORDS);
+                        s.state = n & STATE;
                     }
                 }
+                let eol = match self.term {
+                    Terminator::Any => {
+                        c == b'\n' || (c == b'\r' && input.get(i + 1) != Some(&b'\n'))
+                    }
+                    Terminator::Byte(t) => c == t,
+                };
+                if !eol {
+                    continue;
+                }
+                for s in sims.iter_mut() {
+                    if self.eol_moves & (1 << s.state) != 0 {
+                        let n = self.eol[s.state as usize];
+                        s.records += u64::from(n >> RECORDS);
+                        s.state = n & STATE;
+                    }
+                }
+                if waiting != 0 {
+                    let mut lines = None;
+                    for e in 0..STATES {
+                        if waiting & (1 << e) == 0 {
+                            continue;
+                        }
+                        let s = &sims[map[e]];
+                        if s.state == START_RECORD {
+                            let lines =
+                                *lines.get_or_insert_with(|| self.count_lines(input, from..i + 1));
+                            let records = s.records.wrapping_add(offset[e]);
+                            first[e] = Some(First { at: i as u64 + 1, lines, records });
+                            waiting &= !(1 << e);
+                        }
+                    }
+                }
+                if sims.len() > 1 {
+                    merge(&mut sims, &mut map, &mut offset);
+                }
             }
-            if sims.len() > 1 {
-                merge(&mut sims, &mut map, &mut offset);
+            at += n;
+        }
+        if range.end > last {
+            for s in sims.iter_mut() {
+                let n = self.other[s.state as usize];
+                s.records += u64::from(n >> RECORDS);
+                s.state = n & STATE;
             }
         }
         let mut exit = [0u8; STATES];
@@ -599,6 +672,53 @@ fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> Result<U> + Sync) ->
     });
     let out = out.into_inner().unwrap_or_else(|e| e.into_inner());
     out.into_iter().map(|r| r.expect("every item was mapped")).collect()
+}
+
+/// Bit `i` set where `block[i]` (at most 64 bytes) is one of `needles`.
+fn structural(block: &[u8], needles: &[u8; 8]) -> u64 {
+    let mut mask = 0u64;
+    let mut words = block.chunks_exact(16);
+    for (k, w) in (&mut words).enumerate() {
+        mask |= u64::from(match16(w, needles)) << (16 * k);
+    }
+    let base = block.len() - words.remainder().len();
+    for (j, c) in words.remainder().iter().enumerate() {
+        if needles.contains(c) {
+            mask |= 1 << (base + j);
+        }
+    }
+    mask
+}
+
+/// Bit `i` set where `w[i]` (16 bytes) is one of `needles`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn match16(w: &[u8], needles: &[u8; 8]) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    debug_assert_eq!(w.len(), 16);
+    // SAFETY: SSE2 is part of the x86_64 baseline, and `w` holds 16 bytes
+    // (`chunks_exact(16)`), which an unaligned load reads.
+    unsafe {
+        let v = _mm_loadu_si128(w.as_ptr().cast::<__m128i>());
+        let mut hit = _mm_cmpeq_epi8(v, _mm_set1_epi8(needles[0] as i8));
+        for &n in &needles[1..] {
+            hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8(n as i8)));
+        }
+        _mm_movemask_epi8(hit) as u32
+    }
+}
+
+/// Bit `i` set where `w[i]` (16 bytes) is one of `needles`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn match16(w: &[u8], needles: &[u8; 8]) -> u32 {
+    let mut m = 0;
+    for (i, c) in w.iter().enumerate() {
+        m |= u32::from(needles.contains(c)) << i;
+    }
+    m
 }
 
 /// One simulation: the state reached from one or more entry states.

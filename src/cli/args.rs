@@ -58,7 +58,24 @@ pub enum Command {
     /// Measure mmap against read() at several buffer sizes on one file.
     #[command(after_help = BENCH_HELP)]
     Bench(BenchArgs),
+    /// Cut a file into byte ranges that start exactly at records, for
+    /// parsing in separate processes or machines.
+    #[command(after_help = PARTS_HELP)]
+    Parts(PartsArgs),
 }
+
+const PARTS_HELP: &str = "\
+Output: CSV with one row per part: `part,start,end,lines,records`. The part's
+records are the bytes start..end (end excluded) of the file; `lines` and
+`records` are the lines and records before it (the header row counts as a
+record), for positions in messages. The first part holds the header row.
+Quoted line ends never start a part, wherever the cuts fall: each range is
+summarised on its own for every state it could begin in, and the summaries
+are chained (see fastcsv::split).
+
+Examples:
+  fastcsv parts --size 256M big.csv
+  fastcsv parts --size 64M big.csv --json";
 
 const MAIN_HELP: &str = "\
 Exit status: 0 on success (also when the output pipe closes early, as with
@@ -282,6 +299,24 @@ impl InputArgs {
             .skip_empty_lines(true)
             .build()
     }
+}
+
+/// `fastcsv parts`.
+#[derive(Debug, Args)]
+pub struct PartsArgs {
+    /// The input file (a regular file: parts are byte ranges of it).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Bytes per range before each is moved to a record start (suffixes
+    /// K, M, G).
+    #[arg(short, long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
+    pub size: usize,
+    /// One JSON object per line instead of CSV.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
 }
 
 /// `fastcsv count`.

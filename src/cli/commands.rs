@@ -8,7 +8,8 @@ use std::path::Path;
 use fastcsv::{Position, RowBuf, Selection};
 
 use super::args::{
-    BenchArgs, CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, SelectArgs, StatsArgs,
+    BenchArgs, CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, PartsArgs,
+    SelectArgs, StatsArgs,
 };
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
@@ -105,6 +106,31 @@ pub fn count(a: &CountArgs) -> Result<(), Failure> {
         writeln!(out, "total\t{total}")?;
     } else {
         writeln!(out, "{total}")?;
+    }
+    Ok(out.flush()?)
+}
+
+/// `fastcsv parts`: the file's parts, one line each.
+pub fn parts(a: &PartsArgs) -> Result<(), Failure> {
+    let path = a.file.as_path();
+    if path == Path::new("-") {
+        return Err(Failure::Usage("parts needs a file: standard input cannot be cut".into()));
+    }
+    let d = a.input.dialect(Some(path), false)?;
+    let parts = fastcsv::split::Splitter::new(&d)
+        .split_path(path, a.size as u64)
+        .map_err(|e| Failure::Fatal(e.to_string()))?;
+    let mut out = stdout();
+    if !a.json {
+        writeln!(out, "part,start,end,lines,records")?;
+    }
+    for p in &parts {
+        let (k, s, e, l, r) = (p.index, p.start, p.end, p.lines, p.records);
+        if a.json {
+            writeln!(out, r#"{{"part":{k},"start":{s},"end":{e},"lines":{l},"records":{r}}}"#)?;
+        } else {
+            writeln!(out, "{k},{s},{e},{l},{r}")?;
+        }
     }
     Ok(out.flush()?)
 }
