@@ -283,11 +283,38 @@ impl<'a> Columns<'a> {
     /// let cols = Columns::with_header_row(rdr, true).unwrap();
     /// assert_eq!(cols.names(), ["x", "y"]);
     /// ```
-    pub fn with_header_row(mut rdr: Reader<'a>, header_row: bool) -> Result<Columns<'a>> {
+    pub fn with_header_row(rdr: Reader<'a>, header_row: bool) -> Result<Columns<'a>> {
+        Columns::build(rdr, header_row, None)
+    }
+
+    /// Columns of `rdr`, whose dialect has no headers, named `names`: for
+    /// a part of a split file (see [`crate::split`]) after the one with the
+    /// header row. Their number is fixed by the names.
+    ///
+    /// ```
+    /// use fastcsv::{arrow::Columns, Dialect, Reader};
+    /// let d = Dialect::builder().headers(false).flexible(true).build().unwrap();
+    /// let rdr = Reader::builder().dialect(d).from_slice(b"1\n2,3\n");
+    /// let mut cols = Columns::with_names(rdr, vec!["a".into(), "b".into()]).unwrap();
+    /// let batch = cols.next_batch().unwrap().unwrap();
+    /// assert_eq!((batch.column(1).get(0), batch.column(1).get(1)), ("", "3"));
+    /// ```
+    pub fn with_names(rdr: Reader<'a>, names: Vec<String>) -> Result<Columns<'a>> {
+        Columns::build(rdr, false, Some(names))
+    }
+
+    fn build(
+        mut rdr: Reader<'a>,
+        header_row: bool,
+        given: Option<Vec<String>>,
+    ) -> Result<Columns<'a>> {
         let path = rdr.path().map(|p| p.to_path_buf());
         let mut names = Vec::new();
         let mut named_by_first = true;
-        if rdr.dialect().headers() {
+        if let Some(given) = given {
+            names = given;
+            named_by_first = false;
+        } else if rdr.dialect().headers() {
             named_by_first = false;
             if let Some(h) = rdr.headers()? {
                 for i in 0..h.len() {

@@ -44,6 +44,7 @@ use pyo3::{ffi, intern};
 use pyo3::{PyTraverseError, PyVisit};
 
 use crate::scan::{Fields, Scan, Scanner};
+use crate::split::Splitter;
 use crate::{
     arrow, Dialect, Error as CoreError, ErrorKind, Filter, Position, Reader as CoreReader,
     ReaderBuilder, Row, SourceChoice,
@@ -1703,6 +1704,9 @@ struct Spec {
     source: SourceChoice,
     buffer_size: Option<usize>,
     intern: bool,
+    /// One part of a split file (`path`): index, start, end, lines,
+    /// records.
+    part: Option<crate::split::Part>,
 }
 
 impl Spec {
@@ -1742,6 +1746,16 @@ impl Spec {
             source,
             buffer_size,
             intern: get(d, "intern")?.unwrap_or(false),
+            part: get::<(usize, u64, u64, u64, u64)>(d, "part")?.map(
+                |(index, start, end, lines, records)| crate::split::Part {
+                    index,
+                    start,
+                    end,
+                    lines,
+                    records,
+                    width: None,
+                },
+            ),
         })
     }
 }
@@ -1773,7 +1787,11 @@ fn open_native(
         return open_fd(&b, file, spec.offset);
     }
     if let Some(p) = &spec.path {
-        return b.from_path(p).map(SendReader).map_err(|e| map_error(e, &no_stash));
+        let rdr = match &spec.part {
+            Some(part) => b.from_path_part(p, part),
+            None => b.from_path(p),
+        };
+        return rdr.map(SendReader).map_err(|e| map_error(e, &no_stash));
     }
     if let Some(obj) = &spec.stream {
         let s = PyStream::new(py, obj.bind(py), stash)?;
@@ -3655,13 +3673,14 @@ impl ArrowStream {
 
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header, batch_rows))]
+#[pyo3(signature = (dialect, spec, header, batch_rows, names=None))]
 fn _read_arrow(
     py: Python<'_>,
     dialect: &Bound<'_, PyAny>,
     spec: &Bound<'_, PyDict>,
     header: bool,
     batch_rows: usize,
+    names: Option<Vec<String>>,
 ) -> PyResult<ArrowStream> {
     let mut spec = Spec::from_dict(spec)?;
     let pd = PyDialect::from_py(dialect)?;
@@ -3692,11 +3711,91 @@ fn _read_arrow(
     let mut cols = py
         .allow_threads(move || {
             let rdr = rdr;
-            arrow::Columns::with_header_row(rdr.0, header).map(SendColumns)
+            match names {
+                Some(names) => arrow::Columns::with_names(rdr.0, names),
+                None => arrow::Columns::with_header_row(rdr.0, header),
+            }
+            .map(SendColumns)
         })
         .map_err(|e| map_error(e, &stash))?;
     cols.0.batch_rows(batch_rows);
     Ok(ArrowStream { names: cols.0.names().to_vec(), cols: Some(Mutex::new(cols)) })
+}
+
+/// The splitter of a Python dialect, and the path it reads.
+/// Its parts are settled with the first non-empty row as a header row
+/// (what `read_columns` and `read_arrow` take as one): it is always the
+/// first part's.
+fn splitter(
+    py: Python<'_>,
+    dialect: &Bound<'_, PyAny>,
+    spec: &Spec,
+) -> PyResult<(Splitter, PathBuf, ReaderBuilder)> {
+    let pd = PyDialect::from_py(dialect)?;
+    let path = spec.path.clone().ok_or_else(|| PyTypeError::new_err("a path is needed"))?;
+    let d = pd.core(spec.filter, core_limit(field_limit(py)?)?, true)?;
+    let d = d.to_builder().headers(true).build().map_err(|e| unsupported(&e.message()))?;
+    let mut b = ReaderBuilder::new();
+    b.dialect(d.clone());
+    Ok((Splitter::new(&d), path, b))
+}
+
+type PartTuple = (usize, u64, u64, u64, u64);
+
+fn part_tuples(parts: Vec<crate::split::Part>) -> Vec<PartTuple> {
+    parts.into_iter().map(|p| (p.index, p.start, p.end, p.lines, p.records)).collect()
+}
+
+/// The parts of a file cut into ranges of `size` bytes, summarised on
+/// every CPU without the GIL.
+#[pyfunction]
+fn _split(
+    py: Python<'_>,
+    dialect: &Bound<'_, PyAny>,
+    spec: &Bound<'_, PyDict>,
+    size: u64,
+) -> PyResult<Vec<PartTuple>> {
+    let spec = Spec::from_dict(spec)?;
+    let (sp, path, _) = splitter(py, dialect, &spec)?;
+    let parts = py.allow_threads(|| sp.split_path(&path, size));
+    parts.map(part_tuples).map_err(|e| map_error(e, &PyErrStash::default()))
+}
+
+/// The summary of `start..end` of a file, as bytes.
+#[pyfunction]
+fn _summarize<'py>(
+    py: Python<'py>,
+    dialect: &Bound<'py, PyAny>,
+    spec: &Bound<'py, PyDict>,
+    start: u64,
+    end: u64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let spec = Spec::from_dict(spec)?;
+    let (sp, path, _) = splitter(py, dialect, &spec)?;
+    let sum = py.allow_threads(|| sp.summarize_path(&path, start..end));
+    let sum = sum.map_err(|e| map_error(e, &PyErrStash::default()))?;
+    Ok(PyBytes::new(py, &sum.to_bytes()))
+}
+
+/// The parts of a file from the summaries of its ranges, in order.
+#[pyfunction]
+fn _resolve(
+    py: Python<'_>,
+    dialect: &Bound<'_, PyAny>,
+    spec: &Bound<'_, PyDict>,
+    summaries: Vec<Vec<u8>>,
+) -> PyResult<Vec<PartTuple>> {
+    let spec = Spec::from_dict(spec)?;
+    let (sp, path, b) = splitter(py, dialect, &spec)?;
+    let parts = py.allow_threads(|| -> crate::Result<_> {
+        let sums = summaries
+            .iter()
+            .map(|b| crate::split::Summary::from_bytes(b))
+            .collect::<crate::Result<Vec<_>>>()?;
+        let parts = sp.resolve(&sums)?;
+        sp.settle(b.from_path(&path)?, parts)
+    });
+    parts.map(part_tuples).map_err(|e| map_error(e, &PyErrStash::default()))
 }
 
 /// Every row of a native input, as a list of lists.
@@ -3728,19 +3827,28 @@ fn _read<'py>(
 /// are an error; otherwise columns are named `"0"`, `"1"`, ... Short rows
 /// are padded with `""`; empty rows are skipped.
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header=true))]
+///
+/// `given` names the columns instead of a header row (a later part of a
+/// split file, whose header row is in the first part).
+#[pyo3(signature = (dialect, spec, header=true, given=None))]
 fn _read_columns<'py>(
     py: Python<'py>,
     dialect: &Bound<'py, PyAny>,
     spec: &Bound<'py, PyDict>,
     header: bool,
+    given: Option<Vec<Bound<'py, PyAny>>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut b = open_bulk(py, dialect, spec)?;
     let _gc = GcPause::new(py);
     let nn = b.pd.nonnumeric;
     let empty = PyString::new(py, "").into_any();
-    let mut names: Option<Vec<Bound<'py, PyAny>>> = if header { None } else { Some(Vec::new()) };
-    let mut cols: Vec<Vec<Bound<'py, PyAny>>> = Vec::new();
+    let mut cols: Vec<Vec<Bound<'py, PyAny>>> =
+        given.iter().flatten().map(|_| Vec::new()).collect();
+    let mut names: Option<Vec<Bound<'py, PyAny>>> = match given {
+        Some(g) => Some(g),
+        None if header => None,
+        None => Some(Vec::new()),
+    };
     let mut nrows = 0usize;
     let name = b.name.clone();
     let name = name.as_deref();
@@ -4010,6 +4118,9 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_read, m)?)?;
     m.add_function(wrap_pyfunction!(_read_columns, m)?)?;
     m.add_function(wrap_pyfunction!(_read_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(_split, m)?)?;
+    m.add_function(wrap_pyfunction!(_summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(_resolve, m)?)?;
     m.add_class::<ArrowStream>()?;
     m.add("_Unsupported", m.py().get_type::<_Unsupported>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

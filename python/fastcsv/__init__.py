@@ -23,6 +23,7 @@ from __future__ import annotations
 import _csv
 import codecs
 import csv as _stdcsv
+import dataclasses
 import functools
 import io
 import os
@@ -67,6 +68,7 @@ __all__ = [
     "DictReader",
     "DictWriter",
     "Error",
+    "Part",
     "Reader",
     "Sniffer",
     "__doc__",
@@ -81,6 +83,9 @@ __all__ = [
     "read_columns",
     "reader",
     "register_dialect",
+    "resolve",
+    "split",
+    "summarize",
     "unix_dialect",
     "unregister_dialect",
     "writer",
@@ -137,8 +142,40 @@ def _is_binary_file(f: object) -> bool:
     return isinstance(probe, (bytes, bytearray))
 
 
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """One part of a file cut by :func:`split` (or :func:`resolve`): the
+    records that start in bytes ``start`` to ``end`` (excluded) of the file
+    at ``path``. ``lines`` and ``records`` come before it, so positions in
+    errors are those of a read of the whole file. Pass it where a path goes
+    (:func:`reader`, :func:`read`, :func:`read_columns`,
+    :func:`read_arrow`) to read just its records; it pickles, for other
+    processes or machines. The first part (``index == 0``) holds the
+    header row; with ``header=True``, :func:`read_columns` and
+    :func:`read_arrow` take the names for later parts from there."""
+
+    path: str
+    index: int
+    start: int
+    end: int
+    lines: int
+    records: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start <= self.end:
+            raise ValueError(f"a part must have 0 <= start <= end, not {self.start}..{self.end}")
+
+    @property
+    def size(self) -> int:
+        """Its length in bytes."""
+        return self.end - self.start
+
+
 def _classify(source: object, allow_bytes: bool = False) -> tuple[str, Any]:
-    """``("path", p)``, ``("binary", file)`` or ``("lines", iterable)``."""
+    """``("path", p)``, ``("part", Part)``, ``("binary", file)`` or
+    ``("lines", iterable)``."""
+    if isinstance(source, Part):
+        return "part", source
     if isinstance(source, (str, os.PathLike)):
         # A path-like object may give bytes (`__fspath__`): decoded as the
         # file system encodes names.
@@ -294,6 +331,10 @@ def _spec(kind: str, src: Any, extra: dict[str, Any]) -> dict[str, Any]:
     if kind == "path":
         spec["path"] = src
         return spec
+    if kind == "part":
+        spec["path"] = os.fsdecode(src.path)
+        spec["part"] = (src.index, src.start, src.end, src.lines, src.records)
+        return spec
     name = getattr(src, "name", None)
     if isinstance(name, str):
         spec["name"] = name
@@ -310,6 +351,11 @@ def _text_fallback(kind: str, src: Any, extra: dict[str, Any]) -> Any:
     if extra.get("filter") is not None:
         raise ValueError("filter= needs ASCII delimiter, quotechar and escapechar")
     errors = extra.get("errors") or "strict"
+    if kind == "part":
+        raise ValueError(
+            "a part is read natively: its dialect needs ASCII delimiter, "
+            "quotechar and escapechar (and csv's quoting modes of 3.11)"
+        )
     if kind == "path":
         with open(src, encoding="utf-8-sig", errors=errors, newline="") as f:
             return io.StringIO(f.read(), newline="")
@@ -470,8 +516,9 @@ def read_columns(
         return _columns(reader(src, dialect, **fmtparams, **extra), header)
     d = _csv.reader((), *_dialect_args(dialect), **fmtparams).dialect
     spec = _spec(kind, src, extra)
+    names = _part_names(kind, src, header, dialect, fmtparams, extra)
     try:
-        return _fastcsv._read_columns(d, spec, header)
+        return _fastcsv._read_columns(d, spec, header, names)
     except _Unsupported:
         text = _text_fallback(kind, src, extra)
         rows = _csv.reader(text, *_dialect_args(dialect), **fmtparams)
@@ -518,10 +565,96 @@ def read_arrow(
         raise ValueError("batch_rows must be at least 1")
     d = _csv.reader((), *_dialect_args(dialect), **fmtparams).dialect
     spec = _spec(kind, src, extra)
+    names = _part_names(kind, src, header, dialect, fmtparams, extra)
     try:
-        return _fastcsv._read_arrow(d, spec, bool(header), batch_rows)
+        return _fastcsv._read_arrow(d, spec, bool(header), batch_rows, names)
     except _Unsupported as e:
         raise ValueError(f"read_arrow cannot read this dialect natively: {e}") from None
+
+
+def _part_names(
+    kind: str, src: Any, header: bool, dialect: Any, fmtparams: Any, extra: Any
+) -> list[str] | None:
+    """For a part after the first read with ``header=True``: the names,
+    from the first non-empty row of the file (which is in bytes before
+    the part: :func:`split` puts it in the first part)."""
+    if kind != "part" or not header or src.start == 0:
+        return None
+    head = Part(src.path, 0, 0, src.start, 0, 0)
+    for row in reader(head, dialect, **fmtparams, **extra):
+        if row:
+            if len(set(row)) != len(row):
+                dup = next(x for x in row if row.count(x) > 1)
+                raise ValueError(f"duplicate column name {dup!r}")
+            return [str(x) for x in row]
+    return []
+
+
+def split(
+    path: Any, dialect: Any = _NO_DIALECT, /, *, size: int = 64 << 20, **fmtparams: Any
+) -> list[Part]:
+    """Cuts the file at ``path`` into parts of about ``size`` bytes that
+    start exactly at records, for reading in other threads, processes or
+    machines (each with :func:`read_arrow`, :func:`read`, ... of its
+    :class:`Part`): together they give exactly the rows of one reader,
+    with the same line numbers and errors.
+
+    A line end inside a quoted field never starts a part: each range of
+    ``size`` bytes is summarised independently (with the GIL released, on
+    every CPU) for every state it could begin in, and the summaries are
+    chained from the start of the file. The first non-empty row (the
+    header row) is in the first part. A part can be empty when no record
+    starts in its range. Keywords are those of :func:`reader`.
+
+    On several machines, call :func:`summarize` for each range where it
+    is, and :func:`resolve` with the summaries in one place.
+    """
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise TypeError(f"size must be int, not {type(size).__name__}")
+    if size < 1:
+        raise ValueError("size must be at least 1")
+    p, d, spec = _split_args(path, dialect, fmtparams)
+    return [Part(p, *t) for t in _unsupported_is_value_error(_fastcsv._split, d, spec, size)]
+
+
+def summarize(
+    path: Any, start: int, end: int, dialect: Any = _NO_DIALECT, /, **fmtparams: Any
+) -> bytes:
+    """The summary of bytes ``start`` to ``end`` of the file at ``path``
+    (what they do for every state they could begin in: a few hundred
+    bytes), for :func:`resolve`. Reads only that range (and one byte
+    after it). The ranges of one file must be summarised with the same
+    dialect."""
+    p, d, spec = _split_args(path, dialect, fmtparams)
+    return _unsupported_is_value_error(_fastcsv._summarize, d, spec, start, end)
+
+
+def resolve(
+    path: Any, summaries: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any
+) -> list[Part]:
+    """The parts of the file at ``path`` from the :func:`summarize`
+    summaries of consecutive ranges that cover it from its start, in order:
+    one part per range, as :func:`split` gives. Reads the file's first
+    non-empty row."""
+    p, d, spec = _split_args(path, dialect, fmtparams)
+    sums = [bytes(s) for s in summaries]
+    return [Part(p, *t) for t in _unsupported_is_value_error(_fastcsv._resolve, d, spec, sums)]
+
+
+def _split_args(path: Any, dialect: Any, fmtparams: dict[str, Any]) -> tuple[str, Any, Any]:
+    extra = _pop_extra(fmtparams)
+    kind, src = _classify(path)
+    if kind != "path":
+        raise TypeError(f"a path is needed, not {type(path).__name__}")
+    d = _csv.reader((), *_dialect_args(dialect), **fmtparams).dialect
+    return src, d, _spec(kind, src, extra)
+
+
+def _unsupported_is_value_error(f: Any, *args: Any) -> Any:
+    try:
+        return f(*args)
+    except _Unsupported as e:
+        raise ValueError(f"this dialect is not read natively, so cannot be split: {e}") from None
 
 
 # Newer CPython versions turn an iterator of field names into a list.

@@ -80,11 +80,30 @@ def _native_reader(dialect: Any, spec: dict[str, Any]) -> Reader:
 def _read(dialect: Any, spec: dict[str, Any]) -> list[list[Any]]:
     """Every row of a native input."""
 
-def _read_columns(dialect: Any, spec: dict[str, Any], header: bool = True) -> dict[str, list[Any]]:
+def _read_columns(
+    dialect: Any, spec: dict[str, Any], header: bool = True, given: list[Any] | None = None
+) -> dict[str, list[Any]]:
     """The columns of a native input."""
 
-def _read_arrow(dialect: Any, spec: dict[str, Any], header: bool, batch_rows: int) -> ArrowStream:
+def _read_arrow(
+    dialect: Any,
+    spec: dict[str, Any],
+    header: bool,
+    batch_rows: int,
+    names: list[str] | None = None,
+) -> ArrowStream:
     """The columns of a native input, as an Arrow stream."""
+
+def _split(dialect: Any, spec: dict[str, Any], size: int) -> list[tuple[int, int, int, int, int]]:
+    """The parts of a file cut into ranges of ``size`` bytes."""
+
+def _summarize(dialect: Any, spec: dict[str, Any], start: int, end: int) -> bytes:
+    """The summary of one byte range of a file."""
+
+def _resolve(
+    dialect: Any, spec: dict[str, Any], summaries: list[bytes]
+) -> list[tuple[int, int, int, int, int]]:
+    """The parts of a file from the summaries of its ranges."""
 
 def _limit_from_state() -> int | None:
     """csv's field size limit read from its module state (tests)."""

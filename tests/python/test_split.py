@@ -1,0 +1,180 @@
+"""Parts of a split file (``fastcsv.split``, ``summarize``, ``resolve``):
+read one after another, they give exactly what ``csv.reader`` gives over
+the whole file: rows, ``line_num`` and errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import pickle
+import random
+
+import pytest
+from hypothesis import given, strategies as st
+
+import fastcsv
+
+from test_arrow import consume
+
+
+def sample_text(seed: int, rows: int = 300) -> str:
+    r = random.Random(seed)
+    out = ["id,name,note\r\n" if seed % 2 else "id,name,note\n"]
+    for i in range(rows):
+        kind = r.randrange(6)
+        if kind == 0:
+            note = '"multi\nline, with ""quotes"""'
+        elif kind == 1:
+            note = '"' + "x" * r.randrange(0, 200) + '"'
+        elif kind == 2:
+            note = ""
+        elif kind == 3:
+            note = "\u00e9t\u00e9 " * r.randrange(1, 5)
+        else:
+            note = "plain"
+        out.append(f"{i},n{r.randrange(1000)},{note}" + ("\r\n" if seed % 2 else "\n"))
+        if r.randrange(40) == 0:
+            out.append("\n")
+    return "".join(out)
+
+
+def whole(path, **kw):
+    with open(path, newline="", encoding="utf-8") as f:
+        rdr = csv.reader(f, **kw)
+        return [(row, rdr.line_num) for row in rdr]
+
+
+def by_parts(parts, **kw):
+    out = []
+    for p in parts:
+        rdr = fastcsv.reader(p, **kw)
+        out.extend((row, rdr.line_num) for row in rdr)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("size", [1, 7, 100, 1000, 1 << 20])
+def test_parts_read_as_csv_reads_the_file(tmp_path, seed, size):
+    path = tmp_path / "f.csv"
+    path.write_bytes(sample_text(seed).encode())
+    parts = fastcsv.split(path, size=size)
+    assert parts[0].start == 0 and parts[-1].end == path.stat().st_size
+    assert all(a.end == b.start for a, b in zip(parts, parts[1:]))
+    assert by_parts(parts) == whole(path)
+    rows = [r for p in parts for r in fastcsv.read(p)]
+    assert rows == [r for r, _ in whole(path)]
+
+
+@given(st.text(alphabet='ab,"\r\n \u00e9', max_size=80), st.lists(st.integers(0, 100), max_size=4))
+def test_any_text_and_cuts(tmp_path_factory, text, cuts):
+    path = tmp_path_factory.mktemp("s") / "f.csv"
+    data = text.encode()
+    path.write_bytes(data)
+    bounds = [0] + sorted(min(c, len(data)) for c in cuts) + [len(data)]
+    sums = [fastcsv.summarize(path, a, b) for a, b in zip(bounds, bounds[1:])]
+    parts = fastcsv.resolve(path, sums)
+    assert len(parts) == len(bounds) - 1
+    assert by_parts(parts) == whole(path)
+
+
+def test_summaries_give_what_split_gives_and_parts_pickle(tmp_path):
+    path = tmp_path / "f.csv"
+    path.write_bytes(sample_text(3, 2000).encode())
+    size = 4096
+    parts = fastcsv.split(path, size=size)
+    n = path.stat().st_size
+    sums = [fastcsv.summarize(path, k, min(k + size, n)) for k in range(0, n, size)]
+    assert fastcsv.resolve(path, sums) == parts
+    assert pickle.loads(pickle.dumps(parts)) == parts
+    # Every part starts after a line end (or at 0), and not inside the
+    # quoted fields that hold line ends.
+    data = path.read_bytes()
+    for p in parts[1:]:
+        assert p.start == n or data[p.start - 1] == 10, p
+        assert data.count(b'"', 0, p.start) % 2 == 0, p
+
+
+def test_columns_and_arrow_of_later_parts_are_named_by_the_header(tmp_path):
+    path = tmp_path / "f.csv"
+    path.write_bytes(sample_text(4, 500).encode())
+    parts = fastcsv.split(path, size=2000)
+    assert len(parts) > 3
+    want = fastcsv.read_columns(path)
+    got: dict[str, list[str]] = {k: [] for k in want}
+    for p in parts:
+        for k, v in fastcsv.read_columns(p).items():
+            got[k].extend(v)
+    assert got == want
+    names, rows, _ = consume(fastcsv.read_arrow(path))
+    all_rows = []
+    for p in parts:
+        n, r, _ = consume(fastcsv.read_arrow(p))
+        assert n == names
+        all_rows.extend(r)
+    assert all_rows == rows
+    # Without a header row, columns are numbered in every part.
+    n, _, _ = consume(fastcsv.read_arrow(parts[2], header=False))
+    assert n == ["0", "1", "2"]
+
+
+def test_errors_carry_whole_file_positions(tmp_path):
+    path = tmp_path / "f.csv"
+    good = "".join(f"{i},\"a\nb\"\n" for i in range(100))
+    path.write_bytes((good + '1,"x"y\n' + good).encode())
+    native = []
+    rdr = fastcsv.reader(str(path), strict=True)
+    while True:
+        try:
+            native.append(next(rdr))
+        except StopIteration:
+            break
+        except csv.Error as e:
+            native.append(str(e))
+    got = []
+    for p in fastcsv.split(path, size=50, strict=True):
+        rdr = fastcsv.reader(p, strict=True)
+        while True:
+            try:
+                got.append(next(rdr))
+            except StopIteration:
+                break
+            except csv.Error as e:
+                got.append(str(e))
+    assert got == native
+    assert any(isinstance(x, str) and ":201: record 100," in x for x in got), got
+
+
+def test_bad_input_is_refused_clearly(tmp_path):
+    path = tmp_path / "f.csv"
+    path.write_bytes(b"a,b\n1,2\n3,4\n")
+    with pytest.raises(FileNotFoundError):
+        fastcsv.split(tmp_path / "missing.csv")
+    with pytest.raises(TypeError):
+        fastcsv.split(io.BytesIO(b"a\n"))
+    with pytest.raises(ValueError, match="size"):
+        fastcsv.split(path, size=0)
+    a = fastcsv.summarize(path, 0, 5)
+    b = fastcsv.summarize(path, 5, 12)
+    with pytest.raises(ValueError, match="in order"):
+        fastcsv.resolve(path, [b, a])
+    with pytest.raises(ValueError, match="another dialect"):
+        fastcsv.resolve(path, [a, fastcsv.summarize(path, 5, 12, delimiter=";")])
+    with pytest.raises(ValueError, match="not a fastcsv range summary"):
+        fastcsv.resolve(path, [b"junk"])
+    with pytest.raises(ValueError, match="not within"):
+        fastcsv.summarize(path, 5, 100)
+    with pytest.raises(ValueError):
+        fastcsv.split(path, delimiter="\u00e9")
+    with pytest.raises(ValueError):
+        fastcsv.Part(str(path), 0, 5, 2, 0, 0)
+    part = fastcsv.Part(str(path), 0, 0, 12, 0, 0)
+    with pytest.raises(ValueError, match="natively"):
+        fastcsv.reader(part, delimiter="\u00e9")
+
+
+def test_an_empty_file_is_one_empty_part(tmp_path):
+    path = tmp_path / "e.csv"
+    path.write_bytes(b"")
+    parts = fastcsv.split(path)
+    assert [(p.start, p.end) for p in parts] == [(0, 0)]
+    assert fastcsv.read(parts[0]) == []
