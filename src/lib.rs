@@ -57,7 +57,9 @@
 //! only the columns a [`Selection`] keeps, [`Reader::par_batches`] reads
 //! one input on every CPU, and [`arrow::Columns`] gathers records into
 //! Arrow's `utf8` columns, which [`arrow::ffi`] hands to other libraries
-//! through the Arrow C stream interface.
+//! through the Arrow C stream interface, and [`split`] cuts a file into
+//! parts that start exactly at records, for other processes or machines
+//! to read on their own.
 #![deny(missing_docs)]
 
 pub mod arrow;

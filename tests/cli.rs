@@ -987,3 +987,36 @@ fn bench_refuses_standard_input() {
     let e = fails(&["bench", "-"], 2, "");
     assert_eq!(e, "fastcsv: -: bench needs a regular file (it reads the file many times)\n");
 }
+
+#[test]
+fn parts_start_at_records_and_cover_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = String::from("id,note\n");
+    for i in 0..200 {
+        data.push_str(&format!("{i},\"two\nlines, \"\"quoted\"\"\"\n"));
+    }
+    let path = temp_file(&dir, "p.csv", data.as_bytes());
+    let out = ok(&["parts", "--size", "1K", &path]);
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some("part,start,end,lines,records"));
+    let rows: Vec<Vec<u64>> =
+        lines.map(|l| l.split(',').map(|x| x.parse().unwrap()).collect()).collect();
+    assert_eq!(rows.len(), data.len().div_ceil(1024));
+    let mut at = 0;
+    for (k, r) in rows.iter().enumerate() {
+        assert_eq!((r[0], r[1]), (k as u64, at));
+        at = r[2];
+        // Every part but the first starts after a record: line 1 is the
+        // header, then two lines a record.
+        if k > 0 && r[1] < data.len() as u64 {
+            assert_eq!(&data[r[1] as usize..][..1].parse::<u64>().is_ok(), &true);
+            assert_eq!(r[2 + 1], 1 + 2 * (r[4] - 1));
+        }
+    }
+    assert_eq!(at, data.len() as u64);
+    let json = ok(&["parts", "-s", "1K", "--json", &path]);
+    assert!(json.starts_with("{\"part\":0,\"start\":0,"), "{json}");
+    fails(&["parts", "-"], 2, "standard input cannot be cut");
+    fails(&["parts", &format!("{path}.missing")], 1, "p.csv.missing");
+    fails(&["parts", "--size", "0", &path], 2, "");
+}
