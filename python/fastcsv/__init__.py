@@ -678,6 +678,10 @@ class DictReader(_stdcsv.DictReader):
     ) -> None:
         if _LIST_FIELDNAMES and fieldnames is not None and iter(fieldnames) is fieldnames:
             fieldnames = list(fieldnames)
+        if fieldnames is None and isinstance(f, Part) and f.start > 0:
+            # A later part of a split file: the names are the file's.
+            fm = dict(kwds)
+            fieldnames = _part_names("part", f, True, dialect, fm, _pop_extra(fm))
         self._fieldnames = fieldnames
         self.restkey = restkey
         self.restval = restval

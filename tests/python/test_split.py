@@ -117,6 +117,18 @@ def test_columns_and_arrow_of_later_parts_are_named_by_the_header(tmp_path):
     assert n == ["0", "1", "2"]
 
 
+def test_dict_readers_of_later_parts_use_the_files_names(tmp_path):
+    path = tmp_path / "f.csv"
+    path.write_bytes(sample_text(2, 300).encode())
+    parts = fastcsv.split(path, size=700)
+    with open(path, newline="", encoding="utf-8") as f:
+        want = list(csv.DictReader(f))
+    got = [d for p in parts for d in fastcsv.DictReader(p)]
+    assert got == want
+    # Given names win.
+    assert next(iter(fastcsv.DictReader(parts[3], ["a", "b", "c"]))).keys() == {"a", "b", "c"}
+
+
 def test_errors_carry_whole_file_positions(tmp_path):
     path = tmp_path / "f.csv"
     good = "".join(f"{i},\"a\nb\"\n" for i in range(100))
