@@ -301,7 +301,12 @@ impl ReaderBuilder {
         use std::io::{Seek, SeekFrom};
         let path = path.as_ref();
         let mut file = source::open_path(path)?;
-        file.seek(SeekFrom::Start(part.start)).map_err(|e| Error::from(e).with_path(path))?;
+        let io = |e: std::io::Error| Error::from(e).with_path(path);
+        // A file now shorter than the part is not the file that was split.
+        if file.metadata().map_err(io)?.len() < part.end {
+            return Err(Error::new(ErrorKind::FileChanged).with_path(path));
+        }
+        file.seek(SeekFrom::Start(part.start)).map_err(io)?;
         let mut b = self.for_part(part);
         b.path = Some(path.to_path_buf());
         let mut rdr = b.open_file_upto(file, Some(part.end.saturating_sub(part.start)))?;

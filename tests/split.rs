@@ -219,6 +219,18 @@ fn files_read_by_parts_mapped_and_buffered() {
 }
 
 #[test]
+fn a_part_of_a_file_that_shrank_since_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrink.csv");
+    std::fs::write(&path, "a\n1\n2\n3\n").unwrap();
+    let parts = Splitter::new(&Dialect::default()).split_path(&path, 4).unwrap();
+    std::fs::write(&path, "a\n1\n").unwrap();
+    let err = ReaderBuilder::new().from_path_part(&path, &parts[1]).err().expect("an error");
+    assert!(matches!(err.kind(), fastcsv::ErrorKind::FileChanged), "{err}");
+    assert!(err.to_string().contains("shrink.csv"), "{err}");
+}
+
+#[test]
 fn a_wrong_width_in_a_later_part_is_the_error_one_reader_gives() {
     let d = Dialect::default();
     let input = b"a,b\n1,2\n3\n4,5\n";
