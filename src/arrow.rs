@@ -660,3 +660,6 @@ fn check_utf8(b: &ColumnBatch, starts: &[Position]) -> std::result::Result<(), (
 }
 
 pub mod ffi;
+mod par;
+
+pub use par::ParColumns;

@@ -222,6 +222,11 @@ impl ReaderBuilder {
         self
     }
 
+    /// The dialect these settings read with.
+    pub(crate) fn dialect_ref(&self) -> &Dialect {
+        &self.dialect
+    }
+
     /// Reads an in-memory slice; rows borrow it.
     ///
     /// ```

@@ -8,7 +8,7 @@ use std::ffi::CStr;
 
 use common::cases;
 
-use fastcsv::arrow::{ffi, ColumnBatch, Columns};
+use fastcsv::arrow::{ffi, ColumnBatch, Columns, ParColumns};
 use fastcsv::{Dialect, ErrorKind, Reader};
 use proptest::prelude::*;
 
@@ -92,8 +92,78 @@ fn pieces() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(piece, 0..60).prop_map(|v| v.concat())
 }
 
+/// Names, rows, and the error that ended them (as text), from any source
+/// of batches.
+type Drained = (Vec<String>, Vec<Vec<String>>, Option<String>);
+
+fn drain_with(
+    names: Vec<String>,
+    mut next: impl FnMut() -> fastcsv::Result<Option<ColumnBatch>>,
+) -> Drained {
+    let mut batches = Vec::new();
+    let err = loop {
+        match next() {
+            Ok(Some(b)) => batches.push(b),
+            Ok(None) => break None,
+            Err(e) => break Some(e.to_string()),
+        }
+    };
+    (names, rows_of(&batches), err)
+}
+
+/// The columns of the file at `path`, in one thread and in parts on
+/// several; or the errors that fail both before any row.
+fn one_and_many(
+    path: &std::path::Path,
+    d: &Dialect,
+    header_row: bool,
+    threads: usize,
+    part: u64,
+    rows: usize,
+) -> (Result<Drained, String>, Result<Drained, String>) {
+    let mut b = fastcsv::ReaderBuilder::new();
+    b.dialect(d.clone());
+    let one =
+        b.from_path(path).and_then(|r| Columns::with_header_row(r, header_row)).map(|mut c| {
+            c.batch_rows(rows);
+            let names = c.names().to_vec();
+            drain_with(names, || c.next_batch())
+        });
+    let many = ParColumns::from_path(&b, path, header_row, threads, part).map(|mut c| {
+        c.batch_rows(rows);
+        let names = c.names().to_vec();
+        drain_with(names, || c.next_batch())
+    });
+    (one.map_err(|e| e.to_string()), many.map_err(|e| e.to_string()))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(600)))]
+
+    /// In parts on several threads, the columns of one thread: names,
+    /// rows, and errors with their positions.
+    #[test]
+    fn columns_in_parts_are_the_columns(
+        data in pieces(),
+        headers: bool,
+        flexible: bool,
+        header_row: bool,
+        threads in 1usize..4,
+        part in 1u64..64,
+        rows in 1usize..9,
+    ) {
+        let d = dialect(headers, flexible);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.csv");
+        std::fs::write(&path, &data).unwrap();
+        let (one, many) = one_and_many(&path, &d, header_row, threads, part, rows);
+        match (&one, &many) {
+            // An error before any row: at once in one thread; in parts,
+            // at once only when it is in the first part.
+            (Err(e), Ok((_, r, Some(f)))) => prop_assert!(r.is_empty() && e == f, "{:?} {:?}", one, many),
+            _ => prop_assert_eq!(one, many),
+        }
+    }
 
     /// Columns hold exactly the oracle's rows, at every batch size; when
     /// the oracle fails, the columns fail too.

@@ -1,0 +1,282 @@
+//! The columns of one file built on several threads, one part each (see
+//! [`crate::split`]), handed out in the file's order.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+use super::{ColumnBatch, Columns, DEFAULT_BATCH_ROWS};
+use crate::error::{Error, Result};
+use crate::reader::ReaderBuilder;
+use crate::split::{Part, Splitter};
+
+/// What a worker sends: a batch of a part, the part's end (`None`), or
+/// the error that ends it.
+type Item = Result<Option<ColumnBatch>>;
+
+/// What the workers and the reader share.
+struct Shared {
+    /// The part being handed out; a worker starts part `k` only once
+    /// `k < current + window`, which bounds the batches held.
+    current: Mutex<usize>,
+    moved: Condvar,
+    stop: AtomicBool,
+    next: AtomicUsize,
+}
+
+/// [`Columns`] of one file built on several threads.
+///
+/// The file is cut into exact parts ([`Splitter::split_path`], a pass on
+/// every CPU), each part's columns are built by a worker thread, and the
+/// batches come out in the file's order: the rows, names and errors of a
+/// [`Columns`] over the whole file (an error ends the batches, after the
+/// rows before it). Batches do not span parts: each part's last batch may
+/// hold fewer than `batch_rows`. At most `threads + 1` parts' batches are
+/// held at a time.
+///
+/// ```
+/// use fastcsv::{arrow::ParColumns, ReaderBuilder};
+/// let p = std::env::temp_dir().join("fastcsv-doc-par-columns.csv");
+/// let mut text = String::from("n,sq\n");
+/// for i in 0..10_000 {
+///     text.push_str(&format!("{i},{}\n", i * i));
+/// }
+/// std::fs::write(&p, &text).unwrap();
+/// let mut cols = ParColumns::from_path(&ReaderBuilder::new(), &p, false, 3, 4096).unwrap();
+/// assert_eq!(cols.names(), ["n", "sq"]);
+/// let mut rows = 0;
+/// while let Some(b) = cols.next_batch().unwrap() {
+///     assert_eq!(b.column(0).get(0).parse::<usize>().unwrap(), rows);
+///     rows += b.rows();
+/// }
+/// assert_eq!(rows, 10_000);
+/// ```
+pub struct ParColumns {
+    names: Vec<String>,
+    parts: usize,
+    threads: usize,
+    /// Until the workers start.
+    job: Option<Job>,
+    rx: Option<mpsc::Receiver<(usize, Item)>>,
+    pending: BTreeMap<usize, VecDeque<Item>>,
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+    done: bool,
+}
+
+impl ParColumns {
+    /// Columns of the file at `path`, read with `builder`'s settings on
+    /// `threads` threads, in parts of about `part_bytes` bytes. Named as
+    /// [`Columns::with_header_row`] names them (by the reader's header
+    /// row, by the first non-empty record when `header_row`, or
+    /// numbered). Reads the header (or first record) now: an error before
+    /// any row fails here when the first part holds it (when that part
+    /// has no row, the first `next_batch` returns it).
+    pub fn from_path(
+        builder: &ReaderBuilder,
+        path: impl AsRef<Path>,
+        header_row: bool,
+        threads: usize,
+        part_bytes: u64,
+    ) -> Result<ParColumns> {
+        let path = path.as_ref().to_path_buf();
+        // The first non-empty record always lies in the first part.
+        let d = builder.dialect_ref().to_builder().headers(true).build()?;
+        let parts = Splitter::new(&d).split_path(&path, part_bytes)?;
+        let first = builder.from_path_part(&path, &parts[0])?;
+        // An error before any row fails here as it does for `Columns`,
+        // when it is in the first part (one in a later part comes from
+        // `next_batch`).
+        let names = Columns::with_header_row(first, header_row)?.names().to_vec();
+        let job = Job {
+            builder: builder.clone(),
+            path,
+            parts,
+            names: names.clone(),
+            header_row,
+            window: threads.max(1) + 1,
+            batch_rows: DEFAULT_BATCH_ROWS,
+        };
+        Ok(ParColumns {
+            names,
+            parts: job.parts.len(),
+            threads: threads.clamp(1, job.parts.len()),
+            job: Some(job),
+            rx: None,
+            pending: BTreeMap::new(),
+            shared: Arc::new(Shared {
+                current: Mutex::new(0),
+                moved: Condvar::new(),
+                stop: AtomicBool::new(false),
+                next: AtomicUsize::new(0),
+            }),
+            workers: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// Starts the workers (at the first batch asked for).
+    fn start(&mut self) {
+        let Some(job) = self.job.take() else { return };
+        let job = Arc::new(job);
+        let (tx, rx) = mpsc::channel();
+        self.rx = Some(rx);
+        for _ in 0..self.threads {
+            let (job, shared, tx) = (job.clone(), self.shared.clone(), tx.clone());
+            self.workers.push(std::thread::spawn(move || job.work(&shared, &tx)));
+        }
+    }
+
+    /// Rows per batch (at least 1; default [`DEFAULT_BATCH_ROWS`]); set
+    /// before the first batch is read (the workers start then).
+    pub fn batch_rows(&mut self, n: usize) -> &mut Self {
+        if let Some(job) = &mut self.job {
+            job.batch_rows = n.max(1);
+        }
+        self
+    }
+
+    /// The column names.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The next batch in the file's order; `None` at the end. After an
+    /// error, `None`.
+    pub fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
+        self.start();
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            let current = *self.shared.lock();
+            if current == self.parts {
+                self.finish();
+                return Ok(None);
+            }
+            if let Some(item) = self.pending.get_mut(&current).and_then(|q| q.pop_front()) {
+                match item {
+                    Ok(Some(b)) => return Ok(Some(b)),
+                    Ok(None) => {
+                        self.pending.remove(&current);
+                        *self.shared.lock() += 1;
+                        self.shared.moved.notify_all();
+                    }
+                    Err(e) => {
+                        self.finish();
+                        return Err(e);
+                    }
+                }
+                continue;
+            }
+            let got = self.rx.as_ref().map(|rx| rx.recv());
+            match got {
+                Some(Ok((k, item))) => self.pending.entry(k).or_default().push_back(item),
+                _ => {
+                    // Every worker is gone without this part's end.
+                    self.finish();
+                    return Err(Error::config("a worker thread building columns stopped"));
+                }
+            }
+        }
+    }
+
+    /// Stops the workers and waits for them.
+    fn finish(&mut self) {
+        self.done = true;
+        self.shared.stop.store(true, Ordering::Relaxed);
+        self.shared.moved.notify_all();
+        self.rx = None;
+        self.pending.clear();
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+impl Drop for ParColumns {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What every worker needs.
+struct Job {
+    builder: ReaderBuilder,
+    path: PathBuf,
+    parts: Vec<Part>,
+    names: Vec<String>,
+    header_row: bool,
+    window: usize,
+    batch_rows: usize,
+}
+
+impl Job {
+    fn work(&self, shared: &Shared, tx: &mpsc::Sender<(usize, Item)>) {
+        loop {
+            let k = shared.next.fetch_add(1, Ordering::Relaxed);
+            if k >= self.parts.len() {
+                return;
+            }
+            {
+                let mut current = shared.lock();
+                while k >= *current + self.window && !shared.stop.load(Ordering::Relaxed) {
+                    current = shared.moved.wait(current).unwrap_or_else(|e| e.into_inner());
+                }
+            }
+            if shared.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let sent =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.part(k, shared, tx)));
+            match sent {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(_) => {
+                    let e = Error::config("a worker thread building columns panicked");
+                    let _ = tx.send((k, Err(e)));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Sends part `k`'s batches; false when the reader has gone.
+    fn part(&self, k: usize, shared: &Shared, tx: &mpsc::Sender<(usize, Item)>) -> bool {
+        let rdr = match self.builder.from_path_part(&self.path, &self.parts[k]) {
+            Ok(r) => r,
+            Err(e) => return tx.send((k, Err(e))).is_ok(),
+        };
+        let cols = if k == 0 {
+            Columns::with_header_row(rdr, self.header_row)
+        } else {
+            Columns::with_names(rdr, self.names.clone())
+        };
+        let mut cols = match cols {
+            Ok(c) => c,
+            Err(e) => return tx.send((k, Err(e))).is_ok(),
+        };
+        cols.batch_rows(self.batch_rows);
+        loop {
+            if shared.stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            let item = cols.next_batch();
+            let end = !matches!(item, Ok(Some(_)));
+            if tx.send((k, item)).is_err() {
+                return false;
+            }
+            if end {
+                return true;
+            }
+        }
+    }
+}
