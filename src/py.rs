@@ -3542,20 +3542,35 @@ impl arrow::ffi::BatchSource for SendColumns {
     fn names(&self) -> &[String] {
         self.0.names()
     }
-    /// Parses without the GIL: a consumer that calls this holding it
-    /// (checked, as a consumer may call from any thread) lets it go
-    /// meanwhile, so that other Python threads run.
+    fn next_batch(&mut self) -> crate::Result<Option<arrow::ColumnBatch>> {
+        self.0.next_batch()
+    }
+}
+
+/// A source of batches that parses (or waits for its threads) without the
+/// GIL: a consumer that calls it holding the GIL (checked, as a consumer
+/// may call from any thread) lets it go meanwhile, so that other Python
+/// threads run.
+struct GilFree<S>(S);
+
+impl<S: arrow::ffi::BatchSource + Send> arrow::ffi::BatchSource for GilFree<S> {
+    fn names(&self) -> &[String] {
+        self.0.names()
+    }
     fn next_batch(&mut self) -> crate::Result<Option<arrow::ColumnBatch>> {
         // SAFETY: callable from any thread once the interpreter runs, as
         // it does while this extension's objects exist.
         if unsafe { ffi::PyGILState_Check() } == 1 {
-            let this = &mut *self;
-            Python::with_gil(|py| py.allow_threads(move || this.0.next_batch()))
+            let this = &mut self.0;
+            Python::with_gil(|py| py.allow_threads(move || this.next_batch()))
         } else {
             self.0.next_batch()
         }
     }
 }
+
+/// What an [`ArrowStream`] reads from.
+type BatchBox = Box<dyn arrow::ffi::BatchSource + Send>;
 
 /// An Arrow C struct that a `PyCapsule` owns (the Arrow PyCapsule
 /// interface): released when the capsule goes, unless a consumer moved it
@@ -3629,7 +3644,7 @@ pub struct ArrowStream {
     names: Vec<String>,
     /// Until read (a `Mutex` only to make the class `Sync`: pyo3 hands out
     /// `&mut self` alone).
-    cols: Option<Mutex<SendColumns>>,
+    cols: Option<Mutex<BatchBox>>,
 }
 
 #[pymethods]
@@ -3673,7 +3688,8 @@ impl ArrowStream {
 
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header, batch_rows, names=None))]
+#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1))]
+#[allow(clippy::too_many_arguments)]
 fn _read_arrow(
     py: Python<'_>,
     dialect: &Bound<'_, PyAny>,
@@ -3681,6 +3697,7 @@ fn _read_arrow(
     header: bool,
     batch_rows: usize,
     names: Option<Vec<String>>,
+    threads: usize,
 ) -> PyResult<ArrowStream> {
     let mut spec = Spec::from_dict(spec)?;
     let pd = PyDialect::from_py(dialect)?;
@@ -3695,6 +3712,26 @@ fn _read_arrow(
         ));
     }
     let stash = PyErrStash::default();
+    // A whole file on several threads: in exact parts, a few per thread.
+    let size = match (&spec.path, &spec.part, threads > 1) {
+        (Some(p), None, true) => std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| m.len()),
+        _ => None,
+    };
+    if let (Some(size), Some(path)) = (size, spec.path.clone()) {
+        if size >= 2 * PAR_ARROW_MIN_PART {
+            let part = (size / (4 * threads as u64)).clamp(PAR_ARROW_MIN_PART, 64 << 20);
+            let b = native_builder(py, &pd, &spec)?;
+            let cols = py.allow_threads(|| {
+                let mut c = arrow::ParColumns::from_path(&b, &path, header, threads, part)?;
+                c.batch_rows(batch_rows);
+                Ok::<_, CoreError>(c)
+            });
+            let cols = cols.map_err(|e| map_error(e, &stash))?;
+            let names = cols.names().to_vec();
+            let src: BatchBox = Box::new(GilFree(cols));
+            return Ok(ArrowStream { names, cols: Some(Mutex::new(src)) });
+        }
+    }
     let rdr = match spec.stream.take() {
         // A stream is read through its Python methods, which a consumer's
         // thread could not call while the thread holding the GIL waits for
@@ -3719,8 +3756,14 @@ fn _read_arrow(
         })
         .map_err(|e| map_error(e, &stash))?;
     cols.0.batch_rows(batch_rows);
-    Ok(ArrowStream { names: cols.0.names().to_vec(), cols: Some(Mutex::new(cols)) })
+    let names = cols.0.names().to_vec();
+    let src: BatchBox = Box::new(GilFree(cols));
+    Ok(ArrowStream { names, cols: Some(Mutex::new(src)) })
 }
+
+/// The smallest part a file is cut into for `read_arrow` on several
+/// threads (a file under two of them is read on one).
+const PAR_ARROW_MIN_PART: u64 = 4 << 20;
 
 /// The splitter of a Python dialect, and the path it reads.
 /// Its parts are settled with the first non-empty row as a header row

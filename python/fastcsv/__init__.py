@@ -531,6 +531,7 @@ def read_arrow(
     /,
     header: bool = True,
     batch_rows: int = 65536,
+    threads: int | None = None,
     **fmtparams: Any,
 ) -> _fastcsv.ArrowStream:
     """The columns of ``source`` as Arrow data: a stream of record batches
@@ -551,6 +552,14 @@ def read_arrow(
     before an error come first, then the consumer raises the error with
     its message (``path:line: record N, byte B: ...``). The stream can be
     read once.
+
+    A path of 8 MiB or more is read on ``threads`` threads (default: one
+    per CPU; ``1`` for one): cut into exact parts (see :func:`split`)
+    whose columns are built in parallel and handed out in order, with the
+    same rows and errors; a batch then never spans two parts, so some
+    hold fewer than ``batch_rows`` rows, and an error before any row in a
+    later part than the first comes from the stream rather than from
+    this call.
     """
     extra = _pop_extra(fmtparams)
     kind, src = _classify(source, allow_bytes=True)
@@ -563,11 +572,17 @@ def read_arrow(
         raise TypeError(f"batch_rows must be int, not {type(batch_rows).__name__}")
     if batch_rows < 1:
         raise ValueError("batch_rows must be at least 1")
+    if threads is None:
+        threads = os.cpu_count() or 1
+    elif isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads must be int or None, not {type(threads).__name__}")
+    elif threads < 1:
+        raise ValueError("threads must be at least 1")
     d = _csv.reader((), *_dialect_args(dialect), **fmtparams).dialect
     spec = _spec(kind, src, extra)
     names = _part_names(kind, src, header, dialect, fmtparams, extra)
     try:
-        return _fastcsv._read_arrow(d, spec, bool(header), batch_rows, names)
+        return _fastcsv._read_arrow(d, spec, bool(header), batch_rows, names, threads)
     except _Unsupported as e:
         raise ValueError(f"read_arrow cannot read this dialect natively: {e}") from None
 

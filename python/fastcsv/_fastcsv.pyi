@@ -91,6 +91,7 @@ def _read_arrow(
     header: bool,
     batch_rows: int,
     names: list[str] | None = None,
+    threads: int = 1,
 ) -> ArrowStream:
     """The columns of a native input, as an Arrow stream."""
 

@@ -178,6 +178,24 @@ pub trait BatchSource {
     fn next_batch(&mut self) -> crate::Result<Option<ColumnBatch>>;
 }
 
+impl<T: BatchSource + ?Sized> BatchSource for Box<T> {
+    fn names(&self) -> &[String] {
+        (**self).names()
+    }
+    fn next_batch(&mut self) -> crate::Result<Option<ColumnBatch>> {
+        (**self).next_batch()
+    }
+}
+
+impl BatchSource for super::ParColumns {
+    fn names(&self) -> &[String] {
+        super::ParColumns::names(self)
+    }
+    fn next_batch(&mut self) -> crate::Result<Option<ColumnBatch>> {
+        super::ParColumns::next_batch(self)
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Schemas
 

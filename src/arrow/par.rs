@@ -90,8 +90,11 @@ impl ParColumns {
         // when it is in the first part (one in a later part comes from
         // `next_batch`).
         let names = Columns::with_header_row(first, header_row)?.names().to_vec();
+        // Every CPU has a part: no helper thread maps pages ahead.
+        let mut part_builder = builder.clone();
+        part_builder.read_ahead(false);
         let job = Job {
-            builder: builder.clone(),
+            builder: part_builder,
             path,
             parts,
             names: names.clone(),
