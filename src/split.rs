@@ -130,6 +130,13 @@ pub struct Splitter {
     /// Whether `needles` and `other` hold (always, for dialects the
     /// builder accepts); if not, every byte is looked at.
     skips: bool,
+    /// The bytes that can start or end quoting, escape, a comment or an
+    /// initial space (padded with repeats); `None` when there are none.
+    /// A block without them is taken whole by one unquoted simulation
+    /// (see `Splitter::plain_block`).
+    hard: Hard,
+    delimiter: u8,
+    skip_empty: bool,
     term: Terminator,
     bom: bool,
     fingerprint: u64,
@@ -265,6 +272,18 @@ impl Splitter {
             }
         }
         let eol_moves = (0..STATES).filter(|&st| eol[st] != st as u8).fold(0, |m, st| m | 1 << st);
+        let mut hard_bytes: Vec<u8> =
+            [d.quote, d.escape, d.comment].into_iter().flatten().collect();
+        if d.skip_initial_space {
+            hard_bytes.push(b' ');
+        }
+        let hard = match hard_bytes[..] {
+            [] => Hard::None,
+            [a] => Hard::One(a),
+            [a, b] => Hard::Two(a, b),
+            [a, b, c] => Hard::Three(a, b, c),
+            _ => Hard::Many,
+        };
         let mut needles = [special[0]; 8];
         needles[..special.len().min(8)].copy_from_slice(&special[..special.len().min(8)]);
         // FNV-1a over the tables: summaries of different dialects do not
@@ -289,6 +308,9 @@ impl Splitter {
             needles,
             other,
             skips,
+            hard,
+            delimiter: d.delimiter,
+            skip_empty: d.skip_empty_lines,
             term: d.terminator,
             bom: d.strip_bom,
             fingerprint: h,
@@ -346,8 +368,27 @@ impl Splitter {
         // of them is one step.
         let mut last = from;
         let mut at = from;
+        let (mut next_try, mut backoff) = (0, 256);
         while at < range.end {
             let n = (range.end - at).min(64);
+            // A stretch without quote bytes is taken at once, when the
+            // entry states still looking for their first record start are
+            // all inside quotes (which such a stretch does not change).
+            // Where quotes are near, the next look is further on each time.
+            if self.skips && at >= next_try {
+                let ok = (0..STATES)
+                    .all(|e| waiting & (1 << e) == 0 || sims[map[e]].state == IN_QUOTED_FIELD);
+                if ok {
+                    let to = self.plain_stretch(input, at, range.end, &mut last, &mut sims);
+                    if to > at {
+                        at = to;
+                        backoff = 256;
+                        continue;
+                    }
+                }
+                next_try = at + backoff;
+                backoff = (backoff * 2).min(1 << 16);
+            }
             let mut mask = if self.skips {
                 structural(&input[at..at + n], &self.needles)
             } else {
@@ -434,6 +475,102 @@ impl Splitter {
             first,
             fingerprint: self.fingerprint,
         })
+    }
+
+    /// Takes `input[at..]` up to the next quote, escape, comment or
+    /// skipped space byte (or `end`) at once, when one simulation is in an
+    /// unquoted field state and the others are inside quotes (which such
+    /// bytes do not change): that simulation ends a record at each line
+    /// end (but empty lines, when skipped), and its state at the stretch's
+    /// end follows from its last bytes. Returns where the stretch ends
+    /// (`at` when nothing was done).
+    #[inline(never)]
+    fn plain_stretch(
+        &self,
+        input: &[u8],
+        at: usize,
+        end: usize,
+        last: &mut usize,
+        sims: &mut [Sim],
+    ) -> usize {
+        let plain = |s: u8| matches!(s, START_RECORD | START_FIELD | IN_FIELD);
+        let mut u = None;
+        for (i, s) in sims.iter().enumerate() {
+            if plain(s.state) && u.is_none() {
+                u = Some(i);
+            } else if s.state != IN_QUOTED_FIELD {
+                return at;
+            }
+        }
+        let Some(u) = u else { return at };
+        let rest = &input[at..end];
+        let stop = at
+            + match self.hard {
+                Hard::None => rest.len(),
+                Hard::One(a) => memchr::memchr(a, rest).unwrap_or(rest.len()),
+                Hard::Two(a, b) => memchr::memchr2(a, b, rest).unwrap_or(rest.len()),
+                Hard::Three(a, b, c) => memchr::memchr3(a, b, c, rest).unwrap_or(rest.len()),
+                Hard::Many => return at,
+            };
+        if stop - at < 64 {
+            // Too short to gain: left to the byte-by-byte path.
+            return at;
+        }
+        // Other bytes before `at` (not yet stepped) end a field start.
+        let start = if at > *last { IN_FIELD } else { sims[u].state };
+        // Whether the line being read is empty so far, and whether its
+        // terminator's CR waits for its LF past the stretch.
+        let mut empty = start == START_RECORD;
+        let mut pending = false;
+        let mut pos = at;
+        let mut records = 0u64;
+        let mut line_end = |i: usize, c: u8| {
+            if i > pos {
+                empty = false;
+            }
+            pos = i + 1;
+            let any = matches!(self.term, Terminator::Any);
+            if any && c == b'\r' && input.get(i + 1) == Some(&b'\n') {
+                // The LF ends the line (next, or past the stretch).
+                pending = i + 1 == stop;
+                return;
+            }
+            records += u64::from(!(self.skip_empty && empty));
+            empty = true;
+        };
+        match self.term {
+            Terminator::Any => {
+                for i in memchr::memchr2_iter(b'\r', b'\n', &input[at..stop]) {
+                    line_end(at + i, input[at + i]);
+                }
+            }
+            Terminator::Byte(t) => {
+                for i in memchr::memchr_iter(t, &input[at..stop]) {
+                    line_end(at + i, t);
+                }
+            }
+        }
+        let state = if pending {
+            if empty {
+                EAT_CRNL_EMPTY
+            } else {
+                EAT_CRNL
+            }
+        } else if pos < stop {
+            // A line goes on: in a field, or at one's start after a
+            // delimiter.
+            if input[stop - 1] == self.delimiter {
+                START_FIELD
+            } else {
+                IN_FIELD
+            }
+        } else {
+            START_RECORD
+        };
+        sims[u].records += records;
+        sims[u].state = state;
+        *last = stop;
+        stop
     }
 
     /// Line ends in `input[range]` (a CR whose LF is past the range counts
@@ -719,6 +856,17 @@ fn match16(w: &[u8], needles: &[u8; 8]) -> u32 {
         m |= u32::from(needles.contains(c)) << i;
     }
     m
+}
+
+/// The bytes that end a plain stretch (see `Splitter::plain_stretch`).
+#[derive(Clone, Copy, Debug)]
+enum Hard {
+    None,
+    One(u8),
+    Two(u8, u8),
+    Three(u8, u8, u8),
+    /// More than three: no stretches.
+    Many,
 }
 
 /// One simulation: the state reached from one or more entry states.
