@@ -531,7 +531,7 @@ def read_arrow(
     /,
     header: bool = True,
     batch_rows: int = 65536,
-    threads: int | None = None,
+    threads: int | None = 1,
     **fmtparams: Any,
 ) -> _fastcsv.ArrowStream:
     """The columns of ``source`` as Arrow data: a stream of record batches
@@ -553,13 +553,14 @@ def read_arrow(
     its message (``path:line: record N, byte B: ...``). The stream can be
     read once.
 
-    A path of 8 MiB or more is read on ``threads`` threads (default: one
-    per CPU; ``1`` for one): cut into exact parts (see :func:`split`)
-    whose columns are built in parallel and handed out in order, with the
-    same rows and errors; a batch then never spans two parts, so some
-    hold fewer than ``batch_rows`` rows, and an error before any row in a
-    later part than the first comes from the stream rather than from
-    this call.
+    With ``threads`` above 1 (``None``: one per CPU), a path of 8 MiB or
+    more is cut into exact parts (see :func:`split`) whose columns are
+    built on that many threads and handed out in order, with the same
+    rows and errors; a batch then never spans two parts, so some hold
+    fewer than ``batch_rows`` rows, and an error before any row in a later
+    part than the first comes from the stream rather than from this call.
+    It pays on wide files; on narrow ones the worker threads' fresh memory
+    can cost more than it saves (see the README's measurements).
     """
     extra = _pop_extra(fmtparams)
     kind, src = _classify(source, allow_bytes=True)

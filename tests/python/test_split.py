@@ -190,3 +190,22 @@ def test_an_empty_file_is_one_empty_part(tmp_path):
     parts = fastcsv.split(path)
     assert [(p.start, p.end) for p in parts] == [(0, 0)]
     assert fastcsv.read(parts[0]) == []
+
+
+def test_read_arrow_on_threads_gives_the_same_columns_and_errors(tmp_path):
+    path = tmp_path / "big.csv"
+    line = '{i},"multi\nline, ""q""",\u00e9t\u00e9 {i}\n'
+    body = "".join(line.format(i=i) for i in range(250_000))
+    path.write_bytes(("id,note,word\n" + body).encode())
+    assert path.stat().st_size > 8 << 20
+    one = consume(fastcsv.read_arrow(path, threads=1))
+    two = consume(fastcsv.read_arrow(path, threads=2, batch_rows=10_000))
+    assert one[0] == two[0] and one[1] == two[1]
+    assert max(two[2]) <= 10_000 and len(two[2]) > len(one[2])
+    # A bad row late in the file: the rows before it, then its error.
+    with open(path, "ab") as f:
+        f.write(b"1,2,3,4\n")
+    with pytest.raises(RuntimeError, match=r":500002: record 250001, byte \d+"):
+        consume(fastcsv.read_arrow(path, threads=2))
+    with pytest.raises(ValueError, match="threads"):
+        fastcsv.read_arrow(path, threads=0)
