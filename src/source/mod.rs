@@ -259,7 +259,7 @@ impl Mapped {
         #[cfg(target_os = "linux")]
         if self.may_fault_ahead {
             self.next_window = usize::MAX;
-            self.map_ahead(offset, self.map.len());
+            self.map_ahead(offset, self.end);
         }
         #[cfg(not(target_os = "linux"))]
         let _ = offset;
@@ -269,7 +269,8 @@ impl Mapped {
     /// `offset` up to `upto`.
     #[cfg(target_os = "linux")]
     fn map_ahead(&mut self, offset: usize, upto: usize) {
-        let len = self.map.len();
+        // The bytes the reader sees (a part of a file ends before it).
+        let len = self.end;
         if offset >= len {
             return;
         }
@@ -277,8 +278,8 @@ impl Mapped {
             Some(a) => a.map_up_to(upto),
             None => {
                 // SAFETY: `self.map` is a private read-only file mapping of
-                // `len` bytes starting on a page boundary (`mmap` returns
-                // one), and it stays mapped until `self` is dropped, which
+                // at least `len` bytes starting on a page boundary (`mmap`
+                // returns one), and it stays mapped until `self` is dropped, which
                 // drops `ahead` (declared first) and so joins the thread
                 // before unmapping.
                 self.ahead =

@@ -129,29 +129,26 @@ def test_dict_readers_of_later_parts_use_the_files_names(tmp_path):
     assert next(iter(fastcsv.DictReader(parts[3], ["a", "b", "c"]))).keys() == {"a", "b", "c"}
 
 
+def rows_and_errors(rdr) -> list:
+    """Rows, and each error's message, reading on after errors."""
+    out: list = []
+    while True:
+        try:
+            out.append(next(rdr))
+        except StopIteration:
+            return out
+        except csv.Error as e:
+            out.append(str(e))
+
+
 def test_errors_carry_whole_file_positions(tmp_path):
     path = tmp_path / "f.csv"
     good = "".join(f"{i},\"a\nb\"\n" for i in range(100))
     path.write_bytes((good + '1,"x"y\n' + good).encode())
-    native = []
-    rdr = fastcsv.reader(str(path), strict=True)
-    while True:
-        try:
-            native.append(next(rdr))
-        except StopIteration:
-            break
-        except csv.Error as e:
-            native.append(str(e))
+    native = rows_and_errors(fastcsv.reader(str(path), strict=True))
     got = []
     for p in fastcsv.split(path, size=50, strict=True):
-        rdr = fastcsv.reader(p, strict=True)
-        while True:
-            try:
-                got.append(next(rdr))
-            except StopIteration:
-                break
-            except csv.Error as e:
-                got.append(str(e))
+        got.extend(rows_and_errors(fastcsv.reader(p, strict=True)))
     assert got == native
     assert any(isinstance(x, str) and ":201: record 100," in x for x in got), got
 
