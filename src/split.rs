@@ -185,7 +185,7 @@ pub struct Part {
     /// Lines before `start` (so the first record's line is `lines + 1`).
     pub lines: u64,
     /// Records before `start` (data errors count as records, as they do
-    /// in [`Reader`](crate::Reader) positions; a header row counts too).
+    /// in [`Reader`] positions; a header row counts too).
     pub records: u64,
     /// For a part after the first, the number of fields every record must
     /// have (the input's first record's), unless the dialect is flexible.
