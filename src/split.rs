@@ -746,17 +746,22 @@ impl Splitter {
     pub fn settle(&self, mut rdr: Reader<'_>, mut parts: Vec<Part>) -> Result<Vec<Part>> {
         if self.dialect.headers {
             // Parts that start at or before the header record (empty lines
-            // before it included) start where the next one does.
-            let upto = match rdr.headers() {
-                Ok(_) => rdr.byte_offset(),
+            // before it included) start where the record after it does,
+            // or, when the header row fails, where the next part does.
+            let (upto, after) = match rdr.headers() {
+                Ok(_) => {
+                    let h = rdr.byte_offset();
+                    (h, Some((h, rdr.line(), rdr.records_read())))
+                }
                 Err(e) if !e.is_data() => return Err(e),
                 // A header row that fails is still the first part's.
-                Err(_) => rdr.error_record_start().map_or(0, |(b, _)| b + 1),
+                Err(_) => (rdr.error_record_start().map_or(0, |(b, _)| b + 1), None),
             };
             let mut next = parts.last().map(|p| (p.end, rdr.line(), rdr.records_read()));
             for p in parts.iter_mut().skip(1).rev() {
                 if p.start < upto {
-                    (p.start, p.lines, p.records) = next.expect("a later part or the end");
+                    (p.start, p.lines, p.records) =
+                        after.or(next).expect("a later part or the end");
                 }
                 next = Some((p.start, p.lines, p.records));
             }
