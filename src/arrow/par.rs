@@ -189,7 +189,13 @@ impl ParColumns {
     /// Stops the workers and waits for them.
     fn finish(&mut self) {
         self.done = true;
-        self.shared.stop.store(true, Ordering::Relaxed);
+        {
+            // Under the lock: a worker between its check of `stop` and its
+            // wait would otherwise miss the wake-up, and the join below
+            // would wait for it forever.
+            let _current = self.shared.lock();
+            self.shared.stop.store(true, Ordering::Relaxed);
+        }
         self.shared.moved.notify_all();
         self.rx = None;
         self.pending.clear();
