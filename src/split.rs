@@ -131,9 +131,8 @@ pub struct Splitter {
     /// builder accepts); if not, every byte is looked at.
     skips: bool,
     /// The bytes that can start or end quoting, escape, a comment or an
-    /// initial space (padded with repeats); `None` when there are none.
-    /// A block without them is taken whole by one unquoted simulation
-    /// (see `Splitter::plain_block`).
+    /// initial space: a stretch without them is taken whole by one
+    /// unquoted simulation (see `Splitter::plain_stretch`).
     hard: Hard,
     delimiter: u8,
     skip_empty: bool,

@@ -13,6 +13,9 @@ __all__ = [
     "_read",
     "_read_columns",
     "_read_arrow",
+    "_resolve",
+    "_split",
+    "_summarize",
     "_text_reader",
     "_limit_from_state",
 ]

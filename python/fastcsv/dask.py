@@ -13,9 +13,16 @@ Needs ``dask[dataframe]`` and ``pyarrow``. Every column is a string column
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import fastcsv
+
+
+def _pyarrow() -> Any:
+    # Imported by name: neither dask nor pyarrow is a dependency of
+    # fastcsv (nor needed to type-check it).
+    return importlib.import_module("pyarrow")
 
 __all__ = ["read_csv"]
 
@@ -33,8 +40,7 @@ class _ReadPart:
         self.fmtparams = fmtparams
 
     def __call__(self, part: fastcsv.Part) -> Any:
-        import pyarrow as pa
-
+        pa = _pyarrow()
         stream = fastcsv.read_arrow(
             part, self.dialect, header=self.header, **self.fmtparams
         )
@@ -46,7 +52,7 @@ class _ReadPart:
 
 
 def _widen(table: Any, names: list[str]) -> Any:
-    import pyarrow as pa
+    pa = _pyarrow()
 
     have = table.column_names
     if have == names:
@@ -81,8 +87,8 @@ def read_csv(
     computed, wherever its tasks run (the file must be at the same path
     there)."""
     try:
-        import dask.dataframe as dd
-        import pyarrow as pa
+        dd = importlib.import_module("dask.dataframe")
+        pa = _pyarrow()
     except ImportError as e:  # pragma: no cover - depends on the machine
         raise ImportError(
             "fastcsv.dask.read_csv needs dask[dataframe] and pyarrow: "
