@@ -138,6 +138,11 @@ pub struct Splitter {
     skip_empty: bool,
     term: Terminator,
     bom: bool,
+    /// The states reachable from a record start through bytes other than
+    /// quote, escape and comment (`quiet`): bits.
+    quiet_reach: u16,
+    /// The quote, escape and comment bytes (padded with repeats).
+    quiet: Option<[u8; 3]>,
     fingerprint: u64,
     dialect: Dialect,
 }
@@ -295,6 +300,25 @@ impl Splitter {
         for &b in class.iter().chain(&next).chain(&eol).chain(&term).chain(&[d.strip_bom as u8]) {
             h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
         }
+        let loud: Vec<u8> = [d.quote, d.escape, d.comment].into_iter().flatten().collect();
+        let quiet = loud.first().map(|&a| {
+            let b = *loud.get(1).unwrap_or(&a);
+            [a, b, *loud.get(2).unwrap_or(&b)]
+        });
+        let mut quiet_reach: u16 = 1 << START_RECORD;
+        loop {
+            let mut grown = quiet_reach;
+            for st in (0..STATES as u8).filter(|&st| quiet_reach & (1 << st) != 0) {
+                grown |= 1 << (line_end(d, st) & STATE);
+                for c in (0..=255u8).filter(|c| !loud.contains(c)) {
+                    grown |= 1 << (step(d, st, c) & STATE);
+                }
+            }
+            if grown == quiet_reach {
+                break;
+            }
+            quiet_reach = grown;
+        }
         Splitter {
             class,
             classes,
@@ -312,6 +336,8 @@ impl Splitter {
             skip_empty: d.skip_empty_lines,
             term: d.terminator,
             bom: d.strip_bom,
+            quiet_reach,
+            quiet,
             fingerprint: h,
             dialect: d.clone(),
         }
@@ -783,6 +809,183 @@ impl Splitter {
             p.width = rdr.expected;
         }
         Ok(parts)
+    }
+}
+
+impl Splitter {
+    /// A record start at or after `at` that nearby bytes alone decide: the
+    /// same whatever state a reader is in at `at`, found without reading
+    /// from the input's start. `since` is a known record start at or
+    /// before `at` (`0`, the input's start, always is). `None` when the
+    /// bytes near `at` do not decide it.
+    ///
+    /// Every state a reader could be in at `at` is simulated over a short
+    /// window (growing up to 1 MiB). When all of them end the window in one
+    /// state, that is the state there, and the first record start after
+    /// the window follows from it (or the input's end, if the window
+    /// reaches it first: a record start in any case). In a stretch without quote, escape or
+    /// comment bytes, a simulation inside quotes never meets the others;
+    /// when no such byte lies between `since` and `at`, only the states
+    /// reachable from a record start without them are simulated.
+    ///
+    /// ```
+    /// use fastcsv::split::Splitter;
+    /// let sp = Splitter::new(&fastcsv::Dialect::default());
+    /// let mut input = Vec::new();
+    /// for i in 0..100 {
+    ///     input.extend_from_slice(format!("{i},\"x\ny, \"\"z\"\"\"\n").as_bytes());
+    /// }
+    /// // Inside the quotes of the tenth record: the next record start that
+    /// // does not depend on what came before is a later record's.
+    /// let at = input.windows(3).position(|w| w == b"9,\"").unwrap() + 3;
+    /// let p = sp.sync_point(&input, at, 0).unwrap() as usize;
+    /// assert!(p > at && input[p - 1] == b'\n' && input[p..].starts_with(b"1"));
+    /// ```
+    pub fn sync_point(&self, input: &[u8], at: usize, since: usize) -> Option<u64> {
+        self.sync_with(input, at, since, 64)
+    }
+
+    /// [`Splitter::sync_point`] with windows from `window` bytes.
+    fn sync_with(&self, input: &[u8], at: usize, since: usize, window: usize) -> Option<u64> {
+        if since > at || at > input.len() {
+            return None;
+        }
+        if let Some(p) = self.meet(input, at, (1 << STATES) - 1, window) {
+            return Some(p);
+        }
+        let quiet = match self.quiet {
+            None => true,
+            Some([a, b, c]) => memchr::memchr3(a, b, c, &input[since..at]).is_none(),
+        };
+        if quiet {
+            self.meet(input, at, self.quiet_reach, window)
+        } else {
+            None
+        }
+    }
+
+    /// Record starts near the cuts of `input` into ranges of `chunk` bytes
+    /// (one per range after the first, in order), by
+    /// [`Splitter::sync_point`]; `None` where one cannot be found (then
+    /// split exactly: [`Splitter::split_slice`]). The lines and records
+    /// before each are not known: a reader of the parts counts them.
+    pub(crate) fn quick_cuts(&self, input: &[u8], chunk: usize) -> Option<Vec<u64>> {
+        let chunk = chunk.max(1);
+        // Small parts (in tests) have small windows.
+        let window = (chunk / 8).clamp(1, 64);
+        let all = (1 << STATES) - 1;
+        let at: Vec<usize> = (1..).map(|k| k * chunk).take_while(|&c| c < input.len()).collect();
+        // On every CPU, for each cut: where all entry states meet, or else
+        // the last quote, escape or comment byte in the range before it,
+        // and where the states reachable without one meet.
+        let found = par_map(&at, |&c| {
+            let range = &input[c - chunk..c];
+            let loud = match self.quiet {
+                None => None,
+                Some([a, b, q]) if a == b && b == q => memchr::memrchr(a, range),
+                Some([a, b, q]) if b == q => memchr::memrchr2(a, b, range),
+                Some([a, b, q]) => memchr::memrchr3(a, b, q, range),
+            };
+            // Without such a byte in the range, the quiet states hold at
+            // `c` (whatever the record start before it): no need to try
+            // all of them, which in a stretch without quotes never meet.
+            if let Some(p) = loud.and_then(|_| self.meet(input, c, all, window)) {
+                return Ok((Some(p), None, None));
+            }
+            Ok((None, loud.map(|i| c - chunk + i), self.meet(input, c, self.quiet_reach, window)))
+        })
+        .ok()?;
+        // In order: a cut's quiet states hold when no such byte lies between
+        // the record start before it and it.
+        let mut cuts = Vec::with_capacity(at.len());
+        let mut since = 0u64;
+        for (p, loud, quiet) in found {
+            let p = match p {
+                Some(p) => p,
+                None if loud.is_none_or(|i| (i as u64) < since) => quiet?,
+                None => return None,
+            };
+            // Both record starts: the later one.
+            since = since.max(p);
+            cuts.push(since);
+        }
+        Some(cuts)
+    }
+
+    /// The parts of the file at `path` cut by [`Splitter::quick_cuts`] and
+    /// settled ([`Splitter::settle`]), or `None` where a cut cannot be
+    /// found so. A later part's `lines` and `records` are not known: they
+    /// are 0, except for parts that start right after the header row.
+    pub(crate) fn quick_split_path(&self, path: &Path, chunk: u64) -> Result<Option<Vec<Part>>> {
+        let map = MappedFile::open(path)?;
+        let input = map.bytes();
+        let Some(cuts) = self.quick_cuts(input, usize::try_from(chunk).unwrap_or(usize::MAX))
+        else {
+            return Ok(None);
+        };
+        let mut bounds = vec![0];
+        bounds.extend(cuts);
+        bounds.push(input.len() as u64);
+        let parts = bounds
+            .windows(2)
+            .enumerate()
+            .map(|(index, w)| Part {
+                index,
+                start: w[0],
+                end: w[1],
+                lines: 0,
+                records: 0,
+                width: None,
+            })
+            .collect();
+        drop(map);
+        let rdr = ReaderBuilder::new().dialect(self.dialect.clone()).from_path(path)?;
+        self.settle(rdr, parts).map(Some)
+    }
+
+    /// The first record start after the window from `at` where the
+    /// simulations of the entry states `entries` (bits) meet, in windows
+    /// from `window` bytes, each twice the one before, up to 1 MiB from
+    /// `at`; `None` if they do not meet (the input's end, if it comes
+    /// first).
+    fn meet(&self, input: &[u8], at: usize, entries: u16, window: usize) -> Option<u64> {
+        // The state each entry state has reached, window after window
+        // (each twice as long as the one before).
+        let mut reached: [u8; STATES] = std::array::from_fn(|e| e as u8);
+        let (mut from, mut w) = (at, window.max(1));
+        let x = loop {
+            if from == input.len() {
+                // The input's end is a record start in any case.
+                return Some(from as u64);
+            }
+            if from - at >= 1 << 20 {
+                return None;
+            }
+            let end = from.saturating_add(w).min(at + (1 << 20)).min(input.len());
+            let s = self.summarize(input, from..end).ok()?;
+            for r in reached.iter_mut() {
+                *r = s.exit[*r as usize];
+            }
+            (from, w) = (end, w.saturating_mul(2));
+            let mut live = (0..STATES).filter(|&e| entries & (1 << e) != 0).map(|e| reached[e]);
+            let x = live.next()?;
+            if live.all(|y| y == x) {
+                break x;
+            }
+        };
+        // From state `x` at `from`: its first record start.
+        let (mut state, mut w) = (x, window.max(1));
+        loop {
+            let end = from.saturating_add(w).min(input.len());
+            let s = self.summarize(input, from..end).ok()?;
+            if let Some(f) = s.first[state as usize] {
+                return Some(f.at);
+            }
+            if end == input.len() {
+                return Some(end as u64);
+            }
+            (state, from, w) = (s.exit[state as usize], end, w.saturating_mul(2));
+        }
     }
 }
 

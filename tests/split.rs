@@ -123,8 +123,45 @@ fn dialect_and_input() -> impl Strategy<Value = (Dialect, Vec<u8>, Vec<usize>)> 
         )
 }
 
+/// Every record start of `input` (where a reader is at a record's
+/// beginning), and its end: the parts of a cut at every byte.
+fn record_starts(sp: &Splitter, input: &[u8]) -> std::collections::BTreeSet<u64> {
+    let cuts: Vec<usize> = (1..input.len()).collect();
+    let parts = sp.resolve(&summaries(sp, input, &cuts)).unwrap();
+    parts.iter().map(|p| p.start).chain([input.len() as u64]).collect()
+}
+
+/// A sync point is a record start at or after its offset.
+fn check_sync(d: &Dialect, input: &[u8], at: usize) -> Option<u64> {
+    let sp = Splitter::new(d);
+    let starts = record_starts(&sp, input);
+    let since = *starts.range(..=at as u64).next_back().unwrap() as usize;
+    let got = sp.sync_point(input, at, since);
+    if let Some(p) = got {
+        assert!(
+            p >= at as u64 && starts.contains(&p),
+            "sync point {p} for {at} (since {since}) is not a record start {starts:?}: \
+             input {:?}, dialect {d:?}",
+            String::from_utf8_lossy(input)
+        );
+    }
+    got
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(2000)))]
+
+    /// Over the input repeated (so that windows end before it does).
+    #[test]
+    fn sync_points_are_record_starts(
+        (d, input, cuts) in dialect_and_input(),
+        times in 1usize..12,
+    ) {
+        let long = input.repeat(times);
+        for at in cuts {
+            check_sync(&d, &long, at * times);
+        }
+    }
 
     #[test]
     fn parts_read_as_the_whole((d, input, cuts) in dialect_and_input()) {
@@ -140,6 +177,31 @@ proptest! {
             }
         }
     }
+}
+
+/// Quoted records decide their own starts within a window; unquoted ones
+/// from a record start before them; records after a quote, not.
+#[test]
+fn sync_points_where_nearby_bytes_decide() {
+    let d = Dialect::default();
+    let mut quoted = Vec::new();
+    for i in 0..300 {
+        quoted.extend_from_slice(format!("{i},\"a\n\"\"b\"\",c\"\r\n").as_bytes());
+    }
+    for at in [0, 1, 5, 100, 1000, 4000, quoted.len() - 3, quoted.len()] {
+        assert!(check_sync(&d, &quoted, at).is_some(), "at {at}");
+    }
+    let plain = "1,2,3\n".repeat(2000).into_bytes();
+    for at in [0, 1, 5, 100, 1000, 11_000] {
+        assert!(check_sync(&d, &plain, at).is_some(), "at {at}");
+    }
+    // A quote before: the unquoted bytes after it may be inside quotes, up
+    // to the input's end (a record start in any case) if it is near.
+    let mut late = b"\"".to_vec();
+    late.extend_from_slice(&plain);
+    assert_eq!(check_sync(&d, &late, 1000), Some(late.len() as u64));
+    late.extend_from_slice("1,2,3\n".repeat(200_000).as_bytes());
+    assert_eq!(Splitter::new(&d).sync_point(&late, 1000, 0), None);
 }
 
 #[test]

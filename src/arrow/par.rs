@@ -8,13 +8,19 @@ use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use super::{ColumnBatch, Columns, DEFAULT_BATCH_ROWS};
-use crate::error::{Error, Result};
+use crate::error::{Error, Position, Result};
 use crate::reader::ReaderBuilder;
 use crate::split::{Part, Splitter};
 
-/// What a worker sends: a batch of a part, the part's end (`None`), or
-/// the error that ends it.
-type Item = Result<Option<ColumnBatch>>;
+/// What a worker sends for a part: a batch, the part's end with the lines
+/// and records it held, or the error that ends it. A later part is read
+/// with lines and records counted from its start: the reader adds those
+/// of the parts before.
+enum Item {
+    Batch(ColumnBatch),
+    End { lines: u64, records: u64 },
+    Error(Error),
+}
 
 /// What the workers and the reader share.
 struct Shared {
@@ -28,9 +34,11 @@ struct Shared {
 
 /// [`Columns`] of one file built on several threads.
 ///
-/// The file is cut into exact parts ([`Splitter::split_path`], a pass on
-/// every CPU), each part's columns are built by a worker thread, and the
-/// batches come out in the file's order: the rows, names and errors of a
+/// The file is cut into parts at record starts that the bytes near each
+/// cut decide ([`Splitter::sync_point`]; where they do not, into exact
+/// parts by [`Splitter::split_path`], a pass on every CPU), each part's
+/// columns are built by a worker thread, and the batches come out in the
+/// file's order: the rows, names and errors of a
 /// [`Columns`] over the whole file (an error ends the batches, after the
 /// rows before it). Batches do not span parts: each part's last batch may
 /// hold fewer than `batch_rows`. At most `threads + 1` parts' batches are
@@ -61,6 +69,8 @@ pub struct ParColumns {
     job: Option<Job>,
     rx: Option<mpsc::Receiver<(usize, Item)>>,
     pending: BTreeMap<usize, VecDeque<Item>>,
+    /// Lines and records of the parts handed out.
+    before: (u64, u64),
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     done: bool,
@@ -84,7 +94,11 @@ impl ParColumns {
         let path = path.as_ref().to_path_buf();
         // The first non-empty record always lies in the first part.
         let d = builder.dialect_ref().to_builder().headers(true).build()?;
-        let parts = Splitter::new(&d).split_path(&path, part_bytes)?;
+        let sp = Splitter::new(&d);
+        let parts = match sp.quick_split_path(&path, part_bytes)? {
+            Some(parts) => parts,
+            None => sp.split_path(&path, part_bytes)?,
+        };
         let first = builder.from_path_part(&path, &parts[0])?;
         // An error before any row fails here as it does for `Columns`,
         // when it is in the first part (one in a later part comes from
@@ -109,6 +123,7 @@ impl ParColumns {
             job: Some(job),
             rx: None,
             pending: BTreeMap::new(),
+            before: (0, 0),
             shared: Arc::new(Shared {
                 current: Mutex::new(0),
                 moved: Condvar::new(),
@@ -161,15 +176,17 @@ impl ParColumns {
             }
             if let Some(item) = self.pending.get_mut(&current).and_then(|q| q.pop_front()) {
                 match item {
-                    Ok(Some(b)) => return Ok(Some(b)),
-                    Ok(None) => {
+                    Item::Batch(b) => return Ok(Some(b)),
+                    Item::End { lines, records } => {
+                        self.before.0 += lines;
+                        self.before.1 += records;
                         self.pending.remove(&current);
                         *self.shared.lock() += 1;
                         self.shared.moved.notify_all();
                     }
-                    Err(e) => {
+                    Item::Error(e) => {
                         self.finish();
-                        return Err(e);
+                        return Err(shift(e, self.before));
                     }
                 }
                 continue;
@@ -202,6 +219,18 @@ impl ParColumns {
         for w in self.workers.drain(..) {
             let _ = w.join();
         }
+    }
+}
+
+/// `e` with the lines and records before its part added to its position.
+fn shift(e: Error, (lines, records): (u64, u64)) -> Error {
+    match e.position() {
+        Some(p) if lines + records > 0 => e.with_position(Position {
+            byte: p.byte,
+            line: p.line + lines,
+            record: p.record + records,
+        }),
+        _ => e,
     }
 }
 
@@ -251,7 +280,7 @@ impl Job {
                 Ok(false) => return,
                 Err(_) => {
                     let e = Error::config("a worker thread building columns panicked");
-                    let _ = tx.send((k, Err(e)));
+                    let _ = tx.send((k, Item::Error(e)));
                     return;
                 }
             }
@@ -260,9 +289,11 @@ impl Job {
 
     /// Sends part `k`'s batches; false when the reader has gone.
     fn part(&self, k: usize, shared: &Shared, tx: &mpsc::Sender<(usize, Item)>) -> bool {
-        let rdr = match self.builder.from_path_part(&self.path, &self.parts[k]) {
+        // Lines and records from the part's start (see `Item`).
+        let part = Part { lines: 0, records: 0, ..self.parts[k].clone() };
+        let rdr = match self.builder.from_path_part(&self.path, &part) {
             Ok(r) => r,
-            Err(e) => return tx.send((k, Err(e))).is_ok(),
+            Err(e) => return tx.send((k, Item::Error(e))).is_ok(),
         };
         let cols = if k == 0 {
             Columns::with_header_row(rdr, self.header_row)
@@ -271,15 +302,21 @@ impl Job {
         };
         let mut cols = match cols {
             Ok(c) => c,
-            Err(e) => return tx.send((k, Err(e))).is_ok(),
+            Err(e) => return tx.send((k, Item::Error(e))).is_ok(),
         };
         cols.batch_rows(self.batch_rows);
         loop {
             if shared.stop.load(Ordering::Relaxed) {
                 return false;
             }
-            let item = cols.next_batch();
-            let end = !matches!(item, Ok(Some(_)));
+            let (item, end) = match cols.next_batch() {
+                Ok(Some(b)) => (Item::Batch(b), false),
+                Ok(None) => {
+                    let r = cols.reader();
+                    (Item::End { lines: r.line(), records: r.records_read() }, true)
+                }
+                Err(e) => (Item::Error(e), true),
+            };
             if tx.send((k, item)).is_err() {
                 return false;
             }
