@@ -531,7 +531,7 @@ def read_arrow(
     /,
     header: bool = True,
     batch_rows: int = 65536,
-    threads: int | None = 1,
+    threads: int | None = None,
     **fmtparams: Any,
 ) -> _fastcsv.ArrowStream:
     """The columns of ``source`` as Arrow data: a stream of record batches
@@ -553,14 +553,16 @@ def read_arrow(
     its message (``path:line: record N, byte B: ...``). The stream can be
     read once.
 
-    With ``threads`` above 1 (``None``: one per CPU), a path of 8 MiB or
-    more is cut into exact parts (see :func:`split`) whose columns are
-    built on that many threads and handed out in order, with the same
-    rows and errors; a batch then never spans two parts, so some hold
-    fewer than ``batch_rows`` rows, and an error before any row in a later
-    part than the first comes from the stream rather than from this call.
-    It pays on wide files; on narrow ones the worker threads' fresh memory
-    can cost more than it saves (see the README's measurements).
+    A path of 8 MiB or more is read on ``threads`` threads (``None``, the
+    default: one per CPU this process may run on, at most 8): it is cut
+    into parts at record starts, each part's columns are built on a
+    worker thread, and the batches are handed out in order, with the rows
+    and errors of one thread. A batch then never spans two parts, so some
+    hold fewer than ``batch_rows`` rows, and an error before any row in a
+    later part than the first comes from the stream rather than from this
+    call. Up to ``threads + 1`` parts' batches (64 MiB of text each at
+    most) are held ahead of the consumer. ``threads=1`` reads on the
+    consumer's thread.
     """
     extra = _pop_extra(fmtparams)
     kind, src = _classify(source, allow_bytes=True)
@@ -574,7 +576,7 @@ def read_arrow(
     if batch_rows < 1:
         raise ValueError("batch_rows must be at least 1")
     if threads is None:
-        threads = os.cpu_count() or 1
+        threads = _default_threads()
     elif isinstance(threads, bool) or not isinstance(threads, int):
         raise TypeError(f"threads must be int or None, not {type(threads).__name__}")
     elif threads < 1:
@@ -586,6 +588,16 @@ def read_arrow(
         return _fastcsv._read_arrow(d, spec, bool(header), batch_rows, names, threads)
     except _Unsupported as e:
         raise ValueError(f"read_arrow cannot read this dialect natively: {e}") from None
+
+
+def _default_threads() -> int:
+    """One per CPU this process may run on, at most 8 (each holds a part
+    of batches ahead of the consumer)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8))
 
 
 def _part_names(

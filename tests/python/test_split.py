@@ -206,3 +206,25 @@ def test_read_arrow_on_threads_gives_the_same_columns_and_errors(tmp_path):
         consume(fastcsv.read_arrow(path, threads=2))
     with pytest.raises(ValueError, match="threads"):
         fastcsv.read_arrow(path, threads=0)
+
+
+@pytest.mark.parametrize("head", ["id,note,n\n", '"id",note,n\n'])
+def test_read_arrow_on_threads_without_quotes(tmp_path, head):
+    # No quote in the body: the parts are cut where the bytes since the
+    # file's start show no quote (or, with one in the header, exactly).
+    path = tmp_path / "plain.csv"
+    body = "".join(f"{i},note {i % 97},{i * 7}\n" for i in range(400_000))
+    path.write_bytes((head + body).encode())
+    assert path.stat().st_size > 8 << 20
+    want = list(csv.reader(io.StringIO(head + body)))
+    for threads in (None, 2, 3):
+        names, rows, _ = consume(fastcsv.read_arrow(path, threads=threads))
+        assert [names] + rows == want
+    with open(path, "ab") as f:
+        f.write(b"1,2\n1,2,3,4\n")
+    with pytest.raises(RuntimeError, match=r":400003: record 400002, byte \d+"):
+        consume(fastcsv.read_arrow(path))
+
+
+def test_read_arrow_default_threads_are_the_usable_cpus():
+    assert 1 <= fastcsv._default_threads() <= 8
