@@ -4,7 +4,8 @@
 //! parallel `par_batches` and `par_count`; the Arrow columns
 //! (`fastcsv::arrow::Columns`) must hold the reference's rows; and the
 //! parts of a split (`fastcsv::split`), read one after another, must give
-//! them too.
+//! them too, and a sync point (`Splitter::sync_point`) must be a record
+//! start.
 //!
 //! Run with `cargo +nightly fuzz run parse -- -detect_leaks=0` from the
 //! repository root. (LeakSanitizer flags the 32-byte record glibc keeps per
@@ -464,6 +465,17 @@ fuzz_target!(|data: &[u8]| {
         let mut cuts = [at(cfg[4]), at(cfg[3])];
         cuts.sort_unstable();
         assert_eq!(collect_parts(input, &d, &cuts), want, "parts cut at {cuts:?}");
+        // A sync point is a record start: an exact cut there starts a part
+        // there.
+        let sp = fastcsv::split::Splitter::new(&d);
+        if let Some(p) = sp.sync_point(input, cuts[0], 0) {
+            let p = usize::try_from(p).expect("in the input");
+            assert!(p >= cuts[0] && p <= input.len(), "sync point {p} for {}", cuts[0]);
+            let sums =
+                [sp.summarize(input, 0..p).unwrap(), sp.summarize(input, p..input.len()).unwrap()];
+            let parts = sp.resolve(&sums).expect("in order");
+            assert_eq!(parts[1].start, p as u64, "sync point for {}", cuts[0]);
+        }
     }
     let mut rdr = Reader::builder().dialect(d).from_slice(input);
     match rdr.par_count(&Parallel::new().threads(threads).chunk_size(chunk)) {
