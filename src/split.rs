@@ -830,10 +830,11 @@ impl Splitter {
     /// window (growing up to 1 MiB). When all of them end the window in one
     /// state, that is the state there, and the first record start after
     /// the window follows from it (or the input's end, if the window
-    /// reaches it first: a record start in any case). In a stretch without quote, escape or
-    /// comment bytes, a simulation inside quotes never meets the others;
-    /// when no such byte lies between `since` and `at`, only the states
-    /// reachable from a record start without them are simulated.
+    /// reaches it first: a record start in any case). In a stretch without
+    /// quote, escape or comment bytes, a simulation inside quotes never
+    /// meets the others; when no such byte lies between `since` and `at`,
+    /// only the states reachable from a record start without them are
+    /// simulated.
     ///
     /// ```
     /// use fastcsv::split::Splitter;
