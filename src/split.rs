@@ -710,10 +710,15 @@ impl Splitter {
 }
 
 impl Splitter {
-    /// Splits `input` into ranges of `chunk` bytes (the last one shorter),
-    /// summarised on every CPU, and resolves them into parts ready to read
-    /// with [`ReaderBuilder::from_slice_part`] (see
-    /// [`Splitter::settle`]).
+    /// Splits `input` into ranges of `chunk` bytes (the last one shorter)
+    /// and gives their parts, ready to read with
+    /// [`ReaderBuilder::from_slice_part`] (see [`Splitter::settle`]): those
+    /// [`Splitter::resolve`] gives from the ranges' summaries. Where the
+    /// bytes before each cut decide the state there (as for
+    /// [`Splitter::sync_point`]), the parts are found without the
+    /// summaries, their lines and records counted by a reader of each
+    /// (the block scanner); else the ranges are summarised. Either way on
+    /// every CPU.
     ///
     /// ```
     /// use fastcsv::{split::Splitter, Dialect};
@@ -723,16 +728,22 @@ impl Splitter {
     /// assert_eq!(bounds, [(0, 12), (12, 16)]);
     /// ```
     pub fn split_slice(&self, input: &[u8], chunk: usize) -> Result<Vec<Part>> {
-        let ranges = even_ranges(input.len() as u64, chunk as u64);
-        let sums = par_map(&ranges, |r| self.summarize(input, r.start as usize..r.end as usize))?;
-        let parts = self.resolve(&sums)?;
+        let parts = match self.counted_parts(input, chunk)? {
+            Some(parts) => parts,
+            None => {
+                let ranges = even_ranges(input.len() as u64, chunk as u64);
+                let sums =
+                    par_map(&ranges, |r| self.summarize(input, r.start as usize..r.end as usize))?;
+                self.resolve(&sums)?
+            }
+        };
         let rdr = ReaderBuilder::new().dialect(self.dialect.clone()).from_slice(input);
         self.settle(rdr, parts)
     }
 
-    /// Splits the file at `path` into ranges of `chunk` bytes, summarised
-    /// on every CPU, and resolves them into parts ready to read with
-    /// [`ReaderBuilder::from_path_part`] (see [`Splitter::settle`]). On
+    /// Splits the file at `path` into ranges of `chunk` bytes and gives
+    /// their parts, ready to read with [`ReaderBuilder::from_path_part`]
+    /// (see [`Splitter::settle`]), as [`Splitter::split_slice`] does. On
     /// several machines, run [`Splitter::summarize_path`] where the ranges
     /// are, and [`Splitter::resolve`] and [`Splitter::settle`] in one
     /// place.
@@ -748,12 +759,19 @@ impl Splitter {
     pub fn split_path(&self, path: impl AsRef<Path>, chunk: u64) -> Result<Vec<Part>> {
         let path = path.as_ref();
         let map = MappedFile::open(path)?;
-        let ranges = even_ranges(map.bytes().len() as u64, chunk);
-        let sums =
-            par_map(&ranges, |r| self.summarize(map.bytes(), r.start as usize..r.end as usize))
-                .map_err(|e| e.with_path(path))?;
+        let input = map.bytes();
+        let counted = usize::try_from(chunk).ok().map(|c| self.counted_parts(input, c));
+        let parts = match counted.transpose().map_err(|e| e.with_path(path))?.flatten() {
+            Some(parts) => parts,
+            None => {
+                let ranges = even_ranges(input.len() as u64, chunk);
+                let sums =
+                    par_map(&ranges, |r| self.summarize(input, r.start as usize..r.end as usize))
+                        .map_err(|e| e.with_path(path))?;
+                self.resolve(&sums)?
+            }
+        };
         drop(map);
-        let parts = self.resolve(&sums)?;
         let rdr = ReaderBuilder::new().dialect(self.dialect.clone()).from_path(path)?;
         self.settle(rdr, parts)
     }
@@ -918,6 +936,148 @@ impl Splitter {
             cuts.push(since);
         }
         Some(cuts)
+    }
+
+    /// The parts of `input` in ranges of `chunk` bytes, as
+    /// [`Splitter::resolve`] gives them from the ranges' summaries, found
+    /// without the summaries where the bytes before each cut decide the
+    /// state there (as for [`Splitter::sync_point`]); each part's lines and
+    /// records are then counted by a reader of the part (the block
+    /// scanner), all on every CPU. `None` where a cut's state is not
+    /// decided so.
+    fn counted_parts(&self, input: &[u8], chunk: usize) -> Result<Option<Vec<Part>>> {
+        let chunk = chunk.max(1);
+        let all = (1 << STATES) - 1;
+        let at: Vec<usize> = (1..).map(|k| k * chunk).take_while(|&c| c < input.len()).collect();
+        // For each cut: its state when the bytes before it decide it
+        // whatever came earlier, or else the last quote, escape or comment
+        // byte in the range before it.
+        let found = par_map(&at, |&c| {
+            let loud = self.last_loud(&input[c - chunk..c]).map(|i| c - chunk + i);
+            Ok(match loud.and_then(|_| self.state_at(input, c, all, 0)) {
+                Some(x) => (Some(x), None),
+                None => (None, loud),
+            })
+        })?;
+        // In order: without such a byte between the part's start before it
+        // (a record start) and the cut, the states reachable without one
+        // decide it; then the first record start at or after the cut.
+        let mut bounds = vec![0u64];
+        for (&c, (x, loud)) in at.iter().zip(found) {
+            let since = *bounds.last().unwrap_or(&0);
+            if since >= c as u64 {
+                // No record starts between the cut before and this one.
+                bounds.push(since);
+                continue;
+            }
+            let x = match x {
+                Some(x) => x,
+                None if loud.is_none_or(|i| (i as u64) < since) => {
+                    match self.state_at(input, c, self.quiet_reach, since as usize) {
+                        Some(x) => x,
+                        None => return Ok(None),
+                    }
+                }
+                None => return Ok(None),
+            };
+            bounds.push(self.first_from(input, c, x).max(since));
+        }
+        bounds.push(input.len() as u64);
+        let ranges: Vec<(usize, u64, u64)> =
+            bounds.windows(2).enumerate().map(|(k, w)| (k, w[0], w[1])).collect();
+        // The parts up to the one that reaches the input's end (those after
+        // it are empty there) end at record starts: a reader of each counts
+        // its lines and records as the state machine does (every record: a
+        // field over the limit is not modelled, nor are row widths; past
+        // syntax errors).
+        let last = ranges.iter().position(|r| r.2 == input.len() as u64).unwrap_or(0);
+        let d =
+            self.dialect.to_builder().headers(false).flexible(true).field_limit(None).build()?;
+        let b = ReaderBuilder::new().dialect(d).clone();
+        let counts = par_map(&ranges[..last], |&(index, start, end)| {
+            let part = Part { index, start, end, lines: 0, records: 0, width: None };
+            let mut rdr = b.from_slice_part(input, &part)?;
+            if self.dialect.strict() {
+                loop {
+                    match rdr.read_row() {
+                        Ok(Some(_)) => {}
+                        Ok(None) => break,
+                        Err(e) if e.is_data() => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            } else {
+                rdr.count_rows()?;
+            }
+            Ok((rdr.line(), rdr.records_read()))
+        })?;
+        let (mut lines, mut records) = (0, 0);
+        let mut parts = Vec::with_capacity(ranges.len());
+        for (&(index, start, end), (l, r)) in ranges.iter().zip(counts) {
+            parts.push(Part { index, start, end, lines, records, width: None });
+            lines += l;
+            records += r;
+        }
+        let (_, start, end) = ranges[last];
+        parts.push(Part { index: last, start, end, lines, records, width: None });
+        if last + 1 < ranges.len() {
+            // The last record may end without a terminator, which a reader
+            // counts as a line and a record and the state machine not: the
+            // empty parts after it take the summary's counts.
+            let s = self.summarize(input, to_usize(start)?..input.len())?;
+            lines += s.lines;
+            records += s.records[START_RECORD as usize];
+            for &(index, start, end) in &ranges[last + 1..] {
+                parts.push(Part { index, start, end, lines, records, width: None });
+            }
+        }
+        Ok(Some(parts))
+    }
+
+    /// The last quote, escape or comment byte in `bytes`.
+    fn last_loud(&self, bytes: &[u8]) -> Option<usize> {
+        match self.quiet {
+            None => None,
+            Some([a, b, q]) if a == b && b == q => memchr::memrchr(a, bytes),
+            Some([a, b, q]) if b == q => memchr::memrchr2(a, b, bytes),
+            Some([a, b, q]) => memchr::memrchr3(a, b, q, bytes),
+        }
+    }
+
+    /// The state at `c` when the entry states `entries` (bits) at an
+    /// offset before it, from `lo` on (4 KiB, 64 KiB, 1 MiB back), all
+    /// reach one state there.
+    fn state_at(&self, input: &[u8], c: usize, entries: u16, lo: usize) -> Option<u8> {
+        for back in [1usize << 12, 1 << 16, 1 << 20] {
+            let from = c.saturating_sub(back).max(lo);
+            let s = self.summarize(input, from..c).ok()?;
+            let mut exits = (0..STATES).filter(|&e| entries & (1 << e) != 0).map(|e| s.exit[e]);
+            let x = exits.next()?;
+            if exits.all(|y| y == x) {
+                return Some(x);
+            }
+            if from == lo {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// The first record start at or after `c` in state `x` there (the
+    /// input's end if none).
+    fn first_from(&self, input: &[u8], c: usize, x: u8) -> u64 {
+        let (mut state, mut from, mut w) = (x, c, 1usize << 12);
+        loop {
+            let end = from.saturating_add(w).min(input.len());
+            let Ok(s) = self.summarize(input, from..end) else { return input.len() as u64 };
+            if let Some(f) = s.first[state as usize] {
+                return f.at;
+            }
+            if end == input.len() {
+                return end as u64;
+            }
+            (state, from, w) = (s.exit[state as usize], end, w.saturating_mul(2));
+        }
     }
 
     /// The parts of the file at `path` cut by [`Splitter::quick_cuts`] and

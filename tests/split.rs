@@ -168,6 +168,24 @@ proptest! {
         check(&d, &input, &cuts);
     }
 
+    /// The local split (which decides most cuts from the bytes before them
+    /// and counts the parts' lines and records with a reader) gives the
+    /// parts of the summaries.
+    #[test]
+    fn split_slice_is_resolve(
+        (d, input, _) in dialect_and_input(),
+        times in 1usize..12,
+        chunk in 1usize..200,
+    ) {
+        let long = input.repeat(times);
+        let sp = Splitter::new(&d);
+        let cuts: Vec<usize> = (1..).map(|k| k * chunk).take_while(|&c| c < long.len()).collect();
+        let parts = sp.resolve(&summaries(&sp, &long, &cuts)).unwrap();
+        let rdr = ReaderBuilder::new().dialect(d.clone()).from_slice(&long);
+        let want = sp.settle(rdr, parts).unwrap();
+        prop_assert_eq!(sp.split_slice(&long, chunk).unwrap(), want);
+    }
+
     /// Every cut at every byte, for short inputs.
     #[test]
     fn every_single_cut((d, input, _) in dialect_and_input()) {
