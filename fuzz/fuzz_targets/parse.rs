@@ -4,8 +4,8 @@
 //! parallel `par_batches` and `par_count`; the Arrow columns
 //! (`fastcsv::arrow::Columns`) must hold the reference's rows; and the
 //! parts of a split (`fastcsv::split`), read one after another, must give
-//! them too, and a sync point (`Splitter::sync_point`) must be a record
-//! start.
+//! them too, a sync point (`Splitter::sync_point`) must be a record start,
+//! and `Splitter::split_slice` must give the parts of the summaries.
 //!
 //! Run with `cargo +nightly fuzz run parse -- -detect_leaks=0` from the
 //! repository root. (LeakSanitizer flags the 32-byte record glibc keeps per
@@ -476,6 +476,25 @@ fuzz_target!(|data: &[u8]| {
             let parts = sp.resolve(&sums).expect("in order");
             assert_eq!(parts[1].start, p as u64, "sync point for {}", cuts[0]);
         }
+        // The local split (counted parts where the bytes before the cuts
+        // decide them) gives the summaries' parts.
+        let chunk = usize::from(cfg[5]) + 1;
+        let even: Vec<usize> = (1..).map(|k| k * chunk).take_while(|&c| c < input.len()).collect();
+        let mut bounds = vec![0];
+        bounds.extend_from_slice(&even);
+        bounds.push(input.len());
+        let sums: Vec<_> =
+            bounds.windows(2).map(|w| sp.summarize(input, w[0]..w[1]).unwrap()).collect();
+        let want = sp.settle(
+            Reader::builder().dialect(d.clone()).from_slice(input),
+            sp.resolve(&sums).unwrap(),
+        );
+        let got = sp.split_slice(input, chunk);
+        assert_eq!(
+            got.map_err(|e| e.to_string()),
+            want.map_err(|e| e.to_string()),
+            "split_slice by {chunk}"
+        );
     }
     let mut rdr = Reader::builder().dialect(d).from_slice(input);
     match rdr.par_count(&Parallel::new().threads(threads).chunk_size(chunk)) {
