@@ -980,7 +980,7 @@ impl Splitter {
                 }
                 None => return Ok(None),
             };
-            bounds.push(self.first_from(input, c, x).max(since));
+            bounds.push(self.first_from(input, c, x, 1 << 12).max(since));
         }
         bounds.push(input.len() as u64);
         let ranges: Vec<(usize, u64, u64)> =
@@ -1064,9 +1064,10 @@ impl Splitter {
     }
 
     /// The first record start at or after `c` in state `x` there (the
-    /// input's end if none).
-    fn first_from(&self, input: &[u8], c: usize, x: u8) -> u64 {
-        let (mut state, mut from, mut w) = (x, c, 1usize << 12);
+    /// input's end if none), in windows from `window` bytes, each twice
+    /// the one before.
+    fn first_from(&self, input: &[u8], c: usize, x: u8, window: usize) -> u64 {
+        let (mut state, mut from, mut w) = (x, c, window.max(1));
         loop {
             let end = from.saturating_add(w).min(input.len());
             let Ok(s) = self.summarize(input, from..end) else { return input.len() as u64 };
@@ -1141,19 +1142,7 @@ impl Splitter {
                 break x;
             }
         };
-        // From state `x` at `from`: its first record start.
-        let (mut state, mut w) = (x, window.max(1));
-        loop {
-            let end = from.saturating_add(w).min(input.len());
-            let s = self.summarize(input, from..end).ok()?;
-            if let Some(f) = s.first[state as usize] {
-                return Some(f.at);
-            }
-            if end == input.len() {
-                return Some(end as u64);
-            }
-            (state, from, w) = (s.exit[state as usize], end, w.saturating_mul(2));
-        }
+        Some(self.first_from(input, from, x, window))
     }
 }
 
