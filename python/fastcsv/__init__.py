@@ -627,10 +627,13 @@ def split(
     :class:`Part`): together they give exactly the rows of one reader,
     with the same line numbers and errors.
 
-    A line end inside a quoted field never starts a part: each range of
-    ``size`` bytes is summarised independently (with the GIL released, on
-    every CPU) for every state it could begin in, and the summaries are
-    chained from the start of the file. The first non-empty row (the
+    A line end inside a quoted field never starts a part. The state at
+    each cut is decided by the bytes before it where they decide it, and
+    each part's lines and records are counted by a reader of the part;
+    elsewhere each range of ``size`` bytes is summarised independently for
+    every state it could begin in, and the summaries are chained from the
+    start of the file (both with the GIL released, on every CPU). The
+    parts are the same either way. The first non-empty row (the
     header row) is in the first part. A part can be empty when no record
     starts in its range. Keywords are those of :func:`reader`.
 
