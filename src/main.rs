@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         Command::Headers(a) => commands::headers(a),
         Command::Select(a) => commands::select(a),
         Command::Cat(a) => commands::cat(a),
+        Command::Slice(a) => commands::slice(a),
         Command::Check(a) => commands::check(a),
         Command::Stats(a) => commands::stats(a),
         Command::Bench(a) => commands::bench(a),

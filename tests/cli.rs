@@ -202,6 +202,40 @@ fn select_usage_errors_exit_2() {
 }
 
 #[test]
+fn slice_writes_a_range_of_records() {
+    let people = sample("cli_people.csv");
+    let all = ok(&["cat", &people]);
+    let lines: Vec<&str> = all.lines().collect();
+    let (head, recs) = (lines[0], &lines[1..]);
+    let want =
+        |r: &[&str]| format!("{head}\n{}", r.iter().map(|l| format!("{l}\n")).collect::<String>());
+    assert_eq!(ok(&["slice", &people]), all);
+    assert_eq!(ok(&["slice", "--len", "2", &people]), want(&recs[..2]));
+    assert_eq!(ok(&["slice", "-s", "1", "-e", "3", &people]), want(&recs[1..3]));
+    assert_eq!(ok(&["slice", "-s", "1", "-l", "1", &people]), want(&recs[1..2]));
+    assert_eq!(ok(&["slice", "-i", "2", &people]), want(&recs[2..3]));
+    assert_eq!(ok(&["slice", "-s", "99", &people]), want(&[]));
+    assert_eq!(ok(&["slice", "-e", "0", &people]), want(&[]));
+    // Without a header row, the first record is record 0.
+    assert_eq!(ok(&["slice", "-n", "-i", "0", &people]), format!("{head}\n"));
+    assert_eq!(
+        ok(&["slice", "-i", "0", "--to", "jsonl", &people]),
+        "{\"id\":\"1\",\"name\":\"Ann\",\"city\":\"Paris, FR\",\"score\":\"9.5\"}\n"
+    );
+    // A multi-line record is one record; reading stops at the range's end
+    // (the ragged row after it is never read).
+    let dir = tempfile::tempdir().unwrap();
+    let f = temp_file(&dir, "m.csv", b"a,b\n1,\"x\ny\"\n2,z\n3\n");
+    assert_eq!(ok(&["slice", "-l", "2", &f]), "a,b\n1,\"x\ny\"\n2,z\n");
+    fails(&["slice", "-s", "1", &f], 1, ":5: record 3, byte 16: found record with 1 fields");
+    let o = run_with(&["slice", "-s", "1"], b"a\n1\n2\n");
+    assert_eq!(stdout(&o), "a\n2\n");
+    fails(&["slice", "-e", "1", "-l", "2", &people], 2, "cannot be used with");
+    fails(&["slice", "-i", "1", "-s", "2", &people], 2, "cannot be used with");
+    fails(&["slice", "-s", "x", &people], 2, "invalid value 'x'");
+}
+
+#[test]
 fn cat_concatenates_and_converts() {
     let (a, b) = (sample("cli_people.csv"), sample("cli_people2.csv"));
     assert_eq!(

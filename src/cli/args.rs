@@ -49,6 +49,9 @@ pub enum Command {
     /// Concatenate files with the same header, converting the format.
     #[command(after_help = CAT_HELP)]
     Cat(CatArgs),
+    /// Write a range of records (0-based, the header row not counted).
+    #[command(after_help = SLICE_HELP)]
+    Slice(SliceArgs),
     /// Validate strictly and list each problem with its position.
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
@@ -125,6 +128,19 @@ Examples:
   fastcsv select name,email export.csv
   fastcsv select '2-5,!3' export.csv
   fastcsv select '!notes' export.csv --to jsonl";
+
+const SLICE_HELP: &str = "\
+Records are numbered from 0 after the header row (with --no-headers, from
+the first record), as in xsv. The range is half-open: --start 10 --end 20
+writes records 10 to 19; --len N writes N records from --start (default
+0); --index N writes record N alone. Without --end or --len, the records
+run to the end. The header row is written first unless --no-headers;
+reading stops at the range's end.
+
+Examples:
+  fastcsv slice --len 10 export.csv
+  fastcsv slice -s 1000 -e 1010 export.csv --to jsonl
+  fastcsv slice -i 41 export.csv";
 
 const CAT_HELP: &str = "\
 All inputs must have the same header row (it is written once).
@@ -420,6 +436,45 @@ pub struct SelectArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub par: ParallelArgs,
+}
+
+/// `fastcsv slice`.
+#[derive(Debug, Args)]
+pub struct SliceArgs {
+    /// Input file (`-` or none: standard input).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Index of the first record to write (0-based).
+    #[arg(short, long, value_name = "N", conflicts_with = "index")]
+    pub start: Option<u64>,
+    /// Index of the record to stop before.
+    #[arg(short, long, value_name = "N", conflicts_with_all = ["len", "index"])]
+    pub end: Option<u64>,
+    /// Number of records to write.
+    #[arg(short, long, value_name = "N", conflicts_with = "index")]
+    pub len: Option<u64>,
+    /// Write the record at this index alone.
+    #[arg(short, long, value_name = "N")]
+    pub index: Option<u64>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+}
+
+impl SliceArgs {
+    /// The records to write: from the first index up to the second
+    /// (excluded; `None`: to the end).
+    pub fn range(&self) -> (u64, Option<u64>) {
+        if let Some(i) = self.index {
+            return (i, Some(i.saturating_add(1)));
+        }
+        let start = self.start.unwrap_or(0);
+        let end = self.end.or(self.len.map(|n| start.saturating_add(n)));
+        (start, end)
+    }
 }
 
 /// `fastcsv cat`.

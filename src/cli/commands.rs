@@ -9,7 +9,7 @@ use fastcsv::{Position, RowBuf, Selection};
 
 use super::args::{
     BenchArgs, CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, PartsArgs,
-    SelectArgs, StatsArgs,
+    SelectArgs, SliceArgs, StatsArgs,
 };
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
@@ -310,6 +310,42 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
         |w| drain(w, &mut out),
     )?;
     Ok(out.flush()?)
+}
+
+/// `fastcsv slice`: the header row, then the records in a range of
+/// indices; reading stops at the range's end.
+pub fn slice(a: &SliceArgs) -> Result<(), Failure> {
+    let (start, end) = a.range();
+    let delimiter = a.output.delimiter().map_err(Failure::Usage)?;
+    let format = a.output.to;
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
+    let name = input.name.clone();
+    let header = input.reader.headers()?.cloned();
+    if let (Some(h), Format::Jsonl) = (&header, format) {
+        json_keys_utf8(&name, &fields(h), h.position(), |f| f)?;
+    }
+    let out = sink(a.output.output.as_deref(), &[path_arg(a.file.as_deref())])?;
+    let mut w = match &header {
+        Some(h) => {
+            let names = fields(h);
+            let mut w = RecordWriter::new(out, format, delimiter, Some(&names));
+            if format != Format::Jsonl {
+                w.write(names.iter().copied())
+                    .map_err(|e| write_failure(&name, e, h.position(), |f| f))?;
+            }
+            w
+        }
+        None => RecordWriter::new(out, format, delimiter, None),
+    };
+    let mut i = 0u64;
+    while end.is_none_or(|e| i < e) {
+        let Some(row) = input.reader.read_row()? else { break };
+        if i >= start {
+            w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
+        }
+        i += 1;
+    }
+    Ok(w.into_inner()?.flush()?)
 }
 
 /// Moves what a worker's writer holds to standard output: straight to
