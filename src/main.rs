@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Command::Select(a) => commands::select(a),
         Command::Cat(a) => commands::cat(a),
         Command::Slice(a) => commands::slice(a),
+        Command::Search(a) => commands::search(a),
         Command::Check(a) => commands::check(a),
         Command::Stats(a) => commands::stats(a),
         Command::Bench(a) => commands::bench(a),

@@ -236,6 +236,42 @@ fn slice_writes_a_range_of_records() {
 }
 
 #[test]
+fn search_writes_the_records_a_regex_matches() {
+    let people = sample("cli_people.csv");
+    let head = "id,name,city,score\n";
+    assert_eq!(
+        ok(&["search", "Oslo|Rome", &people]),
+        format!("{head}2,Bob,Oslo,7\n3,\"C\u{e9} \"\"C\"\"\",Rome,\n")
+    );
+    // Fields are matched as parsed: the doubled quote is one quote.
+    assert_eq!(
+        ok(&["search", "^C\u{e9} \"C\"$", &people]),
+        format!("{head}3,\"C\u{e9} \"\"C\"\"\",Rome,\n")
+    );
+    assert_eq!(ok(&["search", "-i", "-s", "name", "^b", &people]), format!("{head}2,Bob,Oslo,7\n"));
+    // `b` is in "Bob" but not in the city column: no match there.
+    assert_eq!(ok(&["search", "-s", "city", "b", &people]), head);
+    assert_eq!(
+        ok(&["search", "-v", "-s", "score", ".", &people]),
+        format!("{head}3,\"C\u{e9} \"\"C\"\"\",Rome,\n")
+    );
+    assert_eq!(
+        ok(&["search", "-s", "1", "^2$", "--to", "jsonl", &people]),
+        "{\"id\":\"2\",\"name\":\"Bob\",\"city\":\"Oslo\",\"score\":\"7\"}\n"
+    );
+    // Without a header row, the first record is searched (and selects by
+    // index); a quoted line end is inside one field.
+    assert_eq!(ok(&["search", "-n", "-s", "2", "^name$", &people]), head);
+    let dir = tempfile::tempdir().unwrap();
+    let f = temp_file(&dir, "m.csv", b"a,b\n1,\"x\ny\"\n2,z\n");
+    assert_eq!(ok(&["search", "x\ny", &f]), "a,b\n1,\"x\ny\"\n");
+    let o = run_with(&["search", "2"], b"a\n1\n2\n");
+    assert_eq!(stdout(&o), "a\n2\n");
+    fails(&["search", "(", &people], 2, "invalid regular expression");
+    fails(&["search", "-s", "nope", "x", &people], 2, "no column named `nope`");
+}
+
+#[test]
 fn cat_concatenates_and_converts() {
     let (a, b) = (sample("cli_people.csv"), sample("cli_people2.csv"));
     assert_eq!(

@@ -52,6 +52,9 @@ pub enum Command {
     /// Write a range of records (0-based, the header row not counted).
     #[command(after_help = SLICE_HELP)]
     Slice(SliceArgs),
+    /// Write the records where a regular expression matches a field.
+    #[command(after_help = SEARCH_HELP)]
+    Search(SearchArgs),
     /// Validate strictly and list each problem with its position.
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
@@ -141,6 +144,19 @@ Examples:
   fastcsv slice --len 10 export.csv
   fastcsv slice -s 1000 -e 1010 export.csv --to jsonl
   fastcsv slice -i 41 export.csv";
+
+const SEARCH_HELP: &str = "\
+A record is written when REGEX matches anywhere in one of its fields (all
+fields, or the columns of --select, given as for `select`), or with
+--invert-match when it matches none. Fields are matched as parsed
+(unquoted), as bytes: the syntax is that of the regex crate (Unicode
+classes for UTF-8 text; linear time). The header row is written first
+unless --no-headers.
+
+Examples:
+  fastcsv search 'Paris|Oslo' export.csv
+  fastcsv search -i -s city,country '^fr' export.csv
+  fastcsv search -v -s email '@' export.csv --to jsonl";
 
 const CAT_HELP: &str = "\
 All inputs must have the same header row (it is written once).
@@ -475,6 +491,32 @@ impl SliceArgs {
         let end = self.end.or(self.len.map(|n| start.saturating_add(n)));
         (start, end)
     }
+}
+
+/// `fastcsv search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The regular expression (regex crate syntax).
+    #[arg(value_name = "REGEX")]
+    pub pattern: String,
+    /// Input file (`-` or none: standard input).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Match letters in either case.
+    #[arg(short, long)]
+    pub ignore_case: bool,
+    /// Write the records where it matches no field.
+    #[arg(short = 'v', long)]
+    pub invert_match: bool,
+    /// Columns to search (as for `select`; default: all).
+    #[arg(short, long, value_name = "COLUMNS", value_parser = Selection::parse_arg)]
+    pub select: Option<Selection>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
 }
 
 /// `fastcsv cat`.

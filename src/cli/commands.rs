@@ -9,7 +9,7 @@ use fastcsv::{Position, RowBuf, Selection};
 
 use super::args::{
     BenchArgs, CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, PartsArgs,
-    SelectArgs, SliceArgs, StatsArgs,
+    SearchArgs, SelectArgs, SliceArgs, StatsArgs,
 };
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
@@ -346,6 +346,84 @@ pub fn slice(a: &SliceArgs) -> Result<(), Failure> {
         i += 1;
     }
     Ok(w.into_inner()?.flush()?)
+}
+
+/// `fastcsv search`: the header row, then the records where the regex
+/// matches one of the searched fields (none, with `--invert-match`).
+pub fn search(a: &SearchArgs) -> Result<(), Failure> {
+    let re = regex::bytes::RegexBuilder::new(&a.pattern)
+        .case_insensitive(a.ignore_case)
+        .build()
+        .map_err(|e| Failure::Usage(format!("invalid regular expression: {e}")))?;
+    let delimiter = a.output.delimiter().map_err(Failure::Usage)?;
+    let format = a.output.to;
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
+    let name = input.name.clone();
+    let header = input.reader.headers()?.cloned();
+    // The columns searched, resolved against the header row, or without
+    // one against the first record (kept to be searched too).
+    let mut first: Option<RowBuf> = None;
+    let cols = match (&a.select, &header) {
+        (None, _) => None,
+        (Some(sel), Some(h)) => {
+            let names = fields(h);
+            Some(sel.resolve(Some(&names), names.len()).map_err(Failure::Usage)?)
+        }
+        (Some(sel), None) => match input.reader.read_row()? {
+            Some(row) => {
+                let c = sel.resolve(None, row.len()).map_err(Failure::Usage)?;
+                first = Some(row.to_owned());
+                Some(c)
+            }
+            None => Some(Vec::new()),
+        },
+    };
+    if let (Some(h), Format::Jsonl) = (&header, format) {
+        json_keys_utf8(&name, &fields(h), h.position(), |f| f)?;
+    }
+    let out = sink(a.output.output.as_deref(), &[path_arg(a.file.as_deref())])?;
+    let mut w = match &header {
+        Some(h) => {
+            let names = fields(h);
+            let mut w = RecordWriter::new(out, format, delimiter, Some(&names));
+            if format != Format::Jsonl {
+                w.write(names.iter().copied())
+                    .map_err(|e| write_failure(&name, e, h.position(), |f| f))?;
+            }
+            w
+        }
+        None => RecordWriter::new(out, format, delimiter, None),
+    };
+    let (cols, invert) = (cols.as_deref(), a.invert_match);
+    if let Some(row) = &first {
+        let f: Vec<&[u8]> = row.iter().collect();
+        if matches(&re, cols, f.len(), |i| f[i], invert) {
+            w.write(f.iter().copied())
+                .map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
+        }
+    }
+    while let Some(row) = input.reader.read_row()? {
+        if matches(&re, cols, row.len(), |i| row.get(i).unwrap_or_default(), invert) {
+            w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
+        }
+    }
+    Ok(w.into_inner()?.flush()?)
+}
+
+/// Whether `re` matches one of a record's `n` fields (`get(i)`), or of the
+/// columns `cols` (a missing one is empty); the opposite with `invert`.
+fn matches<'a>(
+    re: &regex::bytes::Regex,
+    cols: Option<&[usize]>,
+    n: usize,
+    get: impl Fn(usize) -> &'a [u8],
+    invert: bool,
+) -> bool {
+    let found = match cols {
+        None => (0..n).any(|i| re.is_match(get(i))),
+        Some(c) => c.iter().any(|&i| re.is_match(if i < n { get(i) } else { &[] })),
+    };
+    found != invert
 }
 
 /// Moves what a worker's writer holds to standard output: straight to
