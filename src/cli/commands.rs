@@ -8,8 +8,8 @@ use std::path::Path;
 use fastcsv::{Position, RowBuf, Selection};
 
 use super::args::{
-    BenchArgs, CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, PartsArgs,
-    SearchArgs, SelectArgs, SliceArgs, StatsArgs,
+    BenchArgs, CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, OutputArgs,
+    PartsArgs, SearchArgs, SelectArgs, SliceArgs, StatsArgs,
 };
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
@@ -316,27 +316,10 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
 /// indices; reading stops at the range's end.
 pub fn slice(a: &SliceArgs) -> Result<(), Failure> {
     let (start, end) = a.range();
-    let delimiter = a.output.delimiter().map_err(Failure::Usage)?;
-    let format = a.output.to;
     let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let name = input.name.clone();
     let header = input.reader.headers()?.cloned();
-    if let (Some(h), Format::Jsonl) = (&header, format) {
-        json_keys_utf8(&name, &fields(h), h.position(), |f| f)?;
-    }
-    let out = sink(a.output.output.as_deref(), &[path_arg(a.file.as_deref())])?;
-    let mut w = match &header {
-        Some(h) => {
-            let names = fields(h);
-            let mut w = RecordWriter::new(out, format, delimiter, Some(&names));
-            if format != Format::Jsonl {
-                w.write(names.iter().copied())
-                    .map_err(|e| write_failure(&name, e, h.position(), |f| f))?;
-            }
-            w
-        }
-        None => RecordWriter::new(out, format, delimiter, None),
-    };
+    let mut w = whole_records_writer(&name, header.as_ref(), &a.output, a.file.as_deref())?;
     let mut i = 0u64;
     while end.is_none_or(|e| i < e) {
         let Some(row) = input.reader.read_row()? else { break };
@@ -355,8 +338,6 @@ pub fn search(a: &SearchArgs) -> Result<(), Failure> {
         .case_insensitive(a.ignore_case)
         .build()
         .map_err(|e| Failure::Usage(format!("invalid regular expression: {e}")))?;
-    let delimiter = a.output.delimiter().map_err(Failure::Usage)?;
-    let format = a.output.to;
     let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let name = input.name.clone();
     let header = input.reader.headers()?.cloned();
@@ -378,22 +359,7 @@ pub fn search(a: &SearchArgs) -> Result<(), Failure> {
             None => Some(Vec::new()),
         },
     };
-    if let (Some(h), Format::Jsonl) = (&header, format) {
-        json_keys_utf8(&name, &fields(h), h.position(), |f| f)?;
-    }
-    let out = sink(a.output.output.as_deref(), &[path_arg(a.file.as_deref())])?;
-    let mut w = match &header {
-        Some(h) => {
-            let names = fields(h);
-            let mut w = RecordWriter::new(out, format, delimiter, Some(&names));
-            if format != Format::Jsonl {
-                w.write(names.iter().copied())
-                    .map_err(|e| write_failure(&name, e, h.position(), |f| f))?;
-            }
-            w
-        }
-        None => RecordWriter::new(out, format, delimiter, None),
-    };
+    let mut w = whole_records_writer(&name, header.as_ref(), &a.output, a.file.as_deref())?;
     let (cols, invert) = (cols.as_deref(), a.invert_match);
     if let Some(row) = &first {
         let f: Vec<&[u8]> = row.iter().collect();
@@ -408,6 +374,35 @@ pub fn search(a: &SearchArgs) -> Result<(), Failure> {
         }
     }
     Ok(w.into_inner()?.flush()?)
+}
+
+/// The writer of whole records of the input `name` with `header` (if
+/// any): the output named by `out` (checked not to be the input `file`),
+/// the header row written first (JSON Lines keys checked instead).
+fn whole_records_writer(
+    name: &str,
+    header: Option<&RowBuf>,
+    out: &OutputArgs,
+    file: Option<&Path>,
+) -> Result<RecordWriter<Sink>, Failure> {
+    let delimiter = out.delimiter().map_err(Failure::Usage)?;
+    let format = out.to;
+    if let (Some(h), Format::Jsonl) = (header, format) {
+        json_keys_utf8(name, &fields(h), h.position(), |f| f)?;
+    }
+    let sink = sink(out.output.as_deref(), &[path_arg(file)])?;
+    Ok(match header {
+        Some(h) => {
+            let names = fields(h);
+            let mut w = RecordWriter::new(sink, format, delimiter, Some(&names));
+            if format != Format::Jsonl {
+                w.write(names.iter().copied())
+                    .map_err(|e| write_failure(name, e, h.position(), |f| f))?;
+            }
+            w
+        }
+        None => RecordWriter::new(sink, format, delimiter, None),
+    })
 }
 
 /// Whether `re` matches one of a record's `n` fields (`get(i)`), or of the
