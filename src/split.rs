@@ -26,12 +26,13 @@
 //!    (anywhere): reads exactly the records of one part, with the positions
 //!    of a whole-file read.
 //!
-//! Within one process, [`Splitter::sync_point`] finds record starts without
-//! the summary pass: from an offset, the simulations usually agree within a
-//! few kilobytes of quoted text, and from there on the record starts are
-//! known whatever came before (the lines and records before them are not:
-//! the reader of the parts counts them). [`crate::arrow::ParColumns`] cuts
-//! a file there.
+//! Within one process, most cuts need no summary: simulated from a few
+//! kilobytes before a cut, the states usually agree by the cut in quoted
+//! text, and then the record starts after it are known whatever came
+//! before ([`Splitter::sync_point`] from an offset;
+//! [`Splitter::split_path`] then counts each part's lines and records with
+//! a reader of the part, and [`crate::arrow::ParColumns`] leaves that
+//! count to its workers).
 //!
 //! Errors the automaton models: the syntax errors a strict dialect raises
 //! (after which, as in Python, the rest of the line is skipped). A field over
@@ -868,15 +869,11 @@ impl Splitter {
     /// assert!(p > at && input[p - 1] == b'\n' && input[p..].starts_with(b"1"));
     /// ```
     pub fn sync_point(&self, input: &[u8], at: usize, since: usize) -> Option<u64> {
-        self.sync_with(input, at, since, 64)
-    }
-
-    /// [`Splitter::sync_point`] with windows from `window` bytes.
-    fn sync_with(&self, input: &[u8], at: usize, since: usize, window: usize) -> Option<u64> {
+        const WINDOW: usize = 64;
         if since > at || at > input.len() {
             return None;
         }
-        if let Some(p) = self.meet(input, at, (1 << STATES) - 1, window) {
+        if let Some(p) = self.meet(input, at, (1 << STATES) - 1, WINDOW) {
             return Some(p);
         }
         let quiet = match self.quiet {
@@ -884,58 +881,10 @@ impl Splitter {
             Some([a, b, c]) => memchr::memchr3(a, b, c, &input[since..at]).is_none(),
         };
         if quiet {
-            self.meet(input, at, self.quiet_reach, window)
+            self.meet(input, at, self.quiet_reach, WINDOW)
         } else {
             None
         }
-    }
-
-    /// Record starts near the cuts of `input` into ranges of `chunk` bytes
-    /// (one per range after the first, in order), by
-    /// [`Splitter::sync_point`]; `None` where one cannot be found (then
-    /// split exactly: [`Splitter::split_slice`]). The lines and records
-    /// before each are not known: a reader of the parts counts them.
-    pub(crate) fn quick_cuts(&self, input: &[u8], chunk: usize) -> Option<Vec<u64>> {
-        let chunk = chunk.max(1);
-        // Small parts (in tests) have small windows.
-        let window = (chunk / 8).clamp(1, 64);
-        let all = (1 << STATES) - 1;
-        let at: Vec<usize> = (1..).map(|k| k * chunk).take_while(|&c| c < input.len()).collect();
-        // On every CPU, for each cut: where all entry states meet, or else
-        // the last quote, escape or comment byte in the range before it,
-        // and where the states reachable without one meet.
-        let found = par_map(&at, |&c| {
-            let range = &input[c - chunk..c];
-            let loud = match self.quiet {
-                None => None,
-                Some([a, b, q]) if a == b && b == q => memchr::memrchr(a, range),
-                Some([a, b, q]) if b == q => memchr::memrchr2(a, b, range),
-                Some([a, b, q]) => memchr::memrchr3(a, b, q, range),
-            };
-            // Without such a byte in the range, the quiet states hold at
-            // `c` (whatever the record start before it): no need to try
-            // all of them, which in a stretch without quotes never meet.
-            if let Some(p) = loud.and_then(|_| self.meet(input, c, all, window)) {
-                return Ok((Some(p), None, None));
-            }
-            Ok((None, loud.map(|i| c - chunk + i), self.meet(input, c, self.quiet_reach, window)))
-        })
-        .ok()?;
-        // In order: a cut's quiet states hold when no such byte lies between
-        // the record start before it and it.
-        let mut cuts = Vec::with_capacity(at.len());
-        let mut since = 0u64;
-        for (p, loud, quiet) in found {
-            let p = match p {
-                Some(p) => p,
-                None if loud.is_none_or(|i| (i as u64) < since) => quiet?,
-                None => return None,
-            };
-            // Both record starts: the later one.
-            since = since.max(p);
-            cuts.push(since);
-        }
-        Some(cuts)
     }
 
     /// The parts of `input` in ranges of `chunk` bytes, as
@@ -946,43 +895,7 @@ impl Splitter {
     /// scanner), all on every CPU. `None` where a cut's state is not
     /// decided so.
     fn counted_parts(&self, input: &[u8], chunk: usize) -> Result<Option<Vec<Part>>> {
-        let chunk = chunk.max(1);
-        let all = (1 << STATES) - 1;
-        let at: Vec<usize> = (1..).map(|k| k * chunk).take_while(|&c| c < input.len()).collect();
-        // For each cut: its state when the bytes before it decide it
-        // whatever came earlier, or else the last quote, escape or comment
-        // byte in the range before it.
-        let found = par_map(&at, |&c| {
-            let loud = self.last_loud(&input[c - chunk..c]).map(|i| c - chunk + i);
-            Ok(match loud.and_then(|_| self.state_at(input, c, all, 0)) {
-                Some(x) => (Some(x), None),
-                None => (None, loud),
-            })
-        })?;
-        // In order: without such a byte between the part's start before it
-        // (a record start) and the cut, the states reachable without one
-        // decide it; then the first record start at or after the cut.
-        let mut bounds = vec![0u64];
-        for (&c, (x, loud)) in at.iter().zip(found) {
-            let since = *bounds.last().unwrap_or(&0);
-            if since >= c as u64 {
-                // No record starts between the cut before and this one.
-                bounds.push(since);
-                continue;
-            }
-            let x = match x {
-                Some(x) => x,
-                None if loud.is_none_or(|i| (i as u64) < since) => {
-                    match self.state_at(input, c, self.quiet_reach, since as usize) {
-                        Some(x) => x,
-                        None => return Ok(None),
-                    }
-                }
-                None => return Ok(None),
-            };
-            bounds.push(self.first_from(input, c, x, 1 << 12).max(since));
-        }
-        bounds.push(input.len() as u64);
+        let Some(bounds) = self.exact_cuts(input, chunk)? else { return Ok(None) };
         let ranges: Vec<(usize, u64, u64)> =
             bounds.windows(2).enumerate().map(|(k, w)| (k, w[0], w[1])).collect();
         // The parts up to the one that reaches the input's end (those after
@@ -1034,6 +947,51 @@ impl Splitter {
         Ok(Some(parts))
     }
 
+    /// The bounds of the parts of `input` in ranges of `chunk` bytes (the
+    /// input's start, the first record start at or after each cut, the
+    /// input's end), where the bytes before each cut decide the state
+    /// there whatever came earlier; `None` where one does not.
+    fn exact_cuts(&self, input: &[u8], chunk: usize) -> Result<Option<Vec<u64>>> {
+        let chunk = chunk.max(1);
+        let all = (1 << STATES) - 1;
+        let at: Vec<usize> = (1..).map(|k| k * chunk).take_while(|&c| c < input.len()).collect();
+        // For each cut: its state when the bytes before it decide it
+        // whatever came earlier, or else the last quote, escape or comment
+        // byte in the range before it.
+        let found = par_map(&at, |&c| {
+            let loud = self.last_loud(&input[c - chunk..c]).map(|i| c - chunk + i);
+            Ok(match loud.and_then(|_| self.state_at(input, c, all, 0)) {
+                Some(x) => (Some(x), None),
+                None => (None, loud),
+            })
+        })?;
+        // In order: without such a byte between the part's start before it
+        // (a record start) and the cut, the states reachable without one
+        // decide it; then the first record start at or after the cut.
+        let mut bounds = vec![0u64];
+        for (&c, (x, loud)) in at.iter().zip(found) {
+            let since = *bounds.last().unwrap_or(&0);
+            if since >= c as u64 {
+                // No record starts between the cut before and this one.
+                bounds.push(since);
+                continue;
+            }
+            let x = match x {
+                Some(x) => x,
+                None if loud.is_none_or(|i| (i as u64) < since) => {
+                    match self.state_at(input, c, self.quiet_reach, since as usize) {
+                        Some(x) => x,
+                        None => return Ok(None),
+                    }
+                }
+                None => return Ok(None),
+            };
+            bounds.push(self.first_from(input, c, x, 1 << 12).max(since));
+        }
+        bounds.push(input.len() as u64);
+        Ok(Some(bounds))
+    }
+
     /// The last quote, escape or comment byte in `bytes`.
     fn last_loud(&self, bytes: &[u8]) -> Option<usize> {
         match self.quiet {
@@ -1081,20 +1039,19 @@ impl Splitter {
         }
     }
 
-    /// The parts of the file at `path` cut by [`Splitter::quick_cuts`] and
-    /// settled ([`Splitter::settle`]), or `None` where a cut cannot be
-    /// found so. A later part's `lines` and `records` are not known: they
-    /// are 0, except for parts that start right after the header row.
+    /// The parts of the file at `path` (ranges of `chunk` bytes) with the
+    /// bounds [`Splitter::split_path`] gives, found where the bytes before
+    /// each cut decide them, and settled ([`Splitter::settle`]); `None`
+    /// where they do not. A later part's `lines` and `records` are not
+    /// counted: they are 0, except for parts that start right after the
+    /// header row.
     pub(crate) fn quick_split_path(&self, path: &Path, chunk: u64) -> Result<Option<Vec<Part>>> {
         let map = MappedFile::open(path)?;
-        let input = map.bytes();
-        let Some(cuts) = self.quick_cuts(input, usize::try_from(chunk).unwrap_or(usize::MAX))
+        let chunk = usize::try_from(chunk).unwrap_or(usize::MAX);
+        let Some(bounds) = self.exact_cuts(map.bytes(), chunk).map_err(|e| e.with_path(path))?
         else {
             return Ok(None);
         };
-        let mut bounds = vec![0];
-        bounds.extend(cuts);
-        bounds.push(input.len() as u64);
         let parts = bounds
             .windows(2)
             .enumerate()

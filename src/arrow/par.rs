@@ -34,11 +34,12 @@ struct Shared {
 
 /// [`Columns`] of one file built on several threads.
 ///
-/// The file is cut into parts at record starts that the bytes near each
-/// cut decide ([`Splitter::sync_point`]; where they do not, into exact
-/// parts by [`Splitter::split_path`], a pass on every CPU), each part's
-/// columns are built by a worker thread, and the batches come out in the
-/// file's order: the rows, names and errors of a
+/// The file is cut into the parts of [`Splitter::split_path`], found
+/// where the bytes before each cut decide its state without counting the
+/// parts' lines and records (the workers count them; elsewhere by
+/// `split_path` itself, a pass on every CPU), each part's columns are
+/// built by a worker thread, and the batches come out in the file's
+/// order: the rows, names and errors of a
 /// [`Columns`] over the whole file (an error ends the batches, after the
 /// rows before it). Batches do not span parts: each part's last batch may
 /// hold fewer than `batch_rows`. At most `threads + 1` parts' batches are
