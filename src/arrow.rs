@@ -5,9 +5,13 @@
 //! [`Columns`] reads a [`Reader`] in batches of rows ([`ColumnBatch`]):
 //! each column is one buffer of UTF-8 bytes and one of `i32` offsets, the
 //! layout Arrow, pandas (through pyarrow), polars and DuckDB read directly.
-//! Every value is text, as in the `csv` module: typing the columns is left
-//! to the library that receives them. Every field is checked to be UTF-8;
-//! a field that is not is an [`ErrorKind::Utf8`] error at its record.
+//! Every value is text, as in the `csv` module, unless types are set
+//! ([`Columns::set_types`]) or inferred ([`Columns::infer_types`]): then a
+//! column may be `int64`, `float64` or `bool`, with nulls, converted as
+//! pyarrow's CSV reader converts them ([`typed`]). Every field is checked
+//! to be UTF-8; a field that is not is an [`ErrorKind::Utf8`] error at its
+//! record, and a value that does not fit its column's type an
+//! [`ErrorKind::Value`] error.
 //!
 //! ```
 //! use fastcsv::arrow::Columns;
@@ -18,8 +22,8 @@
 //! assert_eq!(cols.names(), ["name", "n"]);
 //! let batch = cols.next_batch().unwrap().unwrap();
 //! assert_eq!(batch.rows(), 2);
-//! assert_eq!(batch.column(0).get(1), "Grace \"G\"");
-//! assert_eq!(batch.column(1).offsets(), [0, 1, 2]);
+//! assert_eq!(batch.strings(0).get(1), "Grace \"G\"");
+//! assert_eq!(batch.strings(1).offsets(), [0, 1, 2]);
 //! assert!(cols.next_batch().unwrap().is_none());
 //! ```
 
@@ -185,9 +189,9 @@ unsafe fn copy_short(src: *const u8, dst: *mut u8, n: usize) {
 }
 
 /// Rows of a [`Columns`] reader, column by column.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ColumnBatch {
-    columns: Vec<StringColumn>,
+    columns: Vec<Column>,
     rows: usize,
 }
 
@@ -198,18 +202,74 @@ impl ColumnBatch {
     }
 
     /// Column `j` (panics if there is no such column).
-    pub fn column(&self, j: usize) -> &StringColumn {
+    pub fn column(&self, j: usize) -> &Column {
         &self.columns[j]
     }
 
+    /// Text column `j` (panics if there is no such column, or if it has
+    /// another type: see [`Columns::set_types`]).
+    pub fn strings(&self, j: usize) -> &StringColumn {
+        match &self.columns[j] {
+            Column::Utf8(c) => c,
+            other => panic!("column {j} is {}, not utf8", other.data_type().name()),
+        }
+    }
+
     /// Every column, in order.
-    pub fn columns(&self) -> &[StringColumn] {
+    pub fn columns(&self) -> &[Column] {
         &self.columns
     }
 
     /// The columns, for an owner that outlives the batch.
-    pub fn into_columns(self) -> Vec<StringColumn> {
+    pub fn into_columns(self) -> Vec<Column> {
         self.columns
+    }
+}
+
+/// A batch of text columns being made (before its columns are typed).
+#[derive(Clone, Debug, Default)]
+struct TextBatch {
+    columns: Vec<StringColumn>,
+    rows: usize,
+}
+
+impl TextBatch {
+    /// The batch with its columns converted to `types` (a column past
+    /// their end stays text); on a value that does not fit, its row and
+    /// the error, with the batch given back. The error is the first in the
+    /// order of the rows (then of the fields).
+    fn typed(
+        self,
+        types: &[DataType],
+    ) -> std::result::Result<ColumnBatch, (usize, ErrorKind, TextBatch)> {
+        let mut typed: Vec<Option<Column>> = Vec::with_capacity(self.columns.len());
+        let mut bad: Option<(usize, ErrorKind)> = None;
+        for (j, c) in self.columns.iter().enumerate() {
+            let ty = types.get(j).copied().unwrap_or(DataType::Utf8);
+            if ty == DataType::Utf8 {
+                typed.push(None);
+                continue;
+            }
+            match typed::convert(c, ty, j) {
+                Ok(col) => typed.push(Some(col)),
+                Err((i, kind)) => {
+                    if bad.as_ref().is_none_or(|(r, _)| i < *r) {
+                        bad = Some((i, kind));
+                    }
+                    typed.push(None);
+                }
+            }
+        }
+        if let Some((i, kind)) = bad {
+            return Err((i, kind, self));
+        }
+        let columns = self
+            .columns
+            .into_iter()
+            .zip(typed)
+            .map(|(c, t)| t.unwrap_or(Column::Utf8(c)))
+            .collect();
+        Ok(ColumnBatch { columns, rows: self.rows })
     }
 
     /// Keeps the first `rows` rows.
@@ -253,6 +313,8 @@ pub struct Columns<'a> {
     done: bool,
     /// Where the reader's input is named in errors (its path).
     path: Option<std::path::PathBuf>,
+    /// The columns' types (text past the end).
+    types: Vec<DataType>,
 }
 
 impl<'a> Columns<'a> {
@@ -266,7 +328,7 @@ impl<'a> Columns<'a> {
     /// let rdr = Reader::builder().dialect(d).from_slice(b"1,2\n3,4\n");
     /// let mut cols = Columns::new(rdr).unwrap();
     /// assert_eq!(cols.names(), ["0", "1"]);
-    /// assert_eq!(cols.next_batch().unwrap().unwrap().column(1).get(1), "4");
+    /// assert_eq!(cols.next_batch().unwrap().unwrap().strings(1).get(1), "4");
     /// ```
     pub fn new(rdr: Reader<'a>) -> Result<Columns<'a>> {
         Columns::with_header_row(rdr, false)
@@ -297,7 +359,7 @@ impl<'a> Columns<'a> {
     /// let rdr = Reader::builder().dialect(d).from_slice(b"1\n2,3\n");
     /// let mut cols = Columns::with_names(rdr, vec!["a".into(), "b".into()]).unwrap();
     /// let batch = cols.next_batch().unwrap().unwrap();
-    /// assert_eq!((batch.column(1).get(0), batch.column(1).get(1)), ("", "3"));
+    /// assert_eq!((batch.strings(1).get(0), batch.strings(1).get(1)), ("", "3"));
     /// ```
     pub fn with_names(rdr: Reader<'a>, names: Vec<String>) -> Result<Columns<'a>> {
         Columns::build(rdr, false, Some(names))
@@ -343,6 +405,7 @@ impl<'a> Columns<'a> {
             header_row: header_row && named_by_first,
             done: false,
             path,
+            types: Vec::new(),
         };
         while cols.named_by_first && !cols.done {
             cols.pull();
@@ -369,6 +432,70 @@ impl<'a> Columns<'a> {
         &self.names
     }
 
+    /// Converts the columns to `types`, one per column (default: every
+    /// column `utf8`), by the rules in [`typed`]: a value that does not fit
+    /// is an [`ErrorKind::Value`] error at its record, after the rows
+    /// before it. Set before reading the batches.
+    ///
+    /// ```
+    /// use fastcsv::arrow::{Column, Columns, DataType};
+    /// let rdr = fastcsv::Reader::from_slice(b"n,x\n1,a\nNA,b\n3,c\nx,d\n");
+    /// let mut cols = Columns::new(rdr).unwrap();
+    /// cols.set_types(vec![DataType::Int64, DataType::Utf8]).unwrap();
+    /// let b = cols.next_batch().unwrap().unwrap();
+    /// let Column::Int64(n) = b.column(0) else { panic!() };
+    /// assert_eq!((n.get(0), n.get(1), n.null_count()), (Some(1), None, 1));
+    /// let e = cols.next_batch().unwrap_err();
+    /// assert_eq!(e.to_string(), "line 5: record 4, byte 19: field 0 is not a valid int64: \"x\"");
+    /// ```
+    pub fn set_types(&mut self, types: Vec<DataType>) -> Result<&mut Self> {
+        if types.len() != self.names.len() {
+            return Err(Error::config(format!(
+                "{} types given for {} columns",
+                types.len(),
+                self.names.len()
+            )));
+        }
+        self.types = types;
+        Ok(self)
+    }
+
+    /// The columns' types.
+    pub fn types(&self) -> Vec<DataType> {
+        (0..self.names.len())
+            .map(|j| self.types.get(j).copied().unwrap_or(DataType::Utf8))
+            .collect()
+    }
+
+    /// Sets the columns' types to those their first `rows` rows fit
+    /// ([`typed`] says how), and returns them. The rows are read now (and
+    /// kept for the batches); an error among them comes from
+    /// [`Columns::next_batch`], after the rows before it, which the types
+    /// are inferred from.
+    pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
+        let mut inf = typed::Inference::new(self.names.len(), rows);
+        let mut seen = 0;
+        loop {
+            while seen < self.fill.ready.len() && inf.wants_more() {
+                inf.feed(&self.fill.ready[seen].0.columns);
+                seen += 1;
+            }
+            if !inf.wants_more() {
+                break;
+            }
+            if self.done {
+                // The batch in progress, if any, is the last.
+                if self.error.is_none() && self.fill.seal() {
+                    continue;
+                }
+                break;
+            }
+            self.pull();
+        }
+        self.types = inf.types();
+        Ok(self.types())
+    }
+
     /// The reader, for its position and counts.
     pub fn reader(&self) -> &Reader<'a> {
         &self.rdr
@@ -378,15 +505,29 @@ impl<'a> Columns<'a> {
     pub fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
         loop {
             if let Some((mut b, starts)) = self.fill.ready.pop_front() {
-                if let Err((i, e)) = check_utf8(&b, &starts) {
+                let mut bad = check_utf8(&b, &starts).err();
+                if let Some((i, _)) = bad {
+                    b.truncate(i);
+                }
+                let b = match b.typed(&self.types) {
+                    Ok(b) => b,
+                    Err((i, kind, mut b)) => {
+                        // A value before any bad UTF-8 (the check stopped
+                        // the batch there).
+                        bad = Some((i, Error::new(kind).with_position(starts[i])));
+                        b.truncate(i);
+                        b.typed(&self.types).map_err(|_| {
+                            Error::config("a column's values changed type on a second look")
+                        })?
+                    }
+                };
+                if let Some((i, e)) = bad {
                     self.stop();
                     if i == 0 {
                         return Err(self.with_path(e));
                     }
                     // The rows before the bad one first.
-                    b.truncate(i);
                     self.error = Some(e);
-                    return Ok(Some(b));
                 }
                 return Ok(Some(b));
             }
@@ -544,9 +685,9 @@ impl<'a> Columns<'a> {
 /// Batches of a [`Columns`] being made.
 struct Filler {
     /// Batches complete, with their records' starts.
-    ready: VecDeque<(ColumnBatch, Vec<Position>)>,
+    ready: VecDeque<(TextBatch, Vec<Position>)>,
     /// The batch being filled, its records' starts and its bytes of text.
-    carry: Option<(ColumnBatch, Vec<Position>, usize)>,
+    carry: Option<(TextBatch, Vec<Position>, usize)>,
     batch_rows: usize,
     /// Bytes per row of each column in the last batch sealed, to reserve
     /// room for the next (no copy as its columns grow).
@@ -562,7 +703,7 @@ impl Filler {
     }
 
     /// The batch being filled, `width` columns wide.
-    fn target(&mut self, width: usize) -> &mut (ColumnBatch, Vec<Position>, usize) {
+    fn target(&mut self, width: usize) -> &mut (TextBatch, Vec<Position>, usize) {
         // As many rows as the batch before, when it ended on its bytes.
         let want = match self.last_rows {
             0 => self.batch_rows.min(1 << 13),
@@ -578,7 +719,7 @@ impl Filler {
                     c
                 })
                 .collect();
-            (ColumnBatch { columns, rows: 0 }, Vec::with_capacity(want), 0)
+            (TextBatch { columns, rows: 0 }, Vec::with_capacity(want), 0)
         })
     }
 
@@ -608,7 +749,7 @@ impl Filler {
     /// Rows per batch from now on, for the rows already read too.
     fn resize(&mut self, n: usize) {
         self.batch_rows = n;
-        let mut old: Vec<(ColumnBatch, Vec<Position>)> = self.ready.drain(..).collect();
+        let mut old: Vec<(TextBatch, Vec<Position>)> = self.ready.drain(..).collect();
         if let Some((b, s, _)) = self.carry.take() {
             old.push((b, s));
         }
@@ -634,7 +775,7 @@ impl Filler {
 /// and no value starting inside a character (two halves of a character in
 /// neighbouring values make valid bytes once joined). The first value that
 /// is not, in the order of the rows, is reported at its record.
-fn check_utf8(b: &ColumnBatch, starts: &[Position]) -> std::result::Result<(), (usize, Error)> {
+fn check_utf8(b: &TextBatch, starts: &[Position]) -> std::result::Result<(), (usize, Error)> {
     let ok = |c: &StringColumn| {
         simdutf8::basic::from_utf8(&c.data).is_ok()
             && c.offsets[..c.len()]
@@ -661,5 +802,7 @@ fn check_utf8(b: &ColumnBatch, starts: &[Position]) -> std::result::Result<(), (
 
 pub mod ffi;
 mod par;
+pub mod typed;
 
 pub use par::ParColumns;
+pub use typed::{BooleanColumn, Column, DataType, PrimitiveColumn};

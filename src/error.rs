@@ -80,6 +80,16 @@ pub enum ErrorKind {
         /// Offset within the field of the first invalid byte.
         valid_up_to: usize,
     },
+    /// A value does not fit the type asked for its column (Arrow columns
+    /// with types: [`crate::arrow::DataType`]).
+    Value {
+        /// 0-based index of the field in its record.
+        field: usize,
+        /// The type's name (`int64`, `float64`, `bool`).
+        expected: &'static str,
+        /// The value (its first 40 characters, invalid UTF-8 replaced).
+        value: String,
+    },
     /// A mapped file shrank while it was being read.
     FileChanged,
     /// A dialect or reader setting is invalid.
@@ -236,6 +246,9 @@ impl fmt::Display for ErrorKind {
             ),
             ErrorKind::Utf8 { field, valid_up_to } => {
                 write!(f, "invalid UTF-8 in field {field} at byte {valid_up_to} of the field")
+            }
+            ErrorKind::Value { field, expected, value } => {
+                write!(f, "field {field} is not a valid {expected}: {value:?}")
             }
             ErrorKind::FileChanged => f.write_str("file changed while reading"),
             ErrorKind::Config(msg) => f.write_str(msg),

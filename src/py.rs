@@ -3538,9 +3538,20 @@ struct SendColumns(arrow::Columns<'static>);
 // `open_native` as a `SendReader` is (see `SendReader`'s documentation).
 unsafe impl Send for SendColumns {}
 
+impl SendColumns {
+    /// [`arrow::Columns::infer_types`] (through the whole value, which is
+    /// `Send`, for `allow_threads`).
+    fn infer_types(&mut self, rows: usize) -> crate::Result<Vec<arrow::DataType>> {
+        self.0.infer_types(rows)
+    }
+}
+
 impl arrow::ffi::BatchSource for SendColumns {
     fn names(&self) -> &[String] {
         self.0.names()
+    }
+    fn types(&self) -> Vec<arrow::DataType> {
+        self.0.types()
     }
     fn next_batch(&mut self) -> crate::Result<Option<arrow::ColumnBatch>> {
         self.0.next_batch()
@@ -3556,6 +3567,9 @@ struct GilFree<S>(S);
 impl<S: arrow::ffi::BatchSource + Send> arrow::ffi::BatchSource for GilFree<S> {
     fn names(&self) -> &[String] {
         self.0.names()
+    }
+    fn types(&self) -> Vec<arrow::DataType> {
+        self.0.types()
     }
     fn next_batch(&mut self) -> crate::Result<Option<arrow::ColumnBatch>> {
         // SAFETY: callable from any thread once the interpreter runs, as
@@ -3642,6 +3656,7 @@ fn into_capsule<T: CapsuleValue>(py: Python<'_>, value: T) -> PyResult<Bound<'_,
 #[pyclass(module = "fastcsv._fastcsv", name = "ArrowStream")]
 pub struct ArrowStream {
     names: Vec<String>,
+    types: Vec<arrow::DataType>,
     /// Until read (a `Mutex` only to make the class `Sync`: pyo3 hands out
     /// `&mut self` alone).
     cols: Option<Mutex<BatchBox>>,
@@ -3653,6 +3668,12 @@ impl ArrowStream {
     #[getter]
     fn column_names(&self) -> Vec<String> {
         self.names.clone()
+    }
+
+    /// The column types' names (`utf8`, `int64`, `float64`, `bool`).
+    #[getter]
+    fn column_types(&self) -> Vec<&'static str> {
+        self.types.iter().map(|t| t.name()).collect()
     }
 
     /// The Arrow PyCapsule interface: a capsule holding an
@@ -3674,10 +3695,10 @@ impl ArrowStream {
     }
 
     /// The Arrow PyCapsule interface: a capsule holding the
-    /// `ArrowSchema` of the batches (a struct of `utf8` fields), which
+    /// `ArrowSchema` of the batches (a struct of nullable fields), which
     /// consumers may ask for before the stream, and after it.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        into_capsule(py, arrow::ffi::export_schema(&self.names))
+        into_capsule(py, arrow::ffi::export_typed_schema(&self.names, &self.types))
     }
 
     fn __repr__(&self) -> String {
@@ -3686,9 +3707,96 @@ impl ArrowStream {
     }
 }
 
+/// Rows `read_arrow(types="infer")` infers the column types from.
+const INFER_ROWS: usize = 64 * 1024;
+
+/// What `read_arrow`'s `types` asks for.
+enum TypesArg {
+    /// Every column `utf8`.
+    Text,
+    /// Inferred from the first [`INFER_ROWS`] rows.
+    Infer,
+    /// Given for some columns (by index), the others `utf8`.
+    Given(Vec<(TypeKey, arrow::DataType)>),
+}
+
+/// A column named in `types`: by name or by index.
+enum TypeKey {
+    Name(String),
+    Index(usize),
+}
+
+impl TypesArg {
+    fn from_py(types: Option<&Bound<'_, PyAny>>) -> PyResult<TypesArg> {
+        let Some(t) = types.filter(|t| !t.is_none()) else { return Ok(TypesArg::Text) };
+        if let Ok(s) = t.extract::<String>() {
+            return match s.as_str() {
+                "infer" => Ok(TypesArg::Infer),
+                _ => Err(PyValueError::new_err(format!(
+                    "types must be None, 'infer' or a dict of column types, not {s:?}"
+                ))),
+            };
+        }
+        let Ok(d) = t.downcast::<PyDict>() else {
+            return Err(PyTypeError::new_err(format!(
+                "types must be None, 'infer' or a dict of column types, not {}",
+                t.get_type().name()?
+            )));
+        };
+        let mut given = Vec::new();
+        for (k, v) in d.iter() {
+            let key = if let Ok(name) = k.extract::<String>() {
+                TypeKey::Name(name)
+            } else if k.is_instance_of::<pyo3::types::PyBool>() {
+                return Err(PyTypeError::new_err("a column in types is a name or an index"));
+            } else if let Ok(i) = k.extract::<usize>() {
+                TypeKey::Index(i)
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "a column in types is a name or an index, not {}",
+                    k.repr()?
+                )));
+            };
+            // A pyarrow type's `str` is its name (`int64`, `double`, ...).
+            let name = v.str()?.to_string();
+            let ty = arrow::DataType::from_name(&name).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "unknown column type {name:?}: types are 'int64', 'float64', 'bool' and 'utf8'"
+                ))
+            })?;
+            given.push((key, ty));
+        }
+        Ok(TypesArg::Given(given))
+    }
+
+    /// The types of columns named `names`, when given.
+    fn resolve(&self, names: &[String]) -> PyResult<Option<Vec<arrow::DataType>>> {
+        let TypesArg::Given(given) = self else { return Ok(None) };
+        let mut types = vec![arrow::DataType::Utf8; names.len()];
+        for (key, ty) in given {
+            let j = match key {
+                TypeKey::Name(n) => names.iter().position(|x| x == n).ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "types names a column {n:?} the file does not have"
+                    ))
+                })?,
+                TypeKey::Index(i) if *i < names.len() => *i,
+                TypeKey::Index(i) => {
+                    return Err(PyValueError::new_err(format!(
+                        "types names column {i}, but there are {} columns",
+                        names.len()
+                    )))
+                }
+            };
+            types[j] = *ty;
+        }
+        Ok(Some(types))
+    }
+}
+
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1))]
+#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None))]
 #[allow(clippy::too_many_arguments)]
 fn _read_arrow(
     py: Python<'_>,
@@ -3698,7 +3806,9 @@ fn _read_arrow(
     batch_rows: usize,
     names: Option<Vec<String>>,
     threads: usize,
+    types: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ArrowStream> {
+    let types = TypesArg::from_py(types)?;
     let mut spec = Spec::from_dict(spec)?;
     let pd = PyDialect::from_py(dialect)?;
     if pd.nonnumeric {
@@ -3726,10 +3836,17 @@ fn _read_arrow(
                 c.batch_rows(batch_rows);
                 Ok::<_, CoreError>(c)
             });
-            let cols = cols.map_err(|e| map_error(e, &stash))?;
+            let mut cols = cols.map_err(|e| map_error(e, &stash))?;
             let names = cols.names().to_vec();
+            if let Some(t) = types.resolve(&names)? {
+                cols.set_types(t).map_err(|e| map_error(e, &stash))?;
+            } else if let TypesArg::Infer = types {
+                let inferred = py.allow_threads(|| cols.infer_types(INFER_ROWS));
+                inferred.map_err(|e| map_error(e, &stash))?;
+            }
+            let types = cols.types();
             let src: BatchBox = Box::new(GilFree(cols));
-            return Ok(ArrowStream { names, cols: Some(Mutex::new(src)) });
+            return Ok(ArrowStream { names, types, cols: Some(Mutex::new(src)) });
         }
     }
     let rdr = match spec.stream.take() {
@@ -3757,8 +3874,16 @@ fn _read_arrow(
         .map_err(|e| map_error(e, &stash))?;
     cols.0.batch_rows(batch_rows);
     let names = cols.0.names().to_vec();
+    if let Some(t) = types.resolve(&names)? {
+        cols.0.set_types(t).map_err(|e| map_error(e, &stash))?;
+    } else if let TypesArg::Infer = types {
+        let c = &mut cols;
+        let inferred = py.allow_threads(move || c.infer_types(INFER_ROWS));
+        inferred.map_err(|e| map_error(e, &stash))?;
+    }
+    let types = cols.0.types();
     let src: BatchBox = Box::new(GilFree(cols));
-    Ok(ArrowStream { names, cols: Some(Mutex::new(src)) })
+    Ok(ArrowStream { names, types, cols: Some(Mutex::new(src)) })
 }
 
 /// The smallest part a file is cut into for `read_arrow` on several

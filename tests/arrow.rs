@@ -8,7 +8,7 @@ use std::ffi::CStr;
 
 use common::cases;
 
-use fastcsv::arrow::{ffi, ColumnBatch, Columns, ParColumns};
+use fastcsv::arrow::{ffi, Column, ColumnBatch, Columns, DataType, ParColumns};
 use fastcsv::{Dialect, ErrorKind, Reader};
 use proptest::prelude::*;
 
@@ -31,7 +31,7 @@ fn rows_of(batches: &[ColumnBatch]) -> Vec<Vec<String>> {
     for b in batches {
         assert!(b.rows() > 0);
         for i in 0..b.rows() {
-            rows.push(b.columns().iter().map(|c| c.get(i).to_owned()).collect());
+            rows.push(b.columns().iter().map(|c| c.as_utf8().unwrap().get(i).to_owned()).collect());
         }
     }
     rows
@@ -423,4 +423,329 @@ fn a_wide_file_in_groups_of_rows() {
         let b = all(&mut cols).unwrap();
         assert_eq!((cols.names().to_vec(), rows_of(&b), false), want, "batches of {rows}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// Typed columns
+
+/// A value of a typed column, for comparing with the oracle.
+#[derive(Clone, Debug, PartialEq)]
+enum V {
+    Null,
+    I(i64),
+    /// A float's bits (so that -0.0 and 0.0 differ, and inf compares).
+    F(u64),
+    B(bool),
+    S(String),
+}
+
+/// The value of row `i` of `c`.
+fn value(c: &Column, i: usize) -> V {
+    match c {
+        Column::Utf8(c) => V::S(c.get(i).to_owned()),
+        Column::Int64(c) => c.get(i).map_or(V::Null, V::I),
+        Column::Float64(c) => c.get(i).map_or(V::Null, |x| V::F(x.to_bits())),
+        Column::Boolean(c) => c.get(i).map_or(V::Null, V::B),
+        _ => unreachable!(),
+    }
+}
+
+/// The oracle of the typed rules, from the standard library's parsers:
+/// `s` as a value of type `ty`, `Err` when it does not fit.
+fn typed_oracle(s: &str, ty: DataType) -> Result<V, ()> {
+    const NULLS: [&str; 17] = [
+        "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+        "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null",
+    ];
+    let parsed = match ty {
+        DataType::Utf8 => return Ok(V::S(s.to_owned())),
+        DataType::Int64 if !s.starts_with('+') => s.parse::<i64>().ok().map(V::I),
+        DataType::Int64 => None,
+        DataType::Float64 => {
+            s.parse::<f64>().ok().filter(|x| !x.is_nan()).map(|x| V::F(x.to_bits()))
+        }
+        DataType::Boolean => match s {
+            "1" | "true" | "True" | "TRUE" => Some(V::B(true)),
+            "0" | "false" | "False" | "FALSE" => Some(V::B(false)),
+            _ => None,
+        },
+        _ => unreachable!(),
+    };
+    match parsed {
+        Some(v) => Ok(v),
+        None if NULLS.contains(&s) => Ok(V::Null),
+        None => Err(()),
+    }
+}
+
+/// Values that a column of numbers, booleans or text may hold.
+fn token() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<i64>().prop_map(|n| n.to_string()),
+        (0i64..1000).prop_map(|n| n.to_string()),
+        any::<f64>().prop_map(|x| x.to_string()),
+        (any::<f64>(), 0usize..4).prop_map(|(x, k)| match k {
+            0 => format!("{x:e}"),
+            1 => format!("{x:E}"),
+            2 => format!("{x:.3}"),
+            _ => format!("{x:.17}"),
+        }),
+        "[-+]?[0-9]{0,20}(\\.[0-9]{0,20})?([eE][-+]?[0-9]{1,3})?",
+        prop::sample::select(vec![
+            "",
+            "NA",
+            "NaN",
+            "nan",
+            "null",
+            "NULL",
+            "#N/A",
+            "-1.#IND",
+            "1.#QNAN",
+            "n/a",
+            "N/A",
+            "true",
+            "True",
+            "TRUE",
+            "false",
+            "False",
+            "FALSE",
+            "1",
+            "0",
+            "inf",
+            "-inf",
+            "+inf",
+            "Infinity",
+            "-INFINITY",
+            "nAn",
+            "+5",
+            "-0",
+            "0.0",
+            ".5",
+            "5.",
+            ".",
+            "-",
+            "+",
+            "e5",
+            "1e",
+            "1e+",
+            "x",
+            " 1",
+            "1 ",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "0x10",
+            "1_000",
+            "1,5",
+        ])
+        .prop_map(str::to_owned),
+    ]
+}
+
+/// A CSV of `cols` columns whose values are drawn from `token`, each
+/// column from one "kind" so that inference gives every type.
+fn typed_csv() -> impl Strategy<Value = (Vec<Vec<String>>, usize)> {
+    (1usize..4, 1usize..40).prop_flat_map(|(cols, rows)| {
+        let kinds = prop::collection::vec(0usize..5, cols);
+        (kinds, Just(rows), Just(cols)).prop_flat_map(|(kinds, rows, cols)| {
+            let col = |k: usize| -> BoxedStrategy<String> {
+                match k {
+                    0 => prop_oneof![9 => any::<i32>().prop_map(|n| n.to_string()), 1 => token()].boxed(),
+                    1 => prop_oneof![9 => any::<f64>().prop_map(|x| x.to_string()), 1 => token()].boxed(),
+                    2 => prop_oneof![9 => prop::sample::select(vec!["true", "False", "0", "1", ""]).prop_map(str::to_owned), 1 => token()].boxed(),
+                    3 => prop_oneof![9 => prop::sample::select(vec!["", "NA", "null"]).prop_map(str::to_owned), 1 => token()].boxed(),
+                    _ => token().boxed(),
+                }
+            };
+            let row: Vec<BoxedStrategy<String>> = kinds.iter().map(|&k| col(k)).collect();
+            (prop::collection::vec(row, rows), Just(cols))
+        })
+    })
+}
+
+/// The CSV text of `rows` under a header `c0,c1,...` (every value quoted,
+/// so that an empty one is a field).
+fn csv_text(rows: &[Vec<String>], cols: usize) -> Vec<u8> {
+    let mut out = (0..cols).map(|j| format!("c{j}")).collect::<Vec<_>>().join(",");
+    out.push('\n');
+    for r in rows {
+        let q: Vec<String> = r.iter().map(|v| format!("\"{}\"", v.replace('"', "\"\""))).collect();
+        out.push_str(&q.join(","));
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(2000)))]
+
+    /// Inferred from some rows, then read: each column's type is the first
+    /// of int64, bool, float64 that every sampled value fits by the
+    /// oracle's parsers (utf8 when none or all null), and the values are
+    /// the oracle's, up to the first that does not fit, which is an error
+    /// at its row.
+    #[test]
+    fn typed_columns_are_the_oracle_values((rows, cols) in typed_csv(), sample in 1usize..50, batch in 1usize..9) {
+        let data = csv_text(&rows, cols);
+        let mut c = Columns::new(Reader::from_slice(&data)).unwrap();
+        c.batch_rows(batch);
+        let types = c.infer_types(sample).unwrap();
+        for (j, ty) in types.iter().enumerate() {
+            let vals: Vec<&str> = rows.iter().take(sample).map(|r| r[j].as_str()).collect();
+            let fits = |t| vals.iter().all(|v| typed_oracle(v, t).is_ok());
+            let all_null = vals.iter().all(|v| typed_oracle(v, DataType::Int64) == Ok(V::Null));
+            let want = if all_null {
+                DataType::Utf8
+            } else {
+                [DataType::Int64, DataType::Boolean, DataType::Float64]
+                    .into_iter()
+                    .find(|&t| fits(t))
+                    .unwrap_or(DataType::Utf8)
+            };
+            prop_assert_eq!(*ty, want, "column {} of {:?}", j, vals);
+        }
+        // The oracle: rows up to the first value that does not fit.
+        let mut want_rows = Vec::new();
+        let mut want_err = None;
+        'rows: for (i, r) in rows.iter().enumerate() {
+            let mut row = Vec::new();
+            for (j, v) in r.iter().enumerate() {
+                match typed_oracle(v, types[j]) {
+                    Ok(x) => row.push(x),
+                    Err(()) => {
+                        want_err = Some((i + 1, j));
+                        break 'rows;
+                    }
+                }
+            }
+            want_rows.push(row);
+        }
+        let mut got_rows = Vec::new();
+        let got_err = loop {
+            match c.next_batch() {
+                Ok(Some(b)) => {
+                    for (j, col) in b.columns().iter().enumerate() {
+                        prop_assert_eq!(col.data_type(), types[j]);
+                    }
+                    for i in 0..b.rows() {
+                        got_rows.push(b.columns().iter().map(|col| value(col, i)).collect::<Vec<_>>());
+                    }
+                }
+                Ok(None) => break None,
+                Err(e) => match e.kind() {
+                    ErrorKind::Value { field, expected, .. } => {
+                        prop_assert_eq!(*expected, types[*field].name());
+                        break Some((e.position().unwrap().record as usize, *field));
+                    }
+                    other => prop_assert!(false, "{:?}", other),
+                },
+            }
+        };
+        prop_assert_eq!(got_rows, want_rows);
+        prop_assert_eq!(got_err, want_err);
+        prop_assert!(c.next_batch().unwrap().is_none());
+    }
+}
+
+#[test]
+fn typed_columns_through_the_c_stream() {
+    struct Src(Columns<'static>);
+    // SAFETY: a reader of a `'static` slice holds no thread or stream.
+    unsafe impl Send for Src {}
+    impl ffi::BatchSource for Src {
+        fn names(&self) -> &[String] {
+            self.0.names()
+        }
+        fn types(&self) -> Vec<DataType> {
+            self.0.types()
+        }
+        fn next_batch(&mut self) -> fastcsv::Result<Option<ColumnBatch>> {
+            self.0.next_batch()
+        }
+    }
+    let data = b"i,f,b,s\n1,1.5,true,x\n,NaN,,\n-3,2,0,z\n";
+    let mut cols = Columns::new(Reader::from_slice(data)).unwrap();
+    let types = [DataType::Int64, DataType::Float64, DataType::Boolean, DataType::Utf8];
+    assert_eq!(cols.infer_types(10).unwrap(), types);
+    let mut stream = ffi::export_stream(Src(cols));
+    // SAFETY: as in `through_stream`.
+    unsafe {
+        let mut schema = ffi::ArrowSchema::empty();
+        assert_eq!((stream.get_schema.unwrap())(&mut stream, &mut schema), 0);
+        let formats: Vec<&str> = (0..4)
+            .map(|k| CStr::from_ptr((**schema.children.add(k)).format).to_str().unwrap())
+            .collect();
+        assert_eq!(formats, ["l", "g", "b", "u"]);
+        (schema.release.unwrap())(&mut schema);
+        let mut a = ffi::ArrowArray::empty();
+        assert_eq!((stream.get_next.unwrap())(&mut stream, &mut a), 0);
+        assert_eq!(a.length, 3);
+        let child = |k: usize| &**a.children.add(k);
+        let (i, f, b, s) = (child(0), child(1), child(2), child(3));
+        assert_eq!((i.n_buffers, i.null_count, f.null_count, b.null_count), (2, 1, 1, 1));
+        let bufs = std::slice::from_raw_parts(i.buffers, 2);
+        assert_eq!(*bufs[0].cast::<u8>(), 0b101);
+        assert_eq!(std::slice::from_raw_parts(bufs[1].cast::<i64>(), 3), [1, 0, -3]);
+        let fb = std::slice::from_raw_parts(f.buffers, 2);
+        assert_eq!(std::slice::from_raw_parts(fb[1].cast::<f64>(), 3), [1.5, 0.0, 2.0]);
+        let bb = std::slice::from_raw_parts(b.buffers, 2);
+        assert_eq!((*bb[0].cast::<u8>(), *bb[1].cast::<u8>()), (0b101, 0b001));
+        assert_eq!((s.n_buffers, s.null_count), (3, 0));
+        (a.release.unwrap())(&mut a);
+        let mut end = ffi::ArrowArray::empty();
+        assert_eq!((stream.get_next.unwrap())(&mut stream, &mut end), 0);
+        assert!(end.release.is_none());
+        (stream.release.unwrap())(&mut stream);
+    }
+}
+
+#[test]
+fn typed_columns_in_parts_are_those_of_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("typed.csv");
+    let mut text = String::from("n,x,flag,name\n");
+    for i in 0..20_000 {
+        let x = if i % 7 == 0 { String::new() } else { format!("{}.25", i) };
+        text.push_str(&format!("{i},{x},{},\"n{i}, \"\"q\"\"\"\n", i % 2 == 0));
+    }
+    text.push_str("oops,1,true,z\n");
+    std::fs::write(&path, &text).unwrap();
+    let b = fastcsv::ReaderBuilder::new();
+    let mut one = Columns::new(b.from_path(&path).unwrap()).unwrap();
+    let types = one.infer_types(1000).unwrap();
+    assert_eq!(types, [DataType::Int64, DataType::Float64, DataType::Boolean, DataType::Utf8]);
+    let mut par = ParColumns::from_path(&b, &path, false, 3, 16 << 10).unwrap();
+    assert_eq!(par.infer_types(1000).unwrap(), types);
+    par.batch_rows(1000);
+    one.batch_rows(1000);
+    let drain = |next: &mut dyn FnMut() -> fastcsv::Result<Option<ColumnBatch>>| {
+        let mut rows = Vec::new();
+        loop {
+            match next() {
+                Ok(Some(b)) => {
+                    for i in 0..b.rows() {
+                        rows.push(b.columns().iter().map(|c| value(c, i)).collect::<Vec<_>>());
+                    }
+                }
+                Ok(None) => return (rows, None),
+                Err(e) => return (rows, Some(e.to_string())),
+            }
+        }
+    };
+    let (r1, e1) = drain(&mut || one.next_batch());
+    let (r2, e2) = drain(&mut || par.next_batch());
+    assert_eq!(r1.len(), 20_000);
+    assert_eq!(r1, r2);
+    let e1 = e1.unwrap();
+    let at = text.len() - "oops,1,true,z\n".len();
+    let want = format!(":20002: record 20001, byte {at}: field 0 is not a valid int64: \"oops\"");
+    assert!(e1.ends_with(&want), "{e1}");
+    assert_eq!(Some(e1), e2);
+}
+
+#[test]
+fn types_are_checked_against_the_columns() {
+    let mut c = Columns::new(Reader::from_slice(b"a,b\n1,2\n")).unwrap();
+    let e = c.set_types(vec![DataType::Int64]).map(|_| ()).unwrap_err();
+    assert_eq!(e.to_string(), "1 types given for 2 columns");
 }

@@ -320,6 +320,7 @@ fn fastcsv_arrow(input: &Input, src: Src) -> (u64, u64) {
         n += b.rows() as u64;
         // The values' bytes plus one per value, as the other engines sum.
         for c in b.columns() {
+            let c = c.as_utf8().expect("text columns");
             sum += c.data().len() as u64 + c.len() as u64;
         }
     }

@@ -532,12 +532,35 @@ def read_arrow(
     header: bool = True,
     batch_rows: int = 65536,
     threads: int | None = None,
+    types: Any = None,
     **fmtparams: Any,
 ) -> _fastcsv.ArrowStream:
-    """The columns of ``source`` as Arrow data: a stream of record batches
-    whose columns are all strings (``utf8``), read through the Arrow
-    PyCapsule interface by ``pyarrow.table(s)``, ``polars.DataFrame(s)``,
-    ``duckdb.sql("from s")`` or ``pandas.DataFrame(pyarrow.table(s))``.
+    """The columns of ``source`` as Arrow data: a stream of record batches,
+    read through the Arrow PyCapsule interface by ``pyarrow.table(s)``,
+    ``polars.DataFrame(s)``, ``duckdb.sql("from s")`` or
+    ``pandas.DataFrame(pyarrow.table(s))``.
+
+    The columns are strings (``utf8``), as the ``csv`` module gives them,
+    unless ``types`` says otherwise:
+
+    - ``types="infer"``: each column gets the first of ``int64``, ``bool``,
+      ``float64`` that all its values in the first 65536 rows fit, else
+      ``utf8``, by the rules of ``pyarrow.csv.read_csv`` (an integer is an
+      optional ``-`` and digits; ``1``/``0``/``true``/``True``/``TRUE`` and
+      the false ones are booleans; a float is a decimal number or
+      ``inf``), with its default null values (the empty value, ``NA``,
+      ``NULL``, ``NaN``, ``n/a``, ``#N/A``, ...) as nulls in typed columns.
+      A column whose sampled values are all null stays ``utf8``.
+    - ``types={"price": "float64", 0: "int64"}``: those columns (by name
+      or index) get those types (``"int64"``, ``"float64"``, ``"bool"``,
+      ``"utf8"``, or a pyarrow type such as ``pa.float64()``); the others
+      are ``utf8``.
+
+    A value that does not fit its column's type is an error at its row
+    (``path:line: record N, byte B: field F is not a valid int64: "x"``),
+    after the rows before it: with ``"infer"``, a value after the sampled
+    rows can be one; name the column's type in a dict then.
+    ``column_names`` and ``column_types`` give the stream's schema.
 
     ``source`` is a path, a binary file or ``bytes``. With ``header=True``
     the first non-empty row names the columns (else ``"0"``, ``"1"``,
@@ -585,7 +608,7 @@ def read_arrow(
     spec = _spec(kind, src, extra)
     names = _part_names(kind, src, header, dialect, fmtparams, extra)
     try:
-        return _fastcsv._read_arrow(d, spec, bool(header), batch_rows, names, threads)
+        return _fastcsv._read_arrow(d, spec, bool(header), batch_rows, names, threads, types)
     except _Unsupported as e:
         raise ValueError(f"read_arrow cannot read this dialect natively: {e}") from None
 

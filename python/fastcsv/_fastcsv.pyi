@@ -55,6 +55,10 @@ class ArrowStream:
     def column_names(self) -> list[str]:
         """The column names."""
 
+    @property
+    def column_types(self) -> list[str]:
+        """The column types: ``utf8``, ``int64``, ``float64`` or ``bool``."""
+
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """A ``PyCapsule`` holding an ``ArrowArrayStream``."""
 
@@ -95,6 +99,7 @@ def _read_arrow(
     batch_rows: int,
     names: list[str] | None = None,
     threads: int = 1,
+    types: Any = None,
 ) -> ArrowStream:
     """The columns of a native input, as an Arrow stream."""
 

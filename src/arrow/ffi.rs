@@ -47,7 +47,7 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-use super::{ColumnBatch, StringColumn};
+use super::{Column, ColumnBatch, DataType};
 
 /// `ARROW_FLAG_NULLABLE`.
 const NULLABLE: i64 = 2;
@@ -174,6 +174,10 @@ impl ArrowArrayStream {
 pub trait BatchSource {
     /// The column names (fixed).
     fn names(&self) -> &[String];
+    /// The column types (fixed; by default every column is `utf8`).
+    fn types(&self) -> Vec<DataType> {
+        vec![DataType::Utf8; self.names().len()]
+    }
     /// The next batch, `None` at the end.
     fn next_batch(&mut self) -> crate::Result<Option<ColumnBatch>>;
 }
@@ -181,6 +185,9 @@ pub trait BatchSource {
 impl<T: BatchSource + ?Sized> BatchSource for Box<T> {
     fn names(&self) -> &[String] {
         (**self).names()
+    }
+    fn types(&self) -> Vec<DataType> {
+        (**self).types()
     }
     fn next_batch(&mut self) -> crate::Result<Option<ColumnBatch>> {
         (**self).next_batch()
@@ -190,6 +197,9 @@ impl<T: BatchSource + ?Sized> BatchSource for Box<T> {
 impl BatchSource for super::ParColumns {
     fn names(&self) -> &[String] {
         super::ParColumns::names(self)
+    }
+    fn types(&self) -> Vec<DataType> {
+        super::ParColumns::types(self)
     }
     fn next_batch(&mut self) -> crate::Result<Option<ColumnBatch>> {
         super::ParColumns::next_batch(self)
@@ -249,7 +259,34 @@ fn schema(format: &str, name: &str, flags: i64, children: Vec<ArrowSchema>) -> A
 /// assert!(s.release.is_none());
 /// ```
 pub fn export_schema(names: &[String]) -> ArrowSchema {
-    let fields = names.iter().map(|n| schema("u", n, NULLABLE, Vec::new())).collect();
+    export_typed_schema(names, &[])
+}
+
+/// The schema of a stream of columns named `names` of types `types`
+/// (`utf8` past their end): a struct of nullable fields, owned by the
+/// caller from now on (who must call its `release`).
+///
+/// ```
+/// use fastcsv::arrow::DataType;
+/// let names = ["a".to_owned(), "b".to_owned()];
+/// let mut s = fastcsv::arrow::ffi::export_typed_schema(&names, &[DataType::Int64]);
+/// // SAFETY: the schema was just made; its children live until it is
+/// // released, once, below.
+/// unsafe {
+///     let b = &**s.children.add(1);
+///     assert_eq!(std::ffi::CStr::from_ptr(b.format).to_str(), Ok("u"));
+///     (s.release.unwrap())(&mut s);
+/// }
+/// ```
+pub fn export_typed_schema(names: &[String], types: &[DataType]) -> ArrowSchema {
+    let fields = names
+        .iter()
+        .enumerate()
+        .map(|(j, n)| {
+            let ty = types.get(j).copied().unwrap_or(DataType::Utf8);
+            schema(ty.format(), n, NULLABLE, Vec::new())
+        })
+        .collect();
     schema("+s", "", 0, fields)
 }
 
@@ -281,32 +318,38 @@ unsafe extern "C" fn release_schema(s: *mut ArrowSchema) {
 /// What an array made here owns.
 struct ArrayData {
     /// A child's buffers (for the struct, none).
-    _column: Option<StringColumn>,
+    _column: Option<Column>,
     buffers: Vec<*const c_void>,
     /// As in `SchemaData`.
     children: Vec<ArrowArray>,
     child_ptrs: Vec<*mut ArrowArray>,
 }
 
-/// The `utf8` array of one column, owning its buffers.
-fn column_array(col: StringColumn) -> ArrowArray {
+/// The array of one column, owning its buffers: `utf8` (validity,
+/// offsets, data), or `int64`, `double` or `bool` (validity, values).
+fn column_array(col: Column) -> ArrowArray {
     let len = col.len() as i64;
+    let nulls = col.null_count() as i64;
+    // The validity bitmap is null when no value is; the other buffers are
+    // never null, even when empty (a dangling, aligned pointer).
+    let bitmap = |v: Option<&[u8]>| v.map_or(ptr::null(), |v| v.as_ptr().cast());
+    let buffers: Vec<*const c_void> = match &col {
+        Column::Utf8(c) => vec![ptr::null(), c.offsets().as_ptr().cast(), c.data().as_ptr().cast()],
+        Column::Int64(c) => vec![bitmap(c.validity()), c.values().as_ptr().cast()],
+        Column::Float64(c) => vec![bitmap(c.validity()), c.values().as_ptr().cast()],
+        Column::Boolean(c) => vec![bitmap(c.validity()), c.bits().as_ptr().cast()],
+    };
     let mut data = Box::new(ArrayData {
-        buffers: vec![
-            ptr::null(),
-            col.offsets().as_ptr().cast(),
-            // Never null, even when empty (a dangling, aligned pointer).
-            col.data().as_ptr().cast(),
-        ],
+        buffers,
         _column: Some(col),
         children: Vec::new(),
         child_ptrs: Vec::new(),
     });
     ArrowArray {
         length: len,
-        null_count: 0,
+        null_count: nulls,
         offset: 0,
-        n_buffers: 3,
+        n_buffers: data.buffers.len() as i64,
         n_children: 0,
         buffers: data.buffers.as_mut_ptr(),
         children: ptr::null_mut(),
@@ -414,7 +457,8 @@ unsafe extern "C" fn stream_get_schema(s: *mut ArrowArrayStream, out: *mut Arrow
     if out.is_null() {
         return fail(d, "get_schema: no schema to write to".into());
     }
-    match catch_unwind(AssertUnwindSafe(|| export_schema(d.source.names()))) {
+    let schema = || export_typed_schema(d.source.names(), &d.source.types());
+    match catch_unwind(AssertUnwindSafe(schema)) {
         Ok(schema) => {
             // SAFETY: `out` is not null and the consumer's to write.
             unsafe { out.write(schema) };

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use super::{ColumnBatch, Columns, DEFAULT_BATCH_ROWS};
+use super::{ColumnBatch, Columns, DataType, DEFAULT_BATCH_ROWS};
 use crate::error::{Error, Position, Result};
 use crate::reader::ReaderBuilder;
 use crate::split::{Part, Splitter};
@@ -57,7 +57,7 @@ struct Shared {
 /// assert_eq!(cols.names(), ["n", "sq"]);
 /// let mut rows = 0;
 /// while let Some(b) = cols.next_batch().unwrap() {
-///     assert_eq!(b.column(0).get(0).parse::<usize>().unwrap(), rows);
+///     assert_eq!(b.strings(0).get(0).parse::<usize>().unwrap(), rows);
 ///     rows += b.rows();
 /// }
 /// assert_eq!(rows, 10_000);
@@ -75,6 +75,8 @@ pub struct ParColumns {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     done: bool,
+    /// The types, once the workers have started (before, the job's).
+    types: Vec<DataType>,
 }
 
 impl ParColumns {
@@ -116,6 +118,7 @@ impl ParColumns {
             header_row,
             window: threads.max(1) + 1,
             batch_rows: DEFAULT_BATCH_ROWS,
+            types: Vec::new(),
         };
         Ok(ParColumns {
             names,
@@ -133,12 +136,14 @@ impl ParColumns {
             }),
             workers: Vec::new(),
             done: false,
+            types: Vec::new(),
         })
     }
 
     /// Starts the workers (at the first batch asked for).
     fn start(&mut self) {
         let Some(job) = self.job.take() else { return };
+        self.types = job.types.clone();
         let job = Arc::new(job);
         let (tx, rx) = mpsc::channel();
         self.rx = Some(rx);
@@ -160,6 +165,45 @@ impl ParColumns {
     /// The column names.
     pub fn names(&self) -> &[String] {
         &self.names
+    }
+
+    /// Converts the columns to `types`, as [`Columns::set_types`] does;
+    /// set before the first batch is read (the workers start then), when
+    /// it fails otherwise.
+    pub fn set_types(&mut self, types: Vec<DataType>) -> Result<&mut Self> {
+        let Some(job) = &mut self.job else {
+            return Err(Error::config("the types are set before the first batch"));
+        };
+        if types.len() != self.names.len() {
+            return Err(Error::config(format!(
+                "{} types given for {} columns",
+                types.len(),
+                self.names.len()
+            )));
+        }
+        job.types = types;
+        Ok(self)
+    }
+
+    /// The columns' types.
+    pub fn types(&self) -> Vec<DataType> {
+        let given = self.job.as_ref().map_or(&self.types, |j| &j.types);
+        (0..self.names.len()).map(|j| given.get(j).copied().unwrap_or(DataType::Utf8)).collect()
+    }
+
+    /// Sets the types to those the first `rows` rows of the file fit, as
+    /// [`Columns::infer_types`] does, and returns them: the first part's
+    /// rows are read for it now (and again by its worker).
+    pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
+        let Some(job) = &self.job else {
+            return Err(Error::config("the types are set before the first batch"));
+        };
+        let first = job.builder.from_path_part(&job.path, &job.parts[0])?;
+        let mut cols = Columns::with_header_row(first, job.header_row)?;
+        cols.batch_rows(job.batch_rows);
+        let types = cols.infer_types(rows)?;
+        self.set_types(types.clone())?;
+        Ok(types)
     }
 
     /// The next batch in the file's order; `None` at the end. After an
@@ -256,6 +300,7 @@ struct Job {
     header_row: bool,
     window: usize,
     batch_rows: usize,
+    types: Vec<DataType>,
 }
 
 impl Job {
@@ -306,6 +351,11 @@ impl Job {
             Err(e) => return tx.send((k, Item::Error(e))).is_ok(),
         };
         cols.batch_rows(self.batch_rows);
+        if !self.types.is_empty() {
+            if let Err(e) = cols.set_types(self.types.clone()) {
+                return tx.send((k, Item::Error(e))).is_ok();
+            }
+        }
         loop {
             if shared.stop.load(Ordering::Relaxed) {
                 return false;
