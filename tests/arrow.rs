@@ -457,13 +457,24 @@ fn typed_oracle(s: &str, ty: DataType) -> Result<V, ()> {
         "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
         "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null",
     ];
+    // Numbers may have spaces and tabs around them.
+    let t = s.trim_matches([' ', '\t']);
     let parsed = match ty {
         DataType::Utf8 => return Ok(V::S(s.to_owned())),
-        DataType::Int64 if !s.starts_with('+') => s.parse::<i64>().ok().map(V::I),
-        DataType::Int64 => None,
-        DataType::Float64 => {
-            s.parse::<f64>().ok().filter(|x| !x.is_nan()).map(|x| V::F(x.to_bits()))
-        }
+        DataType::Int64 => match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            Some(h) if (1..=16).contains(&h.len()) && h.chars().all(|c| c.is_ascii_hexdigit()) => {
+                u64::from_str_radix(h, 16).ok().map(|n| V::I(n as i64))
+            }
+            Some(_) => None,
+            None if !t.starts_with('+') => t.parse::<i64>().ok().map(V::I),
+            None => None,
+        },
+        // A NaN spelt as a null is null.
+        DataType::Float64 => t
+            .parse::<f64>()
+            .ok()
+            .filter(|x| !(x.is_nan() && NULLS.contains(&s)))
+            .map(|x| V::F(x.to_bits())),
         DataType::Boolean => match s {
             "1" | "true" | "True" | "TRUE" => Some(V::B(true)),
             "0" | "false" | "False" | "FALSE" => Some(V::B(false)),

@@ -6,10 +6,13 @@
 //! - **Nulls.** In a typed column, an empty value and each of pyarrow's
 //!   default null spellings ([`NULL_VALUES`]: `NA`, `NULL`, `NaN`, `n/a`,
 //!   ...) is null. A `utf8` column has no nulls: its values are the text.
-//! - **`int64`.** An optional `-`, then ASCII digits, within `i64`.
+//! - **`int64`.** An optional `-`, then ASCII digits, within `i64`; or
+//!   `0x` and 1 to 16 hex digits (the bits of the `i64`). Spaces and tabs
+//!   around the number are allowed.
 //! - **`float64`.** A decimal number with an optional sign, fraction and
-//!   exponent (`1`, `-2.5`, `.5`, `5.`, `1e-3`), or `inf` / `infinity`
-//!   (any case, signed). `NaN` is null, as in pyarrow.
+//!   exponent (`1`, `-2.5`, `.5`, `5.`, `1e-3`), `inf` / `infinity` or
+//!   `nan` (any case, signed), with spaces and tabs around allowed. The
+//!   null spellings win: `NaN` and `nan` are null, `NAN` is a NaN.
 //! - **`bool`.** `1`, `true`, `True`, `TRUE` and `0`, `false`, `False`,
 //!   `FALSE`.
 //! - **Inference** ([`infer`]) picks, per column, the first type of
@@ -256,9 +259,28 @@ impl Column {
     }
 }
 
-/// Parses an `int64` as pyarrow does: an optional `-`, then digits.
+/// `v` without the spaces and tabs around it (as Arrow trims numbers).
+#[inline]
+fn trim(v: &[u8]) -> &[u8] {
+    let ws = |c: &u8| *c == b' ' || *c == b'\t';
+    match (v.first(), v.last()) {
+        (Some(a), Some(b)) if ws(a) || ws(b) => {
+            let s = v.iter().position(|c| !ws(c)).unwrap_or(v.len());
+            let e = v.iter().rposition(|c| !ws(c)).map_or(s, |e| e + 1);
+            &v[s..e]
+        }
+        _ => v,
+    }
+}
+
+/// Parses an `int64` as pyarrow does: an optional `-`, then digits; or
+/// `0x` and up to 16 hex digits; spaces and tabs around.
 #[inline]
 pub(crate) fn parse_i64(v: &[u8]) -> Option<i64> {
+    let v = trim(v);
+    if let [b'0', b'x' | b'X', hex @ ..] = v {
+        return parse_hex(hex);
+    }
     let (neg, digits) = match v {
         [b'-', rest @ ..] => (true, rest),
         _ => (false, v),
@@ -292,6 +314,19 @@ pub(crate) fn parse_i64(v: &[u8]) -> Option<i64> {
     }
 }
 
+/// Up to 16 hex digits, as the bits of an `i64`.
+#[cold]
+fn parse_hex(hex: &[u8]) -> Option<i64> {
+    if hex.is_empty() || hex.len() > 16 {
+        return None;
+    }
+    let mut n = 0u64;
+    for &c in hex {
+        n = n << 4 | u64::from(char::from(c).to_digit(16)?);
+    }
+    Some(n as i64)
+}
+
 /// Exact powers of ten as `f64` (10^22 is the last one).
 const POW10: [f64; 23] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
@@ -299,12 +334,14 @@ const POW10: [f64; 23] = [
 ];
 
 /// Parses a `float64`: a decimal number (`[+-]digits[.digits][e[+-]digits]`,
-/// with digits on at least one side of the point) or `inf` / `infinity`.
+/// with digits on at least one side of the point), `inf` / `infinity` or
+/// `nan`, with spaces and tabs around.
 /// Correctly rounded: the common case (up to 15 significant digits and a
 /// small exponent) is one exact multiplication or division (Clinger's fast
 /// path); any other goes to the standard library's parser.
 #[inline]
 pub(crate) fn parse_f64(v: &[u8]) -> Option<f64> {
+    let v = trim(v);
     let (neg, s) = match v {
         [b'-', rest @ ..] => (true, rest),
         [b'+', rest @ ..] => (false, rest),
@@ -331,7 +368,7 @@ pub(crate) fn parse_f64(v: &[u8]) -> Option<f64> {
         digits += frac_digits;
     }
     if digits == 0 {
-        // No digit: only an infinity is a number here (`NaN` is null).
+        // No digit: an infinity or a NaN.
         return parse_special(s).map(|x| if neg { -x } else { x });
     }
     let mut exp: i64 = 0;
@@ -376,10 +413,16 @@ pub(crate) fn parse_f64(v: &[u8]) -> Option<f64> {
     std::str::from_utf8(v).ok()?.parse::<f64>().ok()
 }
 
-/// `inf` or `infinity`, in any case.
+/// `inf`, `infinity` or `nan`, in any case.
 #[cold]
 fn parse_special(s: &[u8]) -> Option<f64> {
-    (s.eq_ignore_ascii_case(b"inf") || s.eq_ignore_ascii_case(b"infinity")).then_some(f64::INFINITY)
+    if s.eq_ignore_ascii_case(b"inf") || s.eq_ignore_ascii_case(b"infinity") {
+        Some(f64::INFINITY)
+    } else if s.eq_ignore_ascii_case(b"nan") {
+        Some(f64::NAN)
+    } else {
+        None
+    }
 }
 
 /// Parses a `bool` as pyarrow does by default.
@@ -471,7 +514,8 @@ pub(crate) fn convert(
     ty: DataType,
     field: usize,
 ) -> std::result::Result<Column, (usize, ErrorKind)> {
-    fn each<T: Copy + Default>(
+    #[allow(clippy::eq_op)] // `x != x`: NaN, for any `T`.
+    fn each<T: Copy + Default + PartialEq>(
         c: &StringColumn,
         ty: DataType,
         field: usize,
@@ -482,15 +526,17 @@ pub(crate) fn convert(
         for i in 0..n {
             let v = &c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize];
             match parse(v) {
-                Some(x) => {
+                // Only a NaN can be spelt as a null (`NaN`, `-nan`): the
+                // null wins.
+                Some(x) if !(x != x && is_null(v)) => {
                     values.push(x);
                     null.push(false);
                 }
-                None if is_null(v) => {
+                _ if is_null(v) => {
                     values.push(T::default());
                     null.push(true);
                 }
-                None => {
+                _ => {
                     let shown: String = String::from_utf8_lossy(v).chars().take(40).collect();
                     return Err((i, ErrorKind::Value { field, expected: ty.name(), value: shown }));
                 }
@@ -536,9 +582,14 @@ mod tests {
         assert_eq!(parse_i64(b"99999999999999999999"), None);
         assert_eq!(parse_i64(b"-04420816086547690446"), Some(-4420816086547690446));
         assert_eq!(parse_i64(b"0000"), Some(0));
-        for bad in [&b""[..], b"-", b"+5", b" 1", b"1 ", b"1.0", b"0x1", b"1e3"] {
+        assert_eq!(parse_i64(b" 7\t"), Some(7));
+        assert_eq!(parse_i64(b"0X1f"), Some(31));
+        assert_eq!(parse_i64(b"0xFFFFFFFFFFFFFFFF"), Some(-1));
+        for bad in [&b""[..], b"-", b"+5", b"  ", b"1.0", b"0x", b"-0x1", b"0x1g", b"1e3", b"\x0b1"]
+        {
             assert_eq!(parse_i64(bad), None, "{:?}", bad);
         }
+        assert_eq!(parse_i64(b"0x00000000000000001"), None);
     }
 
     #[test]
@@ -575,9 +626,9 @@ mod tests {
         }
         assert_eq!(parse_f64(b"inf"), Some(f64::INFINITY));
         assert_eq!(parse_f64(b"-Infinity"), Some(f64::NEG_INFINITY));
-        for bad in
-            [&b""[..], b".", b"-", b"e5", b"1e", b"1e+", b"1.2.3", b" 1", b"nan", b"NaN", b"1,5"]
-        {
+        assert!(parse_f64(b"-NAN").is_some_and(|x| x.is_nan() && x.is_sign_negative()));
+        assert_eq!(parse_f64(b"\t1.5 "), Some(1.5));
+        for bad in [&b""[..], b".", b"-", b"e5", b"1e", b"1e+", b"1.2.3", b"1_0", b"0x1", b"1,5"] {
             assert_eq!(parse_f64(bad), None, "{:?}", bad);
         }
     }
@@ -628,6 +679,12 @@ mod tests {
 
     #[test]
     fn conversion_gives_nulls_and_errors() {
+        let Column::Float64(f) =
+            convert(&col(&["NaN", "NAN", "-nan"]), DataType::Float64, 0).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((f.get(0), f.get(1).map(f64::is_nan), f.get(2)), (None, Some(true), None));
         let Column::Int64(c) = convert(&col(&["1", "", "NaN", "-4"]), DataType::Int64, 0).unwrap()
         else {
             panic!()

@@ -7,6 +7,9 @@ from __future__ import annotations
 import csv
 import ctypes
 import io
+import math
+import random
+import re
 
 import pytest
 
@@ -224,3 +227,254 @@ def test_pyarrow_and_polars_read_it(tmp_path):
         return
     df = pl.DataFrame(fastcsv.read_arrow(str(p)))
     assert df.shape == (5000, 2) and df["k"][4999] == "4999"
+
+
+# ---------------------------------------------------------------------------
+# Typed columns (types="infer" or a dict): pyarrow's conversion rules.
+
+_FORMATS = {b"u": "utf8", b"l": "int64", b"g": "float64", b"b": "bool"}
+
+
+def consume_typed(stream) -> tuple[list[str], list[str], list[list[object]]]:
+    """Names, types and rows (None for a null) of a stream, read through
+    ctypes as an Arrow consumer does."""
+    cap = stream.__arrow_c_stream__()
+    s = ctypes.cast(_get_pointer(cap, b"arrow_array_stream"), ctypes.POINTER(ArrowArrayStream))
+    schema = ArrowSchema()
+    assert s.contents.get_schema(s, ctypes.byref(schema)) == 0
+    names, types = [], []
+    for k in range(schema.n_children):
+        child = schema.children[k].contents
+        names.append(child.name.decode())
+        types.append(_FORMATS[child.format])
+    schema.release(ctypes.byref(schema))
+    rows: list[list[object]] = []
+    try:
+        while True:
+            a = ArrowArray()
+            if s.contents.get_next(s, ctypes.byref(a)) != 0:
+                raise RuntimeError(s.contents.get_last_error(s).decode())
+            if not a.release:
+                break
+            n = a.length
+            cols = []
+            for k in range(a.n_children):
+                c = a.children[k].contents
+                ty = types[k]
+                valid = [True] * n
+                if c.buffers[0]:
+                    bits = ctypes.cast(c.buffers[0], ctypes.POINTER(ctypes.c_uint8))
+                    valid = [bool(bits[i // 8] >> (i % 8) & 1) for i in range(n)]
+                assert c.null_count == valid.count(False)
+                if ty == "utf8":
+                    offs = ctypes.cast(c.buffers[1], ctypes.POINTER(ctypes.c_int32))
+                    data = ctypes.cast(c.buffers[2], ctypes.POINTER(ctypes.c_char))
+                    vals = [data[offs[i] : offs[i + 1]].decode() for i in range(n)]
+                elif ty == "bool":
+                    bits = ctypes.cast(c.buffers[1], ctypes.POINTER(ctypes.c_uint8))
+                    vals = [bool(bits[i // 8] >> (i % 8) & 1) for i in range(n)]
+                else:
+                    ct = ctypes.c_int64 if ty == "int64" else ctypes.c_double
+                    buf = ctypes.cast(c.buffers[1], ctypes.POINTER(ct))
+                    vals = [buf[i] for i in range(n)]
+                cols.append([v if ok else None for v, ok in zip(vals, valid)])
+            a.release(ctypes.byref(a))
+            rows.extend(list(r) for r in zip(*cols))
+    finally:
+        del cap
+    return names, types, rows
+
+
+_NULLS = {
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+    "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null",
+}
+_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity|nan)", re.I)
+
+
+def typed_value(s: str, ty: str) -> object:
+    """The oracle: ``s`` as a value of ``ty`` by the documented rules;
+    ValueError when it does not fit."""
+    if ty == "utf8":
+        return s
+    t = s.strip(" \t")
+    if ty == "int64":
+        if re.fullmatch(r"0[xX][0-9a-fA-F]{1,16}", t):
+            n = int(t[2:], 16)
+            return n - (1 << 64) if n >= 1 << 63 else n
+        if re.fullmatch(r"-?[0-9]+", t) and -(1 << 63) <= int(t) < 1 << 63:
+            return int(t)
+    elif ty == "float64":
+        if _FLOAT.fullmatch(t):
+            x = float(t)
+            if not (math.isnan(x) and s in _NULLS):
+                return x
+    elif ty == "bool":
+        if s in ("1", "true", "True", "TRUE"):
+            return True
+        if s in ("0", "false", "False", "FALSE"):
+            return False
+    if s in _NULLS:
+        return None
+    raise ValueError(s)
+
+
+def inferred(values: list[str]) -> str:
+    def fits(ty: str) -> bool:
+        try:
+            for v in values:
+                typed_value(v, ty)
+            return True
+        except ValueError:
+            return False
+
+    if all(v in _NULLS for v in values):
+        return "utf8"
+    return next((t for t in ("int64", "bool", "float64") if fits(t)), "utf8")
+
+
+def same(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    return type(a) is type(b) and a == b
+
+
+TOKENS = [
+    "", "NA", "NaN", "nan", "null", "NULL", "#N/A", "-1.#IND", "n/a", "true", "True", "FALSE",
+    "1", "0", "-0", "inf", "-Infinity", "NAN", "+nan", "+5", "0.0", ".5", "5.", "1e3", "1E-3",
+    " 7", "2.5\t", "0x1F", "0xFFFFFFFFFFFFFFFF", "9223372036854775807", "9223372036854775808",
+    "-9223372036854775808", "x", "1_000", "1,5", "-", ".", "e5", "  ", "0001",
+]
+
+
+def random_table(rng: random.Random, rows: int, cols: int) -> list[list[str]]:
+    kinds = [rng.randrange(5) for _ in range(cols)]
+
+    def value(kind: int) -> str:
+        if rng.random() < 0.1:
+            return rng.choice(TOKENS)
+        if kind == 0:
+            return str(rng.randint(-(10**12), 10**12))
+        if kind == 1:
+            return repr(rng.uniform(-1e6, 1e6)) if rng.random() < 0.8 else f"{rng.random():.3e}"
+        if kind == 2:
+            return rng.choice(["true", "false", "True", "0", "1", ""])
+        if kind == 3:
+            return rng.choice(["", "NA", "null", "nan"])
+        return rng.choice(TOKENS + ["abc", "a,b", 'q"q'])
+
+    return [[value(k) for k in kinds] for _ in range(rows)]
+
+
+def to_csv(header: list[str], rows: list[list[str]]) -> bytes:
+    out = io.StringIO()
+    w = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return out.getvalue().encode()
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_inferred_columns_follow_the_rules(seed):
+    rng = random.Random(seed)
+    rows, cols = rng.randrange(1, 60), rng.randrange(1, 5)
+    table = random_table(rng, rows, cols)
+    header = [f"c{j}" for j in range(cols)]
+    names, types, got = consume_typed(fastcsv.read_arrow(to_csv(header, table), types="infer"))
+    assert names == header
+    assert types == [inferred([r[j] for r in table]) for j in range(cols)]
+    want = [[typed_value(v, types[j]) for j, v in enumerate(r)] for r in table]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert all(same(a, b) for a, b in zip(g, w)), (g, w)
+
+
+def test_types_by_name_and_index(tmp_path):
+    data = b"id,price,ok,name\n1,2.5,true,a\n2,,0,b\n3,NA,,c\n"
+    s = fastcsv.read_arrow(data, types={"price": "float64", 0: "int", "ok": "boolean"})
+    assert s.column_types == ["int64", "float64", "bool", "utf8"]
+    names, types, rows = consume_typed(s)
+    assert rows == [[1, 2.5, True, "a"], [2, None, False, "b"], [3, None, None, "c"]]
+    s = fastcsv.read_arrow(data, types={"id": "utf8", "name": "str"})
+    assert s.column_types == ["utf8"] * 4
+    assert fastcsv.read_arrow(data).column_types == ["utf8"] * 4
+    assert fastcsv.read_arrow(data, types="infer").column_types == ["int64", "float64", "bool", "utf8"]
+    with pytest.raises(ValueError, match='unknown column type "decimal"'):
+        fastcsv.read_arrow(data, types={"id": "decimal"})
+    with pytest.raises(ValueError, match="column \"nope\" the file does not have"):
+        fastcsv.read_arrow(data, types={"nope": "int64"})
+    with pytest.raises(ValueError, match="column 9, but there are 4 columns"):
+        fastcsv.read_arrow(data, types={9: "int64"})
+    with pytest.raises(ValueError, match="'infer' or a dict"):
+        fastcsv.read_arrow(data, types="guess")
+    with pytest.raises(TypeError, match="'infer' or a dict"):
+        fastcsv.read_arrow(data, types=["int64"])
+    with pytest.raises(TypeError, match="a name or an index"):
+        fastcsv.read_arrow(data, types={1.5: "int64"})
+
+
+def test_a_value_that_does_not_fit_is_an_error_at_its_row(tmp_path):
+    p = tmp_path / "t.csv"
+    lines = ["n,x"] + [f"{i},{i}.5" for i in range(100)] + ["oops,1"]
+    p.write_text("\n".join(lines) + "\n")
+    at = len("\n".join(lines[:-1])) + 1
+    msg = rf't.csv:102: record 101, byte {at}: field 0 is not a valid int64: "oops"'
+    s = fastcsv.read_arrow(str(p), types={"n": "int64", "x": "float64"}, batch_rows=30)
+    with pytest.raises(RuntimeError, match=msg):
+        consume_typed(s)
+    # The rows before it come first.
+    s = fastcsv.read_arrow(str(p), types={"n": "int64"}, batch_rows=30)
+    cap = s.__arrow_c_stream__()
+    st = ctypes.cast(_get_pointer(cap, b"arrow_array_stream"), ctypes.POINTER(ArrowArrayStream))
+    got = 0
+    while True:
+        a = ArrowArray()
+        if st.contents.get_next(st, ctypes.byref(a)) != 0:
+            break
+        got += a.length
+        a.release(ctypes.byref(a))
+    assert got == 100
+    del cap
+    # Inferred from the first 65536 rows, the types can miss a later value.
+    lines = ["n"] + [str(i) for i in range(70_000)] + ["1.5"]
+    p.write_text("\n".join(lines) + "\n")
+    s = fastcsv.read_arrow(str(p), types="infer")
+    assert s.column_types == ["int64"]
+    with pytest.raises(RuntimeError, match='t.csv:70002: record 70001, .* not a valid int64: "1.5"'):
+        consume_typed(s)
+
+
+def test_typed_columns_on_two_threads_are_those_of_one(tmp_path):
+    p = tmp_path / "big.csv"
+    with open(p, "w") as f:
+        f.write("n,x,flag,note\n")
+        for i in range(400_000):
+            x = "" if i % 11 == 0 else f"{i / 8}"
+            f.write(f'{i},{x},{"true" if i % 3 else "False"},"n {i}, ""q"""\n')
+    assert p.stat().st_size >= 8 << 20
+    one = consume_typed(fastcsv.read_arrow(str(p), types="infer", threads=1))
+    two = consume_typed(fastcsv.read_arrow(str(p), types="infer", threads=2))
+    assert one[1] == ["int64", "float64", "bool", "utf8"]
+    assert one == two
+    assert one[2][11] == [11, None, True, 'n 11, "q"']
+
+
+def test_pyarrow_reads_the_same_table():
+    pa = pytest.importorskip("pyarrow")
+    pacsv = pytest.importorskip("pyarrow.csv")
+    for seed in range(40):
+        rng = random.Random(seed)
+        rows, cols = rng.randrange(1, 200), rng.randrange(1, 6)
+        table = random_table(rng, rows, cols)
+        # A column whose values are all null is pyarrow's `null` type and
+        # our utf8: give each column one value that is not.
+        table.append([rng.choice(["1", "2.5", "true", "x"]) for _ in range(cols)])
+        data = to_csv([f"c{j}" for j in range(cols)], table)
+        ours = pa.table(fastcsv.read_arrow(data, types="infer"))
+        theirs = pacsv.read_csv(io.BytesIO(data))
+        names = {"int64": pa.int64(), "double": pa.float64(), "bool": pa.bool_(), "string": pa.string()}
+        assert [str(t) for t in ours.schema.types] == [str(t) for t in theirs.schema.types], seed
+        assert all(str(t) in names for t in ours.schema.types)
+        for a, b in zip(ours.columns, theirs.columns):
+            for x, y in zip(a.to_pylist(), b.to_pylist()):
+                assert same(x, y) or (x is None and y is None), (seed, x, y)
