@@ -106,6 +106,11 @@ def optional_readers() -> tuple[dict[str, Reader], list[str]]:
             readers["fastcsv.read_arrow -> pyarrow.table"] = lambda p: pa.table(
                 fc.read_arrow(p)
             ).num_rows
+            # Typed columns, as pyarrow.csv.read_csv infers them (but for
+            # timestamps and dates, which stay strings).
+            readers["fastcsv.read_arrow(types='infer') -> pyarrow.table"] = lambda p: pa.table(
+                fc.read_arrow(p, types="infer")
+            ).num_rows
     pl = have("polars")
     if pl is not None:
         readers["polars.read_csv"] = lambda p: pl.read_csv(p).height

@@ -446,7 +446,7 @@ impl<'a> Columns<'a> {
     /// let Column::Int64(n) = b.column(0) else { panic!() };
     /// assert_eq!((n.get(0), n.get(1), n.null_count()), (Some(1), None, 1));
     /// let e = cols.next_batch().unwrap_err();
-    /// assert_eq!(e.to_string(), "line 5: record 4, byte 19: field 0 is not a valid int64: \"x\"");
+    /// assert_eq!(e.to_string(), "line 5: record 4, byte 17: field 0 is not a valid int64: \"x\"");
     /// ```
     pub fn set_types(&mut self, types: Vec<DataType>) -> Result<&mut Self> {
         if types.len() != self.names.len() {

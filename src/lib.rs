@@ -56,7 +56,8 @@
 //! Beyond rows: [`Reader::read_batch`] hands out batches of records with
 //! only the columns a [`Selection`] keeps, [`Reader::par_batches`] reads
 //! one input on every CPU, and [`arrow::Columns`] gathers records into
-//! Arrow's `utf8` columns, which [`arrow::ffi`] hands to other libraries
+//! Arrow's `utf8` columns (or typed ones: `int64`, `float64`, `bool`, with
+//! nulls, as pyarrow converts them), which [`arrow::ffi`] hands to other libraries
 //! through the Arrow C stream interface, and [`split`] cuts a file into
 //! parts that start exactly at records, for other processes or machines
 //! to read on their own.

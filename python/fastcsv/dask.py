@@ -8,7 +8,8 @@ reads each part with :func:`fastcsv.read_arrow` on the workers, so the
 partitions hold exactly the rows of one reader of the whole file.
 
 Needs ``dask[dataframe]`` and ``pyarrow``. Every column is a string column
-(as with ``csv``; cast with ``astype`` as needed).
+(as with ``csv``), unless ``types`` asks for typed ones (as
+:func:`fastcsv.read_arrow` takes it).
 """
 
 from __future__ import annotations
@@ -32,23 +33,39 @@ class _ReadPart:
     workers)."""
 
     def __init__(
-        self, dialect: Any, header: bool, names: list[str], fmtparams: dict[str, Any]
+        self,
+        dialect: Any,
+        header: bool,
+        names: list[str],
+        fmtparams: dict[str, Any],
+        types: dict[int, str] | None = None,
     ) -> None:
         self.dialect = dialect
         self.header = header
         self.names = names
         self.fmtparams = fmtparams
+        self.types = types
 
     def __call__(self, part: fastcsv.Part) -> Any:
         pa = _pyarrow()
         stream = fastcsv.read_arrow(
-            part, self.dialect, header=self.header, **self.fmtparams
+            part, self.dialect, header=self.header, types=self.types, **self.fmtparams
         )
         table = pa.table(stream)
         if not self.header:
             # Numbered columns: a part may see fewer than the first one.
             table = _widen(table, self.names)
-        return table.to_pandas()
+        return _to_pandas(table)
+
+
+def _to_pandas(table: Any) -> Any:
+    """``table`` as pandas, with integers and booleans in pandas' nullable
+    dtypes (``Int64``, ``boolean``), so that every partition has the
+    dtypes of the meta whether or not its part has nulls."""
+    pa = _pyarrow()
+    pd = importlib.import_module("pandas")
+    nullable = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    return table.to_pandas(types_mapper=nullable.get)
 
 
 def _widen(table: Any, names: list[str]) -> Any:
@@ -74,6 +91,7 @@ def read_csv(
     *,
     blocksize: int = 64 << 20,
     header: bool = True,
+    types: Any = None,
     **fmtparams: Any,
 ) -> Any:
     """The file at ``path`` as a ``dask.dataframe.DataFrame`` of string
@@ -81,6 +99,11 @@ def read_csv(
     :func:`fastcsv.split`). ``header``, the dialect and the keywords are
     those of :func:`fastcsv.read_arrow`; errors carry the whole file's
     line and record numbers.
+
+    ``types`` is :func:`fastcsv.read_arrow`'s (with ``header=True``):
+    ``"infer"`` infers the types from the first part's first rows, here,
+    and every part is read with those; integer and boolean columns are
+    pandas' nullable ``Int64`` and ``boolean``, floats ``float64``.
 
     The file is split now, on every CPU with the GIL released (mostly a
     count of its records at the block scanner's speed: 0.25 s for a 1 GiB
@@ -94,10 +117,17 @@ def read_csv(
             "fastcsv.dask.read_csv needs dask[dataframe] and pyarrow: "
             "pip install 'dask[dataframe]' pyarrow"
         ) from e
+    if types is not None and not header:
+        raise ValueError("fastcsv.dask.read_csv takes types with header=True")
     parts = fastcsv.split(path, dialect, size=blocksize, **fmtparams)
-    # The names, from the first part's header (or its first row).
-    names = fastcsv.read_arrow(parts[0], dialect, header=header, **fmtparams).column_names
-    empty = pa.Table.from_arrays([pa.array([], pa.utf8()) for _ in names], names=names)
-    meta = empty.to_pandas()
-    read = _ReadPart(dialect, header, list(names), dict(fmtparams))
+    # The names (and types), from the first part's header (or first row).
+    first = fastcsv.read_arrow(parts[0], dialect, header=header, types=types, **fmtparams)
+    names = first.column_names
+    given = None if types is None else dict(enumerate(first.column_types))
+    arrow_types = {"utf8": pa.utf8(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}
+    empty = pa.Table.from_arrays(
+        [pa.array([], arrow_types[t]) for t in first.column_types], names=names
+    )
+    meta = _to_pandas(empty)
+    read = _ReadPart(dialect, header, list(names), dict(fmtparams), given)
     return dd.from_map(read, parts, meta=meta, label="fastcsv-read-csv", enforce_metadata=False)

@@ -6,10 +6,11 @@
 //!
 //! [`export_stream`] turns a source of [`ColumnBatch`]es into an
 //! [`ArrowArrayStream`] that any Arrow implementation imports: each batch
-//! becomes a struct array (a record batch) of `utf8` children, whose
-//! buffers are the batch's own vectors, moved, never copied. The schema is
-//! a struct of nullable `utf8` fields (no value is ever null: a CSV field
-//! is at worst empty).
+//! becomes a struct array (a record batch) of `utf8` children (or `int64`,
+//! `double` and `bool` ones, for typed columns), whose buffers are the
+//! batch's own vectors, moved, never copied. The schema is a struct of
+//! nullable fields (a text value is never null: a CSV field is at worst
+//! empty; a typed column's nulls are in its validity bitmap).
 //!
 //! Whoever receives the stream owns it and must call its `release`; every
 //! array and schema it hands out likewise. A stream may be used from any

@@ -43,3 +43,27 @@ def test_an_error_names_its_whole_file_position(tmp_path):
     with pytest.raises(Exception, match=r":102: record 51, byte \d+"):
         with dask.config.set(scheduler="sync"):
             df.compute()
+
+
+def test_typed_partitions(tmp_path):
+    pd = pytest.importorskip("pandas")
+    path = tmp_path / "t.csv"
+    lines = ["n,x,ok,s"]
+    for i in range(3000):
+        x = "" if i % 5 == 0 else f"{i}.5"
+        n = "NA" if i == 2500 else str(i)  # a null only in a late part
+        lines.append(f'{n},{x},{"true" if i % 2 else "0"},"s,{i}"')
+    path.write_text("\n".join(lines) + "\n")
+    df = fastcsv.dask.read_csv(path, blocksize=4096, types="infer")
+    assert df.npartitions > 4
+    assert [str(t) for t in df.dtypes] == ["Int64", "float64", "boolean", str(df.dtypes.iloc[3])]
+    got = df.compute(scheduler="sync")
+    assert [str(t) for t in got.dtypes] == [str(t) for t in df.dtypes]
+    assert len(got) == 3000 and got["n"].isna().sum() == 1 and got["x"].isna().sum() == 600
+    assert got["ok"].tolist()[:3] == [False, True, False]
+    assert got["s"].tolist()[7] == "s,7"
+    assert pd.isna(got["n"].tolist()[2500])
+    df = fastcsv.dask.read_csv(path, blocksize=4096, types={"x": "float64"})
+    assert str(df.dtypes.iloc[0]) != "Int64" and str(df.dtypes.iloc[1]) == "float64"
+    with pytest.raises(ValueError, match="header=True"):
+        fastcsv.dask.read_csv(path, types="infer", header=False)
