@@ -493,20 +493,6 @@ impl Inference {
     }
 }
 
-/// The validity bitmap of `n` values from the null flags `null`, and the
-/// number of nulls (`None` when there is none).
-fn validity(null: &[bool]) -> (Option<Vec<u8>>, usize) {
-    let nulls = null.iter().filter(|&&b| b).count();
-    if nulls == 0 {
-        return (None, 0);
-    }
-    let mut bits = vec![0u8; null.len().div_ceil(8)];
-    for (i, &b) in null.iter().enumerate() {
-        bits[i / 8] |= u8::from(!b) << (i % 8);
-    }
-    (Some(bits), nulls)
-}
-
 /// Converts text column `c` (field `field` of its records) to `ty`; on a
 /// value that does not fit, the row it is in and the error.
 pub(crate) fn convert(
@@ -514,51 +500,65 @@ pub(crate) fn convert(
     ty: DataType,
     field: usize,
 ) -> std::result::Result<Column, (usize, ErrorKind)> {
+    /// The values, the validity bitmap (made at the first null, with the
+    /// values before it valid) and the number of nulls.
+    type Parsed<T> = (Vec<T>, Option<Vec<u8>>, usize);
     #[allow(clippy::eq_op)] // `x != x`: NaN, for any `T`.
     fn each<T: Copy + Default + PartialEq>(
         c: &StringColumn,
         ty: DataType,
         field: usize,
         parse: impl Fn(&[u8]) -> Option<T>,
-    ) -> std::result::Result<(Vec<T>, Vec<bool>), (usize, ErrorKind)> {
+    ) -> std::result::Result<Parsed<T>, (usize, ErrorKind)> {
         let n = c.len();
-        let (mut values, mut null) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        for i in 0..n {
-            let v = &c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize];
-            match parse(v) {
+        let mut values = Vec::with_capacity(n);
+        let (mut validity, mut nulls): (Option<Vec<u8>>, usize) = (None, 0);
+        let data = &c.data[..];
+        for (i, w) in c.offsets.windows(2).enumerate() {
+            let v = data.get(w[0] as usize..w[1] as usize).unwrap_or_default();
+            let null = match parse(v) {
                 // Only a NaN can be spelt as a null (`NaN`, `-nan`): the
                 // null wins.
                 Some(x) if !(x != x && is_null(v)) => {
                     values.push(x);
-                    null.push(false);
+                    false
                 }
                 _ if is_null(v) => {
                     values.push(T::default());
-                    null.push(true);
+                    true
                 }
                 _ => {
                     let shown: String = String::from_utf8_lossy(v).chars().take(40).collect();
                     return Err((i, ErrorKind::Value { field, expected: ty.name(), value: shown }));
                 }
+            };
+            if null {
+                nulls += 1;
+                // At the first null, every value before it is valid.
+                validity.get_or_insert_with(|| {
+                    let mut b = vec![0u8; n.div_ceil(8)];
+                    b[..i / 8].fill(0xFF);
+                    b[i / 8] = (1u8 << (i % 8)) - 1;
+                    b
+                });
+            } else if let Some(bits) = &mut validity {
+                bits[i / 8] |= 1 << (i % 8);
             }
         }
-        Ok((values, null))
+        Ok((values, validity, nulls))
     }
     Ok(match ty {
         DataType::Utf8 => Column::Utf8(c.clone()),
         DataType::Int64 => {
-            let (values, null) = each(c, ty, field, parse_i64)?;
-            let (validity, nulls) = validity(&null);
+            let (values, validity, nulls) = each(c, ty, field, parse_i64)?;
             Column::Int64(PrimitiveColumn { values, validity, nulls })
         }
         DataType::Float64 => {
-            let (values, null) = each(c, ty, field, parse_f64)?;
-            let (validity, nulls) = validity(&null);
+            let (values, validity, nulls) = each(c, ty, field, parse_f64)?;
             Column::Float64(PrimitiveColumn { values, validity, nulls })
         }
         DataType::Boolean => {
-            let (values, null) = each(c, ty, field, parse_bool)?;
-            let (validity, nulls) = validity(&null);
+            let (values, validity, nulls) = each(c, ty, field, parse_bool)?;
             let mut bits = vec![0u8; values.len().div_ceil(8)];
             for (i, &b) in values.iter().enumerate() {
                 bits[i / 8] |= u8::from(b) << (i % 8);
