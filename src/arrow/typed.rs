@@ -15,7 +15,7 @@
 //!   null spellings win: `NaN` and `nan` are null, `NAN` is a NaN.
 //! - **`bool`.** `1`, `true`, `True`, `TRUE` and `0`, `false`, `False`,
 //!   `FALSE`.
-//! - **Inference** ([`infer`]) picks, per column, the first type of
+//! - **Inference** ([`super::Columns::infer_types`]) picks, per column, the first type of
 //!   `int64`, `bool`, `float64` that every value that is not null fits,
 //!   and `utf8` otherwise, or when every value is null (pyarrow would give
 //!   its `null` type; a later value could not fit that).
