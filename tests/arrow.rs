@@ -446,6 +446,8 @@ fn value(c: &Column, i: usize) -> V {
         Column::Int64(c) => c.get(i).map_or(V::Null, V::I),
         Column::Float64(c) => c.get(i).map_or(V::Null, |x| V::F(x.to_bits())),
         Column::Boolean(c) => c.get(i).map_or(V::Null, V::B),
+        Column::Date32(c) => c.get(i).map_or(V::Null, |d| V::I(d.into())),
+        Column::Timestamp { values, .. } => values.get(i).map_or(V::Null, V::I),
         _ => unreachable!(),
     }
 }

@@ -124,10 +124,7 @@ def read_csv(
     first = fastcsv.read_arrow(parts[0], dialect, header=header, types=types, **fmtparams)
     names = first.column_names
     given = None if types is None else dict(enumerate(first.column_types))
-    arrow_types = {"utf8": pa.utf8(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}
-    empty = pa.Table.from_arrays(
-        [pa.array([], arrow_types[t]) for t in first.column_types], names=names
-    )
-    meta = _to_pandas(empty)
+    # The stream's schema, through the Arrow PyCapsule interface.
+    meta = _to_pandas(pa.schema(first).empty_table())
     read = _ReadPart(dialect, header, list(names), dict(fmtparams), given)
     return dd.from_map(read, parts, meta=meta, label="fastcsv-read-csv", enforce_metadata=False)

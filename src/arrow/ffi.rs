@@ -339,6 +339,10 @@ fn column_array(col: Column) -> ArrowArray {
         Column::Int64(c) => vec![bitmap(c.validity()), c.values().as_ptr().cast()],
         Column::Float64(c) => vec![bitmap(c.validity()), c.values().as_ptr().cast()],
         Column::Boolean(c) => vec![bitmap(c.validity()), c.bits().as_ptr().cast()],
+        Column::Date32(c) => vec![bitmap(c.validity()), c.values().as_ptr().cast()],
+        Column::Timestamp { values: c, .. } => {
+            vec![bitmap(c.validity()), c.values().as_ptr().cast()]
+        }
     };
     let mut data = Box::new(ArrayData {
         buffers,

@@ -15,10 +15,21 @@
 //!   null spellings win: `NaN` and `nan` are null, `NAN` is a NaN.
 //! - **`bool`.** `1`, `true`, `True`, `TRUE` and `0`, `false`, `False`,
 //!   `FALSE`.
-//! - **Inference** ([`super::Columns::infer_types`]) picks, per column, the first type of
-//!   `int64`, `bool`, `float64` that every value that is not null fits,
-//!   and `utf8` otherwise, or when every value is null (pyarrow would give
-//!   its `null` type; a later value could not fit that).
+//! - **`date32`.** `YYYY-MM-DD`, a valid date.
+//! - **`timestamp`.** A date, then `T` or a space and `hh`, `hh:mm` or
+//!   `hh:mm:ss`, with a fraction of 1 to 9 digits (then in nanoseconds:
+//!   `timestamp[ns]`, else `timestamp[s]`) and a zone (`Z`, `+hh`,
+//!   `+hhmm`, `+hh:mm`, or `-`): zoned values are converted to UTC and
+//!   make a `tz=UTC` column. A date alone in a column without zones is its
+//!   midnight. Spaces or tabs around are allowed for a date alone in a
+//!   `date32` column only (as in Arrow).
+//! - **Inference** ([`super::Columns::infer_types`]) picks, per column, the
+//!   first type of `int64`, `bool`, `date32`, `timestamp[s]` or
+//!   `timestamp[ns]` without a zone, then with one, `float64` that every
+//!   value that is not null fits, and `utf8` otherwise, or when every
+//!   value is null (pyarrow would give its `null` type; a later value
+//!   could not fit that). pyarrow's `time32` (a time alone) is left as
+//!   `utf8`.
 //!
 //! ```
 //! use fastcsv::arrow::{Column, Columns, DataType};
@@ -57,27 +68,53 @@ pub enum DataType {
     Float64,
     /// Booleans (Arrow `bool`).
     Boolean,
+    /// Dates (Arrow `date32[day]`: days since 1970-01-01).
+    Date32,
+    /// Times (Arrow `timestamp`: seconds, or nanoseconds when `nanos`,
+    /// since 1970-01-01 00:00:00; in UTC, with the zone `UTC`, when `utc`,
+    /// else with no zone).
+    Timestamp {
+        /// Nanoseconds rather than seconds.
+        nanos: bool,
+        /// Zoned (`UTC`): the values had a zone (`Z`, `+01:00`).
+        utc: bool,
+    },
 }
 
 impl DataType {
-    /// The type's name: `utf8`, `int64`, `float64` or `bool`.
+    /// The type's name: `utf8`, `int64`, `float64`, `bool`, and pyarrow's
+    /// names of the others (`date32[day]`, `timestamp[s]`,
+    /// `timestamp[ns, tz=UTC]`, ...).
     pub fn name(self) -> &'static str {
         match self {
             DataType::Utf8 => "utf8",
             DataType::Int64 => "int64",
             DataType::Float64 => "float64",
             DataType::Boolean => "bool",
+            DataType::Date32 => "date32[day]",
+            DataType::Timestamp { nanos: false, utc: false } => "timestamp[s]",
+            DataType::Timestamp { nanos: true, utc: false } => "timestamp[ns]",
+            DataType::Timestamp { nanos: false, utc: true } => "timestamp[s, tz=UTC]",
+            DataType::Timestamp { nanos: true, utc: true } => "timestamp[ns, tz=UTC]",
         }
     }
 
-    /// The type named `name`: [`DataType::name`]'s names, and `str`,
-    /// `string`, `int`, `float`, `double` and `boolean`.
+    /// The type named `name`: [`DataType::name`]'s names (which are
+    /// pyarrow's, as `str(pa.float64())` and the like give them, but
+    /// `double`), and `str`, `string`, `int`, `float`, `double`, `boolean`
+    /// and `date32`.
     pub fn from_name(name: &str) -> Option<DataType> {
+        let ts = |nanos, utc| DataType::Timestamp { nanos, utc };
         Some(match name {
             "utf8" | "str" | "string" => DataType::Utf8,
             "int64" | "int" => DataType::Int64,
             "float64" | "float" | "double" => DataType::Float64,
             "bool" | "boolean" => DataType::Boolean,
+            "date32" | "date32[day]" => DataType::Date32,
+            "timestamp[s]" => ts(false, false),
+            "timestamp[ns]" => ts(true, false),
+            "timestamp[s, tz=UTC]" => ts(false, true),
+            "timestamp[ns, tz=UTC]" => ts(true, true),
             _ => return None,
         })
     }
@@ -89,6 +126,11 @@ impl DataType {
             DataType::Int64 => "l",
             DataType::Float64 => "g",
             DataType::Boolean => "b",
+            DataType::Date32 => "tdD",
+            DataType::Timestamp { nanos: false, utc: false } => "tss:",
+            DataType::Timestamp { nanos: true, utc: false } => "tsn:",
+            DataType::Timestamp { nanos: false, utc: true } => "tss:UTC",
+            DataType::Timestamp { nanos: true, utc: true } => "tsn:UTC",
         }
     }
 }
@@ -212,6 +254,18 @@ pub enum Column {
     Float64(PrimitiveColumn<f64>),
     /// Booleans.
     Boolean(BooleanColumn),
+    /// Dates: days since 1970-01-01.
+    Date32(PrimitiveColumn<i32>),
+    /// Times: seconds (or nanoseconds, when `nanos`) since 1970-01-01
+    /// 00:00:00, in UTC when `utc`.
+    Timestamp {
+        /// The values.
+        values: PrimitiveColumn<i64>,
+        /// Nanoseconds rather than seconds.
+        nanos: bool,
+        /// Zoned (`UTC`).
+        utc: bool,
+    },
 }
 
 impl Column {
@@ -222,6 +276,10 @@ impl Column {
             Column::Int64(_) => DataType::Int64,
             Column::Float64(_) => DataType::Float64,
             Column::Boolean(_) => DataType::Boolean,
+            Column::Date32(_) => DataType::Date32,
+            Column::Timestamp { nanos, utc, .. } => {
+                DataType::Timestamp { nanos: *nanos, utc: *utc }
+            }
         }
     }
 
@@ -232,6 +290,8 @@ impl Column {
             Column::Int64(c) => c.len(),
             Column::Float64(c) => c.len(),
             Column::Boolean(c) => c.len(),
+            Column::Date32(c) => c.len(),
+            Column::Timestamp { values, .. } => values.len(),
         }
     }
 
@@ -247,6 +307,8 @@ impl Column {
             Column::Int64(c) => c.nulls,
             Column::Float64(c) => c.nulls,
             Column::Boolean(c) => c.nulls,
+            Column::Date32(c) => c.nulls,
+            Column::Timestamp { values, .. } => values.nulls,
         }
     }
 
@@ -425,6 +487,148 @@ fn parse_special(s: &[u8]) -> Option<f64> {
     }
 }
 
+/// A date or a date and time, as Arrow's ISO-8601 parser reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct When {
+    /// Seconds since 1970-01-01 00:00:00 (in UTC, when zoned).
+    secs: i64,
+    /// The fraction of the second, in nanoseconds.
+    nanos: u32,
+    /// A fraction was written (`.5`).
+    frac: bool,
+    /// A date alone (`2024-08-18`).
+    date_only: bool,
+    /// A zone was written (`Z`, `+01`, `+0100`, `+01:00`).
+    utc: bool,
+    /// Spaces or tabs were around it (a date allows them, a timestamp
+    /// does not, as in Arrow).
+    padded: bool,
+}
+
+impl When {
+    /// Days since 1970-01-01, for a date alone.
+    fn days(&self) -> i64 {
+        self.secs.div_euclid(86_400)
+    }
+
+    /// Nanoseconds since 1970-01-01, if they fit `i64`.
+    fn ns(&self) -> Option<i64> {
+        self.secs.checked_mul(1_000_000_000)?.checked_add(i64::from(self.nanos))
+    }
+}
+
+/// Days from 1970-01-01 to the proleptic Gregorian date `y-m-d` (valid).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `n` ASCII digits at `v[at..]` as a number.
+fn digits(v: &[u8], at: usize, n: usize) -> Option<u32> {
+    let d = v.get(at..at + n)?;
+    d.iter().try_fold(0u32, |acc, &c| c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0')))
+}
+
+/// Parses `YYYY-MM-DD`, optionally followed by `T` or a space, `hh`,
+/// `:mm`, `:ss`, `.fraction` (1 to 9 digits) and a zone (`Z`, `+hh`,
+/// `+hhmm`, `+hh:mm`, or with `-`), with spaces and tabs around (noted).
+pub(crate) fn parse_when(v: &[u8]) -> Option<When> {
+    let raw = v.len();
+    let v = trim(v);
+    let padded = v.len() != raw;
+    if v.len() < 10 || v[4] != b'-' || v[7] != b'-' {
+        return None;
+    }
+    let (y, m, d) = (digits(v, 0, 4)?, digits(v, 5, 2)?, digits(v, 8, 2)?);
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&m) || d == 0 || d > month_days[m as usize - 1] {
+        return None;
+    }
+    let days = days_from_civil(i64::from(y), m, d);
+    let mut w =
+        When { secs: days * 86_400, nanos: 0, frac: false, date_only: true, utc: false, padded };
+    if v.len() == 10 {
+        return Some(w);
+    }
+    if v[10] != b'T' && v[10] != b' ' {
+        return None;
+    }
+    w.date_only = false;
+    let hh = digits(v, 11, 2)?;
+    let mut at = 13;
+    let (mut mm, mut ss) = (0, 0);
+    if v.get(at) == Some(&b':') {
+        mm = digits(v, at + 1, 2)?;
+        at += 3;
+        if v.get(at) == Some(&b':') {
+            ss = digits(v, at + 1, 2)?;
+            at += 3;
+            if v.get(at) == Some(&b'.') {
+                let n = v[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                if !(1..=9).contains(&n) {
+                    return None;
+                }
+                w.nanos = digits(v, at + 1, n)? * 10u32.pow(9 - n as u32);
+                w.frac = true;
+                at += 1 + n;
+            }
+        }
+    }
+    if hh > 23 || mm > 59 || ss > 59 {
+        return None;
+    }
+    w.secs += i64::from(hh * 3600 + mm * 60 + ss);
+    match &v[at..] {
+        [] => {}
+        [b'Z'] => w.utc = true,
+        [sign @ (b'+' | b'-'), zone @ ..] => {
+            let (zh, zm) = match zone.len() {
+                2 => (digits(zone, 0, 2)?, 0),
+                4 => (digits(zone, 0, 2)?, digits(zone, 2, 2)?),
+                5 if zone[2] == b':' => (digits(zone, 0, 2)?, digits(zone, 3, 2)?),
+                _ => return None,
+            };
+            if zh > 23 || zm > 59 {
+                return None;
+            }
+            let off = i64::from(zh * 3600 + zm * 60);
+            // The local time less its offset is UTC.
+            w.secs -= if *sign == b'+' { off } else { -off };
+            w.utc = true;
+        }
+        _ => return None,
+    }
+    Some(w)
+}
+
+/// Parses a value of a date or timestamp type `ty`: days, seconds or
+/// nanoseconds.
+fn parse_temporal(v: &[u8], ty: DataType) -> Option<i64> {
+    let w = parse_when(v)?;
+    match ty {
+        DataType::Date32 if w.date_only => Some(w.days()),
+        DataType::Timestamp { nanos, utc } => {
+            // A date alone is a naive time at midnight.
+            let zone_ok = if utc { w.utc } else { !w.utc };
+            if !zone_ok || (w.frac && !nanos) || w.padded {
+                return None;
+            }
+            if nanos {
+                w.ns()
+            } else {
+                Some(w.secs)
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Parses a `bool` as pyarrow does by default.
 #[inline]
 pub(crate) fn parse_bool(v: &[u8]) -> Option<bool> {
@@ -439,17 +643,75 @@ pub(crate) fn parse_bool(v: &[u8]) -> Option<bool> {
 /// values fed to it.
 #[derive(Clone, Debug)]
 pub(crate) struct Inference {
-    /// Per column: whether every value so far fits `int64`, `bool`,
-    /// `float64`, and whether one was not null.
-    fits: Vec<[bool; 4]>,
+    fits: Vec<Fits>,
     /// Rows still to look at.
     left: usize,
+}
+
+/// What every value of a column so far fits.
+#[derive(Clone, Copy, Debug)]
+struct Fits {
+    int: bool,
+    boolean: bool,
+    float: bool,
+    /// Dates alone.
+    date: bool,
+    /// Dates, or dates and times with no zone.
+    naive: bool,
+    /// Dates and times with a zone.
+    zoned: bool,
+    /// A time with a fraction of a second was seen.
+    frac: bool,
+    /// Every time fits nanoseconds in `i64`.
+    ns: bool,
+    /// A value was not null.
+    any: bool,
+}
+
+impl Fits {
+    fn any_left(&self) -> bool {
+        self.int || self.boolean || self.float || self.date || self.naive || self.zoned
+    }
+
+    /// The type: the first of `int64`, `bool`, `date32`, `timestamp`
+    /// (without a zone, then with), `float64` that fits, else `utf8`.
+    fn data_type(&self) -> DataType {
+        let ts = |utc| DataType::Timestamp { nanos: self.frac, utc };
+        if !self.any {
+            DataType::Utf8
+        } else if self.int {
+            DataType::Int64
+        } else if self.boolean {
+            DataType::Boolean
+        } else if self.date {
+            DataType::Date32
+        } else if self.naive && (self.ns || !self.frac) {
+            ts(false)
+        } else if self.zoned && (self.ns || !self.frac) {
+            ts(true)
+        } else if self.float {
+            DataType::Float64
+        } else {
+            DataType::Utf8
+        }
+    }
 }
 
 impl Inference {
     /// Inference over the first `rows` rows of `width` columns.
     pub(crate) fn new(width: usize, rows: usize) -> Inference {
-        Inference { fits: vec![[true, true, true, false]; width], left: rows }
+        let all = Fits {
+            int: true,
+            boolean: true,
+            float: true,
+            date: true,
+            naive: true,
+            zoned: true,
+            frac: false,
+            ns: true,
+            any: false,
+        };
+        Inference { fits: vec![all; width], left: rows }
     }
 
     /// Looks at the rows of `columns` (one batch's), up to the rows left.
@@ -457,17 +719,29 @@ impl Inference {
         let n = columns.first().map_or(0, StringColumn::len).min(self.left);
         for (c, f) in columns.iter().zip(&mut self.fits) {
             for i in 0..n {
-                if !(f[0] || f[1] || f[2]) {
+                if !f.any_left() {
                     break;
                 }
                 let v = &c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize];
                 if is_null(v) {
                     continue;
                 }
-                f[3] = true;
-                f[0] = f[0] && parse_i64(v).is_some();
-                f[1] = f[1] && parse_bool(v).is_some();
-                f[2] = f[2] && parse_f64(v).is_some();
+                f.any = true;
+                f.int = f.int && parse_i64(v).is_some();
+                f.boolean = f.boolean && parse_bool(v).is_some();
+                f.float = f.float && parse_f64(v).is_some();
+                if f.date || f.naive || f.zoned {
+                    match parse_when(v) {
+                        Some(w) => {
+                            f.date &= w.date_only;
+                            f.naive &= !w.utc && !w.padded;
+                            f.zoned &= w.utc && !w.padded;
+                            f.frac |= w.frac;
+                            f.ns &= w.ns().is_some();
+                        }
+                        None => (f.date, f.naive, f.zoned) = (false, false, false),
+                    }
+                }
             }
         }
         self.left -= n;
@@ -480,16 +754,7 @@ impl Inference {
 
     /// The type of each column.
     pub(crate) fn types(&self) -> Vec<DataType> {
-        self.fits
-            .iter()
-            .map(|f| match f {
-                [.., false] => DataType::Utf8,
-                [true, ..] => DataType::Int64,
-                [_, true, ..] => DataType::Boolean,
-                [_, _, true, _] => DataType::Float64,
-                _ => DataType::Utf8,
-            })
-            .collect()
+        self.fits.iter().map(Fits::data_type).collect()
     }
 }
 
@@ -564,6 +829,15 @@ pub(crate) fn convert(
                 bits[i / 8] |= u8::from(b) << (i % 8);
             }
             Column::Boolean(BooleanColumn { bits, validity, nulls, len: values.len() })
+        }
+        DataType::Date32 => {
+            let parse = |v: &[u8]| parse_temporal(v, ty).and_then(|d| i32::try_from(d).ok());
+            let (values, validity, nulls) = each(c, ty, field, parse)?;
+            Column::Date32(PrimitiveColumn { values, validity, nulls })
+        }
+        DataType::Timestamp { nanos, utc } => {
+            let (values, validity, nulls) = each(c, ty, field, |v| parse_temporal(v, ty))?;
+            Column::Timestamp { values: PrimitiveColumn { values, validity, nulls }, nanos, utc }
         }
     })
 }
@@ -641,6 +915,81 @@ mod tests {
         assert!(is_null(b""));
         for v in [&b"N"[..], b"none", b"None", b"nil", b"0", b"-"] {
             assert!(!is_null(v), "{:?}", v);
+        }
+    }
+
+    #[test]
+    fn dates_and_times_as_arrow_reads_them() {
+        let secs = |v: &str| parse_when(v.as_bytes()).map(|w| (w.secs, w.nanos, w.utc));
+        assert_eq!(secs("1970-01-01"), Some((0, 0, false)));
+        assert_eq!(secs("2024-08-18T10:10:32Z"), Some((1_723_975_832, 0, true)));
+        assert_eq!(secs("2024-08-18 10:10:32"), Some((1_723_975_832, 0, false)));
+        assert_eq!(secs("2024-08-18T10"), Some((1_723_975_200, 0, false)));
+        assert_eq!(secs("2024-08-18T10:10:32+01:00"), Some((1_723_972_232, 0, true)));
+        assert_eq!(secs("2024-08-18T10:10:32+0100"), Some((1_723_972_232, 0, true)));
+        assert_eq!(secs("2024-08-18T10:10:32-05:30"), Some((1_723_995_632, 0, true)));
+        assert_eq!(secs("2024-08-18T10:10:32.25"), Some((1_723_975_832, 250_000_000, false)));
+        assert_eq!(secs("1969-12-31T23:59:59Z"), Some((-1, 0, true)));
+        assert_eq!(secs("9999-12-31T23:59:59"), Some((253_402_300_799, 0, false)));
+        assert_eq!(secs(" 2000-02-29\t"), Some((951_782_400, 0, false)));
+        assert_eq!(parse_when(b"0001-01-01").map(|w| w.days()), Some(-719_162));
+        for bad in [
+            "2024-8-18",
+            "2024-02-30",
+            "1900-02-29",
+            "2024-08-18T24:00:00",
+            "2024-08-18T10:10:60",
+            "2024-08-18Z",
+            "2024-08-18T10:10:32z",
+            "2024-08-18T10:10:32 Z",
+            "2024-08-18T1:10:32",
+            "2024-08-18T10:1:32",
+            "2024-08-18T10:10:32.",
+            "2024-08-18T10:10:32+1",
+            "-001-01-01",
+            "20240818",
+            "2024-08-18T10:10:32.1234567891",
+            "10:10:32",
+            "2024-08-18X10",
+        ] {
+            assert_eq!(parse_when(bad.as_bytes()), None, "{bad}");
+        }
+        let ts = |nanos, utc| DataType::Timestamp { nanos, utc };
+        assert_eq!(parse_temporal(b"2024-08-18", ts(false, false)), Some(1_723_939_200));
+        assert_eq!(parse_temporal(b"2024-08-18", ts(false, true)), None);
+        assert_eq!(parse_temporal(b"2024-08-18T00:00:00.5", ts(false, false)), None);
+        assert_eq!(
+            parse_temporal(b"2024-08-18T00:00:00.5", ts(true, false)),
+            Some(1_723_939_200_500_000_000)
+        );
+        assert_eq!(parse_temporal(b"9999-08-18T00:00:00", ts(true, false)), None);
+        assert_eq!(parse_temporal(b"2024-08-18T00:00:00", DataType::Date32), None);
+        assert_eq!(parse_temporal(b"2024-08-18", DataType::Date32), Some(19_953));
+        assert_eq!(parse_temporal(b" 2024-08-18", DataType::Date32), Some(19_953));
+        assert_eq!(parse_temporal(b" 2024-08-18", ts(false, false)), None);
+        assert_eq!(parse_temporal(b"2024-08-18T10:10:32 ", ts(false, false)), None);
+    }
+
+    #[test]
+    fn temporal_inference_follows_pyarrow() {
+        use DataType::*;
+        let ts = |nanos, utc| Timestamp { nanos, utc };
+        let cases: [(&[&str], DataType); 10] = [
+            (&["2024-08-18", "NA", ""], Date32),
+            (&["2024-08-18", "2024-08-18T10:10:32"], ts(false, false)),
+            (&["2024-08-18", "2024-08-18T10:10:32.5"], ts(true, false)),
+            (&["2024-08-18T10:10:32Z", "2024-08-18T10:10:32+01:00"], ts(false, true)),
+            (&["2024-08-18T10:10:32.5+01:00"], ts(true, true)),
+            (&["2024-08-18", "2024-08-18T10:10:32Z"], Utf8),
+            (&["2024-08-18T10:10:32Z", "2024-08-18T10:10:32"], Utf8),
+            (&["2024-08-18T10:10:32.5", "9999-08-18T10:10:32"], Utf8),
+            (&["20240818", "1"], Int64),
+            (&[" 2024-08-18", "2024-08-18T10:10:32"], Utf8),
+        ];
+        for (vals, want) in cases {
+            let mut inf = Inference::new(1, 100);
+            inf.feed(&[col(vals)]);
+            assert_eq!(inf.types(), [want], "{vals:?}");
         }
     }
 
