@@ -3670,7 +3670,8 @@ impl ArrowStream {
         self.names.clone()
     }
 
-    /// The column types' names (`utf8`, `int64`, `float64`, `bool`).
+    /// The column types' names (`utf8`, `int64`, `float64`, `bool`,
+    /// `date32[day]`, `timestamp[s]`, `timestamp[ns, tz=UTC]`, ...).
     #[getter]
     fn column_types(&self) -> Vec<&'static str> {
         self.types.iter().map(|t| t.name()).collect()
@@ -3761,7 +3762,9 @@ impl TypesArg {
             let name = v.str()?.to_string();
             let ty = arrow::DataType::from_name(&name).ok_or_else(|| {
                 PyValueError::new_err(format!(
-                    "unknown column type {name:?}: types are 'int64', 'float64', 'bool' and 'utf8'"
+                    "unknown column type {name:?}: types are 'int64', 'float64', 'bool', \
+                     'date32', 'timestamp[s]', 'timestamp[ns]', 'timestamp[s, tz=UTC]', \
+                     'timestamp[ns, tz=UTC]' and 'utf8'"
                 ))
             })?;
             given.push((key, ty));

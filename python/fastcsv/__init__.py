@@ -544,15 +544,21 @@ def read_arrow(
     unless ``types`` says otherwise:
 
     - ``types="infer"``: each column gets the first of ``int64``, ``bool``,
-      ``float64`` that all its values in the first 65536 rows fit, else
-      ``utf8``, by the rules of ``pyarrow.csv.read_csv`` (an integer is an
-      optional ``-`` and digits; ``1``/``0``/``true``/``True``/``TRUE`` and
-      the false ones are booleans; a float is a decimal number or
-      ``inf``), with its default null values (the empty value, ``NA``,
-      ``NULL``, ``NaN``, ``n/a``, ``#N/A``, ...) as nulls in typed columns.
-      A column whose sampled values are all null stays ``utf8``.
+      ``date32[day]``, ``timestamp[s]`` / ``timestamp[ns]`` (without a
+      zone, then with: ``tz=UTC``), ``float64`` that all its values in the
+      first 65536 rows fit, else ``utf8``, by the rules of
+      ``pyarrow.csv.read_csv`` (an integer is an optional ``-`` and digits,
+      or ``0x`` and hex digits; ``1``/``0``/``true``/``True``/``TRUE`` and
+      the false ones are booleans; dates and times are ISO 8601:
+      ``2024-08-18``, ``2024-08-18T10:10:32.5+01:00``; a float is a decimal
+      number, ``inf`` or ``nan``), with its default null values (the empty
+      value, ``NA``, ``NULL``, ``NaN``, ``n/a``, ``#N/A``, ...) as nulls in
+      typed columns. A column whose sampled values are all null stays
+      ``utf8`` (pyarrow's ``null`` type), and so does a time alone
+      (pyarrow's ``time32``).
     - ``types={"price": "float64", 0: "int64"}``: those columns (by name
       or index) get those types (``"int64"``, ``"float64"``, ``"bool"``,
+      ``"date32"``, ``"timestamp[s]"``, ``"timestamp[ns, tz=UTC]"``, ...,
       ``"utf8"``, or a pyarrow type such as ``pa.float64()``); the others
       are ``utf8``.
 

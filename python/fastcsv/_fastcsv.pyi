@@ -57,7 +57,8 @@ class ArrowStream:
 
     @property
     def column_types(self) -> list[str]:
-        """The column types: ``utf8``, ``int64``, ``float64`` or ``bool``."""
+        """The column types: ``utf8``, ``int64``, ``float64``, ``bool``,
+        ``date32[day]`` or ``timestamp[s]`` (``[ns]``, ``[s, tz=UTC]``, ...)."""
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """A ``PyCapsule`` holding an ``ArrowArrayStream``."""
