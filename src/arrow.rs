@@ -7,8 +7,8 @@
 //! layout Arrow, pandas (through pyarrow), polars and DuckDB read directly.
 //! Every value is text, as in the `csv` module, unless types are set
 //! ([`Columns::set_types`]) or inferred ([`Columns::infer_types`]): then a
-//! column may be `int64`, `float64` or `bool`, with nulls, converted as
-//! pyarrow's CSV reader converts them ([`typed`]). Every field is checked
+//! column may be `int64`, `float64`, `bool`, `date32` or `timestamp`, with
+//! nulls, converted as pyarrow's CSV reader converts them ([`typed`]). Every field is checked
 //! to be UTF-8; a field that is not is an [`ErrorKind::Utf8`] error at its
 //! record, and a value that does not fit its column's type an
 //! [`ErrorKind::Value`] error.
