@@ -449,13 +449,7 @@ impl<'a> Columns<'a> {
     /// assert_eq!(e.to_string(), "line 5: record 4, byte 17: field 0 is not a valid int64: \"x\"");
     /// ```
     pub fn set_types(&mut self, types: Vec<DataType>) -> Result<&mut Self> {
-        if types.len() != self.names.len() {
-            return Err(Error::config(format!(
-                "{} types given for {} columns",
-                types.len(),
-                self.names.len()
-            )));
-        }
+        check_width(&types, &self.names)?;
         self.types = types;
         Ok(self)
     }
@@ -680,6 +674,15 @@ impl<'a> Columns<'a> {
         }
         err.map_or(Ok(()), Err)
     }
+}
+
+/// One type per column named `names`, or an error.
+fn check_width(types: &[DataType], names: &[String]) -> Result<()> {
+    if types.len() != names.len() {
+        let msg = format!("{} types given for {} columns", types.len(), names.len());
+        return Err(Error::config(msg));
+    }
+    Ok(())
 }
 
 /// Batches of a [`Columns`] being made.

@@ -174,13 +174,7 @@ impl ParColumns {
         let Some(job) = &mut self.job else {
             return Err(Error::config("the types are set before the first batch"));
         };
-        if types.len() != self.names.len() {
-            return Err(Error::config(format!(
-                "{} types given for {} columns",
-                types.len(),
-                self.names.len()
-            )));
-        }
+        super::check_width(&types, &self.names)?;
         job.types = types;
         Ok(self)
     }
