@@ -382,7 +382,8 @@ fn got_columns(rdr: Reader<'_>, header_row: bool, batch_rows: usize) -> Cols {
             Ok(Some(b)) => {
                 assert!(b.rows() > 0 && b.rows() <= batch_rows, "batch of {} rows", b.rows());
                 for i in 0..b.rows() {
-                    rows.push(b.columns().iter().map(|c| c.get(i).to_owned()).collect());
+                    let text = |c: &fastcsv::arrow::Column| c.as_utf8().unwrap().get(i).to_owned();
+                    rows.push(b.columns().iter().map(text).collect());
                 }
             }
             Ok(None) => break false,
@@ -457,6 +458,39 @@ fuzz_target!(|data: &[u8]| {
             continue;
         }
         assert_eq!(got, expect, "{what}");
+    }
+    // Typed columns inferred from the first rows: the rows it saw convert
+    // (a value that does not fit comes later), the batches have the types
+    // inferred, and the rows are the text columns' rows.
+    let sample = usize::from(cfg[7] % 16) + 1;
+    if let Ok(mut c) = fastcsv::arrow::Columns::with_header_row(
+        Reader::builder().dialect(d.clone()).from_slice(input),
+        header_row,
+    ) {
+        c.batch_rows(batch_rows);
+        let types = c.infer_types(sample).expect("inference reads no further than batches do");
+        assert_eq!(types, c.types());
+        let mut rows = 0;
+        loop {
+            match c.next_batch() {
+                Ok(Some(b)) => {
+                    let got: Vec<_> = b.columns().iter().map(|c| c.data_type()).collect();
+                    assert_eq!(got, types);
+                    rows += b.rows();
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    if let fastcsv::ErrorKind::Value { .. } = e.kind() {
+                        assert!(rows >= sample, "a sampled row did not fit: {e}");
+                    }
+                    break;
+                }
+            }
+        }
+        if expect.0.is_some() {
+            let text_rows = expect.1.len();
+            assert!(rows <= text_rows, "{rows} typed rows, {text_rows} text rows");
+        }
     }
     // Parts of a split at two cuts (a field over the size limit is not
     // modelled by the splitter: its parts after one may start elsewhere).
