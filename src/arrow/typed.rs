@@ -471,7 +471,15 @@ pub(crate) fn parse_f64(v: &[u8]) -> Option<f64> {
         let x = if e >= 0 { m * POW10[e as usize] } else { m / POW10[(-e) as usize] };
         return Some(if neg { -x } else { x });
     }
-    // Checked above to be a decimal number in ASCII.
+    slow_f64(v)
+}
+
+/// The standard library's parser, for a decimal number in ASCII that the
+/// fast path does not take (out of line: the fast path is inlined where
+/// it is called).
+#[cold]
+#[inline(never)]
+fn slow_f64(v: &[u8]) -> Option<f64> {
     std::str::from_utf8(v).ok()?.parse::<f64>().ok()
 }
 
