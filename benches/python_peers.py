@@ -121,6 +121,9 @@ def optional_readers() -> tuple[dict[str, Reader], list[str]]:
             readers["fastcsv.read_arrow -> polars"] = lambda p: pl.DataFrame(
                 fc.read_arrow(p)
             ).height
+            readers["fastcsv.read_arrow(types='infer') -> polars"] = lambda p: pl.DataFrame(
+                fc.read_arrow(p, types="infer")
+            ).height
     dd = have("duckdb")
     if dd is not None:
 

@@ -516,3 +516,24 @@ def test_pyarrow_reads_the_same_table():
         for a, b in zip(ours.columns, theirs.columns):
             for x, y in zip(a.to_pylist(), b.to_pylist()):
                 assert same(x, y) or (x is None and y is None), (seed, x, y)
+
+
+def test_polars_and_duckdb_read_typed_columns():
+    pl = pytest.importorskip("polars")
+    duckdb = pytest.importorskip("duckdb")
+    data = (
+        b"i,f,b,d,t,tz,s\n"
+        b"1,1.5,true,2024-08-18,2024-08-18T10:10:32,2024-08-18T10:10:32+02:00,x\n"
+        b",NaN,,NA,,,\n"
+    )
+    df = pl.DataFrame(fastcsv.read_arrow(data, types="infer"))
+    assert [str(t) for t in df.dtypes][:4] == ["Int64", "Float64", "Boolean", "Date"]
+    assert df["tz"][0].isoformat() == "2024-08-18T08:10:32+00:00"
+    assert df.null_count().row(0) == (1, 1, 1, 1, 1, 1, 0)
+    s = fastcsv.read_arrow(data, types="infer")
+    kinds = [r[1] for r in duckdb.sql("describe select * from s").fetchall()]
+    assert kinds == [
+        "BIGINT", "DOUBLE", "BOOLEAN", "DATE", "TIMESTAMP_S", "TIMESTAMP WITH TIME ZONE", "VARCHAR"
+    ]
+    s = fastcsv.read_arrow(data, types="infer")
+    assert duckdb.sql("select i, f, s from s").fetchall() == [(1, 1.5, "x"), (None, None, "")]
