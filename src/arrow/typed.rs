@@ -1,7 +1,8 @@
-//! Typed columns: text columns converted to Arrow's `int64`, `float64` and
-//! `bool` arrays, with nulls, by the rules of pyarrow's CSV reader (its
-//! default `ConvertOptions`), so that a table read here and one read by
-//! `pyarrow.csv.read_csv` agree.
+//! Typed columns: text columns converted to Arrow's `int64`, `float64`,
+//! `bool`, `date32` and `timestamp` arrays, with nulls, by the rules of
+//! pyarrow's CSV reader (its default `ConvertOptions`), so that a table
+//! read here and one read by `pyarrow.csv.read_csv` agree (checked by the
+//! Python tests against pyarrow on random tables).
 //!
 //! - **Nulls.** In a typed column, an empty value and each of pyarrow's
 //!   default null spellings ([`NULL_VALUES`]: `NA`, `NULL`, `NaN`, `n/a`,
