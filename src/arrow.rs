@@ -241,6 +241,7 @@ impl TextBatch {
     fn typed(
         self,
         types: &[DataType],
+        views: bool,
     ) -> std::result::Result<ColumnBatch, (usize, ErrorKind, TextBatch)> {
         let mut typed: Vec<Option<Column>> = Vec::with_capacity(self.columns.len());
         let mut bad: Option<(usize, ErrorKind)> = None;
@@ -267,7 +268,11 @@ impl TextBatch {
             .columns
             .into_iter()
             .zip(typed)
-            .map(|(c, t)| t.unwrap_or(Column::Utf8(c)))
+            .map(|(c, t)| match t {
+                Some(t) => t,
+                None if views => Column::Utf8View(ViewColumn::from_strings(c)),
+                None => Column::Utf8(c),
+            })
             .collect();
         Ok(ColumnBatch { columns, rows: self.rows })
     }
@@ -315,6 +320,8 @@ pub struct Columns<'a> {
     path: Option<std::path::PathBuf>,
     /// The columns' types (text past the end).
     types: Vec<DataType>,
+    /// Text columns as `utf8_view`.
+    views: bool,
 }
 
 impl<'a> Columns<'a> {
@@ -406,6 +413,7 @@ impl<'a> Columns<'a> {
             done: false,
             path,
             types: Vec::new(),
+            views: false,
         };
         while cols.named_by_first && !cols.done {
             cols.pull();
@@ -452,6 +460,15 @@ impl<'a> Columns<'a> {
         check_width(&types, &self.names)?;
         self.types = types;
         Ok(self)
+    }
+
+    /// Gives text columns as [`Column::Utf8View`] (Arrow's `utf8_view`,
+    /// which polars keeps its strings in) rather than [`Column::Utf8`].
+    /// The views are built with the batches (on the worker threads, with
+    /// [`ParColumns`]).
+    pub fn string_view(&mut self, on: bool) -> &mut Self {
+        self.views = on;
+        self
     }
 
     /// The columns' types.
@@ -503,14 +520,14 @@ impl<'a> Columns<'a> {
                 if let Some((i, _)) = bad {
                     b.truncate(i);
                 }
-                let b = match b.typed(&self.types) {
+                let b = match b.typed(&self.types, self.views) {
                     Ok(b) => b,
                     Err((i, kind, mut b)) => {
                         // A value before any bad UTF-8 (the check stopped
                         // the batch there).
                         bad = Some((i, Error::new(kind).with_position(starts[i])));
                         b.truncate(i);
-                        b.typed(&self.types).map_err(|_| {
+                        b.typed(&self.types, self.views).map_err(|_| {
                             Error::config("a column's values changed type on a second look")
                         })?
                     }
@@ -808,4 +825,4 @@ mod par;
 pub mod typed;
 
 pub use par::ParColumns;
-pub use typed::{BooleanColumn, Column, DataType, PrimitiveColumn};
+pub use typed::{BooleanColumn, Column, DataType, PrimitiveColumn, ViewColumn};

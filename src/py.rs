@@ -3657,6 +3657,8 @@ fn into_capsule<T: CapsuleValue>(py: Python<'_>, value: T) -> PyResult<Bound<'_,
 pub struct ArrowStream {
     names: Vec<String>,
     types: Vec<arrow::DataType>,
+    /// How text columns are exported.
+    strings: arrow::ffi::Strings,
     /// Until read (a `Mutex` only to make the class `Sync`: pyo3 hands out
     /// `&mut self` alone).
     cols: Option<Mutex<BatchBox>>,
@@ -3692,14 +3694,14 @@ impl ArrowStream {
             return Err(PyValueError::new_err("this Arrow stream was already read"));
         };
         let cols = cols.into_inner().unwrap_or_else(|e| e.into_inner());
-        into_capsule(py, arrow::ffi::export_stream(cols))
+        into_capsule(py, arrow::ffi::export_stream_as(cols, self.strings))
     }
 
     /// The Arrow PyCapsule interface: a capsule holding the
     /// `ArrowSchema` of the batches (a struct of nullable fields), which
     /// consumers may ask for before the stream, and after it.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        into_capsule(py, arrow::ffi::export_typed_schema(&self.names, &self.types))
+        into_capsule(py, arrow::ffi::export_schema_as(&self.names, &self.types, self.strings))
     }
 
     fn __repr__(&self) -> String {
@@ -3799,7 +3801,7 @@ impl TypesArg {
 
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None))]
+#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false))]
 #[allow(clippy::too_many_arguments)]
 fn _read_arrow(
     py: Python<'_>,
@@ -3810,7 +3812,9 @@ fn _read_arrow(
     names: Option<Vec<String>>,
     threads: usize,
     types: Option<&Bound<'_, PyAny>>,
+    string_view: bool,
 ) -> PyResult<ArrowStream> {
+    let strings = if string_view { arrow::ffi::Strings::View } else { arrow::ffi::Strings::Utf8 };
     let types = TypesArg::from_py(types)?;
     let mut spec = Spec::from_dict(spec)?;
     let pd = PyDialect::from_py(dialect)?;
@@ -3836,7 +3840,7 @@ fn _read_arrow(
             let b = native_builder(py, &pd, &spec)?;
             let cols = py.allow_threads(|| {
                 let mut c = arrow::ParColumns::from_path(&b, &path, header, threads, part)?;
-                c.batch_rows(batch_rows);
+                c.batch_rows(batch_rows).string_view(string_view);
                 Ok::<_, CoreError>(c)
             });
             let mut cols = cols.map_err(|e| map_error(e, &stash))?;
@@ -3849,7 +3853,7 @@ fn _read_arrow(
             }
             let types = cols.types();
             let src: BatchBox = Box::new(GilFree(cols));
-            return Ok(ArrowStream { names, types, cols: Some(Mutex::new(src)) });
+            return Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) });
         }
     }
     let rdr = match spec.stream.take() {
@@ -3875,7 +3879,7 @@ fn _read_arrow(
             .map(SendColumns)
         })
         .map_err(|e| map_error(e, &stash))?;
-    cols.0.batch_rows(batch_rows);
+    cols.0.batch_rows(batch_rows).string_view(string_view);
     let names = cols.0.names().to_vec();
     if let Some(t) = types.resolve(&names)? {
         cols.0.set_types(t).map_err(|e| map_error(e, &stash))?;
@@ -3886,7 +3890,7 @@ fn _read_arrow(
     }
     let types = cols.0.types();
     let src: BatchBox = Box::new(GilFree(cols));
-    Ok(ArrowStream { names, types, cols: Some(Mutex::new(src)) })
+    Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) })
 }
 
 /// The smallest part a file is cut into for `read_arrow` on several

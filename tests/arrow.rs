@@ -762,3 +762,79 @@ fn types_are_checked_against_the_columns() {
     let e = c.set_types(vec![DataType::Int64]).map(|_| ()).unwrap_err();
     assert_eq!(e.to_string(), "1 types given for 2 columns");
 }
+
+#[test]
+fn text_columns_as_views() {
+    struct Src(Columns<'static>);
+    // SAFETY: a reader of a `'static` slice holds no thread or stream.
+    unsafe impl Send for Src {}
+    impl ffi::BatchSource for Src {
+        fn names(&self) -> &[String] {
+            self.0.names()
+        }
+        fn next_batch(&mut self) -> fastcsv::Result<Option<ColumnBatch>> {
+            self.0.next_batch()
+        }
+    }
+    let data: &'static [u8] =
+        b"a,b\nshort,a value longer than twelve\n\"x,y\",\xc3\xa9\n,\"q\"\"q\"\n";
+    let strings = |views: bool| {
+        let mut c = Columns::new(Reader::from_slice(data)).unwrap();
+        c.string_view(views);
+        let b = c.next_batch().unwrap().unwrap();
+        let get = |col: &Column, i| match col {
+            Column::Utf8(c) => c.get(i).to_owned(),
+            Column::Utf8View(c) => c.get(i).to_owned(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(matches!(b.column(0), Column::Utf8View(_)), views);
+        (0..b.rows()).map(|i| (get(b.column(0), i), get(b.column(1), i))).collect::<Vec<_>>()
+    };
+    assert_eq!(strings(true), strings(false));
+    assert_eq!(strings(true)[0].1, "a value longer than twelve");
+    // Through the C stream, as views and, from a source of views, as utf8.
+    for (views, layout) in
+        [(true, ffi::Strings::View), (true, ffi::Strings::Utf8), (false, ffi::Strings::View)]
+    {
+        let mut c = Columns::new(Reader::from_slice(data)).unwrap();
+        c.string_view(views);
+        let mut stream = ffi::export_stream_as(Src(c), layout);
+        // SAFETY: as in `through_stream`.
+        unsafe {
+            let mut schema = ffi::ArrowSchema::empty();
+            assert_eq!((stream.get_schema.unwrap())(&mut stream, &mut schema), 0);
+            let format = CStr::from_ptr((**schema.children).format).to_str().unwrap().to_owned();
+            (schema.release.unwrap())(&mut schema);
+            let mut a = ffi::ArrowArray::empty();
+            assert_eq!((stream.get_next.unwrap())(&mut stream, &mut a), 0);
+            let col = &**a.children.add(1);
+            let n = col.length as usize;
+            let mut got = Vec::new();
+            if layout == ffi::Strings::View {
+                assert_eq!((format.as_str(), col.n_buffers), ("vu", 4));
+                let bufs = std::slice::from_raw_parts(col.buffers, 4);
+                let views = std::slice::from_raw_parts(bufs[1].cast::<[u8; 16]>(), n);
+                let size = *bufs[3].cast::<i64>() as usize;
+                let bytes = std::slice::from_raw_parts(bufs[2].cast::<u8>(), size);
+                for v in views {
+                    let len = u32::from_ne_bytes(v[..4].try_into().unwrap()) as usize;
+                    let at = u32::from_ne_bytes(v[12..].try_into().unwrap()) as usize;
+                    let s = if len <= 12 { &v[4..4 + len] } else { &bytes[at..at + len] };
+                    got.push(std::str::from_utf8(s).unwrap().to_owned());
+                }
+            } else {
+                assert_eq!((format.as_str(), col.n_buffers), ("u", 3));
+                let bufs = std::slice::from_raw_parts(col.buffers, 3);
+                let offs = std::slice::from_raw_parts(bufs[1].cast::<i32>(), n + 1);
+                let bytes = std::slice::from_raw_parts(bufs[2].cast::<u8>(), offs[n] as usize);
+                for i in 0..n {
+                    let s = &bytes[offs[i] as usize..offs[i + 1] as usize];
+                    got.push(std::str::from_utf8(s).unwrap().to_owned());
+                }
+            }
+            assert_eq!(got, ["a value longer than twelve", "é", "q\"q"]);
+            (a.release.unwrap())(&mut a);
+            (stream.release.unwrap())(&mut stream);
+        }
+    }
+}

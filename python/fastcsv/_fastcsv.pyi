@@ -101,6 +101,7 @@ def _read_arrow(
     names: list[str] | None = None,
     threads: int = 1,
     types: Any = None,
+    string_view: bool = False,
 ) -> ArrowStream:
     """The columns of a native input, as an Arrow stream."""
 

@@ -280,12 +280,34 @@ pub fn export_schema(names: &[String]) -> ArrowSchema {
 /// }
 /// ```
 pub fn export_typed_schema(names: &[String], types: &[DataType]) -> ArrowSchema {
+    export_schema_as(names, types, Strings::Utf8)
+}
+
+/// How text columns are laid out in an exported stream.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strings {
+    /// Arrow `utf8`: `i32` offsets and the bytes (the batch's own buffers).
+    #[default]
+    Utf8,
+    /// Arrow `utf8_view` (`string_view`): 16 bytes per value, the value
+    /// itself when it has at most 12 bytes, else its length, first 4 bytes
+    /// and place in the batch's bytes. polars keeps its strings this way
+    /// and takes such a column without a copy (a `utf8` one it converts);
+    /// building the views costs a pass over the offsets.
+    View,
+}
+
+/// [`export_typed_schema`] with text columns laid out as `strings` says.
+pub fn export_schema_as(names: &[String], types: &[DataType], strings: Strings) -> ArrowSchema {
     let fields = names
         .iter()
         .enumerate()
         .map(|(j, n)| {
-            let ty = types.get(j).copied().unwrap_or(DataType::Utf8);
-            schema(ty.format(), n, NULLABLE, Vec::new())
+            let format = match types.get(j).copied().unwrap_or(DataType::Utf8) {
+                DataType::Utf8 if strings == Strings::View => "vu",
+                ty => ty.format(),
+            };
+            schema(format, n, NULLABLE, Vec::new())
         })
         .collect();
     schema("+s", "", 0, fields)
@@ -320,6 +342,8 @@ unsafe extern "C" fn release_schema(s: *mut ArrowSchema) {
 struct ArrayData {
     /// A child's buffers (for the struct, none).
     _column: Option<Column>,
+    /// A `utf8_view` child's sizes of its data buffers (one).
+    _views: Option<Vec<i64>>,
     buffers: Vec<*const c_void>,
     /// As in `SchemaData`.
     children: Vec<ArrowArray>,
@@ -343,10 +367,16 @@ fn column_array(col: Column) -> ArrowArray {
         Column::Timestamp { values: c, .. } => {
             vec![bitmap(c.validity()), c.values().as_ptr().cast()]
         }
+        // Asked for as `utf8` (the schema says so): back to offsets.
+        Column::Utf8View(_) => {
+            let Column::Utf8View(v) = col else { unreachable!() };
+            return column_array(Column::Utf8(v.into_strings()));
+        }
     };
     let mut data = Box::new(ArrayData {
         buffers,
         _column: Some(col),
+        _views: None,
         children: Vec::new(),
         child_ptrs: Vec::new(),
     });
@@ -364,13 +394,58 @@ fn column_array(col: Column) -> ArrowArray {
     }
 }
 
+/// The `utf8_view` array of a text column, owning its buffers: validity
+/// (none), views, the one data buffer, and the sizes of the data buffers.
+/// A `utf8` column's views are built here (on the consumer's thread); a
+/// source that builds them with its batches ([`super::Columns::string_view`])
+/// gives `Utf8View` columns, taken as they are.
+fn view_array(col: Column) -> ArrowArray {
+    let col = match col {
+        Column::Utf8(c) => Column::Utf8View(super::ViewColumn::from_strings(c)),
+        other => other,
+    };
+    let Column::Utf8View(c) = &col else { return column_array(col) };
+    let sizes = vec![c.data().len() as i64];
+    let buffers: Vec<*const c_void> = vec![
+        ptr::null(),
+        c.views().as_ptr().cast(),
+        c.data().as_ptr().cast(),
+        sizes.as_ptr().cast(),
+    ];
+    let len = c.len() as i64;
+    let mut data = Box::new(ArrayData {
+        buffers,
+        _column: Some(col),
+        _views: Some(sizes),
+        children: Vec::new(),
+        child_ptrs: Vec::new(),
+    });
+    ArrowArray {
+        length: len,
+        null_count: 0,
+        offset: 0,
+        n_buffers: data.buffers.len() as i64,
+        n_children: 0,
+        buffers: data.buffers.as_mut_ptr(),
+        children: ptr::null_mut(),
+        dictionary: ptr::null_mut(),
+        release: Some(release_array),
+        private_data: Box::into_raw(data).cast(),
+    }
+}
+
 /// A batch as a struct array of `utf8` children.
-fn batch_array(b: ColumnBatch) -> ArrowArray {
+fn batch_array(b: ColumnBatch, strings: Strings) -> ArrowArray {
     let rows = b.rows() as i64;
+    let child = match strings {
+        Strings::View => view_array,
+        Strings::Utf8 => column_array,
+    };
     let mut data = Box::new(ArrayData {
         _column: None,
+        _views: None,
         buffers: vec![ptr::null()],
-        children: b.into_columns().into_iter().map(column_array).collect(),
+        children: b.into_columns().into_iter().map(child).collect(),
         child_ptrs: Vec::new(),
     });
     data.child_ptrs = data.children.iter_mut().map(|c| c as *mut ArrowArray).collect();
@@ -419,12 +494,21 @@ unsafe extern "C" fn release_array(a: *mut ArrowArray) {
 struct StreamData {
     source: Box<dyn BatchSource + Send>,
     last_error: Option<CString>,
+    strings: Strings,
 }
 
 /// A stream of `source`'s batches, for a consumer of the Arrow C stream
 /// interface, which owns it from now on (and must call its `release`).
 pub fn export_stream<S: BatchSource + Send + 'static>(source: S) -> ArrowArrayStream {
-    let data = Box::new(StreamData { source: Box::new(source), last_error: None });
+    export_stream_as(source, Strings::Utf8)
+}
+
+/// [`export_stream`] with text columns laid out as `strings` says.
+pub fn export_stream_as<S: BatchSource + Send + 'static>(
+    source: S,
+    strings: Strings,
+) -> ArrowArrayStream {
+    let data = Box::new(StreamData { source: Box::new(source), last_error: None, strings });
     ArrowArrayStream {
         get_schema: Some(stream_get_schema),
         get_next: Some(stream_get_next),
@@ -462,7 +546,7 @@ unsafe extern "C" fn stream_get_schema(s: *mut ArrowArrayStream, out: *mut Arrow
     if out.is_null() {
         return fail(d, "get_schema: no schema to write to".into());
     }
-    let schema = || export_typed_schema(d.source.names(), &d.source.types());
+    let schema = || export_schema_as(d.source.names(), &d.source.types(), d.strings);
     match catch_unwind(AssertUnwindSafe(schema)) {
         Ok(schema) => {
             // SAFETY: `out` is not null and the consumer's to write.
@@ -479,7 +563,10 @@ unsafe extern "C" fn stream_get_next(s: *mut ArrowArrayStream, out: *mut ArrowAr
     if out.is_null() {
         return fail(d, "get_next: no array to write to".into());
     }
-    let next = catch_unwind(AssertUnwindSafe(|| d.source.next_batch().map(|b| b.map(batch_array))));
+    let strings = d.strings;
+    let next = catch_unwind(AssertUnwindSafe(|| {
+        d.source.next_batch().map(|b| b.map(|b| batch_array(b, strings)))
+    }));
     let array = match next {
         Ok(Ok(Some(a))) => a,
         Ok(Ok(None)) => ArrowArray::empty(),

@@ -119,6 +119,7 @@ impl ParColumns {
             window: threads.max(1) + 1,
             batch_rows: DEFAULT_BATCH_ROWS,
             types: Vec::new(),
+            views: false,
         };
         Ok(ParColumns {
             names,
@@ -177,6 +178,15 @@ impl ParColumns {
         super::check_width(&types, &self.names)?;
         job.types = types;
         Ok(self)
+    }
+
+    /// Gives text columns as `utf8_view`, as [`Columns::string_view`]
+    /// does, the views built by the workers; set before the first batch.
+    pub fn string_view(&mut self, on: bool) -> &mut Self {
+        if let Some(job) = &mut self.job {
+            job.views = on;
+        }
+        self
     }
 
     /// The columns' types.
@@ -295,6 +305,7 @@ struct Job {
     window: usize,
     batch_rows: usize,
     types: Vec<DataType>,
+    views: bool,
 }
 
 impl Job {
@@ -345,6 +356,7 @@ impl Job {
             Err(e) => return tx.send((k, Item::Error(e))).is_ok(),
         };
         cols.batch_rows(self.batch_rows);
+        cols.string_view(self.views);
         if !self.types.is_empty() {
             if let Err(e) = cols.set_types(self.types.clone()) {
                 return tx.send((k, Item::Error(e))).is_ok();

@@ -257,6 +257,8 @@ pub enum Column {
     Boolean(BooleanColumn),
     /// Dates: days since 1970-01-01.
     Date32(PrimitiveColumn<i32>),
+    /// Text as Arrow `utf8_view` (see [`ViewColumn`]).
+    Utf8View(ViewColumn),
     /// Times: seconds (or nanoseconds, when `nanos`) since 1970-01-01
     /// 00:00:00, in UTC when `utc`.
     Timestamp {
@@ -273,7 +275,7 @@ impl Column {
     /// The column's type.
     pub fn data_type(&self) -> DataType {
         match self {
-            Column::Utf8(_) => DataType::Utf8,
+            Column::Utf8(_) | Column::Utf8View(_) => DataType::Utf8,
             Column::Int64(_) => DataType::Int64,
             Column::Float64(_) => DataType::Float64,
             Column::Boolean(_) => DataType::Boolean,
@@ -288,6 +290,7 @@ impl Column {
     pub fn len(&self) -> usize {
         match self {
             Column::Utf8(c) => c.len(),
+            Column::Utf8View(c) => c.len(),
             Column::Int64(c) => c.len(),
             Column::Float64(c) => c.len(),
             Column::Boolean(c) => c.len(),
@@ -304,7 +307,7 @@ impl Column {
     /// Number of nulls (0 for text).
     pub fn null_count(&self) -> usize {
         match self {
-            Column::Utf8(_) => 0,
+            Column::Utf8(_) | Column::Utf8View(_) => 0,
             Column::Int64(c) => c.nulls,
             Column::Float64(c) => c.nulls,
             Column::Boolean(c) => c.nulls,
@@ -319,6 +322,96 @@ impl Column {
             Column::Utf8(c) => Some(c),
             _ => None,
         }
+    }
+}
+
+/// A text column in Arrow's `utf8_view` layout: per value 16 bytes, its
+/// length in the first 4, then the value itself (at most 12 bytes,
+/// zero-padded), or its first 4 bytes, the index of its data buffer (0:
+/// there is one) and its offset there. polars keeps strings this way.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ViewColumn {
+    views: Vec<[u64; 2]>,
+    data: Vec<u8>,
+}
+
+impl ViewColumn {
+    /// The views of text column `c`, which keeps its bytes.
+    pub(crate) fn from_strings(c: StringColumn) -> ViewColumn {
+        let views = c
+            .offsets
+            .windows(2)
+            .map(|w| {
+                let (s, e) = (w[0] as usize, w[1] as usize);
+                let v = c.data.get(s..e).unwrap_or_default();
+                // Native byte order, as the C data interface has it.
+                let mut b = [0u8; 16];
+                b[..4].copy_from_slice(&(v.len() as u32).to_ne_bytes());
+                if v.len() <= 12 {
+                    b[4..4 + v.len()].copy_from_slice(v);
+                } else {
+                    b[4..8].copy_from_slice(&v[..4]);
+                    // Buffer 0 (bytes 8..12 stay zero), at offset `s`.
+                    b[12..16].copy_from_slice(&(s as u32).to_ne_bytes());
+                }
+                let word = |k: usize| {
+                    let mut w = [0u8; 8];
+                    w.copy_from_slice(&b[k..k + 8]);
+                    u64::from_ne_bytes(w)
+                };
+                [word(0), word(8)]
+            })
+            .collect();
+        ViewColumn { views, data: c.data }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.views.len()
+    }
+
+    /// True when the column holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.views.is_empty()
+    }
+
+    /// Value `i` (panics if `i >= len()`).
+    pub fn get(&self, i: usize) -> &str {
+        let view: &[u64; 2] = &self.views[i];
+        // SAFETY: `[u64; 2]` and `[u8; 16]` have the same size, `u8`
+        // needs no alignment, and every bit pattern is a valid `u8`: the
+        // view's bytes as they lie in memory, borrowed from `self`.
+        let b: &[u8; 16] = unsafe { &*(view as *const [u64; 2]).cast::<[u8; 16]>() };
+        let word = |k: usize| u32::from_ne_bytes([b[k], b[k + 1], b[k + 2], b[k + 3]]) as usize;
+        let len = word(0);
+        let bytes = if len <= 12 { &b[4..4 + len] } else { &self.data[word(12)..word(12) + len] };
+        // Every value was checked to be UTF-8 when the batch was made.
+        std::str::from_utf8(bytes).expect("checked UTF-8")
+    }
+
+    /// The column back in the `utf8` layout (its bytes are the values one
+    /// after the other, short ones included: only the offsets are made).
+    pub(crate) fn into_strings(self) -> StringColumn {
+        let mut offsets = Vec::with_capacity(self.views.len() + 1);
+        let mut at = 0i32;
+        offsets.push(0);
+        for v in &self.views {
+            // The length: the view's first 4 bytes, in native order.
+            let b = v[0].to_ne_bytes();
+            at += u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as i32;
+            offsets.push(at);
+        }
+        StringColumn { offsets, data: self.data }
+    }
+
+    /// The views, 16 bytes each.
+    pub fn views(&self) -> &[[u64; 2]] {
+        &self.views
+    }
+
+    /// The data buffer.
+    pub fn data(&self) -> &[u8] {
+        &self.data
     }
 }
 

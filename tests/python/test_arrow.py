@@ -537,3 +537,46 @@ def test_polars_and_duckdb_read_typed_columns():
     ]
     s = fastcsv.read_arrow(data, types="infer")
     assert duckdb.sql("select i, f, s from s").fetchall() == [(1, 1.5, "x"), (None, None, "")]
+
+
+def test_string_views_hold_the_same_strings():
+    # Read through ctypes: the views decoded by hand.
+    data = 'a,b\nshort,a value longer than twelve\n"x,y",\u00e9\n,"q""q"\n'.encode()
+    s = fastcsv.read_arrow(data, string_view=True)
+    cap = s.__arrow_c_stream__()
+    st = ctypes.cast(_get_pointer(cap, b"arrow_array_stream"), ctypes.POINTER(ArrowArrayStream))
+    schema = ArrowSchema()
+    assert st.contents.get_schema(st, ctypes.byref(schema)) == 0
+    assert [schema.children[k].contents.format for k in range(2)] == [b"vu", b"vu"]
+    schema.release(ctypes.byref(schema))
+    a = ArrowArray()
+    assert st.contents.get_next(st, ctypes.byref(a)) == 0
+    c = a.children[1].contents
+    assert c.n_buffers == 4
+    views = ctypes.string_at(c.buffers[1], 16 * c.length)
+    data_buf = ctypes.string_at(c.buffers[2], ctypes.cast(c.buffers[3], ctypes.POINTER(ctypes.c_int64))[0])
+    got = []
+    for i in range(c.length):
+        v = views[16 * i : 16 * i + 16]
+        n = int.from_bytes(v[:4], "little")
+        at = int.from_bytes(v[12:], "little")
+        got.append((v[4 : 4 + n] if n <= 12 else data_buf[at : at + n]).decode())
+    assert got == ["a value longer than twelve", "\u00e9", 'q"q']
+    a.release(ctypes.byref(a))
+    del cap
+
+
+def test_string_views_on_two_threads_into_pyarrow_and_polars(tmp_path):
+    p = tmp_path / "big.csv"
+    with open(p, "w") as f:
+        f.write("n,s\n")
+        for i in range(600_000):
+            f.write(f'{i},"value {i} of the column, longer"\n')
+    pa = pytest.importorskip("pyarrow")
+    t = pa.table(fastcsv.read_arrow(str(p), string_view=True, types="infer", threads=2))
+    assert str(t.schema.field("s").type) == "string_view"
+    u = pa.table(fastcsv.read_arrow(str(p), types="infer", threads=1))
+    assert t.cast(u.schema).equals(u)
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame(fastcsv.read_arrow(str(p), string_view=True))
+    assert df["s"][123_456] == "value 123456 of the column, longer"
