@@ -263,21 +263,26 @@ fn a_header_row_read_from_the_first_non_empty_record() {
 
 /// The batches of `data` through the C stream, read as a consumer does:
 /// the schema's formats and names, then each array's buffers.
+/// Columns of a `'static` slice, as a source of an exported stream.
+struct Src(Columns<'static>);
+// SAFETY: a reader of a `'static` slice holds no thread or stream.
+unsafe impl Send for Src {}
+impl ffi::BatchSource for Src {
+    fn names(&self) -> &[String] {
+        self.0.names()
+    }
+    fn types(&self) -> Vec<DataType> {
+        self.0.types()
+    }
+    fn next_batch(&mut self) -> fastcsv::Result<Option<ColumnBatch>> {
+        self.0.next_batch()
+    }
+}
+
 fn through_stream(
     data: &'static [u8],
     rows: usize,
 ) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
-    struct Src(Columns<'static>);
-    // SAFETY: a reader of a `'static` slice holds no thread or stream.
-    unsafe impl Send for Src {}
-    impl ffi::BatchSource for Src {
-        fn names(&self) -> &[String] {
-            self.0.names()
-        }
-        fn next_batch(&mut self) -> fastcsv::Result<Option<ColumnBatch>> {
-            self.0.next_batch()
-        }
-    }
     let mut cols = Columns::new(Reader::from_slice(data)).unwrap();
     cols.batch_rows(rows);
     let mut stream = ffi::export_stream(Src(cols));
@@ -662,20 +667,6 @@ proptest! {
 
 #[test]
 fn typed_columns_through_the_c_stream() {
-    struct Src(Columns<'static>);
-    // SAFETY: a reader of a `'static` slice holds no thread or stream.
-    unsafe impl Send for Src {}
-    impl ffi::BatchSource for Src {
-        fn names(&self) -> &[String] {
-            self.0.names()
-        }
-        fn types(&self) -> Vec<DataType> {
-            self.0.types()
-        }
-        fn next_batch(&mut self) -> fastcsv::Result<Option<ColumnBatch>> {
-            self.0.next_batch()
-        }
-    }
     let data = b"i,f,b,s\n1,1.5,true,x\n,NaN,,\n-3,2,0,z\n";
     let mut cols = Columns::new(Reader::from_slice(data)).unwrap();
     let types = [DataType::Int64, DataType::Float64, DataType::Boolean, DataType::Utf8];
@@ -765,17 +756,6 @@ fn types_are_checked_against_the_columns() {
 
 #[test]
 fn text_columns_as_views() {
-    struct Src(Columns<'static>);
-    // SAFETY: a reader of a `'static` slice holds no thread or stream.
-    unsafe impl Send for Src {}
-    impl ffi::BatchSource for Src {
-        fn names(&self) -> &[String] {
-            self.0.names()
-        }
-        fn next_batch(&mut self) -> fastcsv::Result<Option<ColumnBatch>> {
-            self.0.next_batch()
-        }
-    }
     let data: &'static [u8] =
         b"a,b\nshort,a value longer than twelve\n\"x,y\",\xc3\xa9\n,\"q\"\"q\"\n";
     let strings = |views: bool| {

@@ -350,16 +350,28 @@ struct ArrayData {
     child_ptrs: Vec<*mut ArrowArray>,
 }
 
-/// The array of one column, owning its buffers: `utf8` (validity,
-/// offsets, data), or `int64`, `double` or `bool` (validity, values).
-fn column_array(col: Column) -> ArrowArray {
+/// The array of one column in the layout it has, owning its buffers:
+/// `utf8` (validity, offsets, data), `utf8_view` (validity, views, the one
+/// data buffer, the data buffers' sizes), or `int64`, `double`, `bool`,
+/// `date32` and `timestamp` (validity, values).
+fn leaf_array(col: Column) -> ArrowArray {
     let len = col.len() as i64;
     let nulls = col.null_count() as i64;
     // The validity bitmap is null when no value is; the other buffers are
     // never null, even when empty (a dangling, aligned pointer).
     let bitmap = |v: Option<&[u8]>| v.map_or(ptr::null(), |v| v.as_ptr().cast());
+    let mut sizes = None;
     let buffers: Vec<*const c_void> = match &col {
         Column::Utf8(c) => vec![ptr::null(), c.offsets().as_ptr().cast(), c.data().as_ptr().cast()],
+        Column::Utf8View(c) => {
+            let s: &[i64] = sizes.insert(vec![c.data().len() as i64]);
+            vec![
+                ptr::null(),
+                c.views().as_ptr().cast(),
+                c.data().as_ptr().cast(),
+                s.as_ptr().cast(),
+            ]
+        }
         Column::Int64(c) => vec![bitmap(c.validity()), c.values().as_ptr().cast()],
         Column::Float64(c) => vec![bitmap(c.validity()), c.values().as_ptr().cast()],
         Column::Boolean(c) => vec![bitmap(c.validity()), c.bits().as_ptr().cast()],
@@ -367,16 +379,11 @@ fn column_array(col: Column) -> ArrowArray {
         Column::Timestamp { values: c, .. } => {
             vec![bitmap(c.validity()), c.values().as_ptr().cast()]
         }
-        // Asked for as `utf8` (the schema says so): back to offsets.
-        Column::Utf8View(_) => {
-            let Column::Utf8View(v) = col else { unreachable!() };
-            return column_array(Column::Utf8(v.into_strings()));
-        }
     };
     let mut data = Box::new(ArrayData {
         buffers,
         _column: Some(col),
-        _views: None,
+        _views: sizes,
         children: Vec::new(),
         child_ptrs: Vec::new(),
     });
@@ -394,44 +401,24 @@ fn column_array(col: Column) -> ArrowArray {
     }
 }
 
-/// The `utf8_view` array of a text column, owning its buffers: validity
-/// (none), views, the one data buffer, and the sizes of the data buffers.
-/// A `utf8` column's views are built here (on the consumer's thread); a
-/// source that builds them with its batches ([`super::Columns::string_view`])
-/// gives `Utf8View` columns, taken as they are.
+/// The array of one column with text as `utf8` (what the schema says
+/// without views): a view column gets its offsets back.
+fn column_array(col: Column) -> ArrowArray {
+    leaf_array(match col {
+        Column::Utf8View(v) => Column::Utf8(v.into_strings()),
+        other => other,
+    })
+}
+
+/// The array of one column with text as `utf8_view`. A `utf8` column's
+/// views are built here (on the consumer's thread); a source that builds
+/// them with its batches ([`super::Columns::string_view`]) gives
+/// `Utf8View` columns, taken as they are.
 fn view_array(col: Column) -> ArrowArray {
-    let col = match col {
+    leaf_array(match col {
         Column::Utf8(c) => Column::Utf8View(super::ViewColumn::from_strings(c)),
         other => other,
-    };
-    let Column::Utf8View(c) = &col else { return column_array(col) };
-    let sizes = vec![c.data().len() as i64];
-    let buffers: Vec<*const c_void> = vec![
-        ptr::null(),
-        c.views().as_ptr().cast(),
-        c.data().as_ptr().cast(),
-        sizes.as_ptr().cast(),
-    ];
-    let len = c.len() as i64;
-    let mut data = Box::new(ArrayData {
-        buffers,
-        _column: Some(col),
-        _views: Some(sizes),
-        children: Vec::new(),
-        child_ptrs: Vec::new(),
-    });
-    ArrowArray {
-        length: len,
-        null_count: 0,
-        offset: 0,
-        n_buffers: data.buffers.len() as i64,
-        n_children: 0,
-        buffers: data.buffers.as_mut_ptr(),
-        children: ptr::null_mut(),
-        dictionary: ptr::null_mut(),
-        release: Some(release_array),
-        private_data: Box::into_raw(data).cast(),
-    }
+    })
 }
 
 /// A batch as a struct array of `utf8` children.
