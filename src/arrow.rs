@@ -242,6 +242,7 @@ impl TextBatch {
         self,
         types: &[DataType],
         views: bool,
+        fields: &[usize],
     ) -> std::result::Result<ColumnBatch, (usize, ErrorKind, TextBatch)> {
         let mut typed: Vec<Option<Column>> = Vec::with_capacity(self.columns.len());
         let mut bad: Option<(usize, ErrorKind)> = None;
@@ -251,7 +252,7 @@ impl TextBatch {
                 typed.push(None);
                 continue;
             }
-            match typed::convert(c, ty, j) {
+            match typed::convert(c, ty, field_of(fields, j)) {
                 Ok(col) => typed.push(Some(col)),
                 Err((i, kind)) => {
                     if bad.as_ref().is_none_or(|(r, _)| i < *r) {
@@ -322,6 +323,10 @@ pub struct Columns<'a> {
     types: Vec<DataType>,
     /// Text columns as `utf8_view`.
     views: bool,
+    /// With a selection ([`Columns::select`]): the file's number of
+    /// columns, and each column's index among them (`names` and `types`
+    /// are then the selected columns').
+    picked: Option<(usize, Vec<usize>)>,
 }
 
 impl<'a> Columns<'a> {
@@ -414,6 +419,7 @@ impl<'a> Columns<'a> {
             path,
             types: Vec::new(),
             views: false,
+            picked: None,
         };
         while cols.named_by_first && !cols.done {
             cols.pull();
@@ -471,6 +477,54 @@ impl<'a> Columns<'a> {
         self
     }
 
+    /// Keeps only the columns `cols` (0-based indices into
+    /// [`Columns::names`], in the order given, each at most once): the
+    /// others are not built, and their fields not copied, checked for
+    /// UTF-8 nor converted (the reader visits only the selected fields,
+    /// see [`Selection::new`]). The names and types (set before, or after)
+    /// are then the selected columns'; positions in errors still count
+    /// fields in the file (`field 7`), and a record longer than the
+    /// file's header is still an error. Set before reading the batches
+    /// (rows already read, with the header, are cut down to the
+    /// selection); once.
+    ///
+    /// ```
+    /// use fastcsv::arrow::Columns;
+    /// let rdr = fastcsv::Reader::from_slice(b"a,b,c\n1,2,3\n4,5,6\n");
+    /// let mut cols = Columns::new(rdr).unwrap();
+    /// cols.select(&[2, 0]).unwrap();
+    /// assert_eq!(cols.names(), ["c", "a"]);
+    /// let b = cols.next_batch().unwrap().unwrap();
+    /// assert_eq!((b.strings(0).get(1), b.strings(1).get(1)), ("6", "4"));
+    /// ```
+    pub fn select(&mut self, cols: &[usize]) -> Result<&mut Self> {
+        if self.picked.is_some() {
+            return Err(Error::config("the columns are selected once"));
+        }
+        let width = self.names.len();
+        check_selection(cols, width)?;
+        let pick = |v: &mut Vec<StringColumn>| {
+            let mut all = std::mem::take(v);
+            *v = cols.iter().map(|&j| std::mem::take(&mut all[j])).collect();
+        };
+        for (b, _) in &mut self.fill.ready {
+            pick(&mut b.columns);
+        }
+        if let Some((b, _, bytes)) = &mut self.fill.carry {
+            pick(&mut b.columns);
+            *bytes = b.columns.iter().map(|c| c.data.len() + 4 * c.len()).sum();
+        }
+        let per_row = &self.fill.per_row;
+        self.fill.per_row = cols.iter().filter_map(|&j| per_row.get(j).copied()).collect();
+        if !self.types.is_empty() {
+            self.types = cols.iter().map(|&j| self.types[j]).collect();
+        }
+        self.names = cols.iter().map(|&j| self.names[j].clone()).collect();
+        self.sel = Selection::new(cols.iter().copied());
+        self.picked = Some((width, cols.to_vec()));
+        Ok(self)
+    }
+
     /// The columns' types.
     pub fn types(&self) -> Vec<DataType> {
         (0..self.names.len())
@@ -516,18 +570,19 @@ impl<'a> Columns<'a> {
     pub fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
         loop {
             if let Some((mut b, starts)) = self.fill.ready.pop_front() {
-                let mut bad = check_utf8(&b, &starts).err();
+                let fields = self.picked.as_ref().map_or(&[][..], |p| &p.1[..]);
+                let mut bad = check_utf8(&b, &starts, fields).err();
                 if let Some((i, _)) = bad {
                     b.truncate(i);
                 }
-                let b = match b.typed(&self.types, self.views) {
+                let b = match b.typed(&self.types, self.views, fields) {
                     Ok(b) => b,
                     Err((i, kind, mut b)) => {
                         // A value before any bad UTF-8 (the check stopped
                         // the batch there).
                         bad = Some((i, Error::new(kind).with_position(starts[i])));
                         b.truncate(i);
-                        b.typed(&self.types, self.views).map_err(|_| {
+                        b.typed(&self.types, self.views, fields).map_err(|_| {
                             Error::config("a column's values changed type on a second look")
                         })?
                     }
@@ -613,8 +668,9 @@ impl<'a> Columns<'a> {
                 }
                 self.names = (0..n).map(|i| i.to_string()).collect();
             }
-            if n > self.names.len() {
-                let kind = ErrorKind::RaggedRow { expected: self.names.len(), found: n };
+            let file_width = self.picked.as_ref().map_or(self.names.len(), |p| p.0);
+            if n > file_width {
+                let kind = ErrorKind::RaggedRow { expected: file_width, found: n };
                 err = Some(Error::new(kind).with_position(row.position()));
                 break;
             }
@@ -691,6 +747,27 @@ impl<'a> Columns<'a> {
         }
         err.map_or(Ok(()), Err)
     }
+}
+
+/// The file's field number of column `j` of a batch, given the selected
+/// columns' (none: every column, in order).
+fn field_of(fields: &[usize], j: usize) -> usize {
+    fields.get(j).copied().unwrap_or(j)
+}
+
+/// An error unless `cols` are distinct indices below `width`.
+fn check_selection(cols: &[usize], width: usize) -> Result<()> {
+    let mut seen = vec![false; width];
+    for &c in cols {
+        if c >= width {
+            let msg = format!("column {c} is selected, but there are {width} columns");
+            return Err(Error::config(msg));
+        }
+        if std::mem::replace(&mut seen[c], true) {
+            return Err(Error::config(format!("column {c} is selected twice")));
+        }
+    }
+    Ok(())
 }
 
 /// One type per column named `names`, or an error.
@@ -795,7 +872,11 @@ impl Filler {
 /// and no value starting inside a character (two halves of a character in
 /// neighbouring values make valid bytes once joined). The first value that
 /// is not, in the order of the rows, is reported at its record.
-fn check_utf8(b: &TextBatch, starts: &[Position]) -> std::result::Result<(), (usize, Error)> {
+fn check_utf8(
+    b: &TextBatch,
+    starts: &[Position],
+    fields: &[usize],
+) -> std::result::Result<(), (usize, Error)> {
     let ok = |c: &StringColumn| {
         simdutf8::basic::from_utf8(&c.data).is_ok()
             && c.offsets[..c.len()]
@@ -810,7 +891,8 @@ fn check_utf8(b: &TextBatch, starts: &[Position]) -> std::result::Result<(), (us
         for (j, c) in b.columns.iter().enumerate() {
             let v = &c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize];
             if let Err(e) = std::str::from_utf8(v) {
-                let kind = ErrorKind::Utf8 { field: j, valid_up_to: e.valid_up_to() };
+                let kind =
+                    ErrorKind::Utf8 { field: field_of(fields, j), valid_up_to: e.valid_up_to() };
                 return Err((i, Error::new(kind).with_position(*pos)));
             }
         }

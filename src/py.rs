@@ -4099,24 +4099,28 @@ fn _read_columns<'py>(
                     cols.push(vec![empty.clone(); before]);
                 }
             }
+            // The non-empty rows: their fields in the batch, and positions.
+            let taken: Vec<_> =
+                (r..rows).map(|k| batch.row_fields(k)).filter(|(f, _)| !f.is_empty()).collect();
+            // An ASCII batch with nothing to decide per field but its text:
+            // each field a copy of its bytes (as `Batch::row_list` does).
+            let plain = batch.forms.is_empty() && strs.cache.is_none() && !nn;
             let filled = (|| -> PyResult<usize> {
-                let mut added = 0;
                 for (c, col) in cols.iter_mut().enumerate() {
-                    added = 0;
-                    for k in r..rows {
-                        let (fields, pos) = batch.row_fields(k);
-                        if fields.is_empty() {
-                            continue;
-                        }
-                        added += 1;
-                        col.push(if c < fields.len() {
-                            batch.field(py, fields.start + c, c, pos, nn, strs, name)?
-                        } else {
+                    col.reserve(taken.len());
+                    for (fields, pos) in &taken {
+                        col.push(if c >= fields.len() {
                             empty.clone()
+                        } else if plain {
+                            let f = fields.start + c;
+                            let start = if f == 0 { 0 } else { batch.ends[f - 1] };
+                            str_from_units(py, &batch.data[start..batch.ends[f]], 0x7F)?
+                        } else {
+                            batch.field(py, fields.start + c, c, *pos, nn, strs, name)?
                         });
                     }
                 }
-                Ok(added)
+                Ok(taken.len())
             })();
             match filled {
                 Ok(added) => {

@@ -44,6 +44,13 @@ fn rows_of(batches: &[ColumnBatch]) -> Vec<Vec<String>> {
 type Oracle = Option<(Vec<String>, Vec<Vec<String>>, bool)>;
 
 fn oracle(data: &[u8], d: &Dialect) -> Oracle {
+    oracle_of(data, d, None)
+}
+
+/// The oracle of the columns `sel` (all when `None`): only their values
+/// need be UTF-8 (the header's names all do), and their values in their
+/// order are the rows; `None` also when a column selected is not there.
+fn oracle_of(data: &[u8], d: &Dialect, sel: Option<&[usize]>) -> Oracle {
     let mut rdr = Reader::builder().dialect(d.clone()).from_slice(data);
     let utf8 = |f: &[u8]| String::from_utf8(f.to_vec()).ok();
     let mut names: Option<Vec<String>> = None;
@@ -59,20 +66,34 @@ fn oracle(data: &[u8], d: &Dialect) -> Oracle {
             Ok(Some(r)) => r,
             Ok(None) => break,
             Err(_) if names.is_none() => return None,
-            Err(_) => return Some((names.unwrap_or_default(), rows, true)),
+            Err(_) => return Some((project(names, sel)?, rows, true)),
         };
         if r.is_empty() {
             continue;
         }
-        let row: Option<Vec<String>> = r.iter().map(utf8).collect();
         let w = names.get_or_insert_with(|| (0..r.len()).map(|i| i.to_string()).collect()).len();
-        let Some(mut row) = row.filter(|row| row.len() <= w) else {
-            return Some((names.unwrap_or_default(), rows, true));
+        if sel.is_some_and(|s| s.iter().any(|&j| j >= w)) {
+            return None;
+        }
+        let picked: Vec<usize> = sel.map_or_else(|| (0..w).collect(), |s| s.to_vec());
+        let field = |j: usize| utf8(r.get(j).unwrap_or_default());
+        let row: Option<Vec<String>> = picked.iter().map(|&j| field(j)).collect();
+        let Some(row) = row.filter(|_| r.len() <= w) else {
+            return Some((project(names, sel)?, rows, true));
         };
-        row.resize(w, String::new());
         rows.push(row);
     }
-    Some((names.unwrap_or_default(), rows, false))
+    Some((project(names, sel)?, rows, false))
+}
+
+/// The names of the columns `sel` (all when `None`); `None` when one is
+/// not there.
+fn project(names: Option<Vec<String>>, sel: Option<&[usize]>) -> Option<Vec<String>> {
+    let names = names.unwrap_or_default();
+    match sel {
+        Some(s) => s.iter().map(|&j| names.get(j).cloned()).collect(),
+        None => Some(names),
+    }
 }
 
 fn pieces() -> impl Strategy<Value = Vec<u8>> {
@@ -207,6 +228,110 @@ proptest! {
             (w, g) => prop_assert!(false, "oracle {:?}, columns {:?}", w, g.map_err(|e| e.to_string())),
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(600)))]
+
+    /// Selected columns hold the oracle's values of those columns, at every
+    /// batch size, in one thread and in parts on several: a value that is
+    /// not UTF-8 in a column left out is no error, a longer row still is,
+    /// and an error names the field's place in the file.
+    #[test]
+    fn selected_columns_are_those_of_the_rows(
+        data in prop_oneof![pieces(), records()],
+        headers: bool,
+        flexible: bool,
+        sel in Just((0usize..5).collect::<Vec<_>>()).prop_shuffle().prop_flat_map(|v| {
+            (0..=v.len()).prop_map(move |n| v[..n].to_vec())
+        }),
+        rows in 1usize..9,
+        threads in 1usize..4,
+        part in 1u64..64,
+    ) {
+        let d = dialect(headers, flexible);
+        let want = oracle_of(&data, &d, Some(&sel));
+        let rdr = Reader::builder().dialect(d.clone()).from_slice(&data);
+        let got = Columns::new(rdr).and_then(|mut c| {
+            c.batch_rows(rows);
+            c.select(&sel)?;
+            let names = c.names().to_vec();
+            Ok(drain_with(names, || c.next_batch()))
+        });
+        match (&want, &got) {
+            (Some((wn, wr, failed)), Ok((gn, gr, err))) => {
+                prop_assert_eq!((wn, wr, failed), (gn, gr, &err.is_some()));
+            }
+            (None, Err(_)) => {}
+            _ => prop_assert!(false, "oracle {:?}, columns {:?}", want, got.map_err(|e| e.to_string())),
+        }
+        // The same in parts (errors with their positions too), where the
+        // selection fits.
+        if got.is_err() {
+            return Ok(());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.csv");
+        std::fs::write(&path, &data).unwrap();
+        let mut b = fastcsv::ReaderBuilder::new();
+        b.dialect(d.clone());
+        let read = |mut c: Columns<'_>| -> fastcsv::Result<Drained> {
+            c.batch_rows(rows);
+            c.select(&sel)?;
+            let names = c.names().to_vec();
+            Ok(drain_with(names, || c.next_batch()))
+        };
+        let one = b.from_path(&path).and_then(Columns::new).and_then(read).unwrap();
+        let many = ParColumns::from_path(&b, &path, false, threads, part).and_then(|mut c| {
+            c.batch_rows(rows);
+            c.select(&sel)?;
+            let names = c.names().to_vec();
+            Ok(drain_with(names, || c.next_batch()))
+        });
+        match many {
+            Ok(m) => prop_assert_eq!(one, m),
+            // An error before any row, in the first part.
+            Err(e) => prop_assert!(one.1.is_empty() && one.2 == Some(e.to_string()), "{:?} {}", one, e),
+        }
+    }
+}
+
+#[test]
+fn selected_columns_report_errors_at_their_field_in_the_file() {
+    let data = b"a,b,c\n1,\xff,x\n2,y,z\n3,q,r,s\n";
+    let d = Dialect::builder().flexible(true).build().unwrap();
+    let rdr = Reader::builder().dialect(d.clone()).from_slice(data);
+    let mut c = Columns::new(rdr).unwrap();
+    c.select(&[2, 0]).unwrap();
+    assert_eq!(c.names(), ["c", "a"]);
+    c.set_types(vec![DataType::Utf8, DataType::Int64]).unwrap();
+    let b = c.next_batch().unwrap().unwrap();
+    assert_eq!(b.rows(), 2);
+    assert_eq!(b.strings(0).get(1), "z");
+    let e = c.next_batch().unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::RaggedRow { expected: 3, found: 4 }), "{e}");
+    // A type error names the field in the file.
+    let rdr = Reader::builder().dialect(d.clone()).from_slice(b"a,b,c\n1,2,3\nx,y,z\n");
+    let mut c = Columns::new(rdr).unwrap();
+    c.select(&[2]).unwrap();
+    c.set_types(vec![DataType::Int64]).unwrap();
+    assert_eq!(c.next_batch().unwrap().unwrap().rows(), 1);
+    let e = c.next_batch().unwrap_err().to_string();
+    assert!(e.contains("field 2 is not a valid int64"), "{e}");
+    // Not UTF-8 in a selected column: its field in the file.
+    let rdr = Reader::builder().dialect(d.clone()).from_slice(b"a,b,c\n1,2,\xff\n");
+    let mut c = Columns::new(rdr).unwrap();
+    c.select(&[2, 0]).unwrap();
+    let e = c.next_batch().unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Utf8 { field: 2, .. }), "{e}");
+    // Bad selections.
+    let rdr = Reader::builder().dialect(d).from_slice(b"a,b\n1,2\n");
+    let mut c = Columns::new(rdr).unwrap();
+    let e = c.select(&[2]).err().unwrap().to_string();
+    assert!(e.contains("column 2 is selected, but there are 2"), "{e}");
+    assert!(c.select(&[1, 1]).err().unwrap().to_string().contains("selected twice"));
+    c.select(&[1]).unwrap();
+    assert!(c.select(&[0]).is_err());
 }
 
 #[test]

@@ -120,6 +120,7 @@ impl ParColumns {
             batch_rows: DEFAULT_BATCH_ROWS,
             types: Vec::new(),
             views: false,
+            select: None,
         };
         Ok(ParColumns {
             names,
@@ -189,6 +190,25 @@ impl ParColumns {
         self
     }
 
+    /// Keeps only the columns `cols`, as [`Columns::select`] does (the
+    /// workers visit only their fields); set before the first batch, and
+    /// before the types (which are then the selected columns').
+    pub fn select(&mut self, cols: &[usize]) -> Result<&mut Self> {
+        let Some(job) = &mut self.job else {
+            return Err(Error::config("the columns are selected before the first batch"));
+        };
+        if job.select.is_some() {
+            return Err(Error::config("the columns are selected once"));
+        }
+        super::check_selection(cols, self.names.len())?;
+        if !job.types.is_empty() {
+            job.types = cols.iter().map(|&j| job.types[j]).collect();
+        }
+        self.names = cols.iter().map(|&j| self.names[j].clone()).collect();
+        job.select = Some(cols.to_vec());
+        Ok(self)
+    }
+
     /// The columns' types.
     pub fn types(&self) -> Vec<DataType> {
         let given = self.job.as_ref().map_or(&self.types, |j| &j.types);
@@ -205,6 +225,9 @@ impl ParColumns {
         let first = job.builder.from_path_part(&job.path, &job.parts[0])?;
         let mut cols = Columns::with_header_row(first, job.header_row)?;
         cols.batch_rows(job.batch_rows);
+        if let Some(s) = &job.select {
+            cols.select(s)?;
+        }
         let types = cols.infer_types(rows)?;
         self.set_types(types.clone())?;
         Ok(types)
@@ -306,6 +329,8 @@ struct Job {
     batch_rows: usize,
     types: Vec<DataType>,
     views: bool,
+    /// The columns selected, if not all.
+    select: Option<Vec<usize>>,
 }
 
 impl Job {
@@ -357,6 +382,11 @@ impl Job {
         };
         cols.batch_rows(self.batch_rows);
         cols.string_view(self.views);
+        if let Some(s) = &self.select {
+            if let Err(e) = cols.select(s) {
+                return tx.send((k, Item::Error(e))).is_ok();
+            }
+        }
         if !self.types.is_empty() {
             if let Err(e) = cols.set_types(self.types.clone()) {
                 return tx.send((k, Item::Error(e))).is_ok();
