@@ -3723,10 +3723,83 @@ enum TypesArg {
     Given(Vec<(TypeKey, arrow::DataType)>),
 }
 
-/// A column named in `types`: by name or by index.
+/// A column named in `types` or `columns`: by name or by index.
 enum TypeKey {
     Name(String),
     Index(usize),
+}
+
+impl TypeKey {
+    /// `k` as a column's name or index (`what`: the argument, for errors).
+    fn from_py(k: &Bound<'_, PyAny>, what: &str) -> PyResult<TypeKey> {
+        if let Ok(name) = k.extract::<String>() {
+            Ok(TypeKey::Name(name))
+        } else if k.is_instance_of::<pyo3::types::PyBool>() {
+            Err(PyTypeError::new_err(format!("a column in {what} is a name or an index")))
+        } else if let Ok(i) = k.extract::<usize>() {
+            Ok(TypeKey::Index(i))
+        } else {
+            Err(PyTypeError::new_err(format!(
+                "a column in {what} is a name or an index, not {}",
+                k.repr()?
+            )))
+        }
+    }
+
+    /// The index of the column among `names` (`what`: the argument, for
+    /// errors).
+    fn index(&self, names: &[String], what: &str) -> PyResult<usize> {
+        match self {
+            TypeKey::Name(n) => names.iter().position(|x| x == n).ok_or_else(|| {
+                PyValueError::new_err(format!("{what} names a column {n:?} the file does not have"))
+            }),
+            TypeKey::Index(i) if *i < names.len() => Ok(*i),
+            TypeKey::Index(i) => Err(PyValueError::new_err(format!(
+                "{what} names column {i}, but there are {} columns",
+                names.len()
+            ))),
+        }
+    }
+}
+
+/// What `read_arrow`'s `columns` asks for: the columns to read, by name or
+/// index, in their order; `None` for all.
+fn column_keys(columns: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<TypeKey>>> {
+    let Some(c) = columns.filter(|c| !c.is_none()) else { return Ok(None) };
+    if c.is_instance_of::<PyString>()
+        || c.is_instance_of::<PyBytes>()
+        || c.is_instance_of::<PyDict>()
+    {
+        return Err(PyTypeError::new_err(format!(
+            "columns must be a list of column names or indices, not {}",
+            c.get_type().name()?
+        )));
+    }
+    let mut keys = Vec::new();
+    for k in c
+        .try_iter()
+        .map_err(|_| PyTypeError::new_err("columns must be a list of column names or indices"))?
+    {
+        keys.push(TypeKey::from_py(&k?, "columns")?);
+    }
+    Ok(Some(keys))
+}
+
+/// The indices among `names` of the columns `keys` asks for, each once.
+fn resolve_columns(keys: &[TypeKey], names: &[String]) -> PyResult<Vec<usize>> {
+    let mut idx = Vec::with_capacity(keys.len());
+    let mut seen = vec![false; names.len()];
+    for k in keys {
+        let j = k.index(names, "columns")?;
+        if std::mem::replace(&mut seen[j], true) {
+            return Err(PyValueError::new_err(format!(
+                "columns names column {:?} twice",
+                names[j]
+            )));
+        }
+        idx.push(j);
+    }
+    Ok(idx)
 }
 
 impl TypesArg {
@@ -3748,18 +3821,7 @@ impl TypesArg {
         };
         let mut given = Vec::new();
         for (k, v) in d.iter() {
-            let key = if let Ok(name) = k.extract::<String>() {
-                TypeKey::Name(name)
-            } else if k.is_instance_of::<pyo3::types::PyBool>() {
-                return Err(PyTypeError::new_err("a column in types is a name or an index"));
-            } else if let Ok(i) = k.extract::<usize>() {
-                TypeKey::Index(i)
-            } else {
-                return Err(PyTypeError::new_err(format!(
-                    "a column in types is a name or an index, not {}",
-                    k.repr()?
-                )));
-            };
+            let key = TypeKey::from_py(&k, "types")?;
             // A pyarrow type's `str` is its name (`int64`, `double`, ...).
             let name = v.str()?.to_string();
             let ty = arrow::DataType::from_name(&name).ok_or_else(|| {
@@ -3774,34 +3836,29 @@ impl TypesArg {
         Ok(TypesArg::Given(given))
     }
 
-    /// The types of columns named `names`, when given.
-    fn resolve(&self, names: &[String]) -> PyResult<Option<Vec<arrow::DataType>>> {
+    /// The types of the columns `picked` (all when `None`) of a file
+    /// whose columns are named `names`, when given. (A column given a type
+    /// but not picked is left out.)
+    fn resolve(
+        &self,
+        names: &[String],
+        picked: Option<&[usize]>,
+    ) -> PyResult<Option<Vec<arrow::DataType>>> {
         let TypesArg::Given(given) = self else { return Ok(None) };
         let mut types = vec![arrow::DataType::Utf8; names.len()];
         for (key, ty) in given {
-            let j = match key {
-                TypeKey::Name(n) => names.iter().position(|x| x == n).ok_or_else(|| {
-                    PyValueError::new_err(format!(
-                        "types names a column {n:?} the file does not have"
-                    ))
-                })?,
-                TypeKey::Index(i) if *i < names.len() => *i,
-                TypeKey::Index(i) => {
-                    return Err(PyValueError::new_err(format!(
-                        "types names column {i}, but there are {} columns",
-                        names.len()
-                    )))
-                }
-            };
-            types[j] = *ty;
+            types[key.index(names, "types")?] = *ty;
         }
-        Ok(Some(types))
+        Ok(Some(match picked {
+            Some(p) => p.iter().map(|&j| types[j]).collect(),
+            None => types,
+        }))
     }
 }
 
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false))]
+#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None))]
 #[allow(clippy::too_many_arguments)]
 fn _read_arrow(
     py: Python<'_>,
@@ -3813,9 +3870,11 @@ fn _read_arrow(
     threads: usize,
     types: Option<&Bound<'_, PyAny>>,
     string_view: bool,
+    columns: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ArrowStream> {
     let strings = if string_view { arrow::ffi::Strings::View } else { arrow::ffi::Strings::Utf8 };
     let types = TypesArg::from_py(types)?;
+    let keys = column_keys(columns)?;
     let mut spec = Spec::from_dict(spec)?;
     let pd = PyDialect::from_py(dialect)?;
     if pd.nonnumeric {
@@ -3844,8 +3903,13 @@ fn _read_arrow(
                 Ok::<_, CoreError>(c)
             });
             let mut cols = cols.map_err(|e| map_error(e, &stash))?;
+            let all = cols.names().to_vec();
+            let picked = keys.as_deref().map(|k| resolve_columns(k, &all)).transpose()?;
+            if let Some(p) = &picked {
+                cols.select(p).map_err(|e| map_error(e, &stash))?;
+            }
             let names = cols.names().to_vec();
-            if let Some(t) = types.resolve(&names)? {
+            if let Some(t) = types.resolve(&all, picked.as_deref())? {
                 cols.set_types(t).map_err(|e| map_error(e, &stash))?;
             } else if let TypesArg::Infer = types {
                 let inferred = py.allow_threads(|| cols.infer_types(INFER_ROWS));
@@ -3880,8 +3944,13 @@ fn _read_arrow(
         })
         .map_err(|e| map_error(e, &stash))?;
     cols.0.batch_rows(batch_rows).string_view(string_view);
+    let all = cols.0.names().to_vec();
+    let picked = keys.as_deref().map(|k| resolve_columns(k, &all)).transpose()?;
+    if let Some(p) = &picked {
+        cols.0.select(p).map_err(|e| map_error(e, &stash))?;
+    }
     let names = cols.0.names().to_vec();
-    if let Some(t) = types.resolve(&names)? {
+    if let Some(t) = types.resolve(&all, picked.as_deref())? {
         cols.0.set_types(t).map_err(|e| map_error(e, &stash))?;
     } else if let TypesArg::Infer = types {
         let c = &mut cols;

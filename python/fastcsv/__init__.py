@@ -534,6 +534,7 @@ def read_arrow(
     threads: int | None = None,
     types: Any = None,
     string_view: bool = False,
+    columns: Any = None,
     **fmtparams: Any,
 ) -> _fastcsv.ArrowStream:
     """The columns of ``source`` as Arrow data: a stream of record batches,
@@ -568,6 +569,14 @@ def read_arrow(
     after the rows before it: with ``"infer"``, a value after the sampled
     rows can be one; name the column's type in a dict then.
     ``column_names`` and ``column_types`` give the stream's schema.
+
+    ``columns=["id", "price"]`` (names or 0-based indices, in the order
+    wanted, each once) reads only those columns: the others' values are
+    not copied, checked or converted (a value there that is not UTF-8 is
+    no error, but a row longer than the header still is), and errors
+    still name a field by its place in the row (``field 7``). ``types``
+    keys are columns of the file; one not selected is left out. On a
+    300-column file, three columns read in a fifth of the time all take.
 
     ``string_view=True`` exports the text columns as Arrow ``string_view``
     (``utf8_view``) rather than ``utf8``: the layout polars keeps its
@@ -622,7 +631,15 @@ def read_arrow(
     names = _part_names(kind, src, header, dialect, fmtparams, extra)
     try:
         return _fastcsv._read_arrow(
-            d, spec, bool(header), batch_rows, names, threads, types, bool(string_view)
+            d,
+            spec,
+            bool(header),
+            batch_rows,
+            names,
+            threads,
+            types,
+            bool(string_view),
+            columns,
         )
     except _Unsupported as e:
         raise ValueError(f"read_arrow cannot read this dialect natively: {e}") from None

@@ -102,6 +102,7 @@ def _read_arrow(
     threads: int = 1,
     types: Any = None,
     string_view: bool = False,
+    columns: Any = None,
 ) -> ArrowStream:
     """The columns of a native input, as an Arrow stream."""
 

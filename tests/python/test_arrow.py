@@ -482,6 +482,67 @@ def test_a_value_that_does_not_fit_is_an_error_at_its_row(tmp_path):
         consume_typed(s)
 
 
+@pytest.mark.parametrize("text", CASES)
+@pytest.mark.parametrize("batch_rows", [1, 1000])
+def test_selected_columns_are_those_of_the_rows(tmp_path, text, batch_rows):
+    kw = {"delimiter": ";"} if ";" in text else {}
+    header, rows = oracle(text, **kw)
+    for sel in ([], [len(header) - 1], list(reversed(range(len(header))))):
+        if any(j < 0 for j in sel):
+            continue
+        for key in (sel, [header[j] for j in sel]):
+            s = fastcsv.read_arrow(text.encode(), batch_rows=batch_rows, columns=key, **kw)
+            names, got, _ = consume(s)
+            assert names == [header[j] for j in sel]
+            want = [[r[j] for j in sel] for r in rows]
+            # With no column, no batch has any value to hold its rows.
+            assert got == (want if sel else [])
+
+
+def test_selected_columns_by_name_and_index(tmp_path):
+    data = b"id,price,ok,name\n1,2.5,true,a\n2,,0,b\n3,NA,,\xff\n"
+    # A value that is not UTF-8 in a column left out is no error.
+    s = fastcsv.read_arrow(data, columns=["price", 0], types="infer")
+    assert (s.column_names, s.column_types) == (["price", "id"], ["float64", "int64"])
+    assert consume_typed(s)[2] == [[2.5, 1], [None, 2], [None, 3]]
+    # types: keys are the file's columns; one not selected is left out.
+    s = fastcsv.read_arrow(data, columns=(2,), types={"ok": "bool", "id": "int64", 1: "float64"})
+    assert (s.column_names, s.column_types) == (["ok"], ["bool"])
+    assert consume_typed(s)[2] == [[True], [False], [None]]
+    # In a selected column, it is, at its place in the row.
+    with pytest.raises(RuntimeError, match=r"record 3, byte \d+: invalid UTF-8 in field 3 "):
+        consume(fastcsv.read_arrow(data, columns=["name", "id"]))
+    # A longer row is an error whatever the selection.
+    with pytest.raises(RuntimeError, match="found record with 3 fields"):
+        consume(fastcsv.read_arrow(b"a,b\n1,2\n3,4,5\n", columns=["a"]))
+    for bad, exc, msg in [
+        (["nope"], ValueError, 'columns names a column "nope" the file does not have'),
+        ([4], ValueError, "columns names column 4, but there are 4 columns"),
+        (["id", 0], ValueError, 'columns names column "id" twice'),
+        ("id", TypeError, "list of column names or indices, not str"),
+        ([True], TypeError, "a name or an index"),
+        ([1.5], TypeError, "a name or an index, not 1.5"),
+        (7, TypeError, "list of column names or indices"),
+    ]:
+        with pytest.raises(exc, match=msg):
+            fastcsv.read_arrow(data, columns=bad)
+
+
+def test_selected_columns_on_two_threads_are_those_of_one(tmp_path):
+    p = tmp_path / "big.csv"
+    with open(p, "w") as f:
+        f.write("n,x,flag,note\n")
+        for i in range(400_000):
+            f.write(f'{i},{i / 8},{"true" if i % 3 else "False"},"n {i}, ""q"""\n')
+    assert p.stat().st_size >= 8 << 20
+    for types in (None, "infer"):
+        kw = {"columns": ["note", "n"], "types": types}
+        one = consume_typed(fastcsv.read_arrow(str(p), threads=1, **kw))
+        two = consume_typed(fastcsv.read_arrow(str(p), threads=2, **kw))
+        assert one == two and one[0] == ["note", "n"]
+        assert one[2][11] == ['n 11, "q"', 11 if types else "11"]
+
+
 def test_typed_columns_on_two_threads_are_those_of_one(tmp_path):
     p = tmp_path / "big.csv"
     with open(p, "w") as f:
@@ -516,6 +577,12 @@ def test_pyarrow_reads_the_same_table():
         for a, b in zip(ours.columns, theirs.columns):
             for x, y in zip(a.to_pylist(), b.to_pylist()):
                 assert same(x, y) or (x is None and y is None), (seed, x, y)
+        # A selection, as pyarrow's include_columns takes it.
+        sel = rng.sample([f"c{j}" for j in range(cols)], rng.randrange(1, cols + 1))
+        picked = pa.table(fastcsv.read_arrow(data, types="infer", columns=sel))
+        opts = pacsv.ConvertOptions(include_columns=sel)
+        assert picked.equals(ours.select(sel)), seed
+        assert picked.schema.names == pacsv.read_csv(io.BytesIO(data), convert_options=opts).schema.names
 
 
 def test_polars_and_duckdb_read_typed_columns():

@@ -67,3 +67,26 @@ def test_typed_partitions(tmp_path):
     assert str(df.dtypes.iloc[0]) != "Int64" and str(df.dtypes.iloc[1]) == "float64"
     with pytest.raises(ValueError, match="header=True"):
         fastcsv.dask.read_csv(path, types="infer", header=False)
+
+
+def test_selected_columns(tmp_path):
+    path = tmp_path / "t.csv"
+    lines = ["n,x,s,s2"]
+    for i in range(3000):
+        lines.append(f'{i},{i}.5,"s,{i}",t{i}')
+    path.write_text("\n".join(lines) + "\n")
+    df = fastcsv.dask.read_csv(path, blocksize=4096, columns=["s", 0], types="infer")
+    assert df.npartitions > 4 and list(df.columns) == ["s", "n"]
+    assert str(df.dtypes.iloc[1]) == "Int64"
+    got = df.compute(scheduler="sync")
+    assert len(got) == 3000 and got["s"].tolist()[7] == "s,7" and got["n"].tolist()[2999] == 2999
+    # usecols, as pandas and dask name it; types for columns left out.
+    df = fastcsv.dask.read_csv(path, blocksize=4096, usecols=iter(["x"]), types={"x": "float64", "n": "int64"})
+    assert list(df.columns) == ["x"] and str(df.dtypes.iloc[0]) == "float64"
+    assert df.compute(scheduler="sync")["x"].tolist()[:2] == [0.5, 1.5]
+    with pytest.raises(TypeError, match="not both"):
+        fastcsv.dask.read_csv(path, columns=["x"], usecols=["x"])
+    with pytest.raises(ValueError, match="header=True"):
+        fastcsv.dask.read_csv(path, columns=["x"], header=False)
+    with pytest.raises(ValueError, match='a column "y" the file does not have'):
+        fastcsv.dask.read_csv(path, columns=["y"])
