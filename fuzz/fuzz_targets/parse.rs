@@ -345,8 +345,27 @@ fn dialect(cfg: &[u8]) -> Option<Dialect> {
 type Cols = (Option<Vec<String>>, Vec<Vec<String>>, bool);
 
 fn expect_columns(want: &RefOutput, header_row: bool) -> Cols {
+    expect_selected(want, header_row, None)
+}
+
+/// [`expect_columns`] of the columns `sel` only (all when `None`): only
+/// their values need be UTF-8. `None` names also when a column selected
+/// is not there (the selection fails).
+fn expect_selected(want: &RefOutput, header_row: bool, sel: Option<&[usize]>) -> Cols {
     let utf8 = |r: &RefRow| -> Option<Vec<String>> {
         r.fields.iter().map(|f| String::from_utf8(f.clone()).ok()).collect()
+    };
+    let picked = |r: &RefRow, w: usize| -> Option<Vec<String>> {
+        let every: Vec<usize> = (0..w).collect();
+        let f = |j: usize| r.fields.get(j).map_or(&[][..], |f| &f[..]);
+        sel.unwrap_or(&every).iter().map(|&j| String::from_utf8(f(j).to_vec()).ok()).collect()
+    };
+    let project = |names: Option<Vec<String>>| -> Option<Vec<String>> {
+        let names = names?;
+        match sel {
+            Some(s) => s.iter().map(|&j| names.get(j).cloned()).collect(),
+            None => Some(names),
+        }
     };
     let mut names: Option<Vec<String>> = None;
     let mut rows = Vec::new();
@@ -359,23 +378,46 @@ fn expect_columns(want: &RefOutput, header_row: bool) -> Cols {
             continue;
         }
         let w = names.get_or_insert_with(|| (0..r.fields.len()).map(|i| i.to_string()).collect());
-        match utf8(r).filter(|v| v.len() <= w.len()) {
-            Some(mut v) => {
-                v.resize(w.len(), String::new());
-                rows.push(v);
-            }
-            None => return (names, rows, true),
+        let w = w.len();
+        if sel.is_some_and(|s| s.iter().any(|&j| j >= w)) {
+            return (None, Vec::new(), true);
+        }
+        match picked(r, w).filter(|_| r.fields.len() <= w) {
+            Some(v) => rows.push(v),
+            None => return (project(names), rows, true),
         }
     }
-    (names, rows, want.error.is_some())
+    if let Some(s) = sel {
+        // (No record: no column.)
+        let w = names.as_ref().map_or(0, Vec::len);
+        if s.iter().any(|&j| j >= w) {
+            return (None, Vec::new(), true);
+        }
+        names.get_or_insert_with(Vec::new);
+    }
+    (project(names), rows, want.error.is_some())
 }
 
 fn got_columns(rdr: Reader<'_>, header_row: bool, batch_rows: usize) -> Cols {
+    got_selected(rdr, header_row, batch_rows, None)
+}
+
+fn got_selected(
+    rdr: Reader<'_>,
+    header_row: bool,
+    batch_rows: usize,
+    sel: Option<&[usize]>,
+) -> Cols {
     let mut c = match fastcsv::arrow::Columns::with_header_row(rdr, header_row) {
         Ok(c) => c,
         Err(_) => return (None, Vec::new(), true),
     };
     c.batch_rows(batch_rows);
+    if let Some(s) = sel {
+        if c.select(s).is_err() {
+            return (None, Vec::new(), true);
+        }
+    }
     let mut rows = Vec::new();
     let failed = loop {
         match c.next_batch() {
@@ -458,6 +500,24 @@ fuzz_target!(|data: &[u8]| {
             continue;
         }
         assert_eq!(got, expect, "{what}");
+    }
+    // Selected columns (distinct, any order): the rows' values of those
+    // columns, only theirs checked for UTF-8.
+    let picked: Vec<usize> = {
+        let mut v = vec![usize::from(cfg[10] % 5), usize::from(cfg[11] % 3), 1];
+        let mut seen = [false; 5];
+        v.retain(|&j| !std::mem::replace(&mut seen[j], true));
+        v.truncate(usize::from(cfg[9] % 4));
+        v
+    };
+    let expect = expect_selected(&want, header_row, Some(&picked));
+    let rdr = Reader::builder().dialect(d.clone()).from_slice(input);
+    let got = got_selected(rdr, header_row, batch_rows, Some(&picked));
+    if got.0.is_none() || expect.0.is_none() {
+        let nothing = got.2 && got.1.is_empty() && expect.2 && expect.1.is_empty();
+        assert!(nothing, "selected {picked:?}: {got:?} {expect:?}");
+    } else {
+        assert_eq!(got, expect, "selected {picked:?}");
     }
     // Typed columns inferred from the first rows: the rows it saw convert
     // (a value that does not fit comes later), the batches have the types
