@@ -243,6 +243,7 @@ impl TextBatch {
         types: &[DataType],
         views: bool,
         fields: &[usize],
+        sp: &Spellings,
     ) -> std::result::Result<ColumnBatch, (usize, ErrorKind, TextBatch)> {
         let mut typed: Vec<Option<Column>> = Vec::with_capacity(self.columns.len());
         let mut bad: Option<(usize, ErrorKind)> = None;
@@ -252,7 +253,7 @@ impl TextBatch {
                 typed.push(None);
                 continue;
             }
-            match typed::convert(c, ty, field_of(fields, j)) {
+            match typed::convert(c, ty, field_of(fields, j), sp) {
                 Ok(col) => typed.push(Some(col)),
                 Err((i, kind)) => {
                     if bad.as_ref().is_none_or(|(r, _)| i < *r) {
@@ -327,6 +328,8 @@ pub struct Columns<'a> {
     /// columns, and each column's index among them (`names` and `types`
     /// are then the selected columns').
     picked: Option<(usize, Vec<usize>)>,
+    /// How typed columns spell nulls and booleans.
+    spellings: Spellings,
 }
 
 impl<'a> Columns<'a> {
@@ -420,6 +423,7 @@ impl<'a> Columns<'a> {
             types: Vec::new(),
             views: false,
             picked: None,
+            spellings: Spellings::default(),
         };
         while cols.named_by_first && !cols.done {
             cols.pull();
@@ -466,6 +470,14 @@ impl<'a> Columns<'a> {
         check_width(&types, &self.names)?;
         self.types = types;
         Ok(self)
+    }
+
+    /// How typed columns spell nulls, trues and falses (default:
+    /// pyarrow's, see [`Spellings`]), for the types set or inferred; set
+    /// before [`Columns::infer_types`] and the batches.
+    pub fn set_spellings(&mut self, spellings: Spellings) -> &mut Self {
+        self.spellings = spellings;
+        self
     }
 
     /// Gives text columns as [`Column::Utf8View`] (Arrow's `utf8_view`,
@@ -538,7 +550,7 @@ impl<'a> Columns<'a> {
     /// [`Columns::next_batch`], after the rows before it, which the types
     /// are inferred from.
     pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
-        let mut inf = typed::Inference::new(self.names.len(), rows);
+        let mut inf = typed::Inference::new(self.names.len(), rows, &self.spellings);
         let mut seen = 0;
         loop {
             while seen < self.fill.ready.len() && inf.wants_more() {
@@ -575,14 +587,14 @@ impl<'a> Columns<'a> {
                 if let Some((i, _)) = bad {
                     b.truncate(i);
                 }
-                let b = match b.typed(&self.types, self.views, fields) {
+                let b = match b.typed(&self.types, self.views, fields, &self.spellings) {
                     Ok(b) => b,
                     Err((i, kind, mut b)) => {
                         // A value before any bad UTF-8 (the check stopped
                         // the batch there).
                         bad = Some((i, Error::new(kind).with_position(starts[i])));
                         b.truncate(i);
-                        b.typed(&self.types, self.views, fields).map_err(|_| {
+                        b.typed(&self.types, self.views, fields, &self.spellings).map_err(|_| {
                             Error::config("a column's values changed type on a second look")
                         })?
                     }
@@ -907,4 +919,4 @@ mod par;
 pub mod typed;
 
 pub use par::ParColumns;
-pub use typed::{BooleanColumn, Column, DataType, PrimitiveColumn, ViewColumn};
+pub use typed::{BooleanColumn, Column, DataType, PrimitiveColumn, Spellings, ViewColumn};

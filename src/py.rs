@@ -3785,6 +3785,23 @@ fn column_keys(columns: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<TypeKe
     Ok(Some(keys))
 }
 
+/// A list of strings (`null_values`, ...: `what`), as UTF-8 bytes; `None`
+/// when not given.
+fn words(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<Vec<u8>>>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else { return Ok(None) };
+    let bad = || PyTypeError::new_err(format!("{what} must be a list of str"));
+    if v.is_instance_of::<PyString>() || v.is_instance_of::<PyBytes>() {
+        return Err(bad());
+    }
+    let mut out = Vec::new();
+    for w in v.try_iter().map_err(|_| bad())? {
+        let w = w?;
+        let s = w.downcast::<PyString>().map_err(|_| bad())?;
+        out.push(s.to_str()?.as_bytes().to_vec());
+    }
+    Ok(Some(out))
+}
+
 /// The indices among `names` of the columns `keys` asks for, each once.
 fn resolve_columns(keys: &[TypeKey], names: &[String]) -> PyResult<Vec<usize>> {
     let mut idx = Vec::with_capacity(keys.len());
@@ -3858,7 +3875,7 @@ impl TypesArg {
 
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None))]
+#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None, null_values=None, true_values=None, false_values=None))]
 #[allow(clippy::too_many_arguments)]
 fn _read_arrow(
     py: Python<'_>,
@@ -3871,10 +3888,23 @@ fn _read_arrow(
     types: Option<&Bound<'_, PyAny>>,
     string_view: bool,
     columns: Option<&Bound<'_, PyAny>>,
+    null_values: Option<&Bound<'_, PyAny>>,
+    true_values: Option<&Bound<'_, PyAny>>,
+    false_values: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ArrowStream> {
     let strings = if string_view { arrow::ffi::Strings::View } else { arrow::ffi::Strings::Utf8 };
     let types = TypesArg::from_py(types)?;
     let keys = column_keys(columns)?;
+    let mut spellings = arrow::Spellings::default();
+    if let Some(v) = words(null_values, "null_values")? {
+        spellings = spellings.nulls(v);
+    }
+    if let Some(v) = words(true_values, "true_values")? {
+        spellings = spellings.trues(v);
+    }
+    if let Some(v) = words(false_values, "false_values")? {
+        spellings = spellings.falses(v);
+    }
     let mut spec = Spec::from_dict(spec)?;
     let pd = PyDialect::from_py(dialect)?;
     if pd.nonnumeric {
@@ -3908,6 +3938,7 @@ fn _read_arrow(
             if let Some(p) = &picked {
                 cols.select(p).map_err(|e| map_error(e, &stash))?;
             }
+            cols.set_spellings(spellings);
             let names = cols.names().to_vec();
             if let Some(t) = types.resolve(&all, picked.as_deref())? {
                 cols.set_types(t).map_err(|e| map_error(e, &stash))?;
@@ -3949,6 +3980,7 @@ fn _read_arrow(
     if let Some(p) = &picked {
         cols.0.select(p).map_err(|e| map_error(e, &stash))?;
     }
+    cols.0.set_spellings(spellings);
     let names = cols.0.names().to_vec();
     if let Some(t) = types.resolve(&all, picked.as_deref())? {
         cols.0.set_types(t).map_err(|e| map_error(e, &stash))?;

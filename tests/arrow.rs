@@ -582,13 +582,64 @@ fn value(c: &Column, i: usize) -> V {
     }
 }
 
+/// Spellings of nulls, trues and falses, as lists (the oracle's).
+#[derive(Clone, Debug)]
+struct Words {
+    nulls: Vec<String>,
+    trues: Vec<String>,
+    falses: Vec<String>,
+}
+
+impl Default for Words {
+    fn default() -> Words {
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        Words {
+            nulls: owned(&[
+                "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null",
+            ]),
+            trues: owned(&["1", "true", "True", "TRUE"]),
+            falses: owned(&["0", "false", "False", "FALSE"]),
+        }
+    }
+}
+
+impl Words {
+    fn spellings(&self) -> fastcsv::arrow::Spellings {
+        fastcsv::arrow::Spellings::default()
+            .nulls(&self.nulls)
+            .trues(&self.trues)
+            .falses(&self.falses)
+    }
+}
+
+/// Some spellings: the defaults, or lists drawn from the tokens' words.
+fn words() -> impl Strategy<Value = Words> {
+    let pick = || {
+        prop::collection::vec(
+            prop::sample::select(vec![
+                "", "-", "NA", "NaN", "nan", "1", "0", "yes", "no", "x", "true", "False", "inf",
+            ]),
+            0..4,
+        )
+        .prop_map(|v| v.into_iter().map(String::from).collect::<Vec<_>>())
+    };
+    prop_oneof![
+        Just(Words::default()),
+        (pick(), pick(), pick()).prop_map(|(nulls, trues, falses)| Words { nulls, trues, falses }),
+    ]
+}
+
 /// The oracle of the typed rules, from the standard library's parsers:
-/// `s` as a value of type `ty`, `Err` when it does not fit.
-fn typed_oracle(s: &str, ty: DataType) -> Result<V, ()> {
-    const NULLS: [&str; 17] = [
-        "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
-        "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null",
-    ];
+/// `s` as a value of type `ty` with the spellings `w`, `Err` when it does
+/// not fit.
+fn typed_oracle_with(s: &str, ty: DataType, w: &Words) -> Result<V, ()> {
+    let is = |list: &[String]| list.iter().any(|x| x == s);
+    let null = is(&w.nulls);
+    if null && ty != DataType::Utf8 {
+        // A null spelling is null whatever else it is.
+        return Ok(V::Null);
+    }
     // Numbers may have spaces and tabs around them.
     let t = s.trim_matches([' ', '\t']);
     let parsed = match ty {
@@ -602,21 +653,17 @@ fn typed_oracle(s: &str, ty: DataType) -> Result<V, ()> {
             None => None,
         },
         // A NaN spelt as a null is null.
-        DataType::Float64 => t
-            .parse::<f64>()
-            .ok()
-            .filter(|x| !(x.is_nan() && NULLS.contains(&s)))
-            .map(|x| V::F(x.to_bits())),
-        DataType::Boolean => match s {
-            "1" | "true" | "True" | "TRUE" => Some(V::B(true)),
-            "0" | "false" | "False" | "FALSE" => Some(V::B(false)),
-            _ => None,
-        },
+        DataType::Float64 => {
+            t.parse::<f64>().ok().filter(|x| !(x.is_nan() && null)).map(|x| V::F(x.to_bits()))
+        }
+        DataType::Boolean if is(&w.trues) => Some(V::B(true)),
+        DataType::Boolean if is(&w.falses) => Some(V::B(false)),
+        DataType::Boolean => None,
         _ => unreachable!(),
     };
     match parsed {
         Some(v) => Ok(v),
-        None if NULLS.contains(&s) => Ok(V::Null),
+        None if null => Ok(V::Null),
         None => Err(()),
     }
 }
@@ -728,15 +775,22 @@ proptest! {
     /// the oracle's, up to the first that does not fit, which is an error
     /// at its row.
     #[test]
-    fn typed_columns_are_the_oracle_values((rows, cols) in typed_csv(), sample in 1usize..50, batch in 1usize..9) {
+    fn typed_columns_are_the_oracle_values(
+        (rows, cols) in typed_csv(),
+        sample in 1usize..50,
+        batch in 1usize..9,
+        w in words(),
+    ) {
         let data = csv_text(&rows, cols);
         let mut c = Columns::new(Reader::from_slice(&data)).unwrap();
         c.batch_rows(batch);
+        c.set_spellings(w.spellings());
         let types = c.infer_types(sample).unwrap();
+        let typed_oracle = |s: &str, ty| typed_oracle_with(s, ty, &w);
         for (j, ty) in types.iter().enumerate() {
             let vals: Vec<&str> = rows.iter().take(sample).map(|r| r[j].as_str()).collect();
             let fits = |t| vals.iter().all(|v| typed_oracle(v, t).is_ok());
-            let all_null = vals.iter().all(|v| typed_oracle(v, DataType::Int64) == Ok(V::Null));
+            let all_null = vals.iter().all(|v| w.nulls.iter().any(|n| n == v));
             let want = if all_null {
                 DataType::Utf8
             } else {

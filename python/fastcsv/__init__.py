@@ -535,6 +535,9 @@ def read_arrow(
     types: Any = None,
     string_view: bool = False,
     columns: Any = None,
+    null_values: Any = None,
+    true_values: Any = None,
+    false_values: Any = None,
     **fmtparams: Any,
 ) -> _fastcsv.ArrowStream:
     """The columns of ``source`` as Arrow data: a stream of record batches,
@@ -563,6 +566,13 @@ def read_arrow(
       ``"date32"``, ``"timestamp[s]"``, ``"timestamp[ns, tz=UTC]"``, ...,
       ``"utf8"``, or a pyarrow type such as ``pa.float64()``); the others
       are ``utf8``.
+
+    ``null_values``, ``true_values`` and ``false_values`` (lists of str,
+    as in pyarrow's ``ConvertOptions``) replace the default spellings of
+    nulls (the empty value is then null only if listed) and booleans in
+    typed columns, for inference too; a null spelling is null in every
+    typed column, even where it would be a value (``"0"`` in a ``bool``
+    column).
 
     A value that does not fit its column's type is an error at its row
     (``path:line: record N, byte B: field F is not a valid int64: "x"``),
@@ -640,6 +650,9 @@ def read_arrow(
             types,
             bool(string_view),
             columns,
+            null_values,
+            true_values,
+            false_values,
         )
     except _Unsupported as e:
         raise ValueError(f"read_arrow cannot read this dialect natively: {e}") from None

@@ -103,6 +103,9 @@ def _read_arrow(
     types: Any = None,
     string_view: bool = False,
     columns: Any = None,
+    null_values: Any = None,
+    true_values: Any = None,
+    false_values: Any = None,
 ) -> ArrowStream:
     """The columns of a native input, as an Arrow stream."""
 

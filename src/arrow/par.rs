@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use super::{ColumnBatch, Columns, DataType, DEFAULT_BATCH_ROWS};
+use super::{ColumnBatch, Columns, DataType, Spellings, DEFAULT_BATCH_ROWS};
 use crate::error::{Error, Position, Result};
 use crate::reader::ReaderBuilder;
 use crate::split::{Part, Splitter};
@@ -121,6 +121,7 @@ impl ParColumns {
             types: Vec::new(),
             views: false,
             select: None,
+            spellings: Spellings::default(),
         };
         Ok(ParColumns {
             names,
@@ -209,6 +210,16 @@ impl ParColumns {
         Ok(self)
     }
 
+    /// How typed columns spell nulls, trues and falses, as
+    /// [`Columns::set_spellings`] says; set before the first batch and
+    /// before [`ParColumns::infer_types`].
+    pub fn set_spellings(&mut self, spellings: Spellings) -> &mut Self {
+        if let Some(job) = &mut self.job {
+            job.spellings = spellings;
+        }
+        self
+    }
+
     /// The columns' types.
     pub fn types(&self) -> Vec<DataType> {
         let given = self.job.as_ref().map_or(&self.types, |j| &j.types);
@@ -228,6 +239,7 @@ impl ParColumns {
         if let Some(s) = &job.select {
             cols.select(s)?;
         }
+        cols.set_spellings(job.spellings.clone());
         let types = cols.infer_types(rows)?;
         self.set_types(types.clone())?;
         Ok(types)
@@ -331,6 +343,7 @@ struct Job {
     views: bool,
     /// The columns selected, if not all.
     select: Option<Vec<usize>>,
+    spellings: Spellings,
 }
 
 impl Job {
@@ -382,6 +395,7 @@ impl Job {
         };
         cols.batch_rows(self.batch_rows);
         cols.string_view(self.views);
+        cols.set_spellings(self.spellings.clone());
         if let Some(s) = &self.select {
             if let Err(e) = cols.select(s) {
                 return tx.send((k, Item::Error(e))).is_ok();

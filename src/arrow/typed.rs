@@ -6,7 +6,8 @@
 //!
 //! - **Nulls.** In a typed column, an empty value and each of pyarrow's
 //!   default null spellings ([`NULL_VALUES`]: `NA`, `NULL`, `NaN`, `n/a`,
-//!   ...) is null. A `utf8` column has no nulls: its values are the text.
+//!   ...) is null, unless other spellings are set ([`Spellings`], also
+//!   for booleans). A `utf8` column has no nulls: its values are the text.
 //! - **`int64`.** An optional `-`, then ASCII digits, within `i64`; or
 //!   `0x` and 1 to 16 hex digits (the bits of the `i64`). Spaces and tabs
 //!   around the number are allowed.
@@ -143,14 +144,158 @@ pub const NULL_VALUES: [&str; 16] = [
     "NA", "NULL", "NaN", "n/a", "nan", "null",
 ];
 
-/// Whether `v` reads as null in a typed column.
-#[inline]
+/// The values a `bool` column reads as true, and as false: pyarrow's
+/// default `true_values` and `false_values`.
+pub const TRUE_VALUES: [&str; 4] = ["1", "True", "TRUE", "true"];
+/// See [`TRUE_VALUES`].
+pub const FALSE_VALUES: [&str; 4] = ["0", "False", "FALSE", "false"];
+
+/// How typed columns spell nulls, trues and falses (pyarrow's
+/// `ConvertOptions` `null_values`, `true_values` and `false_values`):
+/// by default [`NULL_VALUES`] and the empty value, [`TRUE_VALUES`] and
+/// [`FALSE_VALUES`]. Each list given replaces its default (so the empty
+/// value is null only when listed). A value is matched whole, byte for
+/// byte. A null spelling is null in every typed column, also where it
+/// would be a value (`NaN` in a `float64` column, `0` listed as a null in
+/// a `bool` one), as in pyarrow.
+///
+/// ```
+/// use fastcsv::arrow::{Column, Columns, DataType, Spellings};
+/// let rdr = fastcsv::Reader::from_slice(b"n,ok\n1,yes\n-,no\n\n3,yes\n");
+/// let mut cols = Columns::new(rdr).unwrap();
+/// let sp = Spellings::default().nulls(["-"]).trues(["yes"]).falses(["no"]);
+/// cols.set_spellings(sp);
+/// assert_eq!(cols.infer_types(100).unwrap(), [DataType::Int64, DataType::Boolean]);
+/// let b = cols.next_batch().unwrap().unwrap();
+/// let Column::Int64(n) = b.column(0) else { panic!() };
+/// assert_eq!((n.get(0), n.get(1), n.get(2)), (Some(1), None, Some(3)));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spellings {
+    nulls: Words,
+    trues: Words,
+    falses: Words,
+    /// A null spelling is also a value other than a NaN of some type:
+    /// nulls are then looked for before values.
+    shadows: bool,
+}
+
+impl Default for Spellings {
+    fn default() -> Spellings {
+        Spellings {
+            nulls: Words::new(NULL_VALUES.iter().chain(&[""])),
+            trues: Words::new(TRUE_VALUES),
+            falses: Words::new(FALSE_VALUES),
+            shadows: false,
+        }
+        .settled()
+    }
+}
+
+impl Spellings {
+    /// The values read as null instead of the defaults (list `""` for the
+    /// empty value).
+    pub fn nulls<S: AsRef<[u8]>>(mut self, values: impl IntoIterator<Item = S>) -> Spellings {
+        self.nulls = Words::new(values);
+        self.settled()
+    }
+
+    /// The values read as true instead of the defaults.
+    pub fn trues<S: AsRef<[u8]>>(mut self, values: impl IntoIterator<Item = S>) -> Spellings {
+        self.trues = Words::new(values);
+        self.settled()
+    }
+
+    /// The values read as false instead of the defaults.
+    pub fn falses<S: AsRef<[u8]>>(mut self, values: impl IntoIterator<Item = S>) -> Spellings {
+        self.falses = Words::new(values);
+        self.settled()
+    }
+
+    /// With `shadows` worked out.
+    fn settled(mut self) -> Spellings {
+        let other_than_nan = |v: &[u8]| {
+            parse_i64(v).is_some()
+                || parse_f64(v).is_some_and(|x| !x.is_nan())
+                || self.trues.contains(v)
+                || self.falses.contains(v)
+                || parse_when(v).is_some()
+        };
+        self.shadows = self.nulls.words.iter().any(|w| other_than_nan(w));
+        self
+    }
+
+    /// Whether `v` reads as null in a typed column.
+    #[inline]
+    pub fn is_null(&self, v: &[u8]) -> bool {
+        self.nulls.contains(v)
+    }
+
+    /// `v` as a `bool`, if it is one.
+    #[inline]
+    pub fn parse_bool(&self, v: &[u8]) -> Option<bool> {
+        if self.trues.contains(v) {
+            Some(true)
+        } else if self.falses.contains(v) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// A set of byte strings, with a quick "no" for most values: the lengths
+/// (below 64) and first bytes its words have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Words {
+    words: Vec<Box<[u8]>>,
+    /// Bit `l` set when a word is `l` bytes long (`l < 64`).
+    lens: u64,
+    /// A word is 64 bytes or longer.
+    long: bool,
+    /// Bit `b` set when a word starts with byte `b`.
+    firsts: [u64; 4],
+}
+
+impl Words {
+    fn new<S: AsRef<[u8]>>(values: impl IntoIterator<Item = S>) -> Words {
+        let mut w = Words { words: Vec::new(), lens: 0, long: false, firsts: [0; 4] };
+        for v in values {
+            let v = v.as_ref();
+            match v.len() {
+                l @ 0..64 => w.lens |= 1 << l,
+                _ => w.long = true,
+            }
+            if let Some(&b) = v.first() {
+                w.firsts[usize::from(b >> 6)] |= 1 << (b & 63);
+            }
+            if !w.words.iter().any(|x| &x[..] == v) {
+                w.words.push(v.into());
+            }
+        }
+        w
+    }
+
+    #[inline]
+    fn contains(&self, v: &[u8]) -> bool {
+        let l = v.len();
+        let len_ok = if l < 64 { self.lens >> l & 1 == 1 } else { self.long };
+        if !len_ok {
+            return false;
+        }
+        if let Some(&b) = v.first() {
+            if self.firsts[usize::from(b >> 6)] >> (b & 63) & 1 == 0 {
+                return false;
+            }
+        }
+        self.words.iter().any(|x| &x[..] == v)
+    }
+}
+
+/// Whether `v` reads as null by default.
+#[cfg(test)]
 fn is_null(v: &[u8]) -> bool {
-    // Every spelling is 2 to 8 bytes long and starts with one of these.
-    v.is_empty()
-        || (v.len() <= 8
-            && matches!(v[0], b'#' | b'-' | b'1' | b'N' | b'n')
-            && NULL_VALUES.iter().any(|n| n.as_bytes() == v))
+    Spellings::default().is_null(v)
 }
 
 /// A column of fixed-width values with a validity bitmap (Arrow's layout:
@@ -731,16 +876,6 @@ fn parse_temporal(v: &[u8], ty: DataType) -> Option<i64> {
     }
 }
 
-/// Parses a `bool` as pyarrow does by default.
-#[inline]
-pub(crate) fn parse_bool(v: &[u8]) -> Option<bool> {
-    match v {
-        b"1" | b"true" | b"True" | b"TRUE" => Some(true),
-        b"0" | b"false" | b"False" | b"FALSE" => Some(false),
-        _ => None,
-    }
-}
-
 /// Inference of column types (see the [module docs](self)) from the
 /// values fed to it.
 #[derive(Clone, Debug)]
@@ -748,6 +883,7 @@ pub(crate) struct Inference {
     fits: Vec<Fits>,
     /// Rows still to look at.
     left: usize,
+    spellings: Spellings,
 }
 
 /// What every value of a column so far fits.
@@ -800,8 +936,9 @@ impl Fits {
 }
 
 impl Inference {
-    /// Inference over the first `rows` rows of `width` columns.
-    pub(crate) fn new(width: usize, rows: usize) -> Inference {
+    /// Inference over the first `rows` rows of `width` columns, with
+    /// nulls and booleans spelt as `spellings` says.
+    pub(crate) fn new(width: usize, rows: usize, spellings: &Spellings) -> Inference {
         let all = Fits {
             int: true,
             boolean: true,
@@ -813,7 +950,7 @@ impl Inference {
             ns: true,
             any: false,
         };
-        Inference { fits: vec![all; width], left: rows }
+        Inference { fits: vec![all; width], left: rows, spellings: spellings.clone() }
     }
 
     /// Looks at the rows of `columns` (one batch's), up to the rows left.
@@ -825,12 +962,12 @@ impl Inference {
                     break;
                 }
                 let v = &c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize];
-                if is_null(v) {
+                if self.spellings.is_null(v) {
                     continue;
                 }
                 f.any = true;
                 f.int = f.int && parse_i64(v).is_some();
-                f.boolean = f.boolean && parse_bool(v).is_some();
+                f.boolean = f.boolean && self.spellings.parse_bool(v).is_some();
                 f.float = f.float && parse_f64(v).is_some();
                 if f.date || f.naive || f.zoned {
                     match parse_when(v) {
@@ -860,12 +997,14 @@ impl Inference {
     }
 }
 
-/// Converts text column `c` (field `field` of its records) to `ty`; on a
-/// value that does not fit, the row it is in and the error.
+/// Converts text column `c` (field `field` of its records) to `ty`, with
+/// nulls and booleans spelt as `sp` says; on a value that does not fit,
+/// the row it is in and the error.
 pub(crate) fn convert(
     c: &StringColumn,
     ty: DataType,
     field: usize,
+    sp: &Spellings,
 ) -> std::result::Result<Column, (usize, ErrorKind)> {
     /// The values, the validity bitmap (made at the first null, with the
     /// values before it valid) and the number of nulls.
@@ -875,6 +1014,7 @@ pub(crate) fn convert(
         c: &StringColumn,
         ty: DataType,
         field: usize,
+        sp: &Spellings,
         parse: impl Fn(&[u8]) -> Option<T>,
     ) -> std::result::Result<Parsed<T>, (usize, ErrorKind)> {
         let n = c.len();
@@ -883,14 +1023,16 @@ pub(crate) fn convert(
         let data = &c.data[..];
         for (i, w) in c.offsets.windows(2).enumerate() {
             let v = data.get(w[0] as usize..w[1] as usize).unwrap_or_default();
-            let null = match parse(v) {
+            // (Without `shadows`, a value that parses is null only as a NaN.)
+            let parsed = if sp.shadows && sp.is_null(v) { None } else { parse(v) };
+            let null = match parsed {
                 // Only a NaN can be spelt as a null (`NaN`, `-nan`): the
                 // null wins.
-                Some(x) if !(x != x && is_null(v)) => {
+                Some(x) if !(x != x && sp.is_null(v)) => {
                     values.push(x);
                     false
                 }
-                _ if is_null(v) => {
+                _ if sp.is_null(v) => {
                     values.push(T::default());
                     true
                 }
@@ -917,15 +1059,15 @@ pub(crate) fn convert(
     Ok(match ty {
         DataType::Utf8 => Column::Utf8(c.clone()),
         DataType::Int64 => {
-            let (values, validity, nulls) = each(c, ty, field, parse_i64)?;
+            let (values, validity, nulls) = each(c, ty, field, sp, parse_i64)?;
             Column::Int64(PrimitiveColumn { values, validity, nulls })
         }
         DataType::Float64 => {
-            let (values, validity, nulls) = each(c, ty, field, parse_f64)?;
+            let (values, validity, nulls) = each(c, ty, field, sp, parse_f64)?;
             Column::Float64(PrimitiveColumn { values, validity, nulls })
         }
         DataType::Boolean => {
-            let (values, validity, nulls) = each(c, ty, field, parse_bool)?;
+            let (values, validity, nulls) = each(c, ty, field, sp, |v| sp.parse_bool(v))?;
             let mut bits = vec![0u8; values.len().div_ceil(8)];
             for (i, &b) in values.iter().enumerate() {
                 bits[i / 8] |= u8::from(b) << (i % 8);
@@ -934,11 +1076,11 @@ pub(crate) fn convert(
         }
         DataType::Date32 => {
             let parse = |v: &[u8]| parse_temporal(v, ty).and_then(|d| i32::try_from(d).ok());
-            let (values, validity, nulls) = each(c, ty, field, parse)?;
+            let (values, validity, nulls) = each(c, ty, field, sp, parse)?;
             Column::Date32(PrimitiveColumn { values, validity, nulls })
         }
         DataType::Timestamp { nanos, utc } => {
-            let (values, validity, nulls) = each(c, ty, field, |v| parse_temporal(v, ty))?;
+            let (values, validity, nulls) = each(c, ty, field, sp, |v| parse_temporal(v, ty))?;
             Column::Timestamp { values: PrimitiveColumn { values, validity, nulls }, nanos, utc }
         }
     })
@@ -1089,7 +1231,7 @@ mod tests {
             (&[" 2024-08-18", "2024-08-18T10:10:32"], Utf8),
         ];
         for (vals, want) in cases {
-            let mut inf = Inference::new(1, 100);
+            let mut inf = Inference::new(1, 100, &Spellings::default());
             inf.feed(&[col(vals)]);
             assert_eq!(inf.types(), [want], "{vals:?}");
         }
@@ -1116,12 +1258,12 @@ mod tests {
             col(&["1", "+5", "2"]),
         ];
         use DataType::*;
-        let mut inf = Inference::new(cols.len(), 10);
+        let mut inf = Inference::new(cols.len(), 10, &Spellings::default());
         inf.feed(&cols);
         assert!(inf.wants_more());
         assert_eq!(inf.types(), [Int64, Float64, Boolean, Int64, Utf8, Utf8, Float64]);
         // Only the rows asked for, over the batches fed.
-        let mut inf = Inference::new(1, 2);
+        let mut inf = Inference::new(1, 2, &Spellings::default());
         inf.feed(&[col(&["1"])]);
         inf.feed(&[col(&["2", "x"])]);
         assert!(!inf.wants_more());
@@ -1131,23 +1273,27 @@ mod tests {
     #[test]
     fn conversion_gives_nulls_and_errors() {
         let Column::Float64(f) =
-            convert(&col(&["NaN", "NAN", "-nan"]), DataType::Float64, 0).unwrap()
+            convert(&col(&["NaN", "NAN", "-nan"]), DataType::Float64, 0, &Spellings::default())
+                .unwrap()
         else {
             panic!()
         };
         assert_eq!((f.get(0), f.get(1).map(f64::is_nan), f.get(2)), (None, Some(true), None));
-        let Column::Int64(c) = convert(&col(&["1", "", "NaN", "-4"]), DataType::Int64, 0).unwrap()
+        let Column::Int64(c) =
+            convert(&col(&["1", "", "NaN", "-4"]), DataType::Int64, 0, &Spellings::default())
+                .unwrap()
         else {
             panic!()
         };
         assert_eq!((0..4).map(|i| c.get(i)).collect::<Vec<_>>(), [Some(1), None, None, Some(-4)]);
         assert_eq!((c.null_count(), c.validity()), (2, Some(&[0b1001u8][..])));
-        let Column::Boolean(b) = convert(&col(&["True", "0", ""]), DataType::Boolean, 0).unwrap()
+        let Column::Boolean(b) =
+            convert(&col(&["True", "0", ""]), DataType::Boolean, 0, &Spellings::default()).unwrap()
         else {
             panic!()
         };
         assert_eq!((b.get(0), b.get(1), b.get(2)), (Some(true), Some(false), None));
-        match convert(&col(&["1", "2", "x1"]), DataType::Float64, 3) {
+        match convert(&col(&["1", "2", "x1"]), DataType::Float64, 3, &Spellings::default()) {
             Err((2, ErrorKind::Value { field: 3, expected: "float64", value })) => {
                 assert_eq!(value, "x1")
             }

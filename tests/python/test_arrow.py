@@ -543,6 +543,40 @@ def test_selected_columns_on_two_threads_are_those_of_one(tmp_path):
         assert one[2][11] == ['n 11, "q"', 11 if types else "11"]
 
 
+def test_custom_null_and_boolean_spellings():
+    data = b"n,ok,x,s\n1,yes,1.5,a\n-,no,,b\n3,-,NaN,\n"
+    kw = {"null_values": ["-", "NaN"], "true_values": ["yes"], "false_values": ["no"]}
+    s = fastcsv.read_arrow(data, types="infer", **kw)
+    # The empty value is no longer null: x does not fit float64.
+    assert s.column_types == ["int64", "bool", "utf8", "utf8"]
+    assert consume_typed(s)[2] == [[1, True, "1.5", "a"], [None, False, "", "b"], [3, None, "NaN", ""]]
+    kw["null_values"] = ["-", "NaN", ""]
+    s = fastcsv.read_arrow(data, types="infer", **kw)
+    assert s.column_types == ["int64", "bool", "float64", "utf8"]
+    assert consume_typed(s)[2][1:] == [[None, False, None, "b"], [3, None, None, ""]]
+    # A null spelling is null even where it would be a value.
+    s = fastcsv.read_arrow(b"a,b\n0,1\n1,0\n", types={"a": "bool", "b": "int64"}, null_values=["0"])
+    assert consume_typed(s)[2] == [[None, 1], [True, None]]
+    # On two threads, and with a selection, the same.
+    for bad, msg in [("NA", "null_values must be a list of str"), ([1], "true_values must be")]:
+        key = "null_values" if "null" in msg else "true_values"
+        with pytest.raises(TypeError, match=msg):
+            fastcsv.read_arrow(data, **{key: bad})
+
+
+def test_custom_spellings_on_two_threads(tmp_path):
+    p = tmp_path / "big.csv"
+    with open(p, "w") as f:
+        f.write("n,flag,x\n")
+        for i in range(400_000):
+            f.write(f'{"?" if i % 7 == 0 else i},{"Y" if i % 3 else "N"},{i / 4}\n')
+    kw = {"types": "infer", "null_values": ["?"], "true_values": ["Y"], "false_values": ["N"]}
+    one = consume_typed(fastcsv.read_arrow(str(p), threads=1, columns=["flag", "n"], **kw))
+    two = consume_typed(fastcsv.read_arrow(str(p), threads=2, columns=["flag", "n"], **kw))
+    assert one == two and one[1] == ["bool", "int64"]
+    assert one[2][:2] == [[False, None], [True, 1]]
+
+
 def test_typed_columns_on_two_threads_are_those_of_one(tmp_path):
     p = tmp_path / "big.csv"
     with open(p, "w") as f:
@@ -577,6 +611,20 @@ def test_pyarrow_reads_the_same_table():
         for a, b in zip(ours.columns, theirs.columns):
             for x, y in zip(a.to_pylist(), b.to_pylist()):
                 assert same(x, y) or (x is None and y is None), (seed, x, y)
+        # Other spellings of nulls and booleans, as pyarrow takes them.
+        spell = {
+            "null_values": rng.sample(["", "NA", "nan", "-", "0", "x", "true"], rng.randrange(4)),
+            "true_values": rng.sample(["1", "true", "yes", "x"], rng.randrange(1, 3)),
+            "false_values": rng.sample(["0", "False", "no"], rng.randrange(1, 3)),
+        }
+        mine = pa.table(fastcsv.read_arrow(data, types="infer", **spell))
+        theirs = pacsv.read_csv(io.BytesIO(data), convert_options=pacsv.ConvertOptions(**spell))
+        for a, b in zip(mine.columns, theirs.columns):
+            if str(b.type) == "null":
+                continue  # all null: pyarrow's null type, our utf8
+            assert str(a.type) == str(b.type), (seed, spell, a.type, b.type)
+            for x, y in zip(a.to_pylist(), b.to_pylist()):
+                assert same(x, y) or (x is None and y is None), (seed, spell, x, y)
         # A selection, as pyarrow's include_columns takes it.
         sel = rng.sample([f"c{j}" for j in range(cols)], rng.randrange(1, cols + 1))
         picked = pa.table(fastcsv.read_arrow(data, types="infer", columns=sel))

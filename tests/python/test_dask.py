@@ -90,3 +90,17 @@ def test_selected_columns(tmp_path):
         fastcsv.dask.read_csv(path, columns=["x"], header=False)
     with pytest.raises(ValueError, match='a column "y" the file does not have'):
         fastcsv.dask.read_csv(path, columns=["y"])
+
+
+def test_custom_spellings(tmp_path):
+    path = tmp_path / "t.csv"
+    lines = ["n,ok"] + [f'{"?" if i == 2500 else i},{"Y" if i % 2 else "N"}' for i in range(3000)]
+    path.write_text("\n".join(lines) + "\n")
+    df = fastcsv.dask.read_csv(
+        path, blocksize=4096, types="infer", null_values=["?"], true_values=("Y",), false_values=["N"]
+    )
+    assert [str(t) for t in df.dtypes] == ["Int64", "boolean"]
+    got = df.compute(scheduler="sync")
+    assert got["n"].isna().sum() == 1 and got["ok"].tolist()[:2] == [False, True]
+    with pytest.raises(TypeError, match="null_values must be a list of str"):
+        fastcsv.dask.read_csv(path, null_values="?")
