@@ -221,7 +221,7 @@ impl Spellings {
                 || self.falses.contains(v)
                 || parse_when(v).is_some()
         };
-        self.shadows = self.nulls.words.iter().any(|w| other_than_nan(w));
+        self.shadows = self.nulls.all().any(|w| other_than_nan(&w));
         self
     }
 
@@ -245,9 +245,14 @@ impl Spellings {
 }
 
 /// A set of byte strings, with a quick "no" for most values: the lengths
-/// (below 64) and first bytes its words have.
+/// (below 64) and first bytes its words have. Words of up to 8 bytes are
+/// compared as integers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Words {
+    /// Words of up to 8 bytes: length and bytes (zero-padded, little
+    /// endian).
+    short: Vec<(usize, u64)>,
+    /// The longer words.
     words: Vec<Box<[u8]>>,
     /// Bit `l` set when a word is `l` bytes long (`l < 64`).
     lens: u64,
@@ -259,7 +264,8 @@ struct Words {
 
 impl Words {
     fn new<S: AsRef<[u8]>>(values: impl IntoIterator<Item = S>) -> Words {
-        let mut w = Words { words: Vec::new(), lens: 0, long: false, firsts: [0; 4] };
+        let mut w =
+            Words { short: Vec::new(), words: Vec::new(), lens: 0, long: false, firsts: [0; 4] };
         for v in values {
             let v = v.as_ref();
             match v.len() {
@@ -269,11 +275,22 @@ impl Words {
             if let Some(&b) = v.first() {
                 w.firsts[usize::from(b >> 6)] |= 1 << (b & 63);
             }
-            if !w.words.iter().any(|x| &x[..] == v) {
+            if v.len() <= 8 {
+                let x = (v.len(), pack(v));
+                if !w.short.contains(&x) {
+                    w.short.push(x);
+                }
+            } else if !w.words.iter().any(|x| &x[..] == v) {
                 w.words.push(v.into());
             }
         }
         w
+    }
+
+    /// Every word, for [`Spellings`]'s check of them.
+    fn all(&self) -> impl Iterator<Item = Vec<u8>> + '_ {
+        let short = self.short.iter().map(|&(l, x)| x.to_le_bytes()[..l].to_vec());
+        short.chain(self.words.iter().map(|w| w.to_vec()))
     }
 
     #[inline]
@@ -288,8 +305,20 @@ impl Words {
                 return false;
             }
         }
+        if l <= 8 {
+            let x = (l, pack(v));
+            return self.short.iter().any(|&s| s == x);
+        }
         self.words.iter().any(|x| &x[..] == v)
     }
+}
+
+/// Up to 8 bytes as an integer (zero-padded, little endian).
+#[inline]
+fn pack(v: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..v.len()].copy_from_slice(v);
+    u64::from_le_bytes(b)
 }
 
 /// Whether `v` reads as null by default.
