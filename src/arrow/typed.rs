@@ -307,7 +307,7 @@ impl Words {
         }
         if l <= 8 {
             let x = (l, pack(v));
-            return self.short.iter().any(|&s| s == x);
+            return self.short.contains(&x);
         }
         self.words.iter().any(|x| &x[..] == v)
     }
