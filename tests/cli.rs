@@ -423,32 +423,35 @@ fn stats_table_and_json() {
     let people = sample("cli_people.csv");
     assert_eq!(
         ok(&["stats", &people]),
-        "#  column  non-empty  empty  distinct  min len  max len  integer  float\n\
-         1  id              3      0         3        1        1  yes      yes\n\
-         2  name            3      0         3        3        6  no       no\n\
-         3  city            3      0         3        4        9  no       no\n\
-         4  score           2      1         2        1        3  no       yes\n"
+        "#  column  non-empty  empty  distinct  min len  max len  integer  float  min   max     mean    stddev\n\
+         1  id              3      0         3        1        1  yes      yes    1     3          2  0.816497\n\
+         2  name            3      0         3        3        6  no       no     Ann   Cé \"C\"     -         -\n\
+         3  city            3      0         3        4        9  no       no     Oslo  Rome       -         -\n\
+         4  score           2      1         2        1        3  no       yes    7     9.5     8.25      1.25\n"
     );
     let json = ok(&["stats", "--json", &people]);
     assert!(json.starts_with("[\n  {\"column\":\"id\",\"non_empty\":3,"), "{json}");
     assert!(json.contains(
         "{\"column\":\"score\",\"non_empty\":2,\"empty\":1,\"distinct\":2,\
-         \"distinct_exact\":true,\"min_len\":1,\"max_len\":3,\"integer\":false,\"float\":true}"
+         \"distinct_exact\":true,\"min_len\":1,\"max_len\":3,\"integer\":false,\"float\":true,\
+         \"sum\":16.5,\"min\":7,\"max\":9.5,\"mean\":8.25,\"stddev\":1.25}"
     ));
     assert_eq!(
         ok(&["stats", "--csv", &people]),
-        "field,non_empty,empty,distinct,distinct_exact,min_length,max_length,integer,float\n\
-         id,3,0,3,true,1,1,true,true\n\
-         name,3,0,3,true,3,6,false,false\n\
-         city,3,0,3,true,4,9,false,false\n\
-         score,2,1,2,true,1,3,false,true\n"
+        "field,non_empty,empty,distinct,distinct_exact,min_length,max_length,integer,float,\
+         sum,min,max,mean,stddev\n\
+         id,3,0,3,true,1,1,true,true,6,1,3,2,0.816496580927726\n\
+         name,3,0,3,true,3,6,false,false,,Ann,\"Cé \"\"C\"\"\",,\n\
+         city,3,0,3,true,4,9,false,false,,Oslo,Rome,,\n\
+         score,2,1,2,true,1,3,false,true,16.5,7,9.5,8.25,1.25\n"
     );
     // A column with no value: empty lengths; a name with a comma, quoted.
     let o = run_with(&["stats", "--csv"], "\"a,b\",c\n,1\n".as_bytes());
     assert_eq!(
         stdout(&o),
-        "field,non_empty,empty,distinct,distinct_exact,min_length,max_length,integer,float\n\
-         \"a,b\",0,1,0,true,,,false,false\nc,1,0,1,true,1,1,true,true\n"
+        "field,non_empty,empty,distinct,distinct_exact,min_length,max_length,integer,float,\
+         sum,min,max,mean,stddev\n\
+         \"a,b\",0,1,0,true,,,false,false,,,,,\nc,1,0,1,true,1,1,true,true,1,1,1,1,0\n"
     );
     // Wide characters take two cells in the table.
     let o = run_with(&["stats"], "\u{540d}\u{524d},b\n1,2\n".as_bytes());

@@ -58,7 +58,8 @@ pub enum Command {
     /// Validate strictly and list each problem with its position.
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
-    /// Per-column statistics: counts, distinct values, lengths, types.
+    /// Per-column statistics: counts, distinct values, lengths, types,
+    /// smallest and largest values, sum, mean and deviation.
     #[command(after_help = STATS_HELP)]
     Stats(StatsArgs),
     /// Measure mmap against read() at several buffer sizes on one file.
@@ -185,7 +186,10 @@ const STATS_HELP: &str = "\
 For each column: non-empty and empty counts; distinct non-empty values
 (exact up to 10000, then a HyperLogLog estimate with about 1% error, shown
 as ~N); the shortest and longest non-empty value in characters; whether every
-non-empty value parses as a 64-bit integer and as a float.
+non-empty value parses as a 64-bit integer and as a float; the smallest and
+largest value (as numbers in a column of numbers, else in the order of code
+points); and in a column of numbers their sum (exact for integers), mean and
+standard deviation (of the population, as xsv gives it).
 
 Examples:
   fastcsv stats export.csv
@@ -564,7 +568,8 @@ pub struct StatsArgs {
     pub json: bool,
     /// Write CSV instead of a table, one record per column (`field`,
     /// `non_empty`, `empty`, `distinct`, `distinct_exact`, `min_length`,
-    /// `max_length`, `integer`, `float`), to pipe into other tools.
+    /// `max_length`, `integer`, `float`, `sum`, `min`, `max`, `mean`,
+    /// `stddev`), to pipe into other tools.
     #[arg(long)]
     pub csv: bool,
     #[command(flatten)]

@@ -179,6 +179,100 @@ pub struct Column {
     max_len: u64,
     all_int: bool,
     all_float: bool,
+    /// The smallest and largest non-empty values, byte by byte (the order
+    /// of code points, for UTF-8).
+    min: Option<Vec<u8>>,
+    max: Option<Vec<u8>>,
+    /// While every value is a number: their count, sum (exact for
+    /// integers), smallest, largest, mean and sum of squared differences
+    /// from the mean (Welford's, merged by Chan's formula).
+    num: Numbers,
+}
+
+/// Running numeric statistics of a column's values. The moments are
+/// sums of `x - shift` and its square (`shift` the first value: no
+/// division per value, and no cancellation when the values lie far from
+/// 0), turned into a mean and a sum of squared differences to merge.
+#[derive(Clone, Copy, Default)]
+struct Numbers {
+    n: u64,
+    shift: f64,
+    d1: f64,
+    d2: f64,
+    /// While every value is an integer: the exact sum, smallest and
+    /// largest.
+    int_sum: i128,
+    int_min: i64,
+    int_max: i64,
+    sum: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Numbers {
+    #[inline]
+    fn add_int(&mut self, i: i64) {
+        if self.n == 0 {
+            (self.int_min, self.int_max) = (i, i);
+        } else {
+            self.int_min = self.int_min.min(i);
+            self.int_max = self.int_max.max(i);
+        }
+        self.int_sum += i128::from(i);
+        self.add(i as f64);
+    }
+
+    #[inline]
+    fn add(&mut self, x: f64) {
+        if self.n == 0 {
+            (self.min, self.max, self.shift) = (x, x, x);
+        } else {
+            self.min = self.min.min(x);
+            self.max = self.max.max(x);
+        }
+        self.n += 1;
+        self.sum += x;
+        let d = x - self.shift;
+        self.d1 += d;
+        self.d2 += d * d;
+    }
+
+    /// The mean and the sum of squared differences from it.
+    fn moments(&self) -> (f64, f64) {
+        if self.n == 0 {
+            return (0.0, 0.0);
+        }
+        let n = self.n as f64;
+        let m = self.d1 / n;
+        (self.shift + m, (self.d2 - self.d1 * m).max(0.0))
+    }
+
+    fn merge(&mut self, o: Numbers) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = o;
+            return;
+        }
+        self.int_min = self.int_min.min(o.int_min);
+        self.int_max = self.int_max.max(o.int_max);
+        // Chan's formula on the two parts' moments, kept as sums about
+        // this part's shift.
+        let ((ma, m2a), (mb, m2b)) = (self.moments(), o.moments());
+        let n = self.n + o.n;
+        let d = mb - ma;
+        let mean = ma + d * o.n as f64 / n as f64;
+        let m2 = m2a + m2b + d * d * self.n as f64 * o.n as f64 / n as f64;
+        let dm = mean - self.shift;
+        self.d1 = dm * n as f64;
+        self.d2 = m2 + dm * dm * n as f64;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.sum += o.sum;
+        self.int_sum += o.int_sum;
+        self.n = n;
+    }
 }
 
 /// Number of UTF-8 characters (bytes that do not continue a character).
@@ -203,13 +297,38 @@ impl Column {
         let len = char_len(f);
         self.min_len = Some(self.min_len.map_or(len, |m| m.min(len)));
         self.max_len = self.max_len.max(len);
+        // Most values differ from the extremes in their first byte: the
+        // whole comparison only when it is the same.
+        match &mut self.min {
+            Some(m) if f[0] < m[0] || (f[0] == m[0] && f < &m[..]) => {
+                m.clear();
+                m.extend_from_slice(f);
+            }
+            Some(_) => {}
+            None => self.min = Some(f.to_vec()),
+        }
+        match &mut self.max {
+            Some(m) if f[0] > m[0] || (f[0] == m[0] && f > &m[..]) => {
+                m.clear();
+                m.extend_from_slice(f);
+            }
+            Some(_) => {}
+            None => self.max = Some(f.to_vec()),
+        }
         if self.all_float {
             let s = simdutf8::compat::from_utf8(f).unwrap_or("");
-            if self.all_int && s.parse::<i64>().is_err() {
-                self.all_int = false;
+            if self.all_int {
+                match s.parse::<i64>() {
+                    Ok(i) => {
+                        self.num.add_int(i);
+                        return;
+                    }
+                    Err(_) => self.all_int = false,
+                }
             }
-            if !self.all_int && s.parse::<f64>().is_err() {
-                self.all_float = false;
+            match s.parse::<f64>() {
+                Ok(x) => self.num.add(x),
+                Err(_) => self.all_float = false,
             }
         }
     }
@@ -228,6 +347,15 @@ impl Column {
         self.max_len = self.max_len.max(o.max_len);
         self.all_int &= o.all_int;
         self.all_float &= o.all_float;
+        self.min = match (self.min.take(), o.min) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.max = match (self.max.take(), o.max) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.num.merge(o.num);
     }
 }
 
@@ -257,6 +385,19 @@ pub struct Summary {
     pub integer: bool,
     /// Every non-empty value is an `f64` (and there is one).
     pub float: bool,
+    /// The smallest and largest non-empty values: as numbers in a column
+    /// of numbers (shortest form that reads back the same), else the
+    /// first and last in the order of bytes (of code points, for UTF-8).
+    pub min: Option<String>,
+    /// See `min`.
+    pub max: Option<String>,
+    /// In a column of numbers: their sum (exact for integers), mean and
+    /// standard deviation (of the population, as `xsv stats` gives it).
+    pub sum: Option<String>,
+    /// See `sum`.
+    pub mean: Option<f64>,
+    /// See `sum`.
+    pub stddev: Option<f64>,
 }
 
 impl Stats {
@@ -318,6 +459,16 @@ impl Stats {
             .map(|(i, c)| {
                 let (distinct, exact) = c.distinct.count();
                 let any = c.non_empty > 0;
+                let numeric = any && c.all_float;
+                let text = |v: &Option<Vec<u8>>| {
+                    v.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())
+                };
+                let n = c.num;
+                let (min, max) = if c.all_int {
+                    (n.int_min.to_string(), n.int_max.to_string())
+                } else {
+                    (format!("{}", n.min), format!("{}", n.max))
+                };
                 Summary {
                     name: names.get(i).cloned().unwrap_or_else(|| (i + 1).to_string()),
                     non_empty: c.non_empty,
@@ -327,7 +478,26 @@ impl Stats {
                     min_len: c.min_len,
                     max_len: c.max_len,
                     integer: any && c.all_int,
-                    float: any && c.all_float,
+                    float: numeric,
+                    min: if numeric { Some(min) } else { text(&c.min) },
+                    max: if numeric { Some(max) } else { text(&c.max) },
+                    sum: numeric.then(|| {
+                        if c.all_int {
+                            n.int_sum.to_string()
+                        } else {
+                            format!("{}", n.sum)
+                        }
+                    }),
+                    // From the sum (exact for integers): the same whatever
+                    // the chunks, where Welford's running mean drifts.
+                    mean: numeric.then(|| {
+                        if c.all_int {
+                            n.int_sum as f64 / n.n as f64
+                        } else {
+                            n.sum / n.n as f64
+                        }
+                    }),
+                    stddev: numeric.then(|| (n.moments().1 / n.n as f64).sqrt()),
                 }
             })
             .collect()
@@ -337,7 +507,8 @@ impl Stats {
 /// Renders summaries as an aligned text table.
 pub fn table(rows: &[Summary]) -> String {
     let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
-    let mut cells: Vec<[String; 9]> = vec![[
+    const N: usize = 13;
+    let mut cells: Vec<[String; N]> = vec![[
         "#",
         "column",
         "non-empty",
@@ -347,8 +518,14 @@ pub fn table(rows: &[Summary]) -> String {
         "max len",
         "integer",
         "float",
+        "min",
+        "max",
+        "mean",
+        "stddev",
     ]
     .map(String::from)];
+    let dash = || "-".to_string();
+    let cut = |v: &Option<String>| v.as_deref().map_or_else(dash, |v| shorten(v, 20));
     for (i, s) in rows.iter().enumerate() {
         cells.push([
             (i + 1).to_string(),
@@ -360,19 +537,23 @@ pub fn table(rows: &[Summary]) -> String {
             if s.min_len.is_some() { s.max_len.to_string() } else { "-".into() },
             yes(s.integer),
             yes(s.float),
+            cut(&s.min),
+            cut(&s.max),
+            s.mean.map_or_else(dash, short_float),
+            s.stddev.map_or_else(dash, short_float),
         ]);
     }
     // Display width: a wide (CJK) character takes two cells of a terminal.
     let cols = |s: &str| unicode_width::UnicodeWidthStr::width(s);
     let width = |c: usize| cells.iter().map(|r| cols(&r[c])).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..9).map(width).collect();
+    let widths: Vec<usize> = (0..N).map(width).collect();
     let mut out = String::new();
     for r in &cells {
         let mut line = String::new();
         for (c, cell) in r.iter().enumerate() {
             let pad = widths[c] - cols(cell);
             // Text columns align left, numbers right.
-            if c == 1 || c >= 7 {
+            if c == 1 || (7..=10).contains(&c) {
                 line.push_str(cell);
                 line.push_str(&" ".repeat(pad));
             } else {
@@ -385,6 +566,32 @@ pub fn table(rows: &[Summary]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// `v` cut to `max` characters, with `…` for the rest; control characters
+/// (a line end in a value) shown as `?`, to keep the table's lines.
+fn shorten(v: &str, max: usize) -> String {
+    let clean = |c: char| if c.is_control() { '?' } else { c };
+    if v.chars().count() <= max {
+        return v.chars().map(clean).collect();
+    }
+    let mut out: String = v.chars().take(max - 1).map(clean).collect();
+    out.push('…');
+    out
+}
+
+/// `x` with at most 6 digits after the point, trailing zeros dropped.
+fn short_float(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let s = format!("{x:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.into()
+    }
 }
 
 /// Renders summaries as CSV, one record per column (names as far as they
@@ -402,11 +609,18 @@ pub fn csv(rows: &[Summary]) -> String {
         "max_length",
         "integer",
         "float",
+        "sum",
+        "min",
+        "max",
+        "mean",
+        "stddev",
     ];
     let mut put = |cells: &[&str]| {
         w.write(cells.iter().map(|c| c.as_bytes())).expect("CSV of UTF-8 text to memory");
     };
     put(&head);
+    let opt = |v: &Option<String>| v.clone().unwrap_or_default();
+    let float = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     for s in rows {
         let (min, max) = match s.min_len {
             Some(m) => (m.to_string(), s.max_len.to_string()),
@@ -422,6 +636,11 @@ pub fn csv(rows: &[Summary]) -> String {
             &max,
             &s.integer.to_string(),
             &s.float.to_string(),
+            &opt(&s.sum),
+            &opt(&s.min),
+            &opt(&s.max),
+            &float(s.mean),
+            &float(s.stddev),
         ]);
     }
     let v = w.into_inner().expect("a writer to memory");
@@ -442,10 +661,29 @@ pub fn json(rows: &[Summary]) -> String {
         v.extend_from_slice(
             format!(
                 ",\"non_empty\":{},\"empty\":{},\"distinct\":{},\"distinct_exact\":{},\
-                 \"min_len\":{min},\"max_len\":{max},\"integer\":{},\"float\":{}}}",
+                 \"min_len\":{min},\"max_len\":{max},\"integer\":{},\"float\":{}",
                 s.non_empty, s.empty, s.distinct, s.exact, s.integer, s.float
             )
             .as_bytes(),
+        );
+        // Numbers as JSON numbers in a column of numbers, else strings.
+        let value = |v: &mut Vec<u8>, x: &Option<String>| match x {
+            Some(x) if s.float && x.parse::<f64>().is_ok_and(f64::is_finite) => {
+                v.extend_from_slice(x.as_bytes())
+            }
+            Some(x) => json_string(v, x),
+            None => v.extend_from_slice(b"null"),
+        };
+        let float = |x: Option<f64>| match x {
+            Some(x) if x.is_finite() => x.to_string(),
+            _ => "null".into(),
+        };
+        for (key, x) in [(",\"sum\":", &s.sum), (",\"min\":", &s.min), (",\"max\":", &s.max)] {
+            v.extend_from_slice(key.as_bytes());
+            value(&mut v, x);
+        }
+        v.extend_from_slice(
+            format!(",\"mean\":{},\"stddev\":{}}}", float(s.mean), float(s.stddev)).as_bytes(),
         );
     }
     v.extend_from_slice(b"\n]\n");
@@ -503,9 +741,49 @@ mod tests {
         assert!(!out[2].integer && !out[2].float);
         assert_eq!((out[2].min_len, out[2].max_len), (Some(1), 3));
         assert!(!out[3].integer && out[3].min_len.is_none());
+        // Numbers: exact for integers, the population's deviation.
+        assert_eq!((out[0].min.as_deref(), out[0].max.as_deref()), (Some("-20"), Some("1")));
+        assert_eq!((out[0].sum.as_deref(), out[0].mean), (Some("-19"), Some(-9.5)));
+        assert_eq!(out[0].stddev, Some(10.5));
+        assert_eq!((out[1].min.as_deref(), out[1].max.as_deref()), (Some("1.5"), Some("1000")));
+        assert_eq!(out[1].sum.as_deref(), Some("1003.5"));
+        // Text: the order of code points.
+        assert_eq!((out[2].min.as_deref(), out[2].max.as_deref()), (Some("3"), Some("été")));
+        assert!(out[2].sum.is_none() && out[2].mean.is_none());
+        assert!(out[3].min.is_none() && out[3].stddev.is_none());
         let t = table(&out);
         assert!(t.lines().nth(1).unwrap().starts_with("1  a "), "{t}");
         assert!(json(&out).contains("\"column\":\"d\",\"non_empty\":0,\"empty\":3"));
+        assert!(
+            json(&out).contains("\"sum\":-19,\"min\":-20,\"max\":1,\"mean\":-9.5,\"stddev\":10.5}")
+        );
+        assert!(json(&out).contains("\"sum\":null,\"min\":\"3\",\"max\":\"été\""));
+        let c = csv(&out);
+        assert!(c.lines().next().unwrap().ends_with(",float,sum,min,max,mean,stddev"), "{c}");
+        assert!(c.lines().nth(1).unwrap().ends_with(",true,true,-19,-20,1,-9.5,10.5"), "{c}");
+    }
+
+    #[test]
+    fn integers_past_f64_stay_exact() {
+        let mut s = Stats::default();
+        for v in ["9007199254740993", "9223372036854775807", "-9223372036854775808"] {
+            s.add(1, std::iter::once(v.as_bytes()));
+        }
+        let out = s.finish(&[]);
+        assert_eq!(out[0].max.as_deref(), Some("9223372036854775807"));
+        assert_eq!(out[0].min.as_deref(), Some("-9223372036854775808"));
+        assert_eq!(out[0].sum.as_deref(), Some("9007199254740992"));
+        // Far from 0, no cancellation.
+        let mut s = Stats::default();
+        for v in ["1000000000.5", "1000000001.5", "1000000002.5"] {
+            s.add(1, std::iter::once(v.as_bytes()));
+        }
+        let out = s.finish(&[]);
+        assert_eq!(out[0].mean, Some(1_000_000_001.5));
+        assert!((out[0].stddev.unwrap() - (2.0f64 / 3.0).sqrt()).abs() < 1e-9);
+        assert_eq!(shorten("abcdef", 4), "abc…");
+        assert_eq!(shorten("a\nb", 4), "a?b");
+        assert_eq!((short_float(2.0), short_float(1.0 / 3.0)), ("2".into(), "0.333333".into()));
     }
 
     /// Statistics merged from parts equal those of the whole, across the
@@ -533,7 +811,18 @@ mod tests {
         let names = vec!["a".to_string()];
         let mut whole = Stats::default();
         add(&mut whole, &rows);
-        let want = json(&whole.finish(&names));
+        let whole = whole.finish(&names);
+        let want = json(&without_moments(&whole));
+        // Means and deviations merged by Chan's formula: equal but for
+        // rounding.
+        let close = |got: &[Summary]| {
+            for (g, w) in got.iter().zip(&whole) {
+                for (a, b) in [(g.mean, w.mean), (g.stddev, w.stddev)] {
+                    let (a, b) = (a.unwrap_or(0.0), b.unwrap_or(0.0));
+                    assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} {b}");
+                }
+            }
+        };
         for parts in [2, 3, 7, 100] {
             let mut merged = Stats::default();
             for part in rows.chunks(rows.len().div_ceil(parts)) {
@@ -541,7 +830,9 @@ mod tests {
                 add(&mut s, part);
                 merged.merge(s);
             }
-            assert_eq!(json(&merged.finish(&names)), want, "{parts} parts");
+            let got = merged.finish(&names);
+            close(&got);
+            assert_eq!(json(&without_moments(&got)), want, "{parts} parts");
             // Parts started as sketches where the total already is one.
             let mut merged = Stats::default();
             for part in rows.chunks(rows.len().div_ceil(parts)) {
@@ -549,8 +840,25 @@ mod tests {
                 add(&mut s, part);
                 merged.merge(s);
             }
-            assert_eq!(json(&merged.finish(&names)), want, "{parts} parts, sketched");
+            let got = merged.finish(&names);
+            close(&got);
+            assert_eq!(json(&without_moments(&got)), want, "{parts} parts, sketched");
         }
+    }
+
+    /// The summaries without means and deviations.
+    fn without_moments(rows: &[Summary]) -> Vec<Summary> {
+        rows.iter()
+            .map(|s| Summary {
+                mean: None,
+                stddev: None,
+                min: s.min.clone(),
+                max: s.max.clone(),
+                sum: s.sum.clone(),
+                name: s.name.clone(),
+                ..*s
+            })
+            .collect()
     }
 
     #[test]
