@@ -47,18 +47,21 @@ pub const DEFAULT_BATCH_ROWS: usize = 64 * 1024;
 const BATCH_BYTES: usize = 64 << 20;
 
 /// One column of a [`ColumnBatch`]: Arrow's `utf8` layout, value `i` being
-/// `data[offsets[i]..offsets[i + 1]]`, valid UTF-8.
+/// `data[offsets[i]..offsets[i + 1]]`, valid UTF-8. No value is null
+/// unless null spellings apply to text ([`Spellings::strings_can_be_null`]):
+/// a null keeps its text, marked by the validity bitmap.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StringColumn {
     offsets: Vec<i32>,
     data: Vec<u8>,
+    nulls: typed::Nulls,
 }
 
 impl StringColumn {
     fn new(rows: usize) -> StringColumn {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
-        StringColumn { offsets, data: Vec::new() }
+        StringColumn { offsets, data: Vec::new(), nulls: typed::Nulls::default() }
     }
 
     /// Appends `n` values, given as (address, length, 1 if 32 bytes can
@@ -145,7 +148,24 @@ impl StringColumn {
         &self.data
     }
 
-    /// The two buffers, for an owner that outlives the batch.
+    /// Whether value `i` is null (see [`Spellings::strings_can_be_null`]).
+    pub fn is_null(&self, i: usize) -> bool {
+        self.nulls.is_null(i)
+    }
+
+    /// The validity bitmap (bit `i` set: value `i` is not null), `None`
+    /// when no value is null.
+    pub fn validity(&self) -> Option<&[u8]> {
+        self.nulls.bits()
+    }
+
+    /// Number of nulls.
+    pub fn null_count(&self) -> usize {
+        self.nulls.count()
+    }
+
+    /// The two buffers, for an owner that outlives the batch (without the
+    /// validity: see [`StringColumn::validity`]).
     pub fn into_parts(self) -> (Vec<i32>, Vec<u8>) {
         (self.offsets, self.data)
     }
@@ -266,14 +286,20 @@ impl TextBatch {
         if let Some((i, kind)) = bad {
             return Err((i, kind, self));
         }
+        let text = |mut c: StringColumn| {
+            if sp.strings_null() {
+                c.nulls = typed::Nulls::of(&c, sp);
+            }
+            c
+        };
         let columns = self
             .columns
             .into_iter()
             .zip(typed)
             .map(|(c, t)| match t {
                 Some(t) => t,
-                None if views => Column::Utf8View(ViewColumn::from_strings(c)),
-                None => Column::Utf8(c),
+                None if views => Column::Utf8View(ViewColumn::from_strings(text(c))),
+                None => Column::Utf8(text(c)),
             })
             .collect();
         Ok(ColumnBatch { columns, rows: self.rows })

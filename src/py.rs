@@ -3875,7 +3875,7 @@ impl TypesArg {
 
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None, null_values=None, true_values=None, false_values=None))]
+#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None, null_values=None, true_values=None, false_values=None, strings_can_be_null=false))]
 #[allow(clippy::too_many_arguments)]
 fn _read_arrow(
     py: Python<'_>,
@@ -3891,11 +3891,12 @@ fn _read_arrow(
     null_values: Option<&Bound<'_, PyAny>>,
     true_values: Option<&Bound<'_, PyAny>>,
     false_values: Option<&Bound<'_, PyAny>>,
+    strings_can_be_null: bool,
 ) -> PyResult<ArrowStream> {
     let strings = if string_view { arrow::ffi::Strings::View } else { arrow::ffi::Strings::Utf8 };
     let types = TypesArg::from_py(types)?;
     let keys = column_keys(columns)?;
-    let mut spellings = arrow::Spellings::default();
+    let mut spellings = arrow::Spellings::default().strings_can_be_null(strings_can_be_null);
     if let Some(v) = words(null_values, "null_values")? {
         spellings = spellings.nulls(v);
     }

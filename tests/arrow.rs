@@ -997,3 +997,48 @@ fn text_columns_as_views() {
         }
     }
 }
+
+/// Null spellings in text columns, with `strings_can_be_null`: in both
+/// layouts, carried from one to the other, and exported as the validity
+/// bitmap of the C stream.
+#[test]
+fn text_columns_with_nulls() {
+    let data: &'static [u8] = b"a,b\nx,1\n,2\nNA,3\n\"\",4\n";
+    let sp = fastcsv::arrow::Spellings::default().strings_can_be_null(true);
+    for views in [false, true] {
+        let mut c = Columns::new(Reader::from_slice(data)).unwrap();
+        c.string_view(views).set_spellings(sp.clone());
+        c.set_types(vec![DataType::Utf8, DataType::Int64]).unwrap();
+        let b = c.next_batch().unwrap().unwrap();
+        let nulls: Vec<bool> = match b.column(0) {
+            Column::Utf8(c) => (0..4).map(|i| c.is_null(i)).collect(),
+            Column::Utf8View(c) => (0..4).map(|i| c.is_null(i)).collect(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(nulls, [false, true, true, true]);
+        assert_eq!((b.column(0).null_count(), b.column(1).null_count()), (3, 0));
+        for layout in [ffi::Strings::Utf8, ffi::Strings::View] {
+            let mut c = Columns::new(Reader::from_slice(data)).unwrap();
+            c.string_view(views).set_spellings(sp.clone());
+            let mut stream = ffi::export_stream_as(Src(c), layout);
+            // SAFETY: as in `through_stream`; the validity bitmap holds a
+            // bit per value, here 4.
+            unsafe {
+                let mut a = ffi::ArrowArray::empty();
+                assert_eq!((stream.get_next.unwrap())(&mut stream, &mut a), 0);
+                let col = &**a.children;
+                assert_eq!((col.length, col.null_count), (4, 3));
+                let bits = *(*col.buffers).cast::<u8>();
+                assert_eq!(bits & 0x0F, 0b0001);
+                let other = &**a.children.add(1);
+                assert_eq!((other.null_count, (*other.buffers).is_null()), (0, true));
+                (a.release.unwrap())(&mut a);
+                (stream.release.unwrap())(&mut stream);
+            }
+        }
+    }
+    // Off by default: every value's text.
+    let mut c = Columns::new(Reader::from_slice(data)).unwrap();
+    let b = c.next_batch().unwrap().unwrap();
+    assert_eq!((b.column(0).null_count(), b.strings(0).validity()), (0, None));
+}

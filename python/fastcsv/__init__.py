@@ -538,6 +538,7 @@ def read_arrow(
     null_values: Any = None,
     true_values: Any = None,
     false_values: Any = None,
+    strings_can_be_null: bool = False,
     **fmtparams: Any,
 ) -> _fastcsv.ArrowStream:
     """The columns of ``source`` as Arrow data: a stream of record batches,
@@ -572,7 +573,9 @@ def read_arrow(
     nulls (the empty value is then null only if listed) and booleans in
     typed columns, for inference too; a null spelling is null in every
     typed column, even where it would be a value (``"0"`` in a ``bool``
-    column).
+    column). ``strings_can_be_null=True`` makes them nulls in text columns
+    too (as pyarrow's option of that name, and as polars and DuckDB read
+    an empty field); by default a text column holds every value's text.
 
     A value that does not fit its column's type is an error at its row
     (``path:line: record N, byte B: field F is not a valid int64: "x"``),
@@ -653,6 +656,7 @@ def read_arrow(
             null_values,
             true_values,
             false_values,
+            bool(strings_can_be_null),
         )
     except _Unsupported as e:
         raise ValueError(f"read_arrow cannot read this dialect natively: {e}") from None

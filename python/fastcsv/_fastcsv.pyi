@@ -106,6 +106,7 @@ def _read_arrow(
     null_values: Any = None,
     true_values: Any = None,
     false_values: Any = None,
+    strings_can_be_null: bool = False,
 ) -> ArrowStream:
     """The columns of a native input, as an Arrow stream."""
 

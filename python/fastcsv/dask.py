@@ -107,6 +107,7 @@ def read_csv(
     null_values: Any = None,
     true_values: Any = None,
     false_values: Any = None,
+    strings_can_be_null: bool = False,
     **fmtparams: Any,
 ) -> Any:
     """The file at ``path`` as a ``dask.dataframe.DataFrame`` of string
@@ -123,8 +124,8 @@ def read_csv(
     ``columns`` (or ``usecols``, as pandas and dask name it) reads only
     those columns, by name or 0-based index, in the order given, as
     :func:`fastcsv.read_arrow` does (with ``header=True``).
-    ``null_values``, ``true_values`` and ``false_values`` are
-    :func:`fastcsv.read_arrow`'s too.
+    ``null_values``, ``true_values``, ``false_values`` and
+    ``strings_can_be_null`` are :func:`fastcsv.read_arrow`'s too.
 
     The file is split now, on every CPU with the GIL released (mostly a
     count of its records at the block scanner's speed: 0.25 s for a 1 GiB
@@ -160,6 +161,8 @@ def read_csv(
             raise TypeError(f"{k} must be a list of str")
         if v is not None:
             spellings[k] = list(v)
+    if strings_can_be_null:
+        spellings["strings_can_be_null"] = True
     first = fastcsv.read_arrow(
         parts[0], dialect, header=header, types=types, columns=columns, **spellings, **fmtparams
     )

@@ -362,11 +362,13 @@ fn leaf_array(col: Column) -> ArrowArray {
     let bitmap = |v: Option<&[u8]>| v.map_or(ptr::null(), |v| v.as_ptr().cast());
     let mut sizes = None;
     let buffers: Vec<*const c_void> = match &col {
-        Column::Utf8(c) => vec![ptr::null(), c.offsets().as_ptr().cast(), c.data().as_ptr().cast()],
+        Column::Utf8(c) => {
+            vec![bitmap(c.validity()), c.offsets().as_ptr().cast(), c.data().as_ptr().cast()]
+        }
         Column::Utf8View(c) => {
             let s: &[i64] = sizes.insert(vec![c.data().len() as i64]);
             vec![
-                ptr::null(),
+                bitmap(c.validity()),
                 c.views().as_ptr().cast(),
                 c.data().as_ptr().cast(),
                 s.as_ptr().cast(),

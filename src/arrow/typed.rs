@@ -175,6 +175,8 @@ pub struct Spellings {
     nulls: Words,
     trues: Words,
     falses: Words,
+    /// Null spellings make nulls in text columns too.
+    strings_null: bool,
     /// A null spelling is also a value other than a NaN of some type:
     /// nulls are then looked for before values.
     shadows: bool,
@@ -186,6 +188,7 @@ impl Default for Spellings {
             nulls: Words::new(NULL_VALUES.iter().chain(&[""])),
             trues: Words::new(TRUE_VALUES),
             falses: Words::new(FALSE_VALUES),
+            strings_null: false,
             shadows: false,
         }
         .settled()
@@ -210,6 +213,30 @@ impl Spellings {
     pub fn falses<S: AsRef<[u8]>>(mut self, values: impl IntoIterator<Item = S>) -> Spellings {
         self.falses = Words::new(values);
         self.settled()
+    }
+
+    /// Whether the null spellings make nulls in text (`utf8`) columns too
+    /// (default: no, a text column holds every value's text, as pyarrow's
+    /// `strings_can_be_null` has it; polars and DuckDB read an empty field
+    /// as null). A null keeps its text in the column's data.
+    ///
+    /// ```
+    /// use fastcsv::arrow::{Columns, Spellings};
+    /// let rdr = fastcsv::Reader::from_slice(b"s,t\nx,1\n,2\nNA,3\n");
+    /// let mut cols = Columns::new(rdr).unwrap();
+    /// cols.set_spellings(Spellings::default().strings_can_be_null(true));
+    /// let b = cols.next_batch().unwrap().unwrap();
+    /// let s = b.strings(0);
+    /// assert_eq!((s.is_null(0), s.is_null(1), s.is_null(2), s.null_count()), (false, true, true, 2));
+    /// assert_eq!(s.get(2), "NA");
+    /// ```
+    pub fn strings_can_be_null(mut self, on: bool) -> Spellings {
+        self.strings_null = on;
+        self
+    }
+
+    pub(crate) fn strings_null(&self) -> bool {
+        self.strings_null
     }
 
     /// With `shadows` worked out.
@@ -319,6 +346,50 @@ fn pack(v: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     b[..v.len()].copy_from_slice(v);
     u64::from_le_bytes(b)
+}
+
+/// The nulls of a column: a validity bitmap (made at the first null) and
+/// their number.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Nulls {
+    bits: Option<Vec<u8>>,
+    count: usize,
+}
+
+impl Nulls {
+    /// The values of text column `c` spelt as nulls by `sp`.
+    pub(crate) fn of(c: &StringColumn, sp: &Spellings) -> Nulls {
+        let mut n = Nulls::default();
+        let len = c.len();
+        for (i, w) in c.offsets.windows(2).enumerate() {
+            let v = c.data.get(w[0] as usize..w[1] as usize).unwrap_or_default();
+            if sp.is_null(v) {
+                n.count += 1;
+                // At the first null, every value before it is valid.
+                n.bits.get_or_insert_with(|| {
+                    let mut b = vec![0u8; len.div_ceil(8)];
+                    b[..i / 8].fill(0xFF);
+                    b[i / 8] = (1u8 << (i % 8)) - 1;
+                    b
+                });
+            } else if let Some(bits) = &mut n.bits {
+                bits[i / 8] |= 1 << (i % 8);
+            }
+        }
+        n
+    }
+
+    pub(crate) fn is_null(&self, i: usize) -> bool {
+        self.bits.as_ref().is_some_and(|b| b[i / 8] >> (i % 8) & 1 == 0)
+    }
+
+    pub(crate) fn bits(&self) -> Option<&[u8]> {
+        self.bits.as_deref()
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
 }
 
 /// Whether `v` reads as null by default.
@@ -478,10 +549,12 @@ impl Column {
         self.len() == 0
     }
 
-    /// Number of nulls (0 for text).
+    /// Number of nulls (0 for text, unless
+    /// [`Spellings::strings_can_be_null`]).
     pub fn null_count(&self) -> usize {
         match self {
-            Column::Utf8(_) | Column::Utf8View(_) => 0,
+            Column::Utf8(c) => c.null_count(),
+            Column::Utf8View(c) => c.null_count(),
             Column::Int64(c) => c.nulls,
             Column::Float64(c) => c.nulls,
             Column::Boolean(c) => c.nulls,
@@ -507,6 +580,7 @@ impl Column {
 pub struct ViewColumn {
     views: Vec<[u64; 2]>,
     data: Vec<u8>,
+    nulls: Nulls,
 }
 
 impl ViewColumn {
@@ -536,7 +610,7 @@ impl ViewColumn {
                 [word(0), word(8)]
             })
             .collect();
-        ViewColumn { views, data: c.data }
+        ViewColumn { views, data: c.data, nulls: c.nulls }
     }
 
     /// Number of values.
@@ -575,12 +649,27 @@ impl ViewColumn {
             at += u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as i32;
             offsets.push(at);
         }
-        StringColumn { offsets, data: self.data }
+        StringColumn { offsets, data: self.data, nulls: self.nulls }
     }
 
     /// The views, 16 bytes each.
     pub fn views(&self) -> &[[u64; 2]] {
         &self.views
+    }
+
+    /// Whether value `i` is null (see [`Spellings::strings_can_be_null`]).
+    pub fn is_null(&self, i: usize) -> bool {
+        self.nulls.is_null(i)
+    }
+
+    /// The validity bitmap, `None` when no value is null.
+    pub fn validity(&self) -> Option<&[u8]> {
+        self.nulls.bits()
+    }
+
+    /// Number of nulls.
+    pub fn null_count(&self) -> usize {
+        self.nulls.count()
     }
 
     /// The data buffer.

@@ -571,6 +571,9 @@ def test_custom_null_and_boolean_spellings():
     # A null spelling is null even where it would be a value.
     s = fastcsv.read_arrow(b"a,b\n0,1\n1,0\n", types={"a": "bool", "b": "int64"}, null_values=["0"])
     assert consume_typed(s)[2] == [[None, 1], [True, None]]
+    # In text columns too, when asked (the values keep their text).
+    s = fastcsv.read_arrow(data, strings_can_be_null=True, **kw)
+    assert consume_typed(s)[2] == [["1", "yes", "1.5", "a"], [None, "no", None, "b"], ["3", None, None, None]]
     # Not a list of str.
     for bad, msg in [("NA", "null_values must be a list of str"), ([1], "true_values must be")]:
         key = "null_values" if "null" in msg else "true_values"
@@ -621,8 +624,12 @@ def test_pyarrow_reads_the_same_table():
             "null_values": rng.sample(["", "NA", "nan", "-", "0", "x", "true"], rng.randrange(4)),
             "true_values": rng.sample(["1", "true", "yes", "x"], rng.randrange(1, 3)),
             "false_values": rng.sample(["0", "False", "no"], rng.randrange(1, 3)),
+            "strings_can_be_null": rng.random() < 0.5,
         }
         mine = pa.table(fastcsv.read_arrow(data, types="infer", **spell))
+        views = pa.table(fastcsv.read_arrow(data, types="infer", string_view=True, **spell))
+        for a, b in zip(views.columns, mine.columns):
+            assert all(same(x, y) or x is y is None for x, y in zip(a.to_pylist(), b.to_pylist()))
         theirs = pacsv.read_csv(io.BytesIO(data), convert_options=pacsv.ConvertOptions(**spell))
         for a, b in zip(mine.columns, theirs.columns):
             if str(b.type) == "null":

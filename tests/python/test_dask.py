@@ -104,3 +104,7 @@ def test_custom_spellings(tmp_path):
     assert got["n"].isna().sum() == 1 and got["ok"].tolist()[:2] == [False, True]
     with pytest.raises(TypeError, match="null_values must be a list of str"):
         fastcsv.dask.read_csv(path, null_values="?")
+    # Text columns with nulls.
+    df = fastcsv.dask.read_csv(path, blocksize=4096, null_values=["?"], strings_can_be_null=True)
+    got = df.compute(scheduler="sync")
+    assert got["n"].isna().sum() == 1 and got["n"].tolist()[:2] == ["0", "1"]
