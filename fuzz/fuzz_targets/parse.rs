@@ -528,6 +528,19 @@ fuzz_target!(|data: &[u8]| {
         header_row,
     ) {
         c.batch_rows(batch_rows);
+        // Now and then other spellings of nulls and booleans, drawn from
+        // bytes the input has, with nulls in text columns.
+        let custom = cfg[8] % 4 == 0;
+        if custom {
+            let word =
+                |k: usize| input.get(k..k + usize::from(cfg[k % 13] % 3)).unwrap_or_default();
+            let sp = fastcsv::arrow::Spellings::default()
+                .nulls([word(0), word(3), &b""[..]])
+                .trues([word(1), &b"1"[..]])
+                .falses([word(2)])
+                .strings_can_be_null(cfg[9] % 2 == 0);
+            c.set_spellings(sp);
+        }
         let types = c.infer_types(sample).expect("inference reads no further than batches do");
         assert_eq!(types, c.types());
         let mut rows = 0;
@@ -536,6 +549,18 @@ fuzz_target!(|data: &[u8]| {
                 Ok(Some(b)) => {
                     let got: Vec<_> = b.columns().iter().map(|c| c.data_type()).collect();
                     assert_eq!(got, types);
+                    // Text columns: a null where the spellings say, with
+                    // its count and bitmap agreeing.
+                    for col in b.columns() {
+                        if let Some(t) = col.as_utf8() {
+                            let nulls = (0..t.len()).filter(|&i| t.is_null(i)).count();
+                            assert_eq!(nulls, t.null_count());
+                            assert_eq!(t.validity().is_some(), nulls > 0);
+                            if !custom || cfg[9] % 2 != 0 {
+                                assert_eq!(nulls, 0, "nulls in text without strings_can_be_null");
+                            }
+                        }
+                    }
                     rows += b.rows();
                 }
                 Ok(None) => break,
