@@ -3720,24 +3720,24 @@ enum TypesArg {
     /// Inferred from the first [`INFER_ROWS`] rows.
     Infer,
     /// Given for some columns (by index), the others `utf8`.
-    Given(Vec<(TypeKey, arrow::DataType)>),
+    Given(Vec<(ColumnKey, arrow::DataType)>),
 }
 
 /// A column named in `types` or `columns`: by name or by index.
-enum TypeKey {
+enum ColumnKey {
     Name(String),
     Index(usize),
 }
 
-impl TypeKey {
+impl ColumnKey {
     /// `k` as a column's name or index (`what`: the argument, for errors).
-    fn from_py(k: &Bound<'_, PyAny>, what: &str) -> PyResult<TypeKey> {
+    fn from_py(k: &Bound<'_, PyAny>, what: &str) -> PyResult<ColumnKey> {
         if let Ok(name) = k.extract::<String>() {
-            Ok(TypeKey::Name(name))
+            Ok(ColumnKey::Name(name))
         } else if k.is_instance_of::<pyo3::types::PyBool>() {
             Err(PyTypeError::new_err(format!("a column in {what} is a name or an index")))
         } else if let Ok(i) = k.extract::<usize>() {
-            Ok(TypeKey::Index(i))
+            Ok(ColumnKey::Index(i))
         } else {
             Err(PyTypeError::new_err(format!(
                 "a column in {what} is a name or an index, not {}",
@@ -3750,11 +3750,11 @@ impl TypeKey {
     /// errors).
     fn index(&self, names: &[String], what: &str) -> PyResult<usize> {
         match self {
-            TypeKey::Name(n) => names.iter().position(|x| x == n).ok_or_else(|| {
+            ColumnKey::Name(n) => names.iter().position(|x| x == n).ok_or_else(|| {
                 PyValueError::new_err(format!("{what} names a column {n:?} the file does not have"))
             }),
-            TypeKey::Index(i) if *i < names.len() => Ok(*i),
-            TypeKey::Index(i) => Err(PyValueError::new_err(format!(
+            ColumnKey::Index(i) if *i < names.len() => Ok(*i),
+            ColumnKey::Index(i) => Err(PyValueError::new_err(format!(
                 "{what} names column {i}, but there are {} columns",
                 names.len()
             ))),
@@ -3764,7 +3764,7 @@ impl TypeKey {
 
 /// What `read_arrow`'s `columns` asks for: the columns to read, by name or
 /// index, in their order; `None` for all.
-fn column_keys(columns: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<TypeKey>>> {
+fn column_keys(columns: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<ColumnKey>>> {
     let Some(c) = columns.filter(|c| !c.is_none()) else { return Ok(None) };
     if c.is_instance_of::<PyString>()
         || c.is_instance_of::<PyBytes>()
@@ -3780,7 +3780,7 @@ fn column_keys(columns: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<TypeKe
         .try_iter()
         .map_err(|_| PyTypeError::new_err("columns must be a list of column names or indices"))?
     {
-        keys.push(TypeKey::from_py(&k?, "columns")?);
+        keys.push(ColumnKey::from_py(&k?, "columns")?);
     }
     Ok(Some(keys))
 }
@@ -3803,7 +3803,7 @@ fn words(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<Vec<u8
 }
 
 /// The indices among `names` of the columns `keys` asks for, each once.
-fn resolve_columns(keys: &[TypeKey], names: &[String]) -> PyResult<Vec<usize>> {
+fn resolve_columns(keys: &[ColumnKey], names: &[String]) -> PyResult<Vec<usize>> {
     let mut idx = Vec::with_capacity(keys.len());
     let mut seen = vec![false; names.len()];
     for k in keys {
@@ -3838,7 +3838,7 @@ impl TypesArg {
         };
         let mut given = Vec::new();
         for (k, v) in d.iter() {
-            let key = TypeKey::from_py(&k, "types")?;
+            let key = ColumnKey::from_py(&k, "types")?;
             // A pyarrow type's `str` is its name (`int64`, `double`, ...).
             let name = v.str()?.to_string();
             let ty = arrow::DataType::from_name(&name).ok_or_else(|| {

@@ -7,7 +7,9 @@
 //! - **Nulls.** In a typed column, an empty value and each of pyarrow's
 //!   default null spellings ([`NULL_VALUES`]: `NA`, `NULL`, `NaN`, `n/a`,
 //!   ...) is null, unless other spellings are set ([`Spellings`], also
-//!   for booleans). A `utf8` column has no nulls: its values are the text.
+//!   for booleans). A `utf8` column has no nulls, its values being the
+//!   text, unless they are asked for there too
+//!   ([`Spellings::strings_can_be_null`]).
 //! - **`int64`.** An optional `-`, then ASCII digits, within `i64`; or
 //!   `0x` and 1 to 16 hex digits (the bits of the `i64`). Spaces and tabs
 //!   around the number are allowed.
