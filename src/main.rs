@@ -28,6 +28,7 @@ fn main() -> ExitCode {
         Command::Search(a) => commands::search(a),
         Command::Check(a) => commands::check(a),
         Command::Stats(a) => commands::stats(a),
+        Command::Frequency(a) => commands::frequency(a),
         Command::Bench(a) => commands::bench(a),
         Command::Parts(a) => commands::parts(a),
     };

@@ -460,6 +460,39 @@ fn stats_table_and_json() {
 }
 
 #[test]
+fn frequency_counts_values_as_xsv() {
+    let data = "k,v\nb,1\na,2\nb,\na,3\nb,1\nc\n";
+    let o = run_with(&["frequency", "--flexible"], data.as_bytes());
+    assert_eq!(
+        stdout(&o),
+        "field,value,count\nk,b,3\nk,a,2\nk,c,1\nv,1,2\nv,(NULL),1\nv,2,1\nv,3,1\n"
+    );
+    // A column by name, the least frequent first, without empty values.
+    let o =
+        run_with(&["frequency", "--flexible", "-s", "v", "--asc", "--no-nulls"], data.as_bytes());
+    assert_eq!(stdout(&o), "field,value,count\nv,2,1\nv,3,1\nv,1,2\n");
+    let o = run_with(&["frequency", "--flexible", "-s", "2,1", "-l", "1"], data.as_bytes());
+    assert_eq!(stdout(&o), "field,value,count\nv,1,2\nk,b,3\n");
+    // Without a header row: numbered columns, the header counted.
+    let o = run_with(&["frequency", "-n", "--flexible", "-s", "1", "-l", "0"], data.as_bytes());
+    assert_eq!(stdout(&o), "field,value,count\n1,b,3\n1,a,2\n1,c,1\n1,k,1\n");
+    // On two threads the counts of one.
+    let mut big = String::from("n,m\n");
+    for i in 0..1_000_000 {
+        big.push_str(&format!("{},{}\n", i % 7, i % 1000));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.csv");
+    std::fs::write(&p, &big).unwrap();
+    let p = p.display().to_string();
+    let one = ok(&["frequency", "-j", "1", "-l", "0", &p]);
+    assert_eq!(one, ok(&["frequency", "-j", "2", "-l", "0", "--chunk-size", "64K", &p]));
+    assert!(one.starts_with("field,value,count\nn,0,142858\nn,1,142857\n"), "{one}");
+    assert_eq!(one.lines().count(), 1 + 7 + 1000);
+    fails(&["frequency", "-s", "nope", &p], 2, "nope");
+}
+
+#[test]
 fn stats_estimates_large_distinct_counts() {
     let mut data = String::from("n,k\n");
     for i in 0..30_000 {
@@ -656,7 +689,7 @@ fn progress_bar_only_on_a_terminal() {
 
 #[test]
 fn help_has_examples_and_version() {
-    for cmd in ["count", "headers", "select", "cat", "check", "stats", "bench"] {
+    for cmd in ["count", "headers", "select", "cat", "check", "stats", "frequency", "bench"] {
         let out = ok(&[cmd, "--help"]);
         assert!(out.contains("Examples:"), "{cmd}: {out}");
         assert!(out.contains(&format!("fastcsv {cmd}")), "{cmd}");

@@ -58,6 +58,9 @@ pub enum Command {
     /// Validate strictly and list each problem with its position.
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
+    /// The most frequent values of each column, with their counts.
+    #[command(after_help = FREQUENCY_HELP)]
+    Frequency(FrequencyArgs),
     /// Per-column statistics: counts, distinct values, lengths, types,
     /// smallest and largest values, sum, mean and deviation.
     #[command(after_help = STATS_HELP)]
@@ -194,6 +197,18 @@ standard deviation (of the population, as xsv gives it).
 Examples:
   fastcsv stats export.csv
   fastcsv stats --json export.csv";
+
+const FREQUENCY_HELP: &str = "\
+Counts every value of each column exactly (as xsv frequency does), and writes
+CSV: field,value,count, the most frequent values first (ties in the order of
+their bytes), at most --limit per column. An empty value is shown as (NULL),
+as in xsv. Without a header row, columns are named by their number (from 1).
+Counting keeps each distinct value in memory: select the columns to count
+with -s on a file with many distinct values (ids).
+
+Examples:
+  fastcsv frequency -s city,country export.csv
+  fastcsv frequency --limit 0 --no-nulls -s status export.csv";
 
 const BENCH_HELP: &str = "\
 Parses FILE with the mapped source, then with read() at each buffer size
@@ -572,6 +587,32 @@ pub struct StatsArgs {
     /// `stddev`), to pipe into other tools.
     #[arg(long)]
     pub csv: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
+}
+
+/// `fastcsv frequency`.
+#[derive(Debug, Args)]
+pub struct FrequencyArgs {
+    /// Input file (`-` or none: standard input).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Columns to count (as for `select`; default: all).
+    #[arg(short, long, value_name = "COLUMNS", value_parser = Selection::parse_arg)]
+    pub select: Option<Selection>,
+    /// Values per column, the most frequent (0: all).
+    #[arg(short, long, value_name = "N", default_value_t = 10)]
+    pub limit: usize,
+    /// The least frequent values first.
+    #[arg(long)]
+    pub asc: bool,
+    /// Leave out empty values.
+    #[arg(long)]
+    pub no_nulls: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,

@@ -8,9 +8,10 @@ use std::path::Path;
 use fastcsv::{Position, RowBuf, Selection};
 
 use super::args::{
-    BenchArgs, CatArgs, CheckArgs, CountArgs, Format, HeadersArgs, InputArgs, OutputArgs,
-    PartsArgs, SearchArgs, SelectArgs, SliceArgs, StatsArgs,
+    BenchArgs, CatArgs, CheckArgs, CountArgs, Format, FrequencyArgs, HeadersArgs, InputArgs,
+    OutputArgs, PartsArgs, SearchArgs, SelectArgs, SliceArgs, StatsArgs,
 };
+use super::frequency::Frequencies;
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
 use super::{inputs, json_keys_utf8, path_arg, write_failure, Failure, Input, OutputFileError};
@@ -809,6 +810,81 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     let mut out = stdout();
     out.write_all(text.as_bytes())?;
     Ok(out.flush()?)
+}
+
+/// `fastcsv frequency`: CSV of `field,value,count`, per column its most
+/// frequent values.
+pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
+    let names: Option<Vec<Vec<u8>>> =
+        input.reader.headers()?.map(|h| h.iter().map(<[u8]>::to_vec).collect());
+    // With a header row the columns are known now, and only theirs are
+    // visited; without one they are resolved against the widest record.
+    let picked = match (&a.select, &names) {
+        (Some(sel), Some(n)) => {
+            let refs: Vec<&[u8]> = n.iter().map(Vec::as_slice).collect();
+            Some(sel.resolve(Some(&refs), refs.len()).map_err(Failure::Usage)?)
+        }
+        _ => None,
+    };
+    let visit = match &picked {
+        Some(p) => Selection::new(p.iter().copied()),
+        None => Selection::all(),
+    };
+    let mut counts = Frequencies::default();
+    input.par_each_batch(
+        &visit,
+        &a.par.parallel(),
+        Frequencies::default,
+        |batch, f| {
+            for row in batch.iter() {
+                match &picked {
+                    // Columns a short record lacks are not counted.
+                    Some(p) => {
+                        let n = row.field_count();
+                        f.add_some(p.iter().zip(row.iter()).map(|(&j, v)| (j < n).then_some(v)));
+                    }
+                    None => f.add(row.iter()),
+                }
+            }
+            Ok(())
+        },
+        |f| {
+            counts.merge(std::mem::take(f));
+            Ok(())
+        },
+    )?;
+    // Each column output: its name and where its counts are.
+    let columns: Vec<(Vec<u8>, usize)> = match (&picked, &a.select) {
+        (Some(p), _) => p
+            .iter()
+            .enumerate()
+            .map(|(k, &j)| (names.as_ref().map_or_else(Vec::new, |n| n[j].clone()), k))
+            .collect(),
+        (None, Some(sel)) => {
+            let cols = sel.resolve(None, counts.width()).map_err(Failure::Usage)?;
+            cols.into_iter().map(|j| ((j + 1).to_string().into_bytes(), j)).collect()
+        }
+        (None, None) => (0..counts.width().max(names.as_ref().map_or(0, Vec::len)))
+            .map(|j| {
+                let name = names.as_ref().and_then(|n| n.get(j)).cloned();
+                (name.unwrap_or_else(|| (j + 1).to_string().into_bytes()), j)
+            })
+            .collect(),
+    };
+    let mut w = RecordWriter::new(stdout(), Format::Csv, b',', None);
+    let name = input.name.clone();
+    let put = |w: &mut RecordWriter<_>, fields: [&[u8]; 3]| {
+        w.write(fields).map_err(|e| write_failure(&name, e, Default::default(), |f| f))
+    };
+    put(&mut w, [b"field", b"value", b"count"])?;
+    for (field, k) in &columns {
+        for (value, n) in counts.top(*k, a.limit, a.asc, a.no_nulls) {
+            let value = if value.is_empty() { &b"(NULL)"[..] } else { value };
+            put(&mut w, [field, value, n.to_string().as_bytes()])?;
+        }
+    }
+    Ok(w.into_inner()?.flush()?)
 }
 
 /// `fastcsv bench`: the `fastcsv::bench` harness on one file; a table or

@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod commands;
+pub mod frequency;
 pub mod output;
 pub mod selection;
 pub mod stats;
