@@ -83,8 +83,9 @@ impl Frequencies {
     }
 
     /// Column `j`'s values and counts: the most frequent first (the least
-    /// with `asc`), ties in the order of their bytes; at most `limit`
-    /// (0: all); without empty values when `no_nulls`.
+    /// with `asc`), ties in the order of their bytes (xsv leaves the order
+    /// of ties to its hash map); at most `limit` (0: all); without empty
+    /// values when `no_nulls`.
     pub fn top(&self, j: usize, limit: usize, asc: bool, no_nulls: bool) -> Vec<(&[u8], u64)> {
         let Some(c) = self.columns.get(j) else { return Vec::new() };
         let mut v: Vec<(&[u8], u64)> = c
