@@ -493,6 +493,22 @@ fn frequency_counts_values_as_xsv() {
 }
 
 #[test]
+fn stats_of_selected_columns() {
+    let people = sample("cli_people.csv");
+    let all = ok(&["stats", "--csv", &people]);
+    let lines: Vec<&str> = all.lines().collect();
+    // The selected columns' lines of all of them, in the order asked for.
+    let picked = ok(&["stats", "--csv", "-s", "score,1", &people]);
+    assert_eq!(picked, format!("{}\n{}\n{}\n", lines[0], lines[4], lines[1]));
+    let o = run_with(&["stats", "--csv", "--flexible", "-s", "b"], b"a,b\n1,x\n2\n");
+    assert!(stdout(&o).ends_with("\nb,1,0,1,true,1,1,false,false,,x,x,,\n"), "{}", stdout(&o));
+    // Without a header row: by number, against the widest record.
+    let o = run_with(&["stats", "--csv", "-n", "--flexible", "-s", "2"], b"1\n2,y\n");
+    assert!(stdout(&o).ends_with("\n2,1,0,1,true,1,1,false,false,,y,y,,\n"), "{}", stdout(&o));
+    fails(&["stats", "-s", "nope", &people], 2, "no column named `nope`");
+}
+
+#[test]
 fn stats_estimates_large_distinct_counts() {
     let mut data = String::from("n,k\n");
     for i in 0..30_000 {

@@ -196,6 +196,7 @@ standard deviation (of the population, as xsv gives it).
 
 Examples:
   fastcsv stats export.csv
+  fastcsv stats -s price,quantity --csv export.csv
   fastcsv stats --json export.csv";
 
 const FREQUENCY_HELP: &str = "\
@@ -578,6 +579,10 @@ pub struct StatsArgs {
     /// Input file (`-` or none: standard input).
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
+    /// Columns to describe (as for `select`; default: all). With a header
+    /// row, only their fields are visited.
+    #[arg(short, long, value_name = "COLUMNS", value_parser = Selection::parse_arg)]
+    pub select: Option<Selection>,
     /// Write a JSON array of per-column objects instead of a table.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,

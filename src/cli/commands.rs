@@ -770,10 +770,28 @@ fn check_clean_in_parallel(a: &CheckArgs) -> Result<Option<(String, u64)>, Failu
 /// `fastcsv stats`: a table (or JSON) with one entry per column.
 pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
-    let names: Vec<String> = match input.reader.headers()? {
+    let header = input.reader.headers()?.cloned();
+    let mut names: Vec<String> = match &header {
         Some(h) => h.iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect(),
         None => Vec::new(),
     };
+    // With a header row the columns are known now, and only theirs are
+    // visited; without one they are resolved against the widest record.
+    let picked = match (&a.select, &header) {
+        (Some(sel), Some(h)) => {
+            let refs = fields(h);
+            Some(sel.resolve(Some(&refs), refs.len()).map_err(Failure::Usage)?)
+        }
+        _ => None,
+    };
+    let visit = match &picked {
+        Some(p) => {
+            names = p.iter().map(|&j| names[j].clone()).collect();
+            Selection::new(p.iter().copied())
+        }
+        None => Selection::all(),
+    };
+    let picked = picked.as_deref();
     let mut st = Stats::default();
     // Columns whose distinct count is already a sketch: chunks count them
     // with a sketch from the start (the same result, without an exact set
@@ -781,12 +799,20 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     let sketched = std::sync::RwLock::new(Vec::new());
     let hint = || sketched.read().map(|s| s.clone()).unwrap_or_default();
     input.par_each_batch(
-        &Selection::all(),
+        &visit,
         &a.par.parallel(),
         || Stats::with_sketches(&hint()),
         |batch, s| {
             for row in batch.iter() {
-                s.add(row.len(), row.iter());
+                match picked {
+                    // Columns a short record lacks are not counted.
+                    Some(p) => {
+                        let n = row.field_count();
+                        let fields = p.iter().zip(row.iter()).map(|(&j, v)| (j < n).then_some(v));
+                        s.add_some(p.len(), fields);
+                    }
+                    None => s.add(row.len(), row.iter()),
+                }
             }
             Ok(())
         },
@@ -799,7 +825,12 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
             Ok(())
         },
     )?;
-    let summary = st.finish(&names);
+    let mut summary = st.finish(&names);
+    if let (None, Some(sel)) = (picked, &a.select) {
+        // Without a header row: the columns of the widest record.
+        let cols = sel.resolve(None, summary.len()).map_err(Failure::Usage)?;
+        summary = cols.iter().map(|&j| summary[j].clone()).collect();
+    }
     let text = if a.json {
         stats::json(&summary)
     } else if a.csv {

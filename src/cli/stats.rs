@@ -366,6 +366,7 @@ pub struct Stats {
 }
 
 /// One finished column, ready to print.
+#[derive(Clone)]
 pub struct Summary {
     /// Header name (or the 1-based number with `--no-headers`).
     pub name: String,
@@ -409,6 +410,20 @@ impl Stats {
         }
         for (c, f) in self.columns.iter_mut().zip(fields) {
             c.add(f);
+        }
+    }
+
+    /// Adds one record's fields of `n` columns, `None` for a column the
+    /// record lacks (not counted, neither empty nor not).
+    #[inline]
+    pub fn add_some<'a>(&mut self, n: usize, fields: impl Iterator<Item = Option<&'a [u8]>>) {
+        if n > self.columns.len() {
+            self.columns.resize_with(n, Column::new);
+        }
+        for (c, f) in self.columns.iter_mut().zip(fields) {
+            if let Some(f) = f {
+                c.add(f);
+            }
         }
     }
 
