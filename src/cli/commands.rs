@@ -775,22 +775,10 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
         Some(h) => h.iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect(),
         None => Vec::new(),
     };
-    // With a header row the columns are known now, and only theirs are
-    // visited; without one they are resolved against the widest record.
-    let picked = match (&a.select, &header) {
-        (Some(sel), Some(h)) => {
-            let refs = fields(h);
-            Some(sel.resolve(Some(&refs), refs.len()).map_err(Failure::Usage)?)
-        }
-        _ => None,
-    };
-    let visit = match &picked {
-        Some(p) => {
-            names = p.iter().map(|&j| names[j].clone()).collect();
-            Selection::new(p.iter().copied())
-        }
-        None => Selection::all(),
-    };
+    let (picked, visit) = header_columns(a.select.as_ref(), header.as_ref().map(fields))?;
+    if let Some(p) = &picked {
+        names = p.iter().map(|&j| names[j].clone()).collect();
+    }
     let picked = picked.as_deref();
     let mut st = Stats::default();
     // Columns whose distinct count is already a sketch: chunks count them
@@ -807,9 +795,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
                 match picked {
                     // Columns a short record lacks are not counted.
                     Some(p) => {
-                        let n = row.field_count();
-                        let fields = p.iter().zip(row.iter()).map(|(&j, v)| (j < n).then_some(v));
-                        s.add_some(p.len(), fields);
+                        s.add_some(p.len(), picked_fields(p, &row));
                     }
                     None => s.add(row.len(), row.iter()),
                 }
@@ -843,25 +829,42 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     Ok(out.flush()?)
 }
 
+/// The columns `sel` picks from the header row `names`, and the selection
+/// to read them with (only their fields); without a selection or a header
+/// row, `None` and every field (the caller resolves against the widest
+/// record then).
+fn header_columns(
+    sel: Option<&super::selection::Selection>,
+    names: Option<Vec<&[u8]>>,
+) -> Result<(Option<Vec<usize>>, Selection), Failure> {
+    match (sel, names) {
+        (Some(sel), Some(n)) => {
+            let p = sel.resolve(Some(&n), n.len()).map_err(Failure::Usage)?;
+            let visit = Selection::new(p.iter().copied());
+            Ok((Some(p), visit))
+        }
+        _ => Ok((None, Selection::all())),
+    }
+}
+
+/// The fields of `row` read with the selection of columns `picked`, `None`
+/// for a column the record lacks (a short record: not counted).
+fn picked_fields<'r>(
+    picked: &'r [usize],
+    row: &fastcsv::SelectedRow<'r>,
+) -> impl Iterator<Item = Option<&'r [u8]>> + 'r {
+    let n = row.field_count();
+    picked.iter().zip(row.iter()).map(move |(&j, v)| (j < n).then_some(v))
+}
+
 /// `fastcsv frequency`: CSV of `field,value,count`, per column its most
 /// frequent values.
 pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
     let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let names: Option<Vec<Vec<u8>>> =
         input.reader.headers()?.map(|h| h.iter().map(<[u8]>::to_vec).collect());
-    // With a header row the columns are known now, and only theirs are
-    // visited; without one they are resolved against the widest record.
-    let picked = match (&a.select, &names) {
-        (Some(sel), Some(n)) => {
-            let refs: Vec<&[u8]> = n.iter().map(Vec::as_slice).collect();
-            Some(sel.resolve(Some(&refs), refs.len()).map_err(Failure::Usage)?)
-        }
-        _ => None,
-    };
-    let visit = match &picked {
-        Some(p) => Selection::new(p.iter().copied()),
-        None => Selection::all(),
-    };
+    let refs: Option<Vec<&[u8]>> = names.as_ref().map(|n| n.iter().map(Vec::as_slice).collect());
+    let (picked, visit) = header_columns(a.select.as_ref(), refs)?;
     let mut counts = Frequencies::default();
     input.par_each_batch(
         &visit,
@@ -871,10 +874,7 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
             for row in batch.iter() {
                 match &picked {
                     // Columns a short record lacks are not counted.
-                    Some(p) => {
-                        let n = row.field_count();
-                        f.add_some(p.iter().zip(row.iter()).map(|(&j, v)| (j < n).then_some(v)));
-                    }
+                    Some(p) => f.add_some(picked_fields(p, &row)),
                     None => f.add(row.iter()),
                 }
             }
