@@ -69,6 +69,8 @@ mod dialect;
 mod error;
 mod filter;
 mod parallel;
+mod part;
+mod pool;
 #[cfg(feature = "python")]
 mod py;
 mod reader;

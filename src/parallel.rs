@@ -6,6 +6,7 @@ use std::sync::{Condvar, Mutex};
 
 use crate::dialect::Terminator;
 use crate::error::{Error, Result};
+use crate::pool;
 use crate::reader::{Reader, ReaderBuilder, Src};
 use crate::select::{Batch, Selection};
 use crate::source::RELEASE_EVERY;
@@ -75,8 +76,7 @@ impl Parallel {
     /// assert!(fastcsv::Parallel::new().thread_count() >= 1);
     /// ```
     pub fn new() -> Parallel {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Parallel { threads, chunk: PARALLEL_CHUNK }
+        Parallel { threads: pool::cpus(), chunk: PARALLEL_CHUNK }
     }
 
     /// Worker threads (at least 1; 1 reads on the calling thread alone).
@@ -483,11 +483,13 @@ impl<'a> Reader<'a> {
             cv: Condvar::new(),
         };
         let threads = par.threads.min(n);
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| ctx.worker(sel, make, job));
-            }
+        let worker = || ctx.worker(sel, make, job);
+        let ran = pool::scope("parallel", threads, worker, |started| {
             let mut stop = start;
+            if started == 0 {
+                // No worker could be started: the reader goes on alone.
+                return Ok((Err(stop), 0));
+            }
             let mut accepted = 0;
             for k in 0..n {
                 let mut o = {
@@ -497,7 +499,7 @@ impl<'a> Reader<'a> {
                             break o;
                         }
                         if ctx.panicked.load(Ordering::Relaxed) {
-                            // The scope re-raises the worker's panic.
+                            // `pool::scope` hands back the worker's panic.
                             drop(g);
                             ctx.cancel();
                             return Ok((Err(stop), accepted));
@@ -528,7 +530,10 @@ impl<'a> Reader<'a> {
                 ctx.cv.notify_all();
             }
             Ok((Ok(stop), accepted))
-        })
+        });
+        // A panic in a worker (in `make` or `work`, the caller's code)
+        // reaches the caller as a sequential read's would.
+        ran.unwrap_or_else(|p| std::panic::resume_unwind(p))
     }
 }
 

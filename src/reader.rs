@@ -4,8 +4,9 @@ use std::fs::File;
 use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
-use crate::dialect::Dialect;
+use crate::dialect::{Dialect, Terminator};
 use crate::error::{Error, ErrorKind, Position, Result};
+use crate::part::Part;
 use crate::record::{Row, RowBuf};
 use crate::scan::{Fields, Scan, Scanner, SelectArgs, SelectedRecord, Span};
 use crate::select::{Batch, Selection, BATCH_BYTES, BATCH_RECORDS};
@@ -298,11 +299,7 @@ impl ReaderBuilder {
     /// assert_eq!((row.get(0), row.position().line), (Some(&b"b"[..]), 4));
     /// assert!(rdr.read_row().unwrap().is_none());
     /// ```
-    pub fn from_path_part(
-        &self,
-        path: impl AsRef<Path>,
-        part: &crate::split::Part,
-    ) -> Result<Reader<'static>> {
+    pub fn from_path_part(&self, path: impl AsRef<Path>, part: &Part) -> Result<Reader<'static>> {
         use std::io::{Seek, SeekFrom};
         let path = path.as_ref();
         let mut file = source::open_path(path)?;
@@ -335,11 +332,7 @@ impl ReaderBuilder {
     /// }
     /// assert_eq!(n, 3);
     /// ```
-    pub fn from_slice_part<'a>(
-        &self,
-        data: &'a [u8],
-        part: &crate::split::Part,
-    ) -> Result<Reader<'a>> {
+    pub fn from_slice_part<'a>(&self, data: &'a [u8], part: &Part) -> Result<Reader<'a>> {
         let (start, end) = (part.start as usize, part.end as usize);
         if part.start > part.end || end > data.len() {
             return Err(Error::config(format!(
@@ -358,7 +351,7 @@ impl ReaderBuilder {
 
     /// These settings for reading `part`: after the first, no header row
     /// or byte-order mark.
-    fn for_part(&self, part: &crate::split::Part) -> ReaderBuilder {
+    fn for_part(&self, part: &Part) -> ReaderBuilder {
         let mut b = self.clone();
         if part.start > 0 {
             b.dialect.headers = false;
@@ -522,8 +515,8 @@ impl<'a> Reader<'a> {
             ascii_structure: {
                 let d = &b.dialect;
                 let term = match d.terminator {
-                    crate::Terminator::Any => 0,
-                    crate::Terminator::Byte(t) => t,
+                    Terminator::Any => 0,
+                    Terminator::Byte(t) => t,
                 };
                 [Some(d.delimiter), d.quote, d.escape, d.comment, Some(term)]
                     .iter()
@@ -534,7 +527,7 @@ impl<'a> Reader<'a> {
 
     /// Starts at a part's first record with the part's lines, records and
     /// width (see [`ReaderBuilder::from_path_part`]).
-    fn enter_part(&mut self, part: &crate::split::Part) {
+    fn enter_part(&mut self, part: &Part) {
         self.scanner.restart_at(part.lines);
         self.records = part.records;
         if part.start > 0 && !self.dialect.flexible {
@@ -692,7 +685,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Whether the last record ended at a CR that was the last byte read so
-    /// far (with [`Terminator::Any`](crate::Terminator::Any)): an LF at
+    /// far (with [`Terminator::Any`](Terminator::Any)): an LF at
     /// [`byte_offset`](Reader::byte_offset) then still belongs to that
     /// record's line, and the next call skips it. A caller that hands the
     /// rest of the input to someone else (Python's `csv`, which reads
@@ -985,7 +978,7 @@ impl<'a> Reader<'a> {
             csv: sel.csv,
             raw: sel.raw,
             // Only for the dialect the keep masks are right for.
-            csv_cols: sel.csv_cols.filter(|_| self.dialect.terminator == crate::Terminator::Any),
+            csv_cols: sel.csv_cols.filter(|_| self.dialect.terminator == Terminator::Any),
         };
         let k =
             self.scanner.block_select(data, &mut self.pos, &mut self.expected, &args, &mut sel.out);
@@ -1127,7 +1120,7 @@ impl<'a> Reader<'a> {
             // The line holding byte `off`: one past the lines counted, unless
             // it is the LF of a CRLF whose CR was already counted.
             let data = self.data();
-            let in_crlf = self.dialect.terminator == crate::Terminator::Any
+            let in_crlf = self.dialect.terminator == Terminator::Any
                 && off > 0
                 && data.get(off) == Some(&b'\n')
                 && data[off - 1] == b'\r';

@@ -73,28 +73,25 @@
 use std::ops::Range;
 use std::path::Path;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-
 use crate::dialect::{Dialect, Terminator};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
+pub use crate::part::Part;
+use crate::pool;
 use crate::reader::{Reader, ReaderBuilder};
+use crate::scan::grammar::{self, State};
+use crate::source::{self, Mapped};
 
-/// The automaton's states: those of CPython's reader, plus two that
-/// remember what Python's line-at-a-time reading knows at a line end (an
-/// empty line; a line being skipped after an error).
-const START_RECORD: u8 = 0;
-const START_FIELD: u8 = 1;
-const ESCAPED_CHAR: u8 = 2;
-const IN_FIELD: u8 = 3;
-const IN_QUOTED_FIELD: u8 = 4;
-const ESCAPE_IN_QUOTED_FIELD: u8 = 5;
-const QUOTE_IN_QUOTED_FIELD: u8 = 6;
-const EAT_CRNL: u8 = 7;
+/// The automaton's states: the grammar's (`scan::grammar::State`, with
+/// its numbers), plus two that remember what Python's line-at-a-time
+/// reading knows at a line end (an empty line; a line being skipped after
+/// an error).
+const START_RECORD: u8 = State::StartRecord as u8;
+const START_FIELD: u8 = State::StartField as u8;
+const IN_FIELD: u8 = State::InField as u8;
+const IN_QUOTED_FIELD: u8 = State::InQuotedField as u8;
+const EAT_CRNL: u8 = State::EatCrnl as u8;
 /// The line was empty so far (a terminator at a record start).
 const EAT_CRNL_EMPTY: u8 = 8;
-const AFTER_ESCAPED_CRNL: u8 = 9;
-const COMMENT: u8 = 10;
 /// After a syntax error: the rest of the line is skipped.
 const SKIP: u8 = 11;
 
@@ -179,31 +176,6 @@ struct First {
     at: u64,
     lines: u64,
     records: u64,
-}
-
-/// One part of a split input: the records that start in `start..end`.
-///
-/// `start` is a record start (or the input's start), and so is `end` (or
-/// the input's end); a part can be empty (`start == end`) when no record
-/// starts in its range. The parts of one split cover the input, in order.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Part {
-    /// Which range this part came from (0-based).
-    pub index: usize,
-    /// Offset of the part's first byte.
-    pub start: u64,
-    /// Offset just past its last byte.
-    pub end: u64,
-    /// Lines before `start` (so the first record's line is `lines + 1`).
-    pub lines: u64,
-    /// Records before `start` (data errors count as records, as they do
-    /// in [`Reader`] positions; a header row counts too).
-    pub records: u64,
-    /// For a part after the first, the number of fields every record must
-    /// have (the input's first record's), unless the dialect is flexible.
-    /// [`Splitter::split_path`] and [`Splitter::split_slice`] fill it in;
-    /// after [`Splitter::resolve`] alone it is `None`.
-    pub width: Option<usize>,
 }
 
 impl Splitter {
@@ -639,7 +611,7 @@ impl Splitter {
         let path = path.as_ref();
         let map = MappedFile::open(path)?;
         let r = to_usize(range.start)?..to_usize(range.end)?;
-        self.summarize(map.bytes(), r).map_err(|e| e.with_path(path))
+        map.check(self.summarize(map.bytes(), r).map_err(|e| e.with_path(path)))
     }
 
     /// Chains the summaries of consecutive ranges that cover an input from
@@ -733,8 +705,9 @@ impl Splitter {
             Some(parts) => parts,
             None => {
                 let ranges = even_ranges(input.len() as u64, chunk as u64);
-                let sums =
-                    par_map(&ranges, |r| self.summarize(input, r.start as usize..r.end as usize))?;
+                let sums = pool::map("split", &ranges, |r| {
+                    self.summarize(input, r.start as usize..r.end as usize)
+                })?;
                 self.resolve(&sums)?
             }
         };
@@ -762,13 +735,15 @@ impl Splitter {
         let map = MappedFile::open(path)?;
         let input = map.bytes();
         let counted = usize::try_from(chunk).ok().map(|c| self.counted_parts(input, c));
-        let parts = match counted.transpose().map_err(|e| e.with_path(path))?.flatten() {
+        let counted = map.check(counted.transpose().map_err(|e| e.with_path(path)))?;
+        let parts = match counted.flatten() {
             Some(parts) => parts,
             None => {
                 let ranges = even_ranges(input.len() as u64, chunk);
-                let sums =
-                    par_map(&ranges, |r| self.summarize(input, r.start as usize..r.end as usize))
-                        .map_err(|e| e.with_path(path))?;
+                let sums = pool::map("split", &ranges, |r| {
+                    self.summarize(input, r.start as usize..r.end as usize)
+                });
+                let sums = map.check(sums.map_err(|e| e.with_path(path)))?;
                 self.resolve(&sums)?
             }
         };
@@ -907,7 +882,7 @@ impl Splitter {
         let d =
             self.dialect.to_builder().headers(false).flexible(true).field_limit(None).build()?;
         let b = ReaderBuilder::new().dialect(d).clone();
-        let counts = par_map(&ranges[..last], |&(index, start, end)| {
+        let counts = pool::map("split", &ranges[..last], |&(index, start, end)| {
             let part = Part { index, start, end, lines: 0, records: 0, width: None };
             let mut rdr = b.from_slice_part(input, &part)?;
             if self.dialect.strict() {
@@ -958,7 +933,7 @@ impl Splitter {
         // For each cut: its state when the bytes before it decide it
         // whatever came earlier, or else the last quote, escape or comment
         // byte in the range before it.
-        let found = par_map(&at, |&c| {
+        let found = pool::map("split", &at, |&c| {
             let loud = self.last_loud(&input[c - chunk..c]).map(|i| c - chunk + i);
             Ok(match loud.and_then(|_| self.state_at(input, c, all, 0)) {
                 Some(x) => (Some(x), None),
@@ -1048,8 +1023,8 @@ impl Splitter {
     pub(crate) fn quick_split_path(&self, path: &Path, chunk: u64) -> Result<Option<Vec<Part>>> {
         let map = MappedFile::open(path)?;
         let chunk = usize::try_from(chunk).unwrap_or(usize::MAX);
-        let Some(bounds) = self.exact_cuts(map.bytes(), chunk).map_err(|e| e.with_path(path))?
-        else {
+        let bounds = self.exact_cuts(map.bytes(), chunk).map_err(|e| e.with_path(path));
+        let Some(bounds) = map.check(bounds)? else {
             return Ok(None);
         };
         let parts = bounds
@@ -1108,28 +1083,6 @@ fn even_ranges(len: u64, chunk: u64) -> Vec<Range<u64>> {
     let chunk = chunk.max(1);
     let n = len.div_ceil(chunk).max(1);
     (0..n).map(|k| (k * chunk).min(len)..((k + 1) * chunk).min(len)).collect()
-}
-
-/// `f` over `items` on every CPU, results in order; the first error wins.
-fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> Result<U> + Sync) -> Result<Vec<U>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len());
-    if threads <= 1 {
-        return items.iter().map(f).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let out: Mutex<Vec<Option<Result<U>>>> = Mutex::new((0..items.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(k) else { break };
-                let r = f(item);
-                out.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(r);
-            });
-        }
-    });
-    let out = out.into_inner().unwrap_or_else(|e| e.into_inner());
-    out.into_iter().map(|r| r.expect("every item was mapped")).collect()
 }
 
 /// Bit `i` set where `block[i]` (at most 64 bytes) is one of `needles`.
@@ -1223,105 +1176,39 @@ fn merge(sims: &mut Vec<Sim>, map: &mut [usize; STATES], offset: &mut [u64; STAT
     }
 }
 
-/// The transition on byte `c` in state `s`: CPython's `parse_process_char`
-/// (see `scan/reference.rs`), keeping the state only.
+/// The transition on byte `c` in state `s`: the grammar's
+/// (`scan::grammar::next`), with a line end at a record start kept apart
+/// (`EAT_CRNL_EMPTY`) and a syntax error ending a record and skipping the
+/// rest of the line (`SKIP | RECORD`).
 fn step(d: &Dialect, s: u8, c: u8) -> u8 {
-    let nl = match d.terminator {
-        Terminator::Any => c == b'\r' || c == b'\n',
-        Terminator::Byte(t) => c == t,
+    let Some(state) = State::from_u8(s) else {
+        // EAT_CRNL_EMPTY is EAT_CRNL; SKIP waits for the line's end.
+        return match s {
+            EAT_CRNL_EMPTY if grammar::is_terminator(d, c) => s,
+            EAT_CRNL_EMPTY => SKIP | RECORD,
+            _ => s,
+        };
     };
-    let is = |o: Option<u8>| o == Some(c);
-    match s {
-        START_RECORD => {
-            if nl {
-                EAT_CRNL_EMPTY
-            } else if is(d.comment) {
-                COMMENT
-            } else {
-                step(d, START_FIELD, c)
-            }
-        }
-        START_FIELD => {
-            if nl {
-                EAT_CRNL
-            } else if is(d.quote) {
-                IN_QUOTED_FIELD
-            } else if is(d.escape) {
-                ESCAPED_CHAR
-            } else if (c == b' ' && d.skip_initial_space) || c == d.delimiter {
-                START_FIELD
-            } else {
-                IN_FIELD
-            }
-        }
-        ESCAPED_CHAR => {
-            if c == b'\r' || c == b'\n' || nl {
-                AFTER_ESCAPED_CRNL
-            } else {
-                IN_FIELD
-            }
-        }
-        IN_FIELD | AFTER_ESCAPED_CRNL => {
-            if nl {
-                EAT_CRNL
-            } else if is(d.escape) {
-                ESCAPED_CHAR
-            } else if c == d.delimiter {
-                START_FIELD
-            } else {
-                s
-            }
-        }
-        IN_QUOTED_FIELD => {
-            if is(d.escape) {
-                ESCAPE_IN_QUOTED_FIELD
-            } else if is(d.quote) {
-                if d.double_quote {
-                    QUOTE_IN_QUOTED_FIELD
-                } else {
-                    IN_FIELD
-                }
-            } else {
-                IN_QUOTED_FIELD
-            }
-        }
-        ESCAPE_IN_QUOTED_FIELD => IN_QUOTED_FIELD,
-        QUOTE_IN_QUOTED_FIELD => {
-            if is(d.quote) {
-                IN_QUOTED_FIELD
-            } else if c == d.delimiter {
-                START_FIELD
-            } else if nl {
-                EAT_CRNL
-            } else if !d.strict {
-                IN_FIELD
-            } else {
-                SKIP | RECORD
-            }
-        }
-        EAT_CRNL | EAT_CRNL_EMPTY => {
-            if nl {
-                s
-            } else {
-                SKIP | RECORD
-            }
-        }
-        // COMMENT, SKIP: the rest of the line.
-        _ => s,
+    match grammar::next(d, state, c) {
+        Some(State::EatCrnl) if s == START_RECORD => EAT_CRNL_EMPTY,
+        Some(n) => n as u8,
+        None => SKIP | RECORD,
     }
 }
 
-/// What the end of a line does in state `s` (CPython's `parse_save_field`
-/// at end of line, and the reader's loop around it).
+/// What the end of a line does in state `s` (the grammar's
+/// `scan::grammar::line_end`, and the reader's loop around it: an empty
+/// line is a record unless empty lines are skipped).
 fn line_end(d: &Dialect, s: u8) -> u8 {
-    match s {
-        EAT_CRNL | START_FIELD | IN_FIELD | QUOTE_IN_QUOTED_FIELD => START_RECORD | RECORD,
-        EAT_CRNL_EMPTY if !d.skip_empty_lines => START_RECORD | RECORD,
-        EAT_CRNL_EMPTY | START_RECORD | COMMENT | SKIP => START_RECORD,
-        ESCAPED_CHAR => IN_FIELD,
-        ESCAPE_IN_QUOTED_FIELD => IN_QUOTED_FIELD,
-        // IN_QUOTED_FIELD, AFTER_ESCAPED_CRNL: the record goes on.
-        _ => s,
+    match State::from_u8(s) {
+        Some(State::EatCrnl) => START_RECORD | RECORD,
+        Some(state) => match grammar::line_end(state) {
+            (n, true) => n as u8 | RECORD,
+            (n, false) => n as u8,
+        },
+        None if s == EAT_CRNL_EMPTY && !d.skip_empty_lines => START_RECORD | RECORD,
+        // EAT_CRNL_EMPTY, SKIP.
+        None => START_RECORD,
     }
 }
 
@@ -1329,30 +1216,29 @@ fn to_usize(n: u64) -> Result<usize> {
     usize::try_from(n).map_err(|_| Error::config(format!("offset {n} is too large here")))
 }
 
-/// A plain read-only mapping of a whole file (empty files are not mapped).
-struct MappedFile {
-    map: Option<memmap2::Mmap>,
+/// A whole file mapped through [`source::map_path`] (with its `SIGBUS`
+/// guard); empty files are not mapped.
+struct MappedFile<'p> {
+    map: Option<Mapped>,
+    path: &'p Path,
 }
 
-impl MappedFile {
-    fn open(path: &Path) -> Result<MappedFile> {
-        let file = crate::source::open_path(path)?;
-        let len = file.metadata().map_err(|e| Error::from(e).with_path(path))?.len();
-        if len == 0 {
-            return Ok(MappedFile { map: None });
-        }
-        // SAFETY: a private read-only mapping. As for the reader's own
-        // mappings, another process truncating the file while it is mapped
-        // makes reads past the new end fault; the summary is computed in
-        // one short pass and the file is expected to stay as it is while it
-        // is split (what the split describes is its bytes at this time).
-        let map =
-            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::from(e).with_path(path))?;
-        Ok(MappedFile { map: Some(map) })
+impl<'p> MappedFile<'p> {
+    fn open(path: &'p Path) -> Result<MappedFile<'p>> {
+        Ok(MappedFile { map: source::map_path(path)?, path })
     }
 
     fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        self.map.as_ref().map_or(&[], |m| m.bytes())
+    }
+
+    /// `r`, unless the file shrank while it was mapped (its pages past the
+    /// new end then read as zeros, and what was found from them is wrong).
+    fn check<T>(&self, r: Result<T>) -> Result<T> {
+        if self.map.as_ref().is_some_and(|m| m.changed(true)) {
+            return Err(Error::new(ErrorKind::FileChanged).with_path(self.path));
+        }
+        r
     }
 }
 

@@ -9,8 +9,10 @@ use std::thread::JoinHandle;
 
 use super::{ColumnBatch, Columns, DataType, Spellings, DEFAULT_BATCH_ROWS};
 use crate::error::{Error, Position, Result};
+use crate::part::Part;
+use crate::pool;
 use crate::reader::ReaderBuilder;
-use crate::split::{Part, Splitter};
+use crate::split::Splitter;
 
 /// What a worker sends for a part: a batch, the part's end with the lines
 /// and records it held, or the error that ends it. A later part is read
@@ -152,7 +154,12 @@ impl ParColumns {
         self.rx = Some(rx);
         for _ in 0..self.threads {
             let (job, shared, tx) = (job.clone(), self.shared.clone(), tx.clone());
-            self.workers.push(std::thread::spawn(move || job.work(&shared, &tx)));
+            // A worker that cannot be started leaves the parts to the
+            // others; with none, the first batch reports that they stopped.
+            match pool::spawn("columns", move || job.work(&shared, &tx)) {
+                Ok(w) => self.workers.push(w),
+                Err(_) => break,
+            }
         }
     }
 
@@ -301,7 +308,8 @@ impl ParColumns {
         self.rx = None;
         self.pending.clear();
         for w in self.workers.drain(..) {
-            let _ = w.join();
+            // A worker's panic was sent as an error already.
+            let _ = pool::join(w);
         }
     }
 }

@@ -36,13 +36,31 @@
 //!   not empty) and then saves its fields through this file's own
 //!   `add`/`save`. Everything else is scanned here, byte by byte.
 //!
-//! If you add a state: add it to `State`, to `scan`, to `end_line` (what EOL
-//! does in it), to `finish` (what end of input does), and to the reference
-//! engine in `reference.rs`; if it is reachable from a regular record, teach
-//! `block.rs` to mark the byte that leads to it as bad; then run the
-//! differential tests (`tests/engines.rs`, `tests/block.rs`).
+//! If you add a state or change a transition (the grammar is written once,
+//! in `grammar.rs`; every engine is checked against it):
+//!
+//! 1. `grammar.rs`: add it to `State` (a number the splitter does not use:
+//!    8 and 11 are its own), `State::ALL`, `next` (what each byte does in
+//!    it) and `line_end` (what EOL does); cover it in `test_dialects`.
+//! 2. This file: `scan` (the fast path), `end_line` (EOL in line-fed
+//!    mode), `finish` (end of input), and the prefix that reaches it in
+//!    `tests::scanner_follows_the_grammar`.
+//! 3. `reference.rs`: `P::ch`, `P::eol`, and its prefix in
+//!    `tests::reference_follows_the_grammar`.
+//! 4. `src/split.rs`: the splitter's automaton takes its transitions from
+//!    `grammar::next`/`line_end`; give the new state its place in
+//!    `STATES`, in `quiet_reach` and in `plain_stretch` if it is an
+//!    unquoted field state, and bump `Summary::MAGIC` (the numbers of
+//!    states are in summaries' bytes).
+//! 5. `block.rs`: if it is reachable from a regular record, mark the byte
+//!    that leads to it as bad.
+//!
+//! Then run the differential tests: `cargo test --lib scan` (the grammar
+//! tests), `tests/engines.rs`, `tests/block.rs`, `tests/prop.rs` and
+//! `tests/split.rs`.
 
 mod block;
+pub(crate) mod grammar;
 pub mod reference;
 
 pub(crate) use block::{
@@ -53,20 +71,7 @@ pub use block::{has_byte_compress, simd_level};
 use crate::dialect::{Dialect, Terminator};
 use crate::error::ErrorKind;
 use crate::filter::FilterTable;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    StartRecord,
-    StartField,
-    EscapedChar,
-    InField,
-    InQuotedField,
-    EscapeInQuotedField,
-    QuoteInQuotedField,
-    EatCrnl,
-    AfterEscapedCrnl,
-    Comment,
-}
+use grammar::State;
 
 const OWNED: usize = 1;
 const QUOTED: usize = 2;
@@ -1159,5 +1164,74 @@ impl Scanner {
         }
         self.state = State::StartRecord;
         Scan::End
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grammar::{self, State};
+    use super::*;
+
+    /// The dialects of `grammar::test_dialects` that line-fed mode takes:
+    /// it is Python's, whose lines end at CR, LF or CRLF (in `EatCrnl` it
+    /// accepts CR and LF, not another terminator byte, which stream mode
+    /// ends records at before that state is reached).
+    fn line_fed_dialects() -> Vec<Dialect> {
+        let ds = grammar::test_dialects();
+        ds.into_iter().filter(|d| d.terminator == Terminator::Any).collect()
+    }
+
+    /// The fast scanner (line-fed, so that line end bytes inside a line
+    /// are bytes like any other, as in `grammar::next`) moves between the
+    /// grammar's states as `grammar::next` says: from every state a line
+    /// can reach, on every byte, for many dialects.
+    #[test]
+    fn scanner_follows_the_grammar() {
+        let mut checked = 0;
+        for d in line_fed_dialects() {
+            for (s, prefix) in grammar::prefixes(&d) {
+                let mut sc = Scanner::line_fed(&d);
+                let (mut f, mut pos) = (Fields::default(), 0);
+                assert!(matches!(sc.scan(&prefix, &mut pos, &mut f), Scan::NeedInput));
+                assert_eq!(sc.state, s, "{d:?} {prefix:?}");
+                for c in 0..=255u8 {
+                    let mut sc = Scanner::line_fed(&d);
+                    let (mut f, mut pos) = (Fields::default(), 0);
+                    let mut input = prefix.clone();
+                    input.push(c);
+                    let got = match sc.scan(&input, &mut pos, &mut f) {
+                        Scan::NeedInput => Some(sc.state),
+                        Scan::Error(..) => None,
+                        other => panic!("{d:?} {prefix:?} {c}: {other:?}"),
+                    };
+                    assert_eq!(got, grammar::next(&d, s, c), "{d:?} {s:?} {prefix:?} {c}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 12 * 5 * 256);
+    }
+
+    /// What the end of a line does in the fast scanner (line-fed) is what
+    /// `grammar::line_end` says.
+    #[test]
+    fn scanner_line_ends_follow_the_grammar() {
+        for d in line_fed_dialects() {
+            for (s, prefix) in grammar::prefixes(&d) {
+                let mut sc = Scanner::line_fed(&d);
+                let (mut f, mut pos) = (Fields::default(), 0);
+                sc.scan(&prefix, &mut pos, &mut f);
+                let r = sc.end_line(&mut f);
+                let (n, record) = grammar::line_end(s);
+                let ended = matches!(r, Scan::Row);
+                let empty = prefix.iter().all(|&c| grammar::is_terminator(&d, c));
+                if !(empty || s == State::Comment) {
+                    assert_eq!(ended, record, "{d:?} {s:?} {prefix:?}");
+                }
+                if !ended {
+                    assert_eq!(sc.state, n, "{d:?} {s:?} {prefix:?}");
+                }
+            }
+        }
     }
 }

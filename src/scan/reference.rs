@@ -15,6 +15,8 @@
 use crate::dialect::{Dialect, Terminator};
 use crate::filter::FilterTable;
 
+use super::grammar::State;
+
 /// One record as the reference engine sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RefRow {
@@ -31,20 +33,6 @@ pub struct RefOutput {
     pub rows: Vec<RefRow>,
     /// The error that stopped parsing: its message and `line_num` then.
     pub error: Option<(String, u64)>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum St {
-    StartRecord,
-    StartField,
-    EscapedChar,
-    InField,
-    InQuotedField,
-    EscapeInQuotedField,
-    QuoteInQuotedField,
-    EatCrnl,
-    AfterEscapedCrnl,
-    Comment,
 }
 
 /// Splits like Python's universal newlines with `newline=''`: each line
@@ -84,7 +72,7 @@ fn lines<'a>(d: &Dialect, input: &'a [u8]) -> Vec<&'a [u8]> {
 
 struct P<'d> {
     d: &'d Dialect,
-    state: St,
+    state: State,
     field: Vec<u8>,
     fields: Vec<Vec<u8>>,
     quoted: bool,
@@ -129,89 +117,90 @@ impl P<'_> {
     fn ch(&mut self, c: u8) -> Result<(), String> {
         let d = self.d;
         match self.state {
-            St::StartRecord => {
+            State::StartRecord => {
                 if self.nl(c) {
-                    self.state = St::EatCrnl;
+                    self.state = State::EatCrnl;
                     return Ok(());
                 }
                 if Self::is(c, d.comment) {
-                    self.state = St::Comment;
+                    self.state = State::Comment;
                     return Ok(());
                 }
-                self.state = St::StartField;
+                self.state = State::StartField;
                 self.ch(c)
             }
-            St::Comment => Ok(()),
-            St::StartField => {
+            State::Comment => Ok(()),
+            State::StartField => {
                 if self.nl(c) {
                     self.save();
-                    self.state = St::EatCrnl;
+                    self.state = State::EatCrnl;
                 } else if Self::is(c, d.quote) {
                     self.quoted = true;
-                    self.state = St::InQuotedField;
+                    self.state = State::InQuotedField;
                 } else if Self::is(c, d.escape) {
-                    self.state = St::EscapedChar;
+                    self.state = State::EscapedChar;
                 } else if c == b' ' && d.skip_initial_space {
                 } else if c == d.delimiter {
                     self.save();
                 } else {
                     self.add(c)?;
-                    self.state = St::InField;
+                    self.state = State::InField;
                 }
                 Ok(())
             }
-            St::EscapedChar => {
+            State::EscapedChar => {
                 self.add(c)?;
                 self.state = if c == b'\r' || c == b'\n' || self.nl(c) {
-                    St::AfterEscapedCrnl
+                    State::AfterEscapedCrnl
                 } else {
-                    St::InField
+                    State::InField
                 };
                 Ok(())
             }
-            St::AfterEscapedCrnl | St::InField => {
+            State::AfterEscapedCrnl | State::InField => {
                 if self.nl(c) {
                     self.save();
-                    self.state = St::EatCrnl;
+                    self.state = State::EatCrnl;
                 } else if Self::is(c, d.escape) {
-                    self.state = St::EscapedChar;
+                    self.state = State::EscapedChar;
                 } else if c == d.delimiter {
                     self.save();
-                    self.state = St::StartField;
+                    self.state = State::StartField;
                 } else {
                     // ordinary byte: CPython leaves the state as it is
                     self.add(c)?;
                 }
                 Ok(())
             }
-            St::InQuotedField => {
+            State::InQuotedField => {
                 if Self::is(c, d.escape) {
-                    self.state = St::EscapeInQuotedField;
+                    self.state = State::EscapeInQuotedField;
                 } else if Self::is(c, d.quote) {
-                    self.state = if d.double_quote { St::QuoteInQuotedField } else { St::InField };
+                    self.state =
+                        if d.double_quote { State::QuoteInQuotedField } else { State::InField };
                 } else {
                     self.add(c)?;
                 }
                 Ok(())
             }
-            St::EscapeInQuotedField => {
+            State::EscapeInQuotedField => {
                 self.add(c)?;
-                self.state = St::InQuotedField;
+                self.state = State::InQuotedField;
                 Ok(())
             }
-            St::QuoteInQuotedField => {
+            State::QuoteInQuotedField => {
                 if Self::is(c, d.quote) {
                     self.add(c)?;
-                    self.state = St::InQuotedField;
+                    self.state = State::InQuotedField;
                 } else if c == d.delimiter {
                     self.save();
-                    self.state = St::StartField;
+                    self.state = State::StartField;
                 } else if self.nl(c) {
                     self.save();
-                    self.state = St::EatCrnl;
+                    self.state = State::EatCrnl;
                 } else if !d.strict {
                     self.add(c)?;
-                    self.state = St::InField;
+                    self.state = State::InField;
                 } else {
                     return Err(format!(
                         "'{}' expected after '{}'",
@@ -221,7 +210,7 @@ impl P<'_> {
                 }
                 Ok(())
             }
-            St::EatCrnl => {
+            State::EatCrnl => {
                 if self.nl(c) {
                     Ok(())
                 } else {
@@ -234,20 +223,20 @@ impl P<'_> {
     }
     fn eol(&mut self) -> Result<(), String> {
         match self.state {
-            St::StartRecord | St::EatCrnl | St::Comment => self.state = St::StartRecord,
-            St::StartField | St::InField | St::QuoteInQuotedField => {
+            State::StartRecord | State::EatCrnl | State::Comment => self.state = State::StartRecord,
+            State::StartField | State::InField | State::QuoteInQuotedField => {
                 self.save();
-                self.state = St::StartRecord;
+                self.state = State::StartRecord;
             }
-            St::EscapedChar => {
+            State::EscapedChar => {
                 self.add(b'\n')?;
-                self.state = St::InField;
+                self.state = State::InField;
             }
-            St::EscapeInQuotedField => {
+            State::EscapeInQuotedField => {
                 self.add(b'\n')?;
-                self.state = St::InQuotedField;
+                self.state = State::InQuotedField;
             }
-            St::AfterEscapedCrnl | St::InQuotedField => {}
+            State::AfterEscapedCrnl | State::InQuotedField => {}
         }
         Ok(())
     }
@@ -267,7 +256,7 @@ impl P<'_> {
 pub fn parse(d: &Dialect, input: &[u8]) -> RefOutput {
     let mut p = P {
         d,
-        state: St::StartRecord,
+        state: State::StartRecord,
         field: Vec::new(),
         fields: Vec::new(),
         quoted: false,
@@ -286,11 +275,11 @@ pub fn parse(d: &Dialect, input: &[u8]) -> RefOutput {
                     return RefOutput { rows, error: Some((e, line_num)) };
                 }
             }
-            let was_comment = p.state == St::Comment;
+            let was_comment = p.state == State::Comment;
             if let Err(e) = p.eol() {
                 return RefOutput { rows, error: Some((e, line_num)) };
             }
-            if p.state == St::StartRecord {
+            if p.state == State::StartRecord {
                 if was_comment || (p.fields.is_empty() && d.skip_empty_lines) {
                     p.fields.clear();
                     continue;
@@ -304,7 +293,8 @@ pub fn parse(d: &Dialect, input: &[u8]) -> RefOutput {
             continue;
         }
         // End of input, possibly in the middle of a record.
-        if p.state != St::StartRecord && (!p.field.is_empty() || p.state == St::InQuotedField) {
+        if p.state != State::StartRecord && (!p.field.is_empty() || p.state == State::InQuotedField)
+        {
             if d.strict {
                 return RefOutput {
                     rows,
@@ -315,5 +305,58 @@ pub fn parse(d: &Dialect, input: &[u8]) -> RefOutput {
             rows.push(RefRow { fields: std::mem::take(&mut p.fields), line: line_num });
         }
         return RefOutput { rows, error: None };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::grammar::{self, State};
+    use super::*;
+
+    /// `P::ch` moves between the grammar's states as `grammar::next` says,
+    /// on every state × byte, for many dialects (an error where it says
+    /// `None`).
+    #[test]
+    fn reference_follows_the_grammar() {
+        for d in grammar::test_dialects() {
+            for s in State::ALL {
+                for c in 0..=255u8 {
+                    let mut p = P {
+                        d: &d,
+                        state: s,
+                        field: Vec::new(),
+                        fields: Vec::new(),
+                        quoted: false,
+                        filter: FilterTable::new(d.filter),
+                    };
+                    let got = p.ch(c).ok().map(|()| p.state);
+                    assert_eq!(got, grammar::next(&d, s, c), "{d:?} {s:?} {c}");
+                }
+            }
+        }
+    }
+
+    /// `P::eol` moves as `grammar::line_end` says.
+    #[test]
+    fn reference_line_ends_follow_the_grammar() {
+        for d in grammar::test_dialects() {
+            for s in State::ALL {
+                let mut p = P {
+                    d: &d,
+                    state: s,
+                    field: Vec::new(),
+                    fields: Vec::new(),
+                    quoted: false,
+                    filter: FilterTable::new(d.filter),
+                };
+                p.eol().unwrap();
+                let (n, record) = grammar::line_end(s);
+                assert_eq!(p.state, n, "{s:?}");
+                // A record ends with a field saved (an empty line aside).
+                if s != State::EatCrnl {
+                    assert_eq!(p.fields.len(), usize::from(record), "{s:?}");
+                }
+            }
+        }
     }
 }

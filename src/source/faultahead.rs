@@ -66,10 +66,8 @@ impl FaultAhead {
         let theirs = Arc::clone(&shared);
         // A raw pointer is not `Send`; its address is.
         let addr = base as usize;
-        let thread = std::thread::Builder::new()
-            .name("fastcsv-fault-ahead".into())
-            .spawn(move || populate(addr, len, from, &theirs))
-            .ok()?;
+        let thread =
+            crate::pool::spawn("fault-ahead", move || populate(addr, len, from, &theirs)).ok()?;
         Some(FaultAhead { shared, thread: Some(thread) })
     }
 

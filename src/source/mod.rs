@@ -18,6 +18,8 @@ use std::path::Path;
 
 use memmap2::Mmap;
 
+use crate::error::Error;
+
 /// Default size of the `read()` buffer: 128 KiB, as coreutils `cp` uses.
 pub const DEFAULT_BUFFER_SIZE: usize = 128 * 1024;
 
@@ -152,7 +154,7 @@ pub const READ_AHEAD_MIN: u64 = 4 * 1024 * 1024;
 pub(crate) fn parallel() -> bool {
     use std::sync::OnceLock;
     static PARALLEL: OnceLock<bool> = OnceLock::new();
-    *PARALLEL.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
+    *PARALLEL.get_or_init(|| crate::pool::cpus() >= 2)
 }
 
 /// How often pages behind the cursor are released: every 16 MiB parsed.
@@ -486,8 +488,21 @@ pub(crate) fn default_map_limit() -> u64 {
 }
 
 /// Opens `path` for reading, with the path in the error.
-pub(crate) fn open_path(path: &Path) -> crate::Result<File> {
-    File::open(path).map_err(|e| crate::Error::from(e).with_path(path))
+pub(crate) fn open_path(path: &Path) -> crate::error::Result<File> {
+    File::open(path).map_err(|e| Error::from(e).with_path(path))
+}
+
+/// The whole file at `path`, mapped for one short pass (the splitter's):
+/// registered with the `SIGBUS` guard like a reader's mapping, never
+/// released behind. `None` for an empty file (nothing to map). Check
+/// [`Mapped::changed`] before trusting what was read.
+pub(crate) fn map_path(path: &Path) -> crate::error::Result<Option<Mapped>> {
+    let file = open_path(path)?;
+    let len = file.metadata().map_err(|e| Error::from(e).with_path(path))?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    Mapped::open(file, u64::MAX, u64::MAX).map(Some).map_err(|e| Error::from(e).with_path(path))
 }
 
 #[cfg(test)]

@@ -435,13 +435,12 @@ impl ReadAhead {
         // leaves it here to read synchronously.
         let (src_tx, src_rx) = mpsc::sync_channel::<Input>(1);
         let theirs = shared.clone();
-        let spawned =
-            std::thread::Builder::new().name("fastcsv-read-ahead".into()).spawn(move || {
-                let guard = EndGuard(theirs);
-                if let Ok(input) = src_rx.recv() {
-                    fill_loop(input, &guard.0);
-                }
-            });
+        let spawned = crate::pool::spawn("read-ahead", move || {
+            let guard = EndGuard(theirs);
+            if let Ok(input) = src_rx.recv() {
+                fill_loop(input, &guard.0);
+            }
+        });
         let thread = match spawned {
             Ok(t) => t,
             Err(_) => return Err(input),
