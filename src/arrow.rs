@@ -42,8 +42,8 @@ pub const DEFAULT_BATCH_ROWS: usize = 64 * 1024;
 
 /// A batch ends once its buffers (text and offsets) hold this many bytes,
 /// whatever its number of rows, so that offsets stay far from `i32::MAX`.
-/// (16 MiB, which keeps a wide file's columns small, measured no faster
-/// into pyarrow or polars.)
+/// (A smaller limit, which keeps a wide file's columns small, was no
+/// faster into pyarrow or polars.)
 const BATCH_BYTES: usize = 64 << 20;
 
 /// One column of a [`ColumnBatch`]: Arrow's `utf8` layout, value `i` being

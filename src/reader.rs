@@ -91,10 +91,9 @@ impl ReaderBuilder {
     /// file (on Linux 5.14 or later), it has the kernel map the file's
     /// pages (`MADV_POPULATE_READ`) before the parser gets there, so that
     /// the parser takes no page faults: the rest of the file when
-    /// [`Reader::count_rows`] counts (the records of a 1 GiB page-cached
-    /// file: 0.25 s instead of 0.33 s; `docs/BENCHMARKS.md`), and up to
-    /// 32 MiB ahead of the parser while it reads rows, started by the first
-    /// (every field of the same file: about 15% faster). The rows, counts,
+    /// [`Reader::count_rows`] counts, and up to 32 MiB ahead of the parser
+    /// while it reads rows, started by the first (the gains are in
+    /// `docs/BENCHMARKS.md`). The rows, counts,
     /// errors and positions are the same either way.
     ///
     /// By default (without this call) it is on for a file opened by

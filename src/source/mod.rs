@@ -143,9 +143,7 @@ pub const SMALL_FILE: u64 = 64 * 1024;
 /// files with fewer bytes than this left to read are read on the parsing
 /// thread: 4 MiB. Below it, starting the thread, faulting in its buffers
 /// and waking the parser for the first chunk cost more than the overlap
-/// saves (measured on an idle 2-core machine, opening and counting: 2 MiB
-/// took 0.85 ms synchronously and 1.07 ms with read-ahead, 4 MiB 1.72 ms
-/// and 1.38 ms). When other processes keep every core busy, the thread
+/// saves (`docs/BENCHMARKS.md`). When other processes keep every core busy, the thread
 /// costs time at any size: turn it off there with `read_ahead(false)`.
 pub const READ_AHEAD_MIN: u64 = 4 * 1024 * 1024;
 
