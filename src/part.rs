@@ -8,6 +8,15 @@
 /// `start` is a record start (or the input's start), and so is `end` (or
 /// the input's end); a part can be empty (`start == end`) when no record
 /// starts in its range. The parts of one split cover the input, in order.
+///
+/// ```
+/// use fastcsv::split::{Part, Splitter};
+/// let parts = Splitter::new(&fastcsv::Dialect::default()).split_slice(b"h\n1\n2\n", 4).unwrap();
+/// assert_eq!(
+///     parts[1],
+///     Part { index: 1, start: 4, end: 6, lines: 2, records: 2, width: Some(1) }
+/// );
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Part {
     /// Which range this part came from (0-based).

@@ -240,7 +240,7 @@ mod tests {
     fn every_test_dialect_builds_and_every_state_is_reached() {
         let ds = test_dialects();
         assert_eq!(ds.len(), 15);
-        let mut seen: Vec<State> = ds.iter().flat_map(|d| prefixes(d)).map(|(s, _)| s).collect();
+        let mut seen: Vec<State> = ds.iter().flat_map(prefixes).map(|(s, _)| s).collect();
         seen.sort_by_key(|&s| s as u8);
         seen.dedup();
         assert_eq!(seen, State::ALL);

@@ -54,6 +54,11 @@
 //!    states are in summaries' bytes).
 //! 5. `block.rs`: if it is reachable from a regular record, mark the byte
 //!    that leads to it as bad.
+//! 6. `src/parallel.rs` guesses where a chunk's first record starts from
+//!    the parity of its quote bytes (RFC 4180 quoting) and checks every
+//!    guess with the reader itself: a new state needs nothing there, but
+//!    a rule under which quotes do not toggle only makes guesses fail
+//!    (slower, never wrong; see `docs/multicore.md`).
 //!
 //! Then run the differential tests: `cargo test --lib scan` (the grammar
 //! tests), `tests/engines.rs`, `tests/block.rs`, `tests/prop.rs` and
