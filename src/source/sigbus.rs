@@ -54,9 +54,11 @@
 //!   the caller still holds it; the next call to the reader reports it.
 //! * If the application later installs its own `SIGBUS` handler without
 //!   chaining to ours, faults in mappings are no longer survived.
-//! * Mappings live at most as long as their reader, and a reader faults only
-//!   on the thread that is using it, so a fault can never race with the
-//!   removal of its own registration.
+//! * Mappings live at most as long as their owner (a reader, or the
+//!   splitter's one pass over a file, `source::map_path`), and faults come
+//!   only from the threads that owner uses (the splitter's workers are
+//!   scoped: they have ended before its mapping is dropped), so a fault can
+//!   never race with the removal of its own registration.
 
 use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Once, OnceLock};
