@@ -264,3 +264,34 @@ fn a_stray_quote_hands_over_early() {
     assert_eq!((n, rdr.line()), (200_001, 200_002));
     assert!(run.sequential_from.is_some_and(|at| at < 200 << 10), "{run:?}");
 }
+
+/// The workers are named threads (`fastcsv-parallel`), started through
+/// the crate's one thread module; the calling thread sinks.
+#[test]
+fn workers_are_named_threads() {
+    let data = b"a,b\n".iter().copied().chain(b"1,\"x\ny\"\n".repeat(20_000)).collect::<Vec<u8>>();
+    let mut rdr = Reader::from_slice(&data);
+    let par = Parallel::new().threads(2).chunk_size(4096);
+    let names = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let caller = std::thread::current().id();
+    let mut sank_here = true;
+    let ran = rdr
+        .par_batches(
+            &Selection::all(),
+            &par,
+            || 0u64,
+            |_, _: &mut u64| -> Result<(), fastcsv::Error> {
+                let t = std::thread::current();
+                names.lock().unwrap().insert(t.name().unwrap_or("").to_string());
+                Ok(())
+            },
+            |_| {
+                sank_here &= std::thread::current().id() == caller;
+                Ok(())
+            },
+        )
+        .unwrap();
+    assert!(ran.chunks > 1, "{ran:?}");
+    assert!(sank_here);
+    assert!(names.into_inner().unwrap().contains("fastcsv-parallel"));
+}

@@ -350,3 +350,40 @@ fn empty_input_is_one_empty_part() {
     let parts = Splitter::new(&d).split_slice(b"", 10).unwrap();
     assert_eq!(parts, [Part { index: 0, start: 0, end: 0, lines: 0, records: 0, width: None }]);
 }
+
+/// An empty file is not mapped (nothing to map): one empty part, and a
+/// summary of its empty range; a range past a file's end is an error
+/// naming the file.
+#[test]
+fn an_empty_file_is_one_empty_part_and_ranges_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.csv");
+    std::fs::write(&path, b"").unwrap();
+    let sp = Splitter::new(&Dialect::default());
+    let parts = sp.split_path(&path, 10).unwrap();
+    assert_eq!(parts, [Part { index: 0, start: 0, end: 0, lines: 0, records: 0, width: None }]);
+    assert_eq!(sp.summarize_path(&path, 0..0).unwrap().lines(), 0);
+    let full = dir.path().join("full.csv");
+    std::fs::write(&full, b"a,b\n1,2\n").unwrap();
+    let err = sp.summarize_path(&full, 0..100).unwrap_err();
+    assert!(err.to_string().contains("full.csv"), "{err}");
+}
+
+/// Splitting a file maps it once, on every CPU, and leaves no mapping
+/// behind: many splits in a row (more than the `SIGBUS` guard has slots
+/// for live mappings) all succeed, and give the parts of the slice.
+#[test]
+fn many_splits_of_a_file_release_their_mappings() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.csv");
+    let mut data = b"k,v\n".to_vec();
+    for i in 0..5000 {
+        data.extend_from_slice(format!("{i},\"x\n{i}\"\n").as_bytes());
+    }
+    std::fs::write(&path, &data).unwrap();
+    let sp = Splitter::new(&Dialect::default());
+    let want = sp.split_slice(&data, 4096).unwrap();
+    for _ in 0..100 {
+        assert_eq!(sp.split_path(&path, 4096).unwrap(), want);
+    }
+}
