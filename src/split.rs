@@ -8,8 +8,9 @@
 //! before it. Guessing from nearby bytes (as most distributed readers do,
 //! splitting at the next newline) silently tears records apart. Here, each
 //! range is summarised independently by a small automaton (the states of
-//! Python's `csv` reader, without building fields), once for *every* state
-//! the range could begin in:
+//! Python's `csv` reader, without building fields: its transitions are
+//! the crate's one grammar, which the scanners are tested against), once
+//! for *every* state the range could begin in:
 //!
 //! 1. [`Splitter::summarize`] (anywhere, in parallel): for each possible
 //!    entry state, the state at the range's end, the records that end in
