@@ -2,23 +2,19 @@
 //! thread (Linux: `MADV_POPULATE_READ`, kernel 5.14 or later).
 //!
 //! Parsing a freshly mapped file takes a page fault every few pages (the
-//! kernel maps 64 KiB around each fault). Counting the records of the 1 GiB
-//! text file over a fresh mapping took 0.328 s against 0.219 s over one
-//! already faulted in (`docs/BENCHMARKS.md`, 2026-12-02 12:03 UTC): the
-//! faults were a third of the count. A helper thread that asks the kernel
-//! to map the pages while the parser works takes those faults on another
+//! kernel maps 64 KiB around each fault), and on a fast parse those faults
+//! are a large share of the time. A helper thread that asks the kernel to
+//! map the pages while the parser works takes those faults on another
 //! core, as the buffered source's read-ahead thread takes the `read()`
-//! copies; the count then ran as fast as over the faulted-in mapping
-//! (0.250 s against 0.247 s, 12:38 UTC).
+//! copies, so that a count over a fresh mapping runs about as fast as over
+//! one already faulted in (measurements: `docs/BENCHMARKS.md` and
+//! `docs/mmap-vs-read.md`).
 //!
 //! A count maps the rest of the file at once. A pass that hands out rows
 //! releases the pages behind it (see `Mapped::release_before`), so there
 //! the helper stays at most `MAP_AHEAD` (32 MiB) ahead of the parser and
-//! waits (parked) for it to move on: reading every field of the text file
-//! with `read_batch` went 15% faster (per-round ratio, median of 30
-//! rounds; 0.603 s against 0.704 s, the same bytes pre-faulted 0.550 s;
-//! `docs/mmap-vs-read.md`, 2026-12-03). A 4 MiB window had shown nothing
-//! beyond the noise, 8 MiB 9.5%.
+//! waits (parked) for it to move on; a window that small still gains
+//! (the window sizes tried are in `docs/BENCHMARKS.md`).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
