@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of the project: Rust (unit, integration, property and doc
 # tests, with the CLI) and Python (pytest against the installed package).
-# Installs what it needs (maturin, pytest, hypothesis, mypy) when missing.
+# Installs what it needs when missing: maturin, pytest, hypothesis, mypy,
+# psutil, and the packages of the interop tests (pyarrow, polars, duckdb,
+# pandas, dask[dataframe], distributed). No Python test may skip itself
+# here: a skipped test fails the run (FASTCSV_NO_SKIP, tests/python/conftest.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,25 +15,35 @@ need pytest pytest
 need hypothesis hypothesis
 need mypy mypy
 need psutil psutil
+# The interop tests (tests/python/test_arrow.py, test_dask.py).
+need pyarrow pyarrow
+need polars polars
+need duckdb duckdb
+need pandas pandas
+need dask.dataframe "dask[dataframe]"
+need distributed distributed
 
 echo "== Rust tests"
 cargo test --features cli
 
-# The block scanner's tests once more with each kernel the default run
-# skips on this CPU (the choice can only be lowered): AVX2 where AVX-512 is
-# chosen, and AVX-512 without VBMI2 (its own offsets writer, no byte
-# compress) where the VBMI2 kernel is.
+# The block scanner's tests and the every-engine property tests
+# (tests/common/oracle.rs) once more with each kernel the default run skips
+# on this CPU (the choice can only be lowered): AVX2 where AVX-512 is
+# chosen, AVX-512 without VBMI2 (its own offsets writer, no byte compress)
+# where the VBMI2 kernel is, and the portable kernel everywhere.
 if grep -q avx512bw /proc/cpuinfo 2>/dev/null; then
     echo "== Block scanner tests with FASTCSV_SIMD=avx2+pclmulqdq"
-    FASTCSV_SIMD=avx2+pclmulqdq cargo test --features cli --test block
+    FASTCSV_SIMD=avx2+pclmulqdq cargo test --features cli --test block --test prop
 fi
 if grep -q avx512_vbmi2 /proc/cpuinfo 2>/dev/null; then
     echo "== Block scanner tests with FASTCSV_SIMD=avx512+pclmulqdq"
-    FASTCSV_SIMD=avx512+pclmulqdq cargo test --features cli --test block
+    FASTCSV_SIMD=avx512+pclmulqdq cargo test --features cli --test block --test prop
 fi
+echo "== Block scanner tests with FASTCSV_SIMD=portable"
+FASTCSV_SIMD=portable cargo test --features cli --test block --test prop
 
 echo "== Python package"
 "$PY" -m pip install -q --force-reinstall --no-deps .
 
-echo "== Python tests"
-"$PY" -m pytest tests/python -q
+echo "== Python tests (a skipped test fails the run)"
+FASTCSV_NO_SKIP=1 "$PY" -m pytest tests/python -q -rs

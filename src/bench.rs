@@ -134,8 +134,8 @@ pub struct BenchOptions {
     /// run, `runs` is lowered (to 1 at least) so that every configuration
     /// fits, and [`BenchReport::runs`] says how many were made. `None`
     /// makes exactly `runs` runs. Default 40 s, so that the default
-    /// settings finish within a minute on a 1 GiB file (nine parses of about
-    /// 3 s each on an idle 2-core machine) with room for a busy one.
+    /// settings (nine configurations) finish within about a minute on a
+    /// 1 GiB file, with room for a busy machine.
     pub time_budget: Option<Duration>,
 }
 

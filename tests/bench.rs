@@ -30,6 +30,8 @@ fn every_configuration_is_measured_and_agrees() {
             assert!(c.min <= c.median && c.median <= c.max);
             assert!(c.mb_per_s > 0.0);
             assert!(c.user_s >= 0.0 && c.sys_s >= 0.0);
+            // Every run parsed the whole file: it cost some CPU time.
+            assert!(c.user_s + c.sys_s > 0.0, "{}: no CPU time measured", c.label());
         }
     }
 }

@@ -161,8 +161,9 @@ proptest! {
     #[test]
     fn reader_equals_reference(d in dialect(), input in input()) {
         let Some(d) = d else { return Ok(()) };
-        // The slice and the buffered source at sizes 1..4096 (common::SIZES).
-        common::check_all(&d, &input);
+        // Every engine: the slice, the buffered source at sizes 1..4096
+        // (common::SIZES), batches, counts and a file, block scan on and off.
+        common::check_every_engine(&d, &input);
         // Sizes around the block width.
         let want = reference::parse(&d, &input);
         for n in [63, 64, 65, 128, 200] {
@@ -426,7 +427,7 @@ fn boundaries_at_every_offset() {
         let on = events(&d, &input, true);
         assert_eq!(on, events(&d, &input, false), "pad {pad}");
         assert_eq!(on.len(), 4, "pad {pad}");
-        common::check_all(&d, &input);
+        common::check_every_engine(&d, &input);
         let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&input);
         assert_eq!(rdr.count_rows().unwrap(), 4);
         assert_eq!(rdr.line(), 5);
@@ -1046,7 +1047,8 @@ fn read_batch_all_copies_long_records_with_many_pairs() {
 /// The kernel the tests in this file ran with, printed (visible with
 /// `--nocapture`) and checked: on aarch64 it must be a NEON kernel unless
 /// `FASTCSV_SIMD` asks for another, and `FASTCSV_SIMD` is obeyed where the
-/// CPU has what it names.
+/// CPU has what it names. On every CPU the kernel is the one the detected
+/// features and `FASTCSV_SIMD` (which can only lower the choice) select.
 #[test]
 fn simd_level_is_the_expected_kernel() {
     let level = fastcsv::scan::simd_level();
@@ -1077,6 +1079,49 @@ fn simd_level_is_the_expected_kernel() {
             assert_eq!(level, if vbmi2 { "avx512vbmi2+pclmulqdq" } else { "avx512+pclmulqdq" })
         }
         _ => {}
+    }
+    assert_eq!(level, expected_level(want.as_deref()), "FASTCSV_SIMD={want:?}");
+}
+
+/// The kernel `scan::simd_level` documents for this CPU's features and the
+/// lowering asked for (`FASTCSV_SIMD`; an unknown name lowers nothing).
+fn expected_level(want: Option<&str>) -> &'static str {
+    let want = want.unwrap_or("");
+    if want == "portable" {
+        return "portable";
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        let avx2 = has!("avx2") && has!("popcnt") && has!("bmi1");
+        let avx512 = has!("avx512f") && has!("avx512bw") && has!("bmi2");
+        // Each step down is taken when asked for or when the CPU lacks the
+        // next one up.
+        if want == "sse2" || !has!("pclmulqdq") {
+            "sse2"
+        } else if want == "sse2+pclmulqdq" || !avx2 {
+            "sse2+pclmulqdq"
+        } else if want == "avx2+pclmulqdq" || !avx512 {
+            "avx2+pclmulqdq"
+        } else if want == "avx512+pclmulqdq" || !has!("avx512vbmi2") {
+            "avx512+pclmulqdq"
+        } else {
+            "avx512vbmi2+pclmulqdq"
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        if !std::arch::is_aarch64_feature_detected!("neon") {
+            "portable"
+        } else if want == "neon" || !std::arch::is_aarch64_feature_detected!("aes") {
+            "neon"
+        } else {
+            "neon+pmull"
+        }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        "portable"
     }
 }
 

@@ -1,14 +1,13 @@
 //! Differential property tests:
-//! * the fast engine (over a slice and over the buffered source at many
-//!   buffer sizes) against the reference engine on arbitrary bytes and
-//!   random dialects;
+//! * every engine (`common::oracle`: the slice, the buffered source at many
+//!   buffer sizes, batches, counts, files mapped and read) against the
+//!   reference engine on arbitrary bytes and random dialects;
 //! * the fast engine against `csv-core` on generated RFC 4180 data, where
 //!   the two definitions agree.
 
 mod common;
 
-use common::{cases, scan_dialect, via_reader};
-use fastcsv::scan::reference;
+use common::{cases, check_every_engine, scan_dialect};
 use fastcsv::{Dialect, Filter, Reader, Terminator};
 use proptest::prelude::*;
 
@@ -83,29 +82,11 @@ proptest! {
 
     #[test]
     fn fast_engine_matches_reference(d in dialects(), input in alphabet()) {
-        let want = reference::parse(&d, &input);
-        let got = via_reader(Reader::builder().dialect(d.clone()).from_slice(&input));
-        prop_assert_eq!(&got, &want);
-        for n in [1usize, 2, 3, 7, 64] {
-            let got = via_reader(
-                Reader::builder().dialect(d.clone()).buffer_size(n).from_reader(&input[..]),
-            );
-            prop_assert_eq!(&got, &want, "buffer size {}", n);
-        }
-        // The read-ahead thread over a file, tiny buffers included.
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        std::io::Write::write_all(&mut f, &input).unwrap();
-        for n in [1usize, 3, 64] {
-            let rdr = Reader::builder()
-                .dialect(d.clone())
-                .source(fastcsv::SourceChoice::Buffered)
-                .read_ahead(true)
-                .buffer_size(n)
-                .from_path(f.path())
-                .unwrap();
-            prop_assert!(rdr.reads_ahead());
-            prop_assert_eq!(&via_reader(rdr), &want, "read-ahead, buffer size {}", n);
-        }
+        // Every engine (`common::oracle`, shared with the fuzz target):
+        // the slice, the buffered source at sizes 1..4096, batches, counts,
+        // the read-ahead thread over a file at those sizes (tiny buffers
+        // included), a mapped file; block scan on and off.
+        check_every_engine(&d, &input);
     }
 }
 

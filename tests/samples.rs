@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{check_all, check_file, rows, scan_dialect};
+use common::{check_every_engine, rows, scan_dialect};
 use fastcsv::Dialect;
 
 fn load(name: &str) -> Vec<u8> {
@@ -22,12 +22,11 @@ fn samples_agree_across_engines_and_sources() {
     ];
     for (name, d, n) in cases {
         let data = load(name);
-        let out = check_all(&d, &data);
-        check_file(&d, &data);
+        let out = check_every_engine(&d, &data);
         assert_eq!(out.rows.len(), n, "{name}");
         assert!(out.error.is_none(), "{name}: {:?}", out.error);
     }
-    let people = check_all(&scan_dialect(&mut Dialect::builder()), &load("people.csv"));
+    let people = check_every_engine(&scan_dialect(&mut Dialect::builder()), &load("people.csv"));
     let r = rows(&people);
     assert_eq!(r[2][1], "Grace \"Amazing\" Hopper");
     assert_eq!(r[2][3], "Wrote the first\ncompiler");

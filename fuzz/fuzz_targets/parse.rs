@@ -1,5 +1,7 @@
 //! Fuzz target: any bytes, any dialect. The fast engine must never panic and
-//! must agree with the reference engine, over a slice and over the buffered
+//! must agree with the reference engine through every engine of the shared
+//! oracle (`tests/common/oracle.rs`: a slice, buffers of 1 byte upward,
+//! files mapped and read, block scan on and off), over the buffered
 //! source with a small buffer, through `read_row`, `read_batch`, and the
 //! parallel `par_batches` and `par_count`; the Arrow columns
 //! (`fastcsv::arrow::Columns`) must hold the reference's rows; and the
@@ -13,23 +15,14 @@
 //! of the parallel reader exits at the wrong moment; it is freed by glibc.)
 #![no_main]
 
-use fastcsv::scan::reference::{self, RefOutput, RefRow};
+// The every-engine oracle the property tests use too.
+#[path = "../../tests/common/oracle.rs"]
+mod oracle;
+
+use fastcsv::scan::reference::{RefOutput, RefRow};
 use fastcsv::{Batch, Dialect, Filter, Parallel, Reader, Selection, Terminator};
 use libfuzzer_sys::fuzz_target;
-
-fn collect(mut rdr: Reader<'_>) -> RefOutput {
-    let mut rows = Vec::new();
-    loop {
-        match rdr.read_row() {
-            Ok(Some(row)) => {
-                let fields = row.iter().map(|f| f.to_vec()).collect();
-                rows.push(RefRow { fields, line: rdr.line() });
-            }
-            Ok(None) => return RefOutput { rows, error: None },
-            Err(e) => return RefOutput { rows, error: Some((e.message(), rdr.line())) },
-        }
-    }
-}
+use oracle::via_reader as collect;
 
 /// The rows of the parts of `input` cut at `cuts`, read one after another
 /// up to the first error.
@@ -441,7 +434,10 @@ fuzz_target!(|data: &[u8]| {
     }
     let (cfg, input) = data.split_at(13);
     let Some(d) = dialect(cfg) else { return };
-    let want = reference::parse(&d, input);
+    // Every engine against the reference (`tests/common/oracle.rs`): the
+    // slice, buffers of 1 byte upward, batches, counts, a file mapped and
+    // read, block scan on and off.
+    let want = oracle::check_every_engine(&d, input);
     let got = collect(Reader::builder().dialect(d.clone()).from_slice(input));
     assert_eq!(got, want, "slice");
     let size = usize::from(cfg[12] % 16) + 1;

@@ -128,9 +128,9 @@ def read_csv(
     ``strings_can_be_null`` are :func:`fastcsv.read_arrow`'s too.
 
     The file is split now, on every CPU with the GIL released (mostly a
-    count of its records at the block scanner's speed: 0.25 s for a 1 GiB
-    file on two cores); the parts are read when the graph is computed,
-    wherever its tasks run (the file must be at the same path there)."""
+    count of its records at the block scanner's speed); the parts are
+    read when the graph is computed, wherever its tasks run (the file must
+    be at the same path there)."""
     try:
         dd = importlib.import_module("dask.dataframe")
         pa = _pyarrow()

@@ -2,17 +2,19 @@
 //! thread (Linux: `MADV_POPULATE_READ`, kernel 5.14 or later).
 //!
 //! Parsing a freshly mapped file takes a page fault every few pages (the
-//! kernel maps 64 KiB around each fault), a large share of a count over a
-//! page-cached file. A helper thread that asks the kernel to map the pages
-//! while the parser works takes those faults on another core, as the
-//! buffered source's read-ahead thread takes the `read()` copies; the
-//! count then runs about as fast as over a mapping already faulted in.
+//! kernel maps 64 KiB around each fault), and on a fast parse those faults
+//! are a large share of the time. A helper thread that asks the kernel to
+//! map the pages while the parser works takes those faults on another
+//! core, as the buffered source's read-ahead thread takes the `read()`
+//! copies, so that a count over a fresh mapping runs about as fast as over
+//! one already faulted in (measurements: `docs/BENCHMARKS.md` and
+//! `docs/mmap-vs-read.md`).
 //!
 //! A count maps the rest of the file at once. A pass that hands out rows
 //! releases the pages behind it (see `Mapped::release_before`), so there
 //! the helper stays at most `MAP_AHEAD` (32 MiB) ahead of the parser and
-//! waits (parked) for it to move on; a smaller window gained less. The
-//! figures are in `docs/BENCHMARKS.md` and `docs/mmap-vs-read.md`.
+//! waits (parked) for it to move on; a window that small still gains
+//! (the window sizes tried are in `docs/BENCHMARKS.md`).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -73,8 +73,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// fit, from [`RING_MIN`] to [`RING_MAX`] (32 of 128 KiB chunks with their
 /// slack). A deep ring lets the thread run ahead through the parser's slow
 /// moments (a record with many fields, a descheduled CPU) instead of
-/// stopping; 32 buffers counted the 1 GiB text file in 0.30-0.34 s where 8
-/// took 0.33-0.42 s (medians of 25 runs, docs/BENCHMARKS.md).
+/// stopping (32 buffers against 8: docs/BENCHMARKS.md).
 const RING_BYTES: usize = 6 << 20;
 
 /// Fewest ring buffers: one held by the parser, one being filled.
@@ -196,8 +195,8 @@ struct State {
     /// Parsed ring buffers. The thread takes the one given back first: its
     /// bytes have more likely left the parser's CPU cache than the last
     /// one's, so writing them does not first take the lines back from that
-    /// cache (the count of the wide file 0.204-0.213 s against 0.219-0.234
-    /// s taking the last one, medians of 15 and 21 runs). The parser, which
+    /// cache (measured faster than taking the last one: docs/BENCHMARKS.md).
+    /// The parser, which
     /// parses what it reads at once, takes the last one.
     free: VecDeque<Vec<u8>>,
     /// Ring buffers made so far.

@@ -2,6 +2,7 @@
 
 import csv
 import io
+import os
 
 import fastcsv
 import pytest
@@ -50,3 +51,47 @@ def limit():
 
 def stdlib_rows(text, **kw):
     return drain(csv.reader(io.StringIO(text, newline=""), **kw))
+
+
+# A skipped test is an untested feature. Where every optional package is
+# installed (scripts/test.sh sets FASTCSV_NO_SKIP=1; CI sets CI=true), a run
+# that skips anything, at collection or in a test, fails.
+def _skips_fail():
+    if os.environ.get("FASTCSV_NO_SKIP", "") not in ("", "0"):
+        return True
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+_skipped = []
+
+
+def _note_skip(report):
+    why = report.longrepr
+    if isinstance(why, tuple):  # (path, line, "Skipped: reason")
+        why = why[2]
+    _skipped.append(f"{report.nodeid}: {why}")
+
+
+def pytest_collectreport(report):
+    if report.skipped:
+        _note_skip(report)
+
+
+def pytest_runtest_logreport(report):
+    # An expected failure (xfail) is reported as skipped with `wasxfail`.
+    if report.skipped and not hasattr(report, "wasxfail"):
+        _note_skip(report)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _skipped and _skips_fail():
+        terminalreporter.write_line(
+            f"{len(_skipped)} skipped, which fails this run (FASTCSV_NO_SKIP or CI "
+            "is set: install what the skipped tests need):", red=True)
+        for s in _skipped:
+            terminalreporter.write_line(f"  {s}", red=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _skipped and _skips_fail() and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

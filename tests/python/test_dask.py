@@ -108,3 +108,40 @@ def test_custom_spellings(tmp_path):
     df = fastcsv.dask.read_csv(path, blocksize=4096, null_values=["?"], strings_can_be_null=True)
     got = df.compute(scheduler="sync")
     assert got["n"].isna().sum() == 1 and got["n"].tolist()[:2] == ["0", "1"]
+
+
+def test_a_part_reader_survives_pickling(tmp_path):
+    # Process workers receive each part and its reader pickled.
+    import pickle
+
+    path = tmp_path / "f.csv"
+    path.write_bytes(sample_text(7, 300).encode())
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.reader(f) if r]
+    df = fastcsv.dask.read_csv(path, blocksize=200)
+    parts = fastcsv.split(path, size=200)
+    read = fastcsv.dask._ReadPart(fastcsv._NO_DIALECT, True, rows[0], {})
+    got = []
+    for p in parts:
+        q = pickle.loads(pickle.dumps(p))
+        assert q == p
+        got += pickle.loads(pickle.dumps(read))(q).astype(object).values.tolist()
+    assert got == rows[1:]
+    assert df.npartitions == len(parts)
+
+
+def test_a_distributed_cluster_computes_the_rows(tmp_path):
+    # A cluster of threads in this process (processes=False: nothing to
+    # spawn, so nothing to hang a CI run), with timeouts on every wait.
+    distributed = pytest.importorskip("distributed")
+    path = tmp_path / "f.csv"
+    path.write_bytes(sample_text(9, 500).encode())
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.reader(f) if r]
+    df = fastcsv.dask.read_csv(path, blocksize=300)
+    assert df.npartitions > 2
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster, distributed.Client(cluster, timeout=60) as client:
+        got = client.compute(df).result(timeout=120)
+    assert got.astype(object).values.tolist() == rows[1:]

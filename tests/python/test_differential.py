@@ -94,8 +94,8 @@ def test_native_inputs(text, d):
             got = strip_position(drain(make()))
             if nonnumeric_failure:
                 # Native inputs convert QUOTE_NONNUMERIC fields when the
-                # record is complete (see README): the rows before the
-                # failure and the failure's message must agree.
+                # record is complete (see docs/python-api.md): the rows
+                # before the failure and the failure's message must agree.
                 first = next(i for i, e in enumerate(want) if e[0] == "error")
                 assert got[:first] == want[:first], kind
                 assert got[first][0] == "error", kind
