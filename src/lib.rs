@@ -69,8 +69,6 @@ mod dialect;
 mod error;
 mod filter;
 mod parallel;
-#[cfg(feature = "python")]
-mod py;
 mod reader;
 mod record;
 pub mod scan;

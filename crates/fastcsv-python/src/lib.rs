@@ -33,8 +33,8 @@ use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -43,9 +43,9 @@ use pyo3::types::{PyBytes, PyDict, PyIterator, PyList, PySet, PyString, PyType};
 use pyo3::{ffi, intern};
 use pyo3::{PyTraverseError, PyVisit};
 
-use crate::scan::{Fields, Scan, Scanner};
-use crate::split::Splitter;
-use crate::{
+use fastcsv::scan::{Fields, Scan, Scanner};
+use fastcsv::split::Splitter;
+use fastcsv::{
     arrow, Dialect, Error as CoreError, ErrorKind, Filter, Position, Reader as CoreReader,
     ReaderBuilder, Row, SourceChoice,
 };
@@ -221,14 +221,11 @@ fn call_field_limit(py: Python<'_>) -> PyResult<i64> {
 struct LimitSlot {
     /// The `_csv` module, whose state holds the limit.
     _module: Py<PyAny>,
-    at: *const i64,
+    /// The limit's place in that state. Never changed: an `AtomicPtr` only
+    /// because it is `Send` and `Sync` (the slot is shared by every thread,
+    /// which read it under the GIL) where a raw pointer is not.
+    at: AtomicPtr<i64>,
 }
-
-// SAFETY: the pointer is only read with the GIL held, into a module state
-// that lives as long as the module object kept here.
-unsafe impl Send for LimitSlot {}
-// SAFETY: as for `Send`: shared access only reads, under the GIL.
-unsafe impl Sync for LimitSlot {}
 
 impl LimitSlot {
     /// Offset of the limit in `_csv`'s state (CPython 3.10-3.14).
@@ -246,7 +243,7 @@ impl LimitSlot {
         // `_module` keeps alive, at an aligned `i64` checked to be the
         // limit (see `find`); the GIL is held (`_py`), under which `_csv`
         // writes it.
-        unsafe { std::ptr::read_volatile(self.at) }
+        unsafe { std::ptr::read_volatile(self.at.load(Ordering::Relaxed)) }
     }
 
     fn find(py: Python<'_>) -> PyResult<Option<LimitSlot>> {
@@ -286,7 +283,7 @@ impl LimitSlot {
         if !follows || read() != limit {
             return Ok(None);
         }
-        Ok(Some(LimitSlot { _module: module.into_any().unbind(), at }))
+        Ok(Some(LimitSlot { _module: module.into_any().unbind(), at: AtomicPtr::new(at) }))
     }
 }
 
@@ -1660,34 +1657,24 @@ impl Feeder {
     }
 }
 
-/// A core reader that may move between threads.
-///
-/// `Reader<'static>` is not `Send` only because it can hold a
-/// `Box<dyn Read>`; every reader stored here is built by [`open_native`],
-/// `_text_reader` or [`TextAheadSource::reparse`] from a `File`, a
-/// [`PyStream`], a [`PyTextStream`], a [`FedText`] or a `Cursor` chained to
-/// a `PyTextStream`, all
-/// `Send` (a file may be read by the read-ahead thread instead: the reader
-/// then holds that thread's `JoinHandle` and `mpsc` channel ends, also
-/// `Send`). It is `Sync` because a shared reference gives access to
-/// nothing (the only accessor takes `&mut self`), like
-/// `std::sync::Exclusive`.
-struct SendReader(CoreReader<'static>);
+/// A core reader kept by a Python object or handed to a thread. The
+/// reader is `Send`; the `Mutex` only makes it `Sync` too, as a `#[pyclass]`
+/// must be (its stream need not be `Sync`). It is reached through
+/// `&mut self` alone ([`Mutex::get_mut`]), so it is never locked.
+struct HeldReader(Mutex<CoreReader<'static>>);
 
-// SAFETY: see the type's documentation: every value is built from `Send`
-// parts (a `File` or a read-ahead thread's handle and channel ends, a
-// `PyStream` or `PyTextStream` holding `Py<PyAny>`, `Arc`s of a `Mutex` and
-// an atomic, and `Vec<u8>`s, a `FedText` of channel ends, an `Arc` of an
-// atomic and an `Arc<Vec<u8>>`, or an `io::Chain` of a `Cursor<Vec<u8>>`
-// and a `PyTextStream`).
-unsafe impl Send for SendReader {}
-// SAFETY: no method takes `&self`, so sharing `&SendReader` between threads
-// exposes nothing.
-unsafe impl Sync for SendReader {}
+impl HeldReader {
+    fn new(rdr: CoreReader<'static>) -> HeldReader {
+        HeldReader(Mutex::new(rdr))
+    }
 
-impl SendReader {
     fn get(&mut self) -> &mut CoreReader<'static> {
-        &mut self.0
+        // Never locked, so never poisoned.
+        self.0.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn into_inner(self) -> CoreReader<'static> {
+        self.0.into_inner().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -1706,7 +1693,7 @@ struct Spec {
     intern: bool,
     /// One part of a split file (`path`): index, start, end, lines,
     /// records.
-    part: Option<crate::split::Part>,
+    part: Option<fastcsv::split::Part>,
 }
 
 impl Spec {
@@ -1747,7 +1734,7 @@ impl Spec {
             buffer_size,
             intern: get(d, "intern")?.unwrap_or(false),
             part: get::<(usize, u64, u64, u64, u64)>(d, "part")?.map(
-                |(index, start, end, lines, records)| crate::split::Part {
+                |(index, start, end, lines, records)| fastcsv::split::Part {
                     index,
                     start,
                     end,
@@ -1780,7 +1767,7 @@ fn open_native(
     pd: &PyDialect,
     spec: &mut Spec,
     stash: &PyErrStash,
-) -> PyResult<SendReader> {
+) -> PyResult<HeldReader> {
     let b = native_builder(py, pd, spec)?;
     let no_stash = PyErrStash::default();
     if let Some(file) = spec.fd.take() {
@@ -1791,11 +1778,11 @@ fn open_native(
             Some(part) => b.from_path_part(p, part),
             None => b.from_path(p),
         };
-        return rdr.map(SendReader).map_err(|e| map_error(e, &no_stash));
+        return rdr.map(HeldReader::new).map_err(|e| map_error(e, &no_stash));
     }
     if let Some(obj) = &spec.stream {
         let s = PyStream::new(py, obj.bind(py), stash)?;
-        return Ok(SendReader(b.from_reader(s)));
+        return Ok(HeldReader::new(b.from_reader(s)));
     }
     Err(PyTypeError::new_err("no input given"))
 }
@@ -1819,11 +1806,11 @@ fn take_fd(_: i32) -> PyResult<File> {
 }
 
 /// Reads an owned file from `offset` on.
-fn open_fd(b: &ReaderBuilder, mut file: File, offset: u64) -> PyResult<SendReader> {
+fn open_fd(b: &ReaderBuilder, mut file: File, offset: u64) -> PyResult<HeldReader> {
     use std::io::{Seek, SeekFrom};
     let none = PyErrStash::default();
     file.seek(SeekFrom::Start(offset)).map_err(|e| io_error(e, None))?;
-    b.from_file(file).map(SendReader).map_err(|e| map_error(e, &none))
+    b.from_file(file).map(HeldReader::new).map_err(|e| map_error(e, &none))
 }
 
 // ---------------------------------------------------------------------------
@@ -1935,7 +1922,7 @@ struct LineSource {
 
 /// State of a reader over a native input.
 struct NativeSource {
-    rdr: SendReader,
+    rdr: HeldReader,
     strs: StrMaker,
     stash: PyErrStash,
     name: Option<String>,
@@ -2042,16 +2029,18 @@ impl TextAheadSource {
     ) -> PyResult<Box<NativeSource>> {
         self.ahead = Ahead::new_done();
         let limit = field_limit(py)?;
-        let mut d = self.dialect.clone();
-        // As `NativeSource::next` sets it: below 1, every character fails.
-        d.field_limit = Some(limit.max(0) as u64);
         // The kept bytes, then the stream: the new reader's first byte is
         // this byte of the text.
         let byte_base = feed.stream.handed_out() - pre.len() as u64;
         let replay = io::Cursor::new(pre).chain(feed.stream);
-        let rdr = ReaderBuilder::new().dialect(d).max_buffer_size(usize::MAX).from_reader(replay);
+        let mut rdr = ReaderBuilder::new()
+            .dialect(self.dialect.clone())
+            .max_buffer_size(usize::MAX)
+            .from_reader(replay);
+        // As `NativeSource::next` sets it: below 1, every character fails.
+        rdr.set_field_limit(Some(limit.max(0) as u64));
         Ok(Box::new(NativeSource {
-            rdr: SendReader(rdr),
+            rdr: HeldReader::new(rdr),
             strs: std::mem::replace(&mut self.strs, StrMaker::new("surrogatepass", false)?),
             stash: self.stash.clone(),
             name: None,
@@ -2687,8 +2676,7 @@ fn _text_reader(
         origins: origins.clone(),
     };
     if ahead {
-        let mut unlimited = d.clone();
-        unlimited.field_limit = None;
+        let unlimited = d.to_builder().field_limit(None).build().map_err(|e| csv_error(&e))?;
         let (feed_tx, feed_rx) = mpsc::channel();
         let (msg_tx, msg_rx) = mpsc::channel();
         let taken = Arc::new(AtomicUsize::new(0));
@@ -2717,7 +2705,7 @@ fn _text_reader(
             dialect: dialect.clone().unbind(),
             nonnumeric: false,
             input: Input::TextAhead(Box::new(TextAheadSource {
-                ahead: Ahead::new_fed(Some(SendReader(rdr)), Some((msg_tx, msg_rx))),
+                ahead: Ahead::new_fed(Some(HeldReader::new(rdr)), Some((msg_tx, msg_rx))),
                 feed: Some(feeder),
                 strs: StrMaker::new("surrogatepass", false)?,
                 stash,
@@ -2734,7 +2722,7 @@ fn _text_reader(
         dialect: dialect.clone().unbind(),
         nonnumeric: false,
         input: Input::Native(Box::new(NativeSource {
-            rdr: SendReader(rdr),
+            rdr: HeldReader::new(rdr),
             strs: StrMaker::new("surrogatepass", false)?,
             stash,
             name: None,
@@ -3154,7 +3142,7 @@ enum Next<'py> {
 /// thread ([`Feeder`]) and starts its thread at once.
 struct Ahead {
     /// The reader while no thread has it.
-    rdr: Option<SendReader>,
+    rdr: Option<HeldReader>,
     /// Messages from the thread, once it runs. (In a `Mutex` only to make
     /// the reader `Sync`, as Python classes must be; it is never locked:
     /// every access has `&mut self`.)
@@ -3185,13 +3173,13 @@ impl Ahead {
         Ahead { rdr: None, done: true, ..Ahead::new_fed(None, None) }
     }
 
-    fn new(rdr: SendReader) -> Ahead {
+    fn new(rdr: HeldReader) -> Ahead {
         Ahead::new_fed(Some(rdr), None)
     }
 
     /// A reader whose thread will send on `chan`'s sender.
     fn new_fed(
-        rdr: Option<SendReader>,
+        rdr: Option<HeldReader>,
         chan: Option<(mpsc::Sender<Msg>, mpsc::Receiver<Msg>)>,
     ) -> Ahead {
         Ahead {
@@ -3370,7 +3358,7 @@ impl Ahead {
     /// Hands the reader to a new read-ahead thread. If no thread can be
     /// started, reading goes on here.
     fn start_thread(&mut self, nonnumeric: bool, joins: bool) {
-        let (rdr_tx, rdr_rx) = mpsc::channel::<SendReader>();
+        let (rdr_tx, rdr_rx) = mpsc::channel::<HeldReader>();
         let (full_tx, full_rx) = match self.chan.take() {
             Some((tx, rx)) => (tx, rx.into_inner().unwrap_or_else(|e| e.into_inner())),
             None => mpsc::channel::<Msg>(),
@@ -3417,7 +3405,7 @@ impl Ahead {
 #[allow(clippy::too_many_arguments)]
 fn bulk<'py>(
     py: Python<'py>,
-    rdr: &mut SendReader,
+    rdr: &mut HeldReader,
     threaded: bool,
     nonnumeric: bool,
     strs: &mut StrMaker,
@@ -3509,7 +3497,7 @@ struct Bulk {
     /// Reading the input calls no Python code (no stream object).
     native_io: bool,
     pd: PyDialect,
-    rdr: SendReader,
+    rdr: HeldReader,
     strs: StrMaker,
     stash: PyErrStash,
     name: Option<String>,
@@ -3531,33 +3519,6 @@ fn open_bulk(
 }
 
 /// A core reader's columns that may move between threads: built only by
-/// [`_read_arrow`] over a [`SendReader`] (see there: every part is `Send`).
-struct SendColumns(arrow::Columns<'static>);
-
-// SAFETY: the columns' only non-`Send` part is their reader, built by
-// `open_native` as a `SendReader` is (see `SendReader`'s documentation).
-unsafe impl Send for SendColumns {}
-
-impl SendColumns {
-    /// [`arrow::Columns::infer_types`] (through the whole value, which is
-    /// `Send`, for `allow_threads`).
-    fn infer_types(&mut self, rows: usize) -> crate::Result<Vec<arrow::DataType>> {
-        self.0.infer_types(rows)
-    }
-}
-
-impl arrow::ffi::BatchSource for SendColumns {
-    fn names(&self) -> &[String] {
-        self.0.names()
-    }
-    fn types(&self) -> Vec<arrow::DataType> {
-        self.0.types()
-    }
-    fn next_batch(&mut self) -> crate::Result<Option<arrow::ColumnBatch>> {
-        self.0.next_batch()
-    }
-}
-
 /// A source of batches that parses (or waits for its threads) without the
 /// GIL: a consumer that calls it holding the GIL (checked, as a consumer
 /// may call from any thread) lets it go meanwhile, so that other Python
@@ -3571,7 +3532,7 @@ impl<S: arrow::ffi::BatchSource + Send> arrow::ffi::BatchSource for GilFree<S> {
     fn types(&self) -> Vec<arrow::DataType> {
         self.0.types()
     }
-    fn next_batch(&mut self) -> crate::Result<Option<arrow::ColumnBatch>> {
+    fn next_batch(&mut self) -> fastcsv::Result<Option<arrow::ColumnBatch>> {
         // SAFETY: callable from any thread once the interpreter runs, as
         // it does while this extension's objects exist.
         if unsafe { ffi::PyGILState_Check() } == 1 {
@@ -3960,7 +3921,7 @@ fn _read_arrow(
             let mut data = Vec::new();
             let read = PyStream::new(py, obj.bind(py), &stash)?.read_to_end(&mut data);
             read.map_err(|e| stash.take().unwrap_or_else(|| PyOSError::new_err(e.to_string())))?;
-            SendReader(native_builder(py, &pd, &spec)?.from_reader(io::Cursor::new(data)))
+            HeldReader::new(native_builder(py, &pd, &spec)?.from_reader(io::Cursor::new(data)))
         }
         None => open_native(py, &pd, &mut spec, &stash)?,
     };
@@ -3969,28 +3930,27 @@ fn _read_arrow(
         .allow_threads(move || {
             let rdr = rdr;
             match names {
-                Some(names) => arrow::Columns::with_names(rdr.0, names),
-                None => arrow::Columns::with_header_row(rdr.0, header),
+                Some(names) => arrow::Columns::with_names(rdr.into_inner(), names),
+                None => arrow::Columns::with_header_row(rdr.into_inner(), header),
             }
-            .map(SendColumns)
         })
         .map_err(|e| map_error(e, &stash))?;
-    cols.0.batch_rows(batch_rows).string_view(string_view);
-    let all = cols.0.names().to_vec();
+    cols.batch_rows(batch_rows).string_view(string_view);
+    let all = cols.names().to_vec();
     let picked = keys.as_deref().map(|k| resolve_columns(k, &all)).transpose()?;
     if let Some(p) = &picked {
-        cols.0.select(p).map_err(|e| map_error(e, &stash))?;
+        cols.select(p).map_err(|e| map_error(e, &stash))?;
     }
-    cols.0.set_spellings(spellings);
-    let names = cols.0.names().to_vec();
+    cols.set_spellings(spellings);
+    let names = cols.names().to_vec();
     if let Some(t) = types.resolve(&all, picked.as_deref())? {
-        cols.0.set_types(t).map_err(|e| map_error(e, &stash))?;
+        cols.set_types(t).map_err(|e| map_error(e, &stash))?;
     } else if let TypesArg::Infer = types {
         let c = &mut cols;
         let inferred = py.allow_threads(move || c.infer_types(INFER_ROWS));
         inferred.map_err(|e| map_error(e, &stash))?;
     }
-    let types = cols.0.types();
+    let types = cols.types();
     let src: BatchBox = Box::new(GilFree(cols));
     Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) })
 }
@@ -4019,7 +3979,7 @@ fn splitter(
 
 type PartTuple = (usize, u64, u64, u64, u64);
 
-fn part_tuples(parts: Vec<crate::split::Part>) -> Vec<PartTuple> {
+fn part_tuples(parts: Vec<fastcsv::split::Part>) -> Vec<PartTuple> {
     parts.into_iter().map(|p| (p.index, p.start, p.end, p.lines, p.records)).collect()
 }
 
@@ -4064,11 +4024,11 @@ fn _resolve(
 ) -> PyResult<Vec<PartTuple>> {
     let spec = Spec::from_dict(spec)?;
     let (sp, path, b) = splitter(py, dialect, &spec)?;
-    let parts = py.allow_threads(|| -> crate::Result<_> {
+    let parts = py.allow_threads(|| -> fastcsv::Result<_> {
         let sums = summaries
             .iter()
-            .map(|b| crate::split::Summary::from_bytes(b))
-            .collect::<crate::Result<Vec<_>>>()?;
+            .map(|b| fastcsv::split::Summary::from_bytes(b))
+            .collect::<fastcsv::Result<Vec<_>>>()?;
         let parts = sp.resolve(&sums)?;
         sp.settle(b.from_path(&path)?, parts)
     });
