@@ -39,15 +39,14 @@ impl<'r> Row<'r> {
         Row { input, fields, pos, ascii_structure, len: len.min(input.len()) }
     }
 
-    /// The record's input bytes as read, quotes and escapes included, from
-    /// its first byte up to its line end (not included) or the end of
-    /// input.
+    /// The record's input bytes, from its first byte through its line end
+    /// (or the end of input), as read: quotes and escapes included.
     ///
     /// ```
     /// let d = fastcsv::Dialect::builder().headers(false).build().unwrap();
     /// let mut rdr = fastcsv::Reader::builder().dialect(d).from_slice(b"\"x\"\"y\",z\r\n");
     /// let row = rdr.read_row().unwrap().unwrap();
-    /// assert_eq!(row.raw(), &b"\"x\"\"y\",z"[..]);
+    /// assert_eq!(row.raw(), &b"\"x\"\"y\",z\r\n"[..]);
     /// assert_eq!(row.get(0), Some(&b"x\"y"[..]));
     /// ```
     pub fn raw(&self) -> &'r [u8] {
