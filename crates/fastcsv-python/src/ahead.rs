@@ -23,7 +23,7 @@ use crate::text::{Feeder, Resume};
 pub(crate) enum Msg {
     /// A filled batch and how it ended.
     Filled(Batch, Result<bool, CoreError>),
-    /// It read every byte fed so far and waits for more (see [`FedText`]).
+    /// It read every byte fed so far and waits for more (see [`FedText`](crate::text::FedText)).
     Need,
 }
 
@@ -44,8 +44,8 @@ pub(crate) enum Next<'py> {
 /// error, which is raised after its rows, and reading goes on after it as
 /// the core reader does.
 ///
-/// A text stream's reader ([`TextAheadSource`]) is fed by the calling
-/// thread ([`Feeder`]) and starts its thread at once.
+/// A text stream's reader (`reader::TextAheadSource`) is fed by the
+/// calling thread ([`Feeder`]) and starts its thread at once.
 pub(crate) struct Ahead {
     /// The reader while no thread has it.
     rdr: Option<HeldReader>,
@@ -56,7 +56,7 @@ pub(crate) struct Ahead {
     /// Batches given back to the thread to fill again.
     empty: Option<mpsc::Sender<Batch>>,
     /// The channel for `full` when made before the thread (a fed reader's
-    /// [`FedText`] holds the other end).
+    /// [`FedText`](crate::text::FedText) holds the other end).
     chan: Option<(mpsc::Sender<Msg>, Mutex<mpsc::Receiver<Msg>>)>,
     /// The batch being handed out, its next row, and how it ended.
     cur: Batch,

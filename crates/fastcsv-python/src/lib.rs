@@ -1,4 +1,5 @@
-//! The Python extension module `fastcsv._fastcsv` (feature `python`).
+//! The Python extension module `fastcsv._fastcsv`, built by maturin (see
+//! the root's `pyproject.toml`).
 //!
 //! This file converts arguments and results and maps errors; the parsing is
 //! the core's. The public Python API (`fastcsv.reader`, `fastcsv.read`,
@@ -9,13 +10,13 @@
 //!
 //! * `_lines_reader(iterable, dialect, filter)`: a reader over an iterable
 //!   of `str` lines, fed one line at a time to a line-fed
-//!   [`Scanner`], exactly as `_csv.c` processes them;
+//!   [`Scanner`](fastcsv::scan::Scanner), exactly as `_csv.c` processes them;
 //! * `_native_reader(dialect, spec)`: a reader over a path, a file
-//!   descriptor or a binary stream, through the core [`Reader`](CoreReader);
+//!   descriptor or a binary stream, through the core [`Reader`](fastcsv::Reader);
 //! * `_text_reader(stream, dialect, filter, raw_offset, keeps_cr)`: a
 //!   reader over a text file in a universal-newline mode, read in chunks
 //!   (of characters, or of a UTF-8 file's bytes) through the core reader,
-//!   with `csv`'s own error messages (see [`PyTextStream`]);
+//!   with `csv`'s own error messages (see `text::PyTextStream`);
 //! * `_read(dialect, spec)` and `_read_columns(dialect, spec, header)`: bulk
 //!   reads that scan with the GIL released, in batches, and then build the
 //!   Python objects.
@@ -25,7 +26,7 @@
 //! combination the core's builder rejects) raises the private exception
 //! `_Unsupported`, and the Python layer hands the input to the stdlib.
 //!
-//! Only the crate's public API is used here.
+//! This crate uses only the public API of the core crate `fastcsv`.
 
 use pyo3::prelude::*;
 

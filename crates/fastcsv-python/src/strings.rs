@@ -115,7 +115,7 @@ impl StrMaker {
 }
 
 /// A field's text as far as it is known: bytes to decode, or code units
-/// already decoded (by [`Batch::prepare`], without the GIL).
+/// already decoded (by [`Batch::prepare`](crate::batch::Batch::prepare), without the GIL).
 #[derive(Clone, Copy)]
 pub(crate) enum Text<'a> {
     /// Bytes all below 0x80.
