@@ -78,6 +78,11 @@ impl CapsuleValue for arrow::ffi::ArrowSchema {
 
 /// Frees a capsule made by [`into_capsule`]: releases its value, then
 /// frees its memory.
+///
+/// # Safety
+///
+/// `capsule` is a capsule made by `into_capsule::<T>`, being freed: this is
+/// its destructor, which CPython calls once, with the GIL held.
 unsafe extern "C" fn drop_capsule<T: CapsuleValue>(capsule: *mut ffi::PyObject) {
     // SAFETY: CPython calls this with the capsule being freed, made by
     // `into_capsule::<T>` around a boxed `T` under `T::NAME`; the box is
