@@ -3,7 +3,7 @@
 //! or in batches parsed ahead on a second thread.
 
 use std::io::{self, Read};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -20,9 +20,9 @@ use crate::dialect::{core_limit, field_limit, parse_filter, PyDialect};
 use crate::errors::{
     csv_error, exc, map_error, python_message, text_error, unsupported, PyErrStash,
 };
-use crate::source::{open_native, HeldReader, Spec, Spill};
+use crate::source::{open_native, HeldReader, Spec};
 use crate::strings::{build_list, line_str, list_from, row_to_list, to_float, StrMaker};
-use crate::text::{FedText, Feeder, PyTextStream, RawText, Resume, TextOrigins};
+use crate::text::{Feeder, PyTextStream, RawText, Resume, TextOrigins};
 
 /// State of a reader over an iterable of `str` lines.
 struct LineSource {
@@ -777,54 +777,17 @@ pub(crate) fn _text_reader(
     }
     let limit = field_limit(py)?;
     let d = pd.core(parse_filter(filter)?, core_limit(limit)?, false)?;
-    let raw = match raw_offset {
-        Some(pos) => Some(RawText {
-            stream: stream.clone().unbind(),
-            read1: stream.getattr(intern!(py, "buffer"))?.getattr(intern!(py, "read1"))?.unbind(),
-            pos,
-            keeps_cr,
-            checked: false,
-            tail: Vec::new(),
-        }),
-        None => None,
-    };
+    let raw = raw_offset.map(|pos| RawText::new(py, stream, pos, keeps_cr)).transpose()?;
     let raw_on = Arc::new(AtomicBool::new(raw.is_some()));
     let stash = PyErrStash::default();
     let origins = Arc::new(TextOrigins::new(py, stream, raw_offset));
-    let text = PyTextStream {
-        read: stream.getattr(intern!(py, "read"))?.unbind(),
-        raw,
-        raw_on: raw_on.clone(),
-        spill: Spill::default(),
-        stash: stash.clone(),
-        origins: origins.clone(),
-    };
+    let text = PyTextStream::new(py, stream, raw, raw_on.clone(), stash.clone(), origins.clone())?;
     if ahead {
         let unlimited = d.to_builder().field_limit(None).build().map_err(|e| csv_error(&e))?;
-        let (feed_tx, feed_rx) = mpsc::channel();
         let (msg_tx, msg_rx) = mpsc::channel();
-        let taken = Arc::new(AtomicUsize::new(0));
-        let fed = FedText {
-            rx: feed_rx,
-            need: msg_tx.clone(),
-            taken: taken.clone(),
-            cur: Arc::default(),
-            off: 0,
-            end: false,
-        };
+        let (feeder, fed) = Feeder::new(text, msg_tx.clone());
         let rdr =
             ReaderBuilder::new().dialect(unlimited).max_buffer_size(usize::MAX).from_reader(fed);
-        let feeder = Feeder {
-            stream: text,
-            tx: feed_tx,
-            taken,
-            sent: 0,
-            done: false,
-            ended: false,
-            kept: Default::default(),
-            kept_from: 0,
-            spare: Vec::new(),
-        };
         return Ok(PyReader {
             dialect: dialect.clone().unbind(),
             nonnumeric: false,

@@ -52,14 +52,14 @@ const FEED_AHEAD: usize = 16;
 /// exactly the text `read` would return.
 pub(crate) struct PyTextStream {
     /// The stream's `read`.
-    pub(crate) read: Py<PyAny>,
+    read: Py<PyAny>,
     /// Raw mode, until it hands over to `read`.
-    pub(crate) raw: Option<RawText>,
+    raw: Option<RawText>,
     /// Whether raw mode is still on (for `Reader._source`).
-    pub(crate) raw_on: Arc<AtomicBool>,
+    raw_on: Arc<AtomicBool>,
     /// UTF-8 not handed out yet.
-    pub(crate) spill: Spill,
-    pub(crate) stash: PyErrStash,
+    spill: Spill,
+    stash: PyErrStash,
     /// Where in the stream each part of the text came from.
     pub(crate) origins: Arc<TextOrigins>,
 }
@@ -80,19 +80,39 @@ pub(crate) struct PyTextStream {
 /// starts afresh, exactly as it does after `seek`.
 pub(crate) struct RawText {
     /// The `io.TextIOWrapper`.
-    pub(crate) stream: Py<PyAny>,
+    stream: Py<PyAny>,
     /// Its buffer's `read1`.
-    pub(crate) read1: Py<PyAny>,
+    read1: Py<PyAny>,
     /// Offset in the file of the next byte `read1` returns.
-    pub(crate) pos: u64,
+    pos: u64,
     /// `read` is known to return CRs as they are (`newline=''`).
-    pub(crate) keeps_cr: bool,
+    keeps_cr: bool,
     /// The wrapper is known to be at `pos`: checked by the first read, and
     /// again by the first after the end (the caller may have moved it
     /// since, to write more, say, or to read again from elsewhere).
-    pub(crate) checked: bool,
+    checked: bool,
     /// An incomplete UTF-8 sequence at the end of the last read.
-    pub(crate) tail: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+impl RawText {
+    /// Raw mode for the UTF-8 `io.TextIOWrapper` `stream`, whose `tell()`
+    /// was the plain byte offset `pos`.
+    pub(crate) fn new(
+        py: Python<'_>,
+        stream: &Bound<'_, PyAny>,
+        pos: u64,
+        keeps_cr: bool,
+    ) -> PyResult<RawText> {
+        Ok(RawText {
+            stream: stream.clone().unbind(),
+            read1: stream.getattr(intern!(py, "buffer"))?.getattr(intern!(py, "read1"))?.unbind(),
+            pos,
+            keeps_cr,
+            checked: false,
+            tail: Vec::new(),
+        })
+    }
 }
 
 /// Where the text of a [`PyTextStream`] came from in its stream, so that a
@@ -344,6 +364,26 @@ impl TextOrigins {
 }
 
 impl PyTextStream {
+    /// The text of `stream` through its `read` method, or first through
+    /// `raw` (raw mode, on while `raw_on` says so).
+    pub(crate) fn new(
+        py: Python<'_>,
+        stream: &Bound<'_, PyAny>,
+        raw: Option<RawText>,
+        raw_on: Arc<AtomicBool>,
+        stash: PyErrStash,
+        origins: Arc<TextOrigins>,
+    ) -> PyResult<PyTextStream> {
+        Ok(PyTextStream {
+            read: stream.getattr(intern!(py, "read"))?.unbind(),
+            raw,
+            raw_on,
+            spill: Spill::default(),
+            stash,
+            origins,
+        })
+    }
+
     /// Copies as much of `text` into `buf` as fits and keeps the rest.
     fn hand_out(&mut self, text: &[u8], buf: &mut [u8]) -> usize {
         self.origins.got(text.len());
@@ -498,7 +538,7 @@ impl Read for PyTextStream {
 
 /// Bytes of a text stream on their way to a read-ahead thread (see
 /// [`Feeder`]).
-pub(crate) enum Feed {
+enum Feed {
     Chunk(Arc<Vec<u8>>),
     /// The stream ended.
     End,
@@ -510,13 +550,13 @@ pub(crate) enum Feed {
 /// the calling thread reads from the stream (which takes the GIL) and
 /// sends. When none is waiting it asks for more ([`Msg::Need`]) and waits.
 pub(crate) struct FedText {
-    pub(crate) rx: mpsc::Receiver<Feed>,
-    pub(crate) need: mpsc::Sender<Msg>,
+    rx: mpsc::Receiver<Feed>,
+    need: mpsc::Sender<Msg>,
     /// Chunks taken from `rx` so far.
-    pub(crate) taken: Arc<AtomicUsize>,
-    pub(crate) cur: Arc<Vec<u8>>,
-    pub(crate) off: usize,
-    pub(crate) end: bool,
+    taken: Arc<AtomicUsize>,
+    cur: Arc<Vec<u8>>,
+    off: usize,
+    end: bool,
 }
 
 impl Read for FedText {
@@ -563,22 +603,43 @@ impl Read for FedText {
 /// again by a row-by-row reader (see `TextAheadSource::reparse`).
 pub(crate) struct Feeder {
     pub(crate) stream: PyTextStream,
-    pub(crate) tx: mpsc::Sender<Feed>,
-    pub(crate) taken: Arc<AtomicUsize>,
-    pub(crate) sent: usize,
+    tx: mpsc::Sender<Feed>,
+    taken: Arc<AtomicUsize>,
+    sent: usize,
     /// `End` or `Failed` was sent.
-    pub(crate) done: bool,
+    done: bool,
     /// `End` was sent: the stream's `read` returned nothing.
     pub(crate) ended: bool,
     /// The chunks sent, the first beginning at byte `kept_from` of the
     /// text.
-    pub(crate) kept: std::collections::VecDeque<Arc<Vec<u8>>>,
-    pub(crate) kept_from: u64,
+    kept: std::collections::VecDeque<Arc<Vec<u8>>>,
+    kept_from: u64,
     /// Chunks the thread is done with, to fill again.
-    pub(crate) spare: Vec<Vec<u8>>,
+    spare: Vec<Vec<u8>>,
 }
 
 impl Feeder {
+    /// The two sides of `stream` read ahead: the calling thread's, and the
+    /// read-ahead thread's, which sends `need` when it waits for a chunk.
+    pub(crate) fn new(stream: PyTextStream, need: mpsc::Sender<Msg>) -> (Feeder, FedText) {
+        let (tx, rx) = mpsc::channel();
+        let taken = Arc::new(AtomicUsize::new(0));
+        let fed =
+            FedText { rx, need, taken: taken.clone(), cur: Arc::default(), off: 0, end: false };
+        let feeder = Feeder {
+            stream,
+            tx,
+            taken,
+            sent: 0,
+            done: false,
+            ended: false,
+            kept: Default::default(),
+            kept_from: 0,
+            spare: Vec::new(),
+        };
+        (feeder, fed)
+    }
+
     fn feed_one(&mut self, py: Python<'_>) {
         if self.done {
             return;
