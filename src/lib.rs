@@ -71,8 +71,6 @@ mod filter;
 mod parallel;
 mod part;
 mod pool;
-#[cfg(feature = "python")]
-mod py;
 mod reader;
 mod record;
 pub mod scan;

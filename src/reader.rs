@@ -239,12 +239,16 @@ impl ReaderBuilder {
 
     /// Reads any `io::Read` through the rolling buffer.
     ///
+    /// The stream must be `Send`, so that the reader is too: it can be
+    /// moved to another thread.
+    ///
     /// ```
     /// let data = std::io::Cursor::new(b"a\n1\n".to_vec());
     /// let mut rdr = fastcsv::ReaderBuilder::new().from_reader(data);
-    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"1"[..]));
+    /// let row = std::thread::spawn(move || rdr.read_row().unwrap().unwrap().to_owned());
+    /// assert_eq!(row.join().unwrap().get(0), Some(&b"1"[..]));
     /// ```
-    pub fn from_reader<'a, R: Read + 'a>(&self, rdr: R) -> Reader<'a> {
+    pub fn from_reader<'a, R: Read + Send + 'a>(&self, rdr: R) -> Reader<'a> {
         let buf = ReadBuffer::new(Box::new(rdr), self.buffer_size, self.max_buffer_size);
         Reader::new(self, Src::Read(buf), SourceKind::Buffered, SourceReason::NotAFile, 0)
     }
@@ -559,7 +563,7 @@ impl<'a> Reader<'a> {
     /// let mut rdr = fastcsv::Reader::from_reader(&b"a\n1\n"[..]);
     /// assert!(rdr.read_row().unwrap().is_some());
     /// ```
-    pub fn from_reader<R: Read + 'a>(rdr: R) -> Reader<'a> {
+    pub fn from_reader<R: Read + Send + 'a>(rdr: R) -> Reader<'a> {
         ReaderBuilder::new().from_reader(rdr)
     }
 

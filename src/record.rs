@@ -25,7 +25,6 @@ pub struct Row<'r> {
     /// covers all of its fields.
     ascii_structure: bool,
     /// The record's own bytes in `input` (from its start): `input[..len]`.
-    #[cfg_attr(not(feature = "python"), allow(dead_code))]
     len: usize,
 }
 
@@ -42,8 +41,15 @@ impl<'r> Row<'r> {
 
     /// The record's input bytes, from its first byte through its line end
     /// (or the end of input), as read: quotes and escapes included.
-    #[cfg_attr(not(feature = "python"), allow(dead_code))]
-    pub(crate) fn raw(&self) -> &'r [u8] {
+    ///
+    /// ```
+    /// let d = fastcsv::Dialect::builder().headers(false).build().unwrap();
+    /// let mut rdr = fastcsv::Reader::builder().dialect(d).from_slice(b"\"x\"\"y\",z\r\n");
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// assert_eq!(row.raw(), &b"\"x\"\"y\",z\r\n"[..]);
+    /// assert_eq!(row.get(0), Some(&b"x\"y"[..]));
+    /// ```
+    pub fn raw(&self) -> &'r [u8] {
         &self.input[..self.len]
     }
 
@@ -53,8 +59,22 @@ impl<'r> Row<'r> {
     /// some field was unescaped (quote or escape bytes taken out between
     /// its pieces, which may join two invalid pieces into a valid
     /// character), is not ASCII, and the record's bytes are not UTF-8.
-    #[cfg_attr(not(feature = "python"), allow(dead_code))]
-    pub(crate) fn unescaping_may_join_invalid_utf8(&self) -> bool {
+    ///
+    /// A reader that must give the fields of the decoded text decodes
+    /// [`raw`](Self::raw) and splits that for such a record.
+    ///
+    /// ```
+    /// let d = fastcsv::Dialect::builder().headers(false).build().unwrap();
+    /// // The closing quote is taken out between `\xc3` and `\x80`: the
+    /// // field is a valid "À", the record's bytes are not UTF-8.
+    /// let mut rdr = fastcsv::Reader::builder().dialect(d).from_slice(b"\"\xc3\"\x80,b\n\"\xc3\x80\",b\n");
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// assert_eq!(row.get(0), Some("À".as_bytes()));
+    /// assert!(row.unescaping_may_join_invalid_utf8());
+    /// let row = rdr.read_row().unwrap().unwrap();
+    /// assert!(!row.unescaping_may_join_invalid_utf8());
+    /// ```
+    pub fn unescaping_may_join_invalid_utf8(&self) -> bool {
         let scratch = self.fields.scratch();
         self.fields.spans().iter().any(|s| s.is_owned() && !s.bytes(self.input, scratch).is_ascii())
             && simdutf8::basic::from_utf8(self.raw()).is_err()

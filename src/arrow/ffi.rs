@@ -19,20 +19,8 @@
 //! ```
 //! use fastcsv::arrow::{ffi, Columns};
 //!
-//! struct Batches(Columns<'static>);
-//! // SAFETY: the reader reads a `'static` slice, with no helper thread.
-//! unsafe impl Send for Batches {}
-//! impl ffi::BatchSource for Batches {
-//!     fn names(&self) -> &[String] {
-//!         self.0.names()
-//!     }
-//!     fn next_batch(&mut self) -> fastcsv::Result<Option<fastcsv::arrow::ColumnBatch>> {
-//!         self.0.next_batch()
-//!     }
-//! }
-//!
 //! let cols = Columns::new(fastcsv::Reader::from_slice(b"a,b\n1,2\n")).unwrap();
-//! let mut stream = ffi::export_stream(Batches(cols));
+//! let mut stream = ffi::export_stream(cols);
 //! let mut array = ffi::ArrowArray::empty();
 //! // SAFETY: `stream` was just exported and not released; `array` is
 //! // released below.
@@ -192,6 +180,18 @@ impl<T: BatchSource + ?Sized> BatchSource for Box<T> {
     }
     fn next_batch(&mut self) -> crate::Result<Option<ColumnBatch>> {
         (**self).next_batch()
+    }
+}
+
+impl BatchSource for super::Columns<'_> {
+    fn names(&self) -> &[String] {
+        super::Columns::names(self)
+    }
+    fn types(&self) -> Vec<DataType> {
+        super::Columns::types(self)
+    }
+    fn next_batch(&mut self) -> crate::Result<Option<ColumnBatch>> {
+        super::Columns::next_batch(self)
     }
 }
 

@@ -141,7 +141,9 @@ impl Input {
                         let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
                         (b.from_file(f)?, STDIN_NAME.to_string(), size)
                     }
-                    None => (b.from_reader(io::stdin().lock()), STDIN_NAME.to_string(), None),
+                    // `Stdin`, not its lock: a reader's stream must be
+                    // `Send`. It locks for each (large) read.
+                    None => (b.from_reader(io::stdin()), STDIN_NAME.to_string(), None),
                 }
             }
         };

@@ -33,7 +33,7 @@ pub(crate) enum ReadBuffer<'a> {
 
 impl<'a> ReadBuffer<'a> {
     /// The synchronous buffer.
-    pub(crate) fn new(rdr: Box<dyn Read + 'a>, size: usize, max: usize) -> ReadBuffer<'a> {
+    pub(crate) fn new(rdr: Box<dyn Read + Send + 'a>, size: usize, max: usize) -> ReadBuffer<'a> {
         ReadBuffer::Sync(SyncBuffer::new(rdr, size, max))
     }
 
@@ -117,7 +117,7 @@ pub(crate) fn zeroed(len: usize) -> io::Result<Vec<u8>> {
 
 /// One reused buffer, filled by `read()` on the calling thread.
 pub(crate) struct SyncBuffer<'a> {
-    rdr: Box<dyn Read + 'a>,
+    rdr: Box<dyn Read + Send + 'a>,
     /// Empty only when its allocation failed (see [`SyncBuffer::new`]).
     buf: Vec<u8>,
     /// The size asked for.
@@ -132,7 +132,7 @@ impl<'a> SyncBuffer<'a> {
     /// reader, not a result): a buffer that cannot be allocated is left
     /// empty and tried again by the first [`refill`](Self::refill), which
     /// reports the error.
-    pub(crate) fn new(rdr: Box<dyn Read + 'a>, size: usize, max: usize) -> SyncBuffer<'a> {
+    pub(crate) fn new(rdr: Box<dyn Read + Send + 'a>, size: usize, max: usize) -> SyncBuffer<'a> {
         let size = size.max(1);
         let buf = zeroed(size).unwrap_or_default();
         SyncBuffer { rdr, buf, size, filled: 0, eof: false, max: max.max(size) }
@@ -192,5 +192,18 @@ impl<'a> SyncBuffer<'a> {
             }
         }
         Ok(keep_from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Readers, and the columns built over them, move between threads
+    /// (the Python binding parses on another thread than the caller's):
+    /// every source they can hold is `Send`.
+    #[test]
+    fn readers_are_send() {
+        fn send<T: Send>() {}
+        send::<crate::reader::Reader<'static>>();
+        send::<crate::arrow::Columns<'static>>();
     }
 }

@@ -1,0 +1,304 @@
+//! Parsing ahead: a second thread that loads [`Batch`]es while the
+//! calling thread builds the Python objects of the previous one.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use fastcsv::{Error as CoreError, ErrorKind};
+
+use crate::batch::{Batch, BATCH_BYTES};
+use crate::dialect::field_limit;
+use crate::errors::{map_error, text_error, PyErrStash};
+use crate::source::HeldReader;
+use crate::strings::StrMaker;
+use crate::text::{Feeder, Resume};
+
+/// What the read-ahead thread of a row-by-row reader tells the calling
+/// thread. (One message per batch: its size does not matter.)
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Msg {
+    /// A filled batch and how it ended.
+    Filled(Batch, Result<bool, CoreError>),
+    /// It read every byte fed so far and waits for more (see [`FedText`](crate::text::FedText)).
+    Need,
+}
+
+/// What [`Ahead::next_row`] found.
+pub(crate) enum Next<'py> {
+    Row(Bound<'py, PyList>),
+    End,
+    /// (Text streams only.) The next row or error may be different under
+    /// the field size limit now in force: parse again from this byte of
+    /// the text, whose line is this one (1-based).
+    Reparse(u64, u64),
+}
+
+/// A row-by-row reader's rows scanned ahead: batches of rows decoded by a
+/// second thread (once the input proved larger than one batch) while the
+/// calling thread makes lists of the rows before them. The rows, errors
+/// and `line_num` are those of reading row by row: a batch ends at an
+/// error, which is raised after its rows, and reading goes on after it as
+/// the core reader does.
+///
+/// A text stream's reader (`reader::TextAheadSource`) is fed by the
+/// calling thread ([`Feeder`]) and starts its thread at once.
+pub(crate) struct Ahead {
+    /// The reader while no thread has it.
+    rdr: Option<HeldReader>,
+    /// Messages from the thread, once it runs. (In a `Mutex` only to make
+    /// the reader `Sync`, as Python classes must be; it is never locked:
+    /// every access has `&mut self`.)
+    full: Option<Mutex<mpsc::Receiver<Msg>>>,
+    /// Batches given back to the thread to fill again.
+    empty: Option<mpsc::Sender<Batch>>,
+    /// The channel for `full` when made before the thread (a fed reader's
+    /// [`FedText`](crate::text::FedText) holds the other end).
+    chan: Option<(mpsc::Sender<Msg>, Mutex<mpsc::Receiver<Msg>>)>,
+    /// The batch being handed out, its next row, and how it ended.
+    cur: Batch,
+    next: usize,
+    end: Option<Result<bool, CoreError>>,
+    /// `line_num`: lines consumed up to the last row handed out.
+    pub(crate) line: u64,
+    /// Nothing more to read.
+    done: bool,
+    /// The calling thread waits for the next batch (see `Batch::load_for`).
+    waiting: Arc<AtomicBool>,
+    /// (Text streams only.) Where to leave the stream if the reader goes
+    /// away now, as `TextState::resume`.
+    pub(crate) resume: Option<Resume>,
+}
+
+impl Ahead {
+    /// A reader with nothing (more) to give.
+    pub(crate) fn new_done() -> Ahead {
+        Ahead { rdr: None, done: true, ..Ahead::new_fed(None, None) }
+    }
+
+    pub(crate) fn new(rdr: HeldReader) -> Ahead {
+        Ahead::new_fed(Some(rdr), None)
+    }
+
+    /// A reader whose thread will send on `chan`'s sender.
+    pub(crate) fn new_fed(
+        rdr: Option<HeldReader>,
+        chan: Option<(mpsc::Sender<Msg>, mpsc::Receiver<Msg>)>,
+    ) -> Ahead {
+        Ahead {
+            rdr,
+            full: None,
+            empty: None,
+            chan: chan.map(|(tx, rx)| (tx, Mutex::new(rx))),
+            cur: Batch::default(),
+            next: 0,
+            end: None,
+            line: 0,
+            done: false,
+            waiting: Arc::default(),
+            resume: None,
+        }
+    }
+
+    /// The next row, as `NativeSource::next` gives it. With `fed` (a text
+    /// stream), errors are `csv`'s and each row and error is first checked
+    /// against the field size limit, which the thread does not apply.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn next_row<'py>(
+        &mut self,
+        py: Python<'py>,
+        nonnumeric: bool,
+        strs: &mut StrMaker,
+        name: Option<&str>,
+        stash: &PyErrStash,
+        mut fed: Option<&mut Feeder>,
+    ) -> PyResult<Next<'py>> {
+        loop {
+            if self.next < self.cur.rows.len() {
+                let r = self.next;
+                if fed.is_some() {
+                    // A row without a field longer (in bytes, so at least
+                    // in characters) than the limit is as `csv` reads it.
+                    let (fields, pos) = self.cur.row_fields(r);
+                    let mut start =
+                        if fields.start == 0 { 0 } else { self.cur.ends[fields.start - 1] };
+                    let mut longest = 0;
+                    for &end in &self.cur.ends[fields] {
+                        longest = longest.max(end - start);
+                        start = end;
+                    }
+                    if longest as i64 > field_limit(py)? {
+                        return Ok(Next::Reparse(pos.byte, pos.line));
+                    }
+                }
+                self.next += 1;
+                self.line = self.cur.lines[r];
+                if fed.is_some() {
+                    // The next record starts where the next row does.
+                    self.resume = Some(match self.cur.rows.get(r + 1) {
+                        Some((_, p)) => Resume::At { at: p.byte, lf: false },
+                        None => Resume::At { at: self.cur.end_byte, lf: self.cur.end_lf },
+                    });
+                }
+                return self.cur.row_list(py, r, nonnumeric, strs, name).map(Next::Row);
+            }
+            match self.end.take() {
+                Some(Err(e)) => {
+                    if fed.is_some() {
+                        // Likewise for the record the error stopped in.
+                        if let (Some((at, line)), Some(p)) = (self.cur.err_start, e.position()) {
+                            if (p.byte.saturating_sub(at)) as i64 > field_limit(py)? {
+                                return Ok(Next::Reparse(at, line));
+                            }
+                        }
+                        self.line = self.cur.end_line;
+                        // As in `NativeSource::next`.
+                        self.resume = match e.position() {
+                            Some(p)
+                                if e.is_data() && !matches!(e.kind(), ErrorKind::UnexpectedEof) =>
+                            {
+                                Some(Resume::LineOf(p.byte))
+                            }
+                            _ => None,
+                        };
+                        return Err(text_error(py, e, stash));
+                    }
+                    self.line = self.cur.end_line;
+                    return Err(map_error(e, stash));
+                }
+                Some(Ok(false)) => {
+                    self.line = self.cur.end_line;
+                    self.done = true;
+                }
+                Some(Ok(true)) | None => {}
+            }
+            if self.done {
+                self.resume = None;
+                return Ok(Next::End);
+            }
+            self.fetch(py, nonnumeric, strs.joins(), fed.as_deref_mut())?;
+            if let Some(f) = fed.as_deref_mut() {
+                f.forget_before(self.cur.start_byte);
+                f.stream.origins.need_from(self.cur.start_byte);
+            }
+        }
+    }
+
+    /// Replaces the handed-out batch with the next one: from the thread if
+    /// it runs, else scanned here (GIL released), and then the thread is
+    /// started if there is more to read. A fed reader starts its thread at
+    /// once and keeps it fed while it waits.
+    fn fetch(
+        &mut self,
+        py: Python<'_>,
+        nonnumeric: bool,
+        joins: bool,
+        mut fed: Option<&mut Feeder>,
+    ) -> PyResult<()> {
+        let spent = std::mem::take(&mut self.cur);
+        self.next = 0;
+        if fed.is_some() && self.full.is_none() && self.rdr.is_some() {
+            self.start_thread(nonnumeric, joins);
+        }
+        if fed.is_some() && self.full.is_none() {
+            self.done = true;
+            return Err(PyRuntimeError::new_err("fastcsv: could not start a read-ahead thread"));
+        }
+        if let Some(full) = self.full.take() {
+            let mut full = full.into_inner().unwrap_or_else(|e| e.into_inner());
+            if let Some(empty) = &self.empty {
+                let _ = empty.send(spent);
+            }
+            self.waiting.store(true, Ordering::Relaxed);
+            let got = loop {
+                if let Some(f) = fed.as_deref_mut() {
+                    f.top_up(py);
+                }
+                // The receiver goes to the GIL-free closure and comes back.
+                let (back, got) = py.allow_threads(move || {
+                    let got = full.recv();
+                    (full, got)
+                });
+                full = back;
+                match got {
+                    Ok(Msg::Need) => continue,
+                    Ok(Msg::Filled(b, end)) => break Some((b, end)),
+                    Err(_) => break None,
+                }
+            };
+            self.waiting.store(false, Ordering::Relaxed);
+            self.full = Some(Mutex::new(full));
+            let Some((mut b, end)) = got else {
+                self.done = true;
+                return Err(PyRuntimeError::new_err("fastcsv: the read-ahead thread stopped"));
+            };
+            if !b.prepared {
+                py.allow_threads(|| b.prepare());
+            }
+            self.cur = b;
+            self.end = Some(end);
+            return Ok(());
+        }
+        let Some(rdr) = &mut self.rdr else {
+            self.done = true;
+            return Ok(());
+        };
+        let mut b = spent;
+        let end = py.allow_threads(|| {
+            let end = b.load(rdr.get(), nonnumeric, joins, BATCH_BYTES);
+            b.prepare();
+            end
+        });
+        let more = matches!(end, Ok(true));
+        self.cur = b;
+        self.end = Some(end);
+        if more {
+            self.start_thread(nonnumeric, joins);
+        }
+        Ok(())
+    }
+
+    /// Hands the reader to a new read-ahead thread. If no thread can be
+    /// started, reading goes on here.
+    fn start_thread(&mut self, nonnumeric: bool, joins: bool) {
+        let (rdr_tx, rdr_rx) = mpsc::channel::<HeldReader>();
+        let (full_tx, full_rx) = match self.chan.take() {
+            Some((tx, rx)) => (tx, rx.into_inner().unwrap_or_else(|e| e.into_inner())),
+            None => mpsc::channel::<Msg>(),
+        };
+        let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
+        let waiting = self.waiting.clone();
+        let spawned =
+            std::thread::Builder::new().name("fastcsv-read-ahead".into()).spawn(move || {
+                let Ok(mut rdr) = rdr_rx.recv() else {
+                    return;
+                };
+                // Reads on after an error, as the row-by-row reader does,
+                // until the input ends or the Python reader is dropped.
+                while let Ok(mut b) = empty_rx.recv() {
+                    let end = b.load_for(rdr.get(), nonnumeric, joins, &waiting);
+                    let last = matches!(end, Ok(false));
+                    if full_tx.send(Msg::Filled(b, end)).is_err() || last {
+                        return;
+                    }
+                }
+            });
+        if spawned.is_err() {
+            return;
+        }
+        let rdr = self.rdr.take().expect("the reader is here until now");
+        if rdr_tx.send(rdr).is_err() {
+            return; // the thread is gone already (cannot happen)
+        }
+        // Two batches to fill while the current one is handed out; made
+        // here, so that the thread allocates nothing of its own.
+        for _ in 0..2 {
+            let _ = empty_tx.send(Batch::reserved(BATCH_BYTES));
+        }
+        self.full = Some(Mutex::new(full_rx));
+        self.empty = Some(empty_tx);
+    }
+}

@@ -1,0 +1,399 @@
+//! Batches: many rows parsed and their fields decoded without the GIL,
+//! then turned into Python objects with it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use fastcsv::{Error as CoreError, Position, Reader as CoreReader};
+
+use crate::strings::{
+    build_list, decode_bmp, decode_then_parse, decode_utf8_into, position_text, str_from_units,
+    to_float, utf8_shape, StrMaker, Text,
+};
+
+/// A bulk-read batch ends after this many bytes of field data (small, so
+/// that a small input needs no second thread and a batch stays in cache) ...
+pub(crate) const BATCH_BYTES: usize = 256 << 10;
+
+/// ... or this many fields ...
+const BATCH_FIELDS: usize = 32 << 10;
+
+/// ... or this many rows, whichever comes first.
+const BATCH_ROWS: usize = 16 << 10;
+
+/// How often [`Batch::prepare_until`] checks whether to stop (fields).
+const PREPARE_STEP: usize = 256;
+
+/// Room for a row that ends a batch past [`BATCH_BYTES`].
+const BATCH_SLACK: usize = 64 << 10;
+
+/// How a field's text was prepared by [`Batch::prepare`].
+#[derive(Clone, Copy)]
+pub(crate) enum Form {
+    Ascii,
+    /// Decoded code units at `at..at + len` of the batch's `ucs1`.
+    Ucs1 {
+        at: usize,
+        len: usize,
+    },
+    /// ... of its `ucs2`.
+    Ucs2 {
+        at: usize,
+        len: usize,
+    },
+    /// ... of its `ucs4`.
+    Ucs4 {
+        at: usize,
+        len: usize,
+    },
+    /// Not strict UTF-8: CPython's decoder and error handler decide.
+    Utf8,
+}
+
+/// Rows scanned and decoded without the GIL, waiting to become Python
+/// objects.
+#[derive(Default)]
+pub(crate) struct Batch {
+    /// Field bytes, back to back.
+    pub(crate) data: Vec<u8>,
+    /// End offset in `data` of each field.
+    pub(crate) ends: Vec<usize>,
+    /// Per field: began with an ordinary byte (kept for QUOTE_NONNUMERIC).
+    numeric: Vec<bool>,
+    /// Per row: index into `ends` one past its last field, and position.
+    pub(crate) rows: Vec<(usize, Position)>,
+    /// Per row: the reader's line count right after it (`line_num`).
+    pub(crate) lines: Vec<u64>,
+    /// The reader's line count where the batch ended.
+    pub(crate) end_line: u64,
+    /// The reader's byte offset where the batch began.
+    pub(crate) start_byte: u64,
+    /// Where the record after the batch's last row starts (for a batch
+    /// that an error ended, the record that failed).
+    pub(crate) end_byte: u64,
+    /// Whether an LF at `end_byte` may still belong to the last row's line
+    /// (see [`CoreReader::pending_lf`]).
+    pub(crate) end_lf: bool,
+    /// Where the record an error ended the batch in began (byte, line).
+    pub(crate) err_start: Option<(u64, u64)>,
+    /// [`Batch::prepare`] has run.
+    pub(crate) prepared: bool,
+    /// Rows to decode first and parse with `csv` (see
+    /// [`decode_then_parse`]): their index and bytes in `raw`.
+    pub(crate) reparse: Vec<(usize, std::ops::Range<usize>)>,
+    raw: Vec<u8>,
+    /// Per field, how its text was prepared; empty when `data` is ASCII.
+    pub(crate) forms: Vec<Form>,
+    /// Decoded code units of the fields that are not ASCII, by kind.
+    ucs1: Vec<u8>,
+    ucs2: Vec<u16>,
+    ucs4: Vec<u32>,
+}
+
+/// Appends the `n` code points of the strict UTF-8 `b` to `v`; their
+/// place, or `None` (and `v` as it was) when `b` is not strict UTF-8.
+fn decode_append<T: Copy + Default>(
+    b: &[u8],
+    n: usize,
+    v: &mut Vec<T>,
+    unit: impl Fn(u32) -> T,
+) -> Option<(usize, usize)> {
+    let at = v.len();
+    v.resize(at + n, T::default());
+    if decode_utf8_into(b, &mut v[at..], unit) {
+        Some((at, n))
+    } else {
+        v.truncate(at);
+        None
+    }
+}
+
+impl Batch {
+    /// A batch with room for a full batch of `bytes` (unless its last row
+    /// is very long), so that filling it does not allocate: the scanning
+    /// thread then takes no memory of its own from the allocator, memory
+    /// that glibc would keep in that thread's arena after it ends.
+    pub(crate) fn reserved(bytes: usize) -> Batch {
+        let room = bytes + BATCH_SLACK;
+        let fields = BATCH_FIELDS + 1024;
+        Batch {
+            data: Vec::with_capacity(room),
+            ends: Vec::with_capacity(fields),
+            numeric: Vec::with_capacity(fields),
+            rows: Vec::with_capacity(BATCH_ROWS),
+            lines: Vec::with_capacity(BATCH_ROWS),
+            end_line: 0,
+            start_byte: 0,
+            end_byte: 0,
+            end_lf: false,
+            err_start: None,
+            prepared: false,
+            reparse: Vec::new(),
+            raw: Vec::new(),
+            forms: Vec::with_capacity(fields),
+            ucs1: Vec::with_capacity(room),
+            ucs2: Vec::with_capacity(room),
+            ucs4: Vec::new(),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.prepared = false;
+        self.data.clear();
+        self.ends.clear();
+        self.numeric.clear();
+        self.rows.clear();
+        self.lines.clear();
+        self.reparse.clear();
+        self.raw.clear();
+        self.forms.clear();
+        self.ucs1.clear();
+        self.ucs2.clear();
+        self.ucs4.clear();
+    }
+
+    /// Reads rows until the batch holds `bytes` bytes of fields or
+    /// [`BATCH_FIELDS`] fields or [`BATCH_ROWS`] rows, then decodes them
+    /// ([`Batch::prepare`]).
+    /// `Ok(false)` at end of input; after an error, the rows before it.
+    /// With `joins`, rows for [`decode_then_parse`] are marked.
+    pub(crate) fn load(
+        &mut self,
+        rdr: &mut CoreReader<'_>,
+        nonnumeric: bool,
+        joins: bool,
+        bytes: usize,
+    ) -> Result<bool, CoreError> {
+        self.clear();
+        self.start_byte = rdr.byte_offset();
+        self.err_start = None;
+        let end = loop {
+            if self.data.len() >= bytes
+                || self.ends.len() >= BATCH_FIELDS
+                || self.rows.len() >= BATCH_ROWS
+            {
+                break Ok(true);
+            }
+            let row = match rdr.read_row() {
+                Ok(Some(row)) => row,
+                Ok(None) => break Ok(false),
+                Err(e) => {
+                    self.err_start = rdr.error_record_start();
+                    break Err(e);
+                }
+            };
+            for (i, f) in row.iter().enumerate() {
+                self.data.extend_from_slice(f);
+                self.ends.push(self.data.len());
+                if nonnumeric {
+                    self.numeric.push(row.is_numeric(i));
+                }
+            }
+            if joins && row.unescaping_may_join_invalid_utf8() {
+                let at = self.raw.len();
+                self.raw.extend_from_slice(row.raw());
+                self.reparse.push((self.rows.len(), at..self.raw.len()));
+            }
+            self.rows.push((self.ends.len(), row.position()));
+            self.lines.push(rdr.line());
+        };
+        self.end_line = rdr.line();
+        (self.end_byte, self.end_lf) = match (&end, self.err_start) {
+            (Err(_), Some((at, _))) => (at, false),
+            _ => (rdr.byte_offset(), rdr.pending_lf()),
+        };
+        end
+    }
+
+    /// [`Batch::load`], then [`Batch::prepare`] until `defer` says that the
+    /// thread that takes the batch waits for it: that thread prepares the
+    /// rest, so that between a scanning thread and a calling thread that
+    /// makes objects, whichever is ahead decodes.
+    pub(crate) fn load_for(
+        &mut self,
+        rdr: &mut CoreReader<'_>,
+        nonnumeric: bool,
+        joins: bool,
+        defer: &AtomicBool,
+    ) -> Result<bool, CoreError> {
+        let end = self.load(rdr, nonnumeric, joins, BATCH_BYTES);
+        self.prepare_until(Some(defer));
+        end
+    }
+
+    /// Decodes every field that is not ASCII into code units of its final
+    /// kind, so that making its `str` under the GIL is a copy. Once.
+    pub(crate) fn prepare(&mut self) {
+        self.prepare_until(None);
+    }
+
+    /// [`Batch::prepare`], stopping early once `stop` is set (checked every
+    /// [`PREPARE_STEP`] fields); a later call goes on where it stopped.
+    fn prepare_until(&mut self, stop: Option<&AtomicBool>) {
+        if self.prepared {
+            return;
+        }
+        let done = self.forms.len();
+        if done == 0 && self.data.is_ascii() {
+            self.prepared = true;
+            return;
+        }
+        let mut start = if done == 0 { 0 } else { self.ends[done - 1] };
+        for f in done..self.ends.len() {
+            if f % PREPARE_STEP == 0 && stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return;
+            }
+            let end = self.ends[f];
+            let b = &self.data[start..end];
+            start = end;
+            if b.is_ascii() {
+                self.forms.push(Form::Ascii);
+                continue;
+            }
+            let at = self.ucs2.len();
+            let form = match decode_bmp(b, &mut self.ucs2) {
+                Some((len, or)) if or < 0x100 => {
+                    // Every code point fits one byte: narrow them.
+                    let at1 = self.ucs1.len();
+                    self.ucs1.resize(at1 + len, 0);
+                    for (d, &u) in self.ucs1[at1..].iter_mut().zip(&self.ucs2[at..]) {
+                        *d = u as u8;
+                    }
+                    self.ucs2.truncate(at);
+                    Some(Form::Ucs1 { at: at1, len })
+                }
+                Some((len, _)) => Some(Form::Ucs2 { at, len }),
+                None => match utf8_shape(b) {
+                    (n, 0x10_FFFF) => decode_append(b, n, &mut self.ucs4, |c| c)
+                        .map(|(at, len)| Form::Ucs4 { at, len }),
+                    _ => None,
+                },
+            };
+            self.forms.push(form.unwrap_or(Form::Utf8));
+        }
+        self.prepared = true;
+    }
+
+    /// Field `f` (whose bytes are `b`) as prepared.
+    fn text<'a>(&'a self, f: usize, b: &'a [u8]) -> Text<'a> {
+        match self.forms.get(f) {
+            None | Some(Form::Ascii) => Text::Ascii(b),
+            Some(&Form::Ucs1 { at, len }) => Text::Ucs1(&self.ucs1[at..at + len]),
+            Some(&Form::Ucs2 { at, len }) => Text::Ucs2(&self.ucs2[at..at + len]),
+            Some(&Form::Ucs4 { at, len }) => Text::Ucs4(&self.ucs4[at..at + len]),
+            Some(Form::Utf8) => Text::Utf8(b),
+        }
+    }
+
+    /// Field `f` of the batch, field `i` of its row (at `pos`), as a
+    /// Python object.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn field<'py>(
+        &self,
+        py: Python<'py>,
+        f: usize,
+        i: usize,
+        pos: Position,
+        nonnumeric: bool,
+        strs: &mut StrMaker,
+        name: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let start = if f == 0 { 0 } else { self.ends[f - 1] };
+        let b = &self.data[start..self.ends[f]];
+        let at = || position_text(name, pos, i);
+        let s = strs.make(py, b, self.text(f, b), &at)?;
+        if nonnumeric && self.numeric[f] {
+            to_float(s)
+        } else {
+            Ok(s)
+        }
+    }
+
+    /// The bytes of row `r` if it is to be decoded first.
+    fn reparsed(&self, r: usize) -> Option<&[u8]> {
+        if self.reparse.is_empty() {
+            return None;
+        }
+        let k = self.reparse.binary_search_by_key(&r, |(i, _)| *i).ok()?;
+        Some(&self.raw[self.reparse[k].1.clone()])
+    }
+
+    /// The fields of row `r`: their indices in the batch, and its position.
+    pub(crate) fn row_fields(&self, r: usize) -> (std::ops::Range<usize>, Position) {
+        let first = if r == 0 { 0 } else { self.rows[r - 1].0 };
+        let (end, pos) = self.rows[r];
+        (first..end, pos)
+    }
+
+    /// Row `r` as a Python list.
+    pub(crate) fn row_list<'py>(
+        &self,
+        py: Python<'py>,
+        r: usize,
+        nonnumeric: bool,
+        strs: &mut StrMaker,
+        name: Option<&str>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (fields, pos) = self.row_fields(r);
+        if let Some(raw) = self.reparsed(r) {
+            return decode_then_parse(py, raw, strs, name, pos);
+        }
+        let first = fields.start;
+        if strs.cache.is_none() && !nonnumeric {
+            // Nothing to decide per field but its text: walk the ends.
+            // (Written out here rather than through the shared per-field
+            // closure, which costs more instructions per row.)
+            let mut start = if first == 0 { 0 } else { self.ends[first - 1] };
+            let ends = &self.ends[fields];
+            if self.forms.is_empty() {
+                // An ASCII batch: every field is a copy.
+                return build_list(py, ends.len(), |i| {
+                    let b = &self.data[start..ends[i]];
+                    start = ends[i];
+                    str_from_units(py, b, 0x7F)
+                });
+            }
+            return build_list(py, ends.len(), |i| {
+                let b = &self.data[start..ends[i]];
+                start = ends[i];
+                let at = || position_text(name, pos, i);
+                let text = self.text(first + i, b);
+                text.to_str(py, &strs.errors, strs.strict, &at, &mut strs.scratch)
+            });
+        }
+        build_list(py, fields.len(), |i| self.field(py, first + i, i, pos, nonnumeric, strs, name))
+    }
+
+    /// Row `r`'s fields as Python objects, in `items` (cleared first).
+    pub(crate) fn row_items<'py>(
+        &self,
+        py: Python<'py>,
+        r: usize,
+        nonnumeric: bool,
+        strs: &mut StrMaker,
+        name: Option<&str>,
+        items: &mut Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        items.clear();
+        let (fields, pos) = self.row_fields(r);
+        if let Some(raw) = self.reparsed(r) {
+            items.extend(decode_then_parse(py, raw, strs, name, pos)?.iter());
+            return Ok(());
+        }
+        if self.forms.is_empty() && strs.cache.is_none() && !nonnumeric {
+            // An ASCII batch: every field is a copy.
+            let mut start = if fields.start == 0 { 0 } else { self.ends[fields.start - 1] };
+            for &end in &self.ends[fields] {
+                items.push(str_from_units(py, &self.data[start..end], 0x7F)?);
+                start = end;
+            }
+            return Ok(());
+        }
+        for (i, f) in fields.enumerate() {
+            items.push(self.field(py, f, i, pos, nonnumeric, strs, name)?);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,641 @@
+//! Building Python objects from field bytes: `str`s decoded here at their
+//! final kind (or by CPython's decoder with the reader's error handler),
+//! the `intern=True` cache, lists filled in place, and the rows of the
+//! core reader as lists.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+
+use fastcsv::{Filter, Position, Row};
+
+/// Fields at most this long are looked up in the `intern=True` cache.
+const INTERN_MAX_LEN: usize = 24;
+
+/// The cache stops growing at this many distinct values.
+const INTERN_MAX_ENTRIES: usize = 1 << 16;
+
+/// A small, fast hasher for the intern cache (FNV-1a over 8-byte words).
+#[derive(Default)]
+pub(crate) struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.0 ^ 0xcbf2_9ce4_8422_2325;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h ^ w).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29);
+        }
+        for &b in chunks.remainder() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// The `intern=True` cache: short field bytes to their shared `str`.
+type InternCache = HashMap<Box<[u8]>, Py<PyString>, BuildHasherDefault<WordHasher>>;
+
+/// Builds `str` objects from field bytes.
+pub(crate) struct StrMaker {
+    /// Error handler name for invalid UTF-8 (`strict`, `replace`, ...).
+    pub(crate) errors: std::ffi::CString,
+    pub(crate) strict: bool,
+    pub(crate) cache: Option<InternCache>,
+    /// Decoding space for [`make_str`].
+    pub(crate) scratch: Vec<u16>,
+    /// The reader's `csv` dialect, when records whose unescaping may join
+    /// invalid UTF-8 are decoded first and parsed by `csv` (see
+    /// [`decode_then_parse`]); `None` with a `filter`, whose removals have
+    /// no `csv` counterpart.
+    dialect: Option<Py<PyAny>>,
+}
+
+impl StrMaker {
+    /// Records of this reader whose fields may differ when decoded first
+    /// are parsed by `csv` with `dialect` (unless a filter is on).
+    pub(crate) fn decode_first(mut self, dialect: &Bound<'_, PyAny>, filter: Filter) -> StrMaker {
+        if filter == Filter::Off {
+            self.dialect = Some(dialect.clone().unbind());
+        }
+        self
+    }
+
+    /// Whether to look for such records.
+    pub(crate) fn joins(&self) -> bool {
+        self.dialect.is_some()
+    }
+
+    pub(crate) fn new(errors: &str, intern: bool) -> PyResult<StrMaker> {
+        let c = std::ffi::CString::new(errors)
+            .map_err(|_| PyValueError::new_err("errors must not contain NUL"))?;
+        Ok(StrMaker {
+            errors: c,
+            strict: errors == "strict",
+            cache: intern.then(HashMap::default),
+            scratch: Vec::new(),
+            dialect: None,
+        })
+    }
+
+    /// A `str` for the field bytes `b`, made from `text` (what was learnt
+    /// of `b` before, possibly off the GIL). On a decoding error, `pos`
+    /// describes where the field is.
+    pub(crate) fn make<'py>(
+        &mut self,
+        py: Python<'py>,
+        b: &[u8],
+        text: Text<'_>,
+        pos: &dyn Fn() -> String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(cache) = &mut self.cache {
+            if b.len() <= INTERN_MAX_LEN {
+                if let Some(s) = cache.get(b) {
+                    return Ok(s.bind(py).clone().into_any());
+                }
+                let s = text.to_str(py, &self.errors, self.strict, pos, &mut self.scratch)?;
+                if cache.len() < INTERN_MAX_ENTRIES {
+                    if let Ok(ps) = s.downcast::<PyString>() {
+                        cache.insert(b.into(), ps.clone().unbind());
+                    }
+                }
+                return Ok(s);
+            }
+        }
+        text.to_str(py, &self.errors, self.strict, pos, &mut self.scratch)
+    }
+}
+
+/// A field's text as far as it is known: bytes to decode, or code units
+/// already decoded (by [`Batch::prepare`](crate::batch::Batch::prepare), without the GIL).
+#[derive(Clone, Copy)]
+pub(crate) enum Text<'a> {
+    /// Bytes all below 0x80.
+    Ascii(&'a [u8]),
+    /// Bytes not yet looked at.
+    Utf8(&'a [u8]),
+    /// Code points below U+0100, at least one of them at or past U+0080.
+    Ucs1(&'a [u8]),
+    /// Code points below U+10000, at least one of them past U+00FF.
+    Ucs2(&'a [u16]),
+    /// Code points, at least one of them past U+FFFF.
+    Ucs4(&'a [u32]),
+}
+
+impl Text<'_> {
+    pub(crate) fn to_str<'py>(
+        self,
+        py: Python<'py>,
+        errors: &std::ffi::CStr,
+        strict: bool,
+        pos: &dyn Fn() -> String,
+        scratch: &mut Vec<u16>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            Text::Ascii(b) => str_from_units(py, b, 0x7F),
+            Text::Utf8(b) => make_str(py, b, errors, strict, pos, scratch),
+            Text::Ucs1(u) => str_from_units(py, u, 0xFF),
+            Text::Ucs2(u) => str_from_units(py, u, 0xFFFF),
+            Text::Ucs4(u) => str_from_units(py, u, 0x10_FFFF),
+        }
+    }
+}
+
+/// A code unit of a compact `str`: `u8`, `u16` or `u32`.
+pub(crate) trait Unit: Copy + Into<u32> {}
+
+impl Unit for u8 {}
+
+impl Unit for u16 {}
+
+impl Unit for u32 {}
+
+/// A `str` of the code points `units`, whose largest is at most `max`.
+/// The caller makes sure that `max` names the narrowest kind that holds
+/// them (0x7F: all below 0x80; 0xFF: one at least 0x80; 0xFFFF: one past
+/// 0xFF; 0x10FFFF: one past 0xFFFF), so the string is canonical, and that
+/// the units are of that kind's size.
+pub(crate) fn str_from_units<'py, T: Unit>(
+    py: Python<'py>,
+    units: &[T],
+    max: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let [c] = units {
+        let c: u32 = (*c).into();
+        if c < 0x100 {
+            // CPython's cached one-character strings, as `csv` returns.
+            // SAFETY: we hold the GIL; a new reference to a cached string
+            // (or NULL with an exception set, checked).
+            return unsafe {
+                Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_FromOrdinal(c as i32))
+            };
+        }
+    }
+    fresh_str(py, units.len(), max, |d: &mut [T]| d.copy_from_slice(units))
+}
+
+/// A new `str` of `len` code points whose largest is at most `max`, its
+/// code units (of `T`, the kind `max` names) written by `fill` before
+/// anyone else can see it. The caller makes sure, as for
+/// [`str_from_units`], that the result is canonical.
+fn fresh_str<'py, T: Unit>(
+    py: Python<'py>,
+    len: usize,
+    max: u32,
+    fill: impl FnOnce(&mut [T]),
+) -> PyResult<Bound<'py, PyAny>> {
+    let size = match max {
+        0..=0xFF => 1,
+        0x100..=0xFFFF => 2,
+        _ => 4,
+    };
+    assert_eq!(std::mem::size_of::<T>(), size, "code unit size for max {max:#x}");
+    // SAFETY: we hold the GIL; PyUnicode_New returns a new reference (or
+    // NULL with an exception set), checked by from_owned_ptr_or_err.
+    let s = unsafe {
+        Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(len as ffi::Py_ssize_t, max))?
+    };
+    // SAFETY: a compact string made for `len` characters of at most `max`
+    // has exactly `len` writable code units of `size` bytes (checked
+    // against `T` above) at PyUnicode_DATA, aligned for them; nobody else
+    // can see it yet, and `fill` only writes within the slice.
+    let data =
+        unsafe { std::slice::from_raw_parts_mut(ffi::PyUnicode_DATA(s.as_ptr()).cast::<T>(), len) };
+    fill(data);
+    Ok(s)
+}
+
+/// Creates a `str` from UTF-8 bytes: ASCII is copied straight into a new
+/// compact string, valid UTF-8 is decoded here at its final kind, and
+/// invalid UTF-8 goes through CPython's decoder with the error handler
+/// (whose behaviour is the reference), located when it raises.
+fn make_str<'py>(
+    py: Python<'py>,
+    b: &[u8],
+    errors: &std::ffi::CStr,
+    strict: bool,
+    pos: &dyn Fn() -> String,
+    scratch: &mut Vec<u16>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let [c] = b {
+        if c.is_ascii() {
+            // CPython's cached one-character strings, as `csv` returns.
+            // SAFETY: we hold the GIL; a new reference to a cached string
+            // (or NULL with an exception set, checked).
+            return unsafe {
+                Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_FromOrdinal(i32::from(*c)))
+            };
+        }
+    }
+    if b.is_ascii() {
+        let len = b.len() as ffi::Py_ssize_t;
+        // SAFETY: we hold the GIL; PyUnicode_New returns a new reference
+        // (or NULL with an exception set), checked by from_owned_ptr_or_err.
+        let s = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(len, 127))? };
+        // SAFETY: a compact ASCII string of `len` characters has exactly
+        // `len` writable one-byte code units at PyUnicode_DATA (plus the
+        // terminating NUL it already has); nobody else can see it yet.
+        unsafe {
+            let dst = ffi::PyUnicode_DATA(s.as_ptr()).cast::<u8>();
+            std::ptr::copy_nonoverlapping(b.as_ptr(), dst, b.len());
+        }
+        return Ok(s);
+    }
+    // One decoding pass into `scratch`, then a copy (narrowed when every
+    // code point fits one byte).
+    scratch.clear();
+    match decode_bmp(b, scratch) {
+        Some((1, c)) if c < 0x100 => return str_from_units(py, &[c as u8], 0xFF),
+        Some((n, or)) if or < 0x100 => {
+            return fresh_str(py, n, 0xFF, |d: &mut [u8]| {
+                for (o, &u) in d.iter_mut().zip(scratch.iter()) {
+                    *o = u as u8;
+                }
+            });
+        }
+        Some(_) => return str_from_units(py, scratch, 0xFFFF),
+        None => {}
+    }
+    if let Some(r) = str_from_utf8(py, b) {
+        return r;
+    }
+    // SAFETY: we hold the GIL; `b` and `errors` are valid for the call and
+    // the result is a new reference or NULL with an exception set.
+    let r = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyUnicode_DecodeUTF8(
+                b.as_ptr().cast(),
+                b.len() as ffi::Py_ssize_t,
+                errors.as_ptr(),
+            ),
+        )
+    };
+    match r {
+        Err(e) if strict && e.is_instance_of::<pyo3::exceptions::PyUnicodeDecodeError>(py) => {
+            Err(locate_decode_error(py, e, pos()))
+        }
+        other => other,
+    }
+}
+
+/// Copies the ASCII bytes at `b[i..]` to `out[j..]` eight bytes at a time
+/// while eight fit (a word with other bytes ends it after its ASCII
+/// prefix); the new `(i, j)`.
+#[inline(always)]
+fn copy_ascii_words<T>(
+    b: &[u8],
+    mut i: usize,
+    out: &mut [T],
+    mut j: usize,
+    unit: impl Fn(u32) -> T,
+) -> (usize, usize) {
+    while i + 8 <= b.len() && j + 8 <= out.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        // All eight are written; only the ASCII ones before the first
+        // other byte are kept (the rest is written over later).
+        for (o, &c) in out[j..j + 8].iter_mut().zip(&b[i..i + 8]) {
+            *o = unit(u32::from(c));
+        }
+        let high = w & 0x8080_8080_8080_8080;
+        if high != 0 {
+            let n = (high.trailing_zeros() / 8) as usize;
+            return (i + n, j + n);
+        }
+        i += 8;
+        j += 8;
+    }
+    (i, j)
+}
+
+/// Decodes strict UTF-8 (no overlong forms, surrogates or code points past
+/// U+10FFFF) into `out`, one unit per code point. False when `b` is not
+/// strict UTF-8 or does not hold exactly `out.len()` code points.
+pub(crate) fn decode_utf8_into<T>(b: &[u8], out: &mut [T], unit: impl Fn(u32) -> T) -> bool {
+    let cont = |k: usize| -> Option<u32> {
+        let c = *b.get(k)?;
+        (c & 0xC0 == 0x80).then_some(u32::from(c & 0x3F))
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < b.len() {
+        (i, j) = copy_ascii_words(b, i, out, j, &unit);
+        if i >= b.len() {
+            break;
+        }
+        let c0 = u32::from(b[i]);
+        let (cp, len) = match c0 {
+            0x00..=0x7F => (c0, 1),
+            0xC2..=0xDF => match cont(i + 1) {
+                Some(c1) => ((c0 & 0x1F) << 6 | c1, 2),
+                None => return false,
+            },
+            0xE0..=0xEF => match (cont(i + 1), cont(i + 2)) {
+                (Some(c1), Some(c2)) => {
+                    let cp = (c0 & 0x0F) << 12 | c1 << 6 | c2;
+                    if cp < 0x800 || (0xD800..=0xDFFF).contains(&cp) {
+                        return false;
+                    }
+                    (cp, 3)
+                }
+                _ => return false,
+            },
+            0xF0..=0xF4 => match (cont(i + 1), cont(i + 2), cont(i + 3)) {
+                (Some(c1), Some(c2), Some(c3)) => {
+                    let cp = (c0 & 0x07) << 18 | c1 << 12 | c2 << 6 | c3;
+                    if !(0x1_0000..=0x10_FFFF).contains(&cp) {
+                        return false;
+                    }
+                    (cp, 4)
+                }
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let Some(slot) = out.get_mut(j) else {
+            return false;
+        };
+        *slot = unit(cp);
+        i += len;
+        j += 1;
+    }
+    j == out.len()
+}
+
+/// Decodes `b` and appends its code points to `v` when `b` is strict UTF-8
+/// without 4-byte sequences (every code point below U+10000), in one pass.
+/// Returns how many were appended and the bitwise OR of them (at least
+/// 0x100 exactly when one of them is), or `None` (and `v` as it was).
+pub(crate) fn decode_bmp(b: &[u8], v: &mut Vec<u16>) -> Option<(usize, u32)> {
+    let at = v.len();
+    // At most one code point per byte.
+    v.resize(at + b.len(), 0);
+    let r = decode_bmp_into(b, &mut v[at..]);
+    v.truncate(at + r.map_or(0, |(n, _)| n));
+    r
+}
+
+/// [`decode_bmp`] into `out`, which has room for `b.len()` code points.
+fn decode_bmp_into(b: &[u8], out: &mut [u16]) -> Option<(usize, u32)> {
+    let (mut i, mut j, mut or) = (0usize, 0usize, 0u32);
+    let ok = loop {
+        (i, j) = copy_ascii_words(b, i, out, j, |c| c as u16);
+        let Some(&c0) = b.get(i) else {
+            break true;
+        };
+        let cont =
+            |k: usize| b.get(i + k).filter(|&&c| c & 0xC0 == 0x80).map(|&c| u32::from(c & 0x3F));
+        let cp = match c0 {
+            0x00..=0x7F => {
+                out[j] = u16::from(c0);
+                i += 1;
+                j += 1;
+                continue;
+            }
+            0xC2..=0xDF => match cont(1) {
+                Some(c1) => {
+                    i += 2;
+                    u32::from(c0 & 0x1F) << 6 | c1
+                }
+                None => break false,
+            },
+            0xE0..=0xEF => match (cont(1), cont(2)) {
+                (Some(c1), Some(c2)) => {
+                    let cp = u32::from(c0 & 0x0F) << 12 | c1 << 6 | c2;
+                    if cp < 0x800 || (0xD800..=0xDFFF).contains(&cp) {
+                        break false;
+                    }
+                    i += 3;
+                    cp
+                }
+                _ => break false,
+            },
+            _ => break false,
+        };
+        or |= cp;
+        out[j] = cp as u16;
+        j += 1;
+    };
+    ok.then_some((j, or))
+}
+
+/// The number of characters of `b` if it is UTF-8 (its bytes that are not
+/// continuation bytes) and the largest code point it can hold as told by
+/// its largest byte: below 0xC4 every character is below U+0100, below
+/// 0xF0 below U+10000. If `b` is strict UTF-8 and not ASCII, that bound
+/// names the narrowest kind of `str` that holds it.
+pub(crate) fn utf8_shape(b: &[u8]) -> (usize, u32) {
+    let n = b.iter().filter(|&&c| (c as i8) >= -0x40).count();
+    let max: u32 = match b.iter().copied().max().unwrap_or(0) {
+        0x00..=0x7F => 0x7F,
+        0x80..=0xC3 => 0xFF,
+        0xC4..=0xEF => 0xFFFF,
+        _ => 0x10_FFFF,
+    };
+    (n, max)
+}
+
+/// A `str` from bytes that are not all ASCII, when they are strict UTF-8:
+/// allocated once at its final length and kind (CPython's decoder
+/// over-allocates mixed text and then shrinks it) and decoded in one pass.
+/// The length is the number of non-continuation bytes; the largest byte
+/// tells the kind (below 0xC4 every character is below U+0100, below 0xF0
+/// below U+10000). `None` when the bytes are not strict UTF-8.
+fn str_from_utf8<'py>(py: Python<'py>, b: &[u8]) -> Option<PyResult<Bound<'py, PyAny>>> {
+    let (n, max) = utf8_shape(b);
+    // SAFETY: we hold the GIL; PyUnicode_New returns a new reference (or
+    // NULL with an exception set) to a string of `n` code points whose kind
+    // suits `max`.
+    let o = match unsafe {
+        Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(n as ffi::Py_ssize_t, max))
+    } {
+        Ok(o) => o,
+        Err(e) => return Some(Err(e)),
+    };
+    // SAFETY: the string is fresh and unshared, and its data holds exactly
+    // `n` code units of 1, 2 or 4 bytes as chosen by `max`; the slices
+    // cover exactly those units.
+    let ok = unsafe {
+        let data = ffi::PyUnicode_DATA(o.as_ptr());
+        if max <= 0xFF {
+            let d = std::slice::from_raw_parts_mut(data.cast::<u8>(), n);
+            decode_utf8_into(b, d, |c| c as u8)
+        } else if max <= 0xFFFF {
+            let d = std::slice::from_raw_parts_mut(data.cast::<u16>(), n);
+            decode_utf8_into(b, d, |c| c as u16)
+        } else {
+            let d = std::slice::from_raw_parts_mut(data.cast::<u32>(), n);
+            decode_utf8_into(b, d, |c| c)
+        }
+    };
+    // Valid UTF-8 whose largest byte is below 0xC4 (or 0xF0) has no
+    // character at or past U+0100 (or U+10000): the kind is canonical.
+    ok.then_some(Ok(o))
+}
+
+/// Re-raises a `UnicodeDecodeError` with the field's position in its
+/// reason; `start`/`end` stay relative to the field's bytes (`object`).
+fn locate_decode_error(py: Python<'_>, e: PyErr, pos: String) -> PyErr {
+    let v = e.value(py);
+    let attrs = (|| -> PyResult<PyErr> {
+        let reason: String = v.getattr("reason")?.extract()?;
+        let args = (
+            v.getattr("encoding")?,
+            v.getattr("object")?,
+            v.getattr("start")?,
+            v.getattr("end")?,
+            format!("{reason} ({pos})"),
+        );
+        Ok(PyErr::from_value(py.get_type::<pyo3::exceptions::PyUnicodeDecodeError>().call1(args)?))
+    })();
+    attrs.unwrap_or(e)
+}
+
+/// Decoder for the line-fed reader: the bytes came from a `str`, so they
+/// are UTF-8, possibly with surrogates encoded by `surrogatepass`.
+pub(crate) fn line_str<'py>(
+    py: Python<'py>,
+    b: &[u8],
+    scratch: &mut Vec<u16>,
+) -> PyResult<Bound<'py, PyAny>> {
+    make_str(py, b, c"surrogatepass", false, &String::new, scratch)
+}
+
+/// The float CPython's QUOTE_NONNUMERIC makes of a field.
+pub(crate) fn to_float<'py>(s: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: we hold the GIL; PyNumber_Float returns a new reference or
+    // NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(s.py(), ffi::PyNumber_Float(s.as_ptr())) }
+}
+
+/// A list of `n` items made by `item(i)`, filled in place. If `item`
+/// fails, the partly filled list is dropped (its empty slots are NULL,
+/// which lists allow).
+pub(crate) fn build_list<'py>(
+    py: Python<'py>,
+    n: usize,
+    mut item: impl FnMut(usize) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    // SAFETY: we hold the GIL; a new list of `n` NULL slots or NULL with an
+    // exception set.
+    let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(n as ffi::Py_ssize_t))? };
+    for i in 0..n {
+        let it = item(i)?;
+        // SAFETY: `list` is a fresh list of length `n`, `i < n` and slot
+        // `i` is still NULL; PyList_SET_ITEM steals the reference we give
+        // up with into_ptr.
+        unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, it.into_ptr()) };
+    }
+    // SAFETY: PyList_New returned a list.
+    Ok(unsafe { list.downcast_into_unchecked() })
+}
+
+/// A list of exactly these items.
+pub(crate) fn list_from<'py>(
+    py: Python<'py>,
+    items: impl IntoIterator<Item = Bound<'py, PyAny>, IntoIter: ExactSizeIterator>,
+) -> PyResult<Bound<'py, PyList>> {
+    let mut it = items.into_iter();
+    build_list(py, it.len(), |_| Ok(it.next().expect("n items")))
+}
+
+/// Pauses the cyclic garbage collector while a bulk read creates millions
+/// of lists (which cannot form cycles: they hold only `str` and `float`),
+/// so that it does not rescan the growing result again and again. The
+/// previous state is restored on drop.
+pub(crate) struct GcPause {
+    was_enabled: bool,
+}
+
+impl GcPause {
+    pub(crate) fn new(_py: Python<'_>) -> GcPause {
+        // SAFETY: the GIL is held (witnessed by `_py`).
+        let was_enabled = unsafe { ffi::PyGC_Disable() } != 0;
+        GcPause { was_enabled }
+    }
+}
+
+impl Drop for GcPause {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // SAFETY: a GcPause lives inside one GIL-holding call and is
+            // dropped there, so the GIL is held.
+            unsafe { ffi::PyGC_Enable() };
+        }
+    }
+}
+
+/// A record's fields as Python's `csv` gives them over the decoded file:
+/// its bytes `raw` decoded first (with the reader's error handler; a
+/// strict failure is located in the record) and then parsed by `csv` with
+/// the reader's dialect. For the rare records where splitting first could
+/// differ (see `Row::unescaping_may_join_invalid_utf8`).
+pub(crate) fn decode_then_parse<'py>(
+    py: Python<'py>,
+    raw: &[u8],
+    strs: &mut StrMaker,
+    name: Option<&str>,
+    pos: Position,
+) -> PyResult<Bound<'py, PyList>> {
+    let at = || match name {
+        Some(n) => format!("record of {n}:{}: record {}, byte {}", pos.line, pos.record, pos.byte),
+        None => format!("record at line {}: record {}, byte {}", pos.line, pos.record, pos.byte),
+    };
+    let text = make_str(py, raw, &strs.errors, strs.strict, &at, &mut strs.scratch)?;
+    let Some(dialect) = &strs.dialect else {
+        return Err(PyRuntimeError::new_err("fastcsv: no dialect to parse a decoded record"));
+    };
+    let kw = PyDict::new(py);
+    kw.set_item("newline", "")?;
+    let f = py.import("io")?.getattr("StringIO")?.call((text,), Some(&kw))?;
+    let rows = py.import("_csv")?.getattr("reader")?.call1((f, dialect.bind(py)))?;
+    let mut last = None;
+    for r in rows.try_iter()? {
+        last = Some(r?);
+    }
+    match last {
+        Some(r) => Ok(r.downcast_into::<PyList>()?),
+        None => Ok(PyList::empty(py)),
+    }
+}
+
+pub(crate) fn position_text(name: Option<&str>, pos: Position, field: usize) -> String {
+    match name {
+        Some(n) => {
+            format!("field {field} of {n}:{}: record {}, byte {}", pos.line, pos.record, pos.byte)
+        }
+        None => {
+            format!("field {field} of line {}: record {}, byte {}", pos.line, pos.record, pos.byte)
+        }
+    }
+}
+
+/// A Python list for one core row.
+pub(crate) fn row_to_list<'py>(
+    py: Python<'py>,
+    row: &Row<'_>,
+    nonnumeric: bool,
+    strs: &mut StrMaker,
+    name: Option<&str>,
+) -> PyResult<Bound<'py, PyList>> {
+    if strs.joins() && row.unescaping_may_join_invalid_utf8() {
+        return decode_then_parse(py, row.raw(), strs, name, row.position());
+    }
+    build_list(py, row.len(), |i| {
+        let b = row.get(i).unwrap_or_default();
+        let pos = || position_text(name, row.position(), i);
+        let s = strs.make(py, b, Text::Utf8(b), &pos)?;
+        if nonnumeric && row.is_numeric(i) {
+            to_float(s)
+        } else {
+            Ok(s)
+        }
+    })
+}
