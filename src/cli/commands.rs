@@ -2,7 +2,7 @@
 //! buffered standard output; none allocates per field.
 
 use std::fs::File;
-use std::io::{self, BufWriter, StdoutLock, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use fastcsv::{Position, RowBuf, Selection};
@@ -14,23 +14,25 @@ use super::args::{
 use super::frequency::Frequencies;
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
+use super::stdout::Stdout;
 use super::{inputs, json_keys_utf8, path_arg, write_failure, Failure, Input, OutputFileError};
 
-/// Standard output, locked and buffered.
-fn stdout() -> BufWriter<StdoutLock<'static>> {
-    BufWriter::with_capacity(256 << 10, io::stdout().lock())
+/// Standard output, buffered; every write's error is reported (see
+/// [`Stdout`]).
+fn stdout() -> BufWriter<Stdout> {
+    BufWriter::with_capacity(256 << 10, Stdout::new())
 }
 
 /// Where `select` and `cat` write: standard output, or the `-o` file.
 type Sink = BufWriter<Box<dyn Write>>;
 
 /// Opens the output: the `-o` file (created or truncated; errors name it)
-/// or standard output, locked; buffered either way. A file that is also
+/// or standard output; buffered either way. A file that is also
 /// one of the `inputs` is refused before it is touched: truncating it
 /// would lose the data (and a mapped input would fault).
 fn sink(path: Option<&Path>, inputs: &[Option<&Path>]) -> Result<Sink, Failure> {
     let w: Box<dyn Write> = match path {
-        None => Box::new(io::stdout().lock()),
+        None => Box::new(Stdout::new()),
         Some(p) => {
             let name = p.display().to_string();
             if let Some(i) = inputs.iter().flatten().find(|i| same_file(i, p)) {

@@ -1,6 +1,7 @@
 //! The `fastcsv` command line: argument definitions ([`args`]), column
 //! selections ([`selection`]), output formats ([`output`]), statistics
-//! ([`stats`]) and the commands themselves ([`commands`]).
+//! ([`stats`]), standard output ([`stdout`]) and the commands themselves
+//! ([`commands`]).
 //!
 //! Everything here uses the library's public API only.
 
@@ -10,6 +11,7 @@ pub mod frequency;
 pub mod output;
 pub mod selection;
 pub mod stats;
+pub mod stdout;
 
 use std::fs::File;
 use std::io::{self, IsTerminal};
