@@ -655,10 +655,11 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
             at(format!("invalid UTF-8 in column {} (byte {} of the field)", i + 1, e.valid_up_to()))
         })
     };
+    let guard = input.size_guard();
     let mut full = false;
     let header = match input.reader.headers() {
         Ok(h) => h.cloned(),
-        Err(e) if e.is_data() => {
+        Err(e) if !stops_check(&e) => {
             seen = seen.max(e.position().map_or(0, |p| p.record + 1));
             full = report(&mut out, e.to_string())?;
             None
@@ -687,12 +688,17 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
                         break;
                     }
                     if let Some(p) = content(row.position(), i, f) {
+                        if let Some(changed) = guard.shrank(row.position()) {
+                            return Err(changed);
+                        }
                         full = report(&mut out, p)?;
                     }
                 }
+                let at = row.position().byte;
+                input.handed_out(at);
             }
             Ok(None) => break,
-            Err(e) if e.is_data() => {
+            Err(e) if !stops_check(&e) => {
                 seen = seen.max(e.position().map_or(0, |p| p.record + 1));
                 full = report(&mut out, e.to_string())?;
             }
@@ -745,7 +751,8 @@ fn check_clean_in_parallel(a: &CheckArgs) -> Result<Option<(String, u64)>, Failu
     match input.reader.headers() {
         Ok(Some(h)) if h.iter().all(clean) => {}
         Ok(None) => {}
-        _ => return Ok(None),
+        Ok(Some(_)) => return Ok(None),
+        Err(e) => return Pass::from(e).into_result(),
     }
     let checked = input.par_each_batch(
         &Selection::all(),
@@ -754,19 +761,56 @@ fn check_clean_in_parallel(a: &CheckArgs) -> Result<Option<(String, u64)>, Failu
         |batch, _| {
             for row in batch.iter() {
                 if !row.iter().all(clean) {
-                    return Err(Failure::Reported);
+                    return Err(Pass::Unclean);
                 }
             }
             Ok(())
         },
         |_| Ok(()),
     );
-    if checked.is_err() {
-        return Ok(None);
+    if let Err(e) = checked {
+        return e.into_result();
     }
     let read = input.reader.records_read();
     let had_header = input.reader.dialect().headers() && read > 0;
     Ok(Some((input.name, read - u64::from(had_header))))
+}
+
+/// Why `check`'s parallel pass stopped.
+enum Pass {
+    /// A problem in the data: the sequential check finds and reports it.
+    Unclean,
+    /// The file changed while it was read, or could not be read: reading it
+    /// again would check another file (or fail again), so this is the
+    /// command's error.
+    Stop(Failure),
+}
+
+impl From<fastcsv::Error> for Pass {
+    fn from(e: fastcsv::Error) -> Pass {
+        if stops_check(&e) {
+            Pass::Stop(e.into())
+        } else {
+            Pass::Unclean
+        }
+    }
+}
+
+impl Pass {
+    /// `None` (check again, sequentially), or the error.
+    fn into_result<T>(self) -> Result<Option<T>, Failure> {
+        match self {
+            Pass::Unclean => Ok(None),
+            Pass::Stop(f) => Err(f),
+        }
+    }
+}
+
+/// Errors `check` reports as the command's (exit status 1, on standard
+/// error), not as problems in the data: I/O errors and a file that changed
+/// while it was read.
+fn stops_check(e: &fastcsv::Error) -> bool {
+    !e.is_data() || matches!(e.kind(), fastcsv::ErrorKind::FileChanged)
 }
 
 /// `fastcsv stats`: a table (or JSON) with one entry per column.
@@ -788,7 +832,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     // per chunk).
     let sketched = std::sync::RwLock::new(Vec::new());
     let hint = || sketched.read().map(|s| s.clone()).unwrap_or_default();
-    input.par_each_batch(
+    input.par_each_batch::<_, Failure>(
         &visit,
         &a.par.parallel(),
         || Stats::with_sketches(&hint()),
@@ -868,7 +912,7 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
     let refs: Option<Vec<&[u8]>> = names.as_ref().map(|n| n.iter().map(Vec::as_slice).collect());
     let (picked, visit) = header_columns(a.select.as_ref(), refs)?;
     let mut counts = Frequencies::default();
-    input.par_each_batch(
+    input.par_each_batch::<_, Failure>(
         &visit,
         &a.par.parallel(),
         Frequencies::default,
