@@ -857,21 +857,25 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
             Ok(())
         },
     )?;
-    let mut summary = st.finish(&names);
+    // Summaries are made one at a time as they are written (see
+    // `stats::write_table`).
+    let mut n = st.width(&names);
+    let mut cols: Option<Vec<usize>> = None;
     if let (None, Some(sel)) = (picked, &a.select) {
         // Without a header row: the columns of the widest record.
-        let cols = sel.resolve(None, summary.len()).map_err(Failure::Usage)?;
-        summary = cols.iter().map(|&j| summary[j].clone()).collect();
+        let c = sel.resolve(None, n).map_err(Failure::Usage)?;
+        n = c.len();
+        cols = Some(c);
     }
-    let text = if a.json {
-        stats::json(&summary)
-    } else if a.csv {
-        stats::csv(&summary)
-    } else {
-        stats::table(&summary)
-    };
+    let row = |i: usize| st.summary(cols.as_ref().map_or(i, |c| c[i]), &names);
     let mut out = stdout();
-    out.write_all(text.as_bytes())?;
+    if a.json {
+        stats::write_json(&mut out, n, row)?;
+    } else if a.csv {
+        stats::write_csv(&mut out, n, row)?;
+    } else {
+        stats::write_table(&mut out, n, row)?;
+    }
     Ok(out.flush()?)
 }
 

@@ -66,7 +66,7 @@ use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::buffer::{out_of_memory, zeroed};
+use super::buffer::{out_of_memory, zeroed, MIN_READ};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What the ring buffers of a reader may hold together: as many buffers as
@@ -401,7 +401,10 @@ impl ReadAhead {
         max: usize,
         join_on_drop: bool,
     ) -> std::result::Result<ReadAhead, Input> {
-        let size = size.max(1);
+        // `size` is the logical capacity; chunks are read at least
+        // `MIN_READ` bytes at a time whatever it is (see `MIN_READ`).
+        let cap = size.max(1);
+        let size = cap.max(MIN_READ);
         let slack = size.min(MAX_SLACK);
         let ring = ring_len(slack.saturating_add(size));
         let (at, offset) = match &input {
@@ -466,8 +469,8 @@ impl ReadAhead {
             end: 0,
             fill: 0,
             next: None,
-            cap: size,
-            max: max.max(size),
+            cap,
+            max: max.max(cap),
             eof: false,
         })
     }
