@@ -155,13 +155,26 @@ fn stopped_at_change(o: &Output, path: &str, data: &[u8], out: impl Fn(u64) -> V
     record
 }
 
-fn run_cut(args: &[&str], cut: u64) -> Output {
+/// Runs `fastcsv ARGS` with the file cut to `to` bytes once the records
+/// past byte `after` were handed out.
+fn run_cut(args: &[&str], (after, to): (u64, u64)) -> Output {
     Command::new(BIN)
         .args(args)
-        .env("FASTCSV_TEST_TRUNCATE_AFTER", cut.to_string())
+        .env("FASTCSV_TEST_TRUNCATE_AFTER", after.to_string())
+        .env("FASTCSV_TEST_TRUNCATE_TO", to.to_string())
         .output()
         .unwrap()
 }
+
+/// Where to cut (see `run_cut`): behind the reader (at a record's start
+/// or inside one), and ahead of it, where the batch being read holds
+/// records before the cut (the change is then found after some of them).
+const CUTS: [(u64, u64); 4] = [
+    (3_000_000, 3_000_000),
+    (3_000_000, 3_000_003),
+    (3_000_000, 5_000_017),
+    (3_000_000, 8_000_017),
+];
 
 /// The first `records` lines of `data`.
 fn lines(data: &[u8], records: u64) -> Vec<u8> {
@@ -180,14 +193,17 @@ fn lines(data: &[u8], records: u64) -> Vec<u8> {
 #[test]
 fn cat_and_select_stop_at_the_record_where_the_file_changed() {
     let dir = tempfile::tempdir().unwrap();
-    let (orig, data) = numeric(dir.path(), "orig.csv", 400_000);
+    let (orig, data) = numeric(dir.path(), "orig.csv", 450_000);
     let f = dir.path().join("t.csv").display().to_string();
     for j in ["1", "2", "4"] {
-        for cut in [3_000_000u64, 3_000_003] {
+        for cut in CUTS {
             std::fs::copy(&orig, &f).unwrap();
             let o = run_cut(&["cat", "-j", j, &f], cut);
             let r = stopped_at_change(&o, &f, &data, |r| lines(&data, r));
             assert!(r > 1000, "-j {j}: {r}");
+            if j != "2" {
+                continue;
+            }
             std::fs::copy(&orig, &f).unwrap();
             let o = run_cut(&["select", "c,a", "-j", j, &f], cut);
             let picked = |r: u64| {
@@ -210,10 +226,10 @@ fn cat_and_select_stop_at_the_record_where_the_file_changed() {
 #[test]
 fn check_reports_a_changed_file() {
     let dir = tempfile::tempdir().unwrap();
-    let (orig, data) = numeric(dir.path(), "orig.csv", 400_000);
+    let (orig, data) = numeric(dir.path(), "orig.csv", 450_000);
     let f = dir.path().join("t.csv").display().to_string();
-    for j in ["1", "2", "4"] {
-        for cut in [3_000_000u64, 3_000_003] {
+    for j in ["1", "2"] {
+        for cut in CUTS {
             std::fs::copy(&orig, &f).unwrap();
             let o = run_cut(&["check", "-j", j, &f], cut);
             stopped_at_change(&o, &f, &data, |_| Vec::new());
@@ -221,7 +237,7 @@ fn check_reports_a_changed_file() {
     }
     // Unchanged, the same file is fine.
     let o = Command::new(BIN).args(["check", "-j", "2", &orig]).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&o.stdout), format!("{orig}: ok, 400000 records\n"));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), format!("{orig}: ok, 450000 records\n"));
 }
 
 /// A real truncation, from here, while `cat` waits for its output to be
@@ -286,11 +302,7 @@ fn very_wide_records_take_bounded_memory() {
     data.extend_from_slice(&data.clone());
     std::fs::File::create(&path).unwrap().write_all(&data).unwrap();
     let p = path.display().to_string();
-    for args in [
-        vec!["stats", "--no-headers", &p],
-        vec!["stats", "--json", &p],
-        vec!["frequency", &p],
-    ] {
+    for args in [vec!["stats", "--no-headers", &p], vec!["frequency", &p]] {
         let (code, kib) = peak_kib(&args);
         assert_eq!(code, 0, "{args:?}");
         assert!(kib < 256 * 1024, "{args:?}: {kib} KiB");

@@ -270,7 +270,8 @@ mod test_hooks {
 
     /// Called once the records up to byte `at` of the file `path` were
     /// handed to the command: with `FASTCSV_TEST_TRUNCATE_AFTER=N` set and
-    /// `at >= N`, cuts the file to `N` bytes (once).
+    /// `at >= N`, cuts the file (once) to `FASTCSV_TEST_TRUNCATE_TO` bytes,
+    /// or to `N` without it (a cut ahead of the reader, or behind it).
     #[cfg(debug_assertions)]
     pub fn handed_out(path: Option<&Path>, at: u64) {
         use std::sync::atomic::{AtomicBool, Ordering};
@@ -279,8 +280,10 @@ mod test_hooks {
         let Some(n) = std::env::var("FASTCSV_TEST_TRUNCATE_AFTER").ok() else { return };
         let n: u64 = n.parse().expect("FASTCSV_TEST_TRUNCATE_AFTER is a byte count");
         if at >= n && !DONE.swap(true, Ordering::Relaxed) {
+            let to = std::env::var("FASTCSV_TEST_TRUNCATE_TO")
+                .map_or(n, |t| t.parse().expect("FASTCSV_TEST_TRUNCATE_TO is a byte count"));
             let f = std::fs::OpenOptions::new().write(true).open(path);
-            f.and_then(|f| f.set_len(n)).expect("the test hook cuts the input");
+            f.and_then(|f| f.set_len(to)).expect("the test hook cuts the input");
         }
     }
 

@@ -924,6 +924,38 @@ mod tests {
         assert_eq!(reads.load(Ordering::SeqCst), n, "the thread went on reading");
     }
 
+    /// A buffer of one byte still reads in chunks of at least `MIN_READ`
+    /// bytes (one `read()` a byte made a small buffer very slow), with
+    /// the logical capacity of a one-byte buffer.
+    #[test]
+    fn a_tiny_buffer_reads_large_chunks() {
+        use std::sync::atomic::Ordering;
+        let reads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let endless = Box::new(Endless { reads: reads.clone() });
+        let len = 1 << 20;
+        let mut b = ReadAhead::spawn(
+            Input::Stream(Box::new(endless.take(len as u64))),
+            1,
+            usize::MAX,
+            true,
+        )
+        .ok()
+        .unwrap();
+        let mut got = 0;
+        loop {
+            let n = b.data().len();
+            assert!(n <= b.capacity());
+            got += n;
+            b.refill(n).unwrap();
+            if b.is_eof() && b.data().is_empty() {
+                break;
+            }
+        }
+        assert_eq!((got, b.capacity()), (len, 1));
+        let n = reads.load(Ordering::SeqCst);
+        assert!(n <= len / MIN_READ + 1, "{n} reads");
+    }
+
     /// A file read at offsets: `data`, with reads cut short at random
     /// (never to 0 before the end), and failing at byte `bad` (reads that
     /// start before it stop there, as at a bad sector).
