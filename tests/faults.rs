@@ -277,6 +277,8 @@ fn a_real_truncation_while_reading() {
 
 /// Peak resident memory of `fastcsv ARGS` in KiB (`ru_maxrss`).
 #[cfg(target_os = "linux")]
+// The child is reaped by `wait4`, which also gives its usage.
+#[allow(clippy::zombie_processes)]
 fn peak_kib(args: &[&str]) -> (i32, i64) {
     let child =
         Command::new(BIN).args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();

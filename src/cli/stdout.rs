@@ -51,6 +51,11 @@ fn open_at_start() -> bool {
     !(out.dev() == null.dev() && out.ino() == null.ino())
 }
 
+#[cfg(not(unix))]
+fn open_at_start() -> bool {
+    true
+}
+
 /// Descriptor 1 as a writer; unbuffered (the commands wrap it in a
 /// `BufWriter`). Writes after standard output was found closed fail with
 /// `EBADF`.
@@ -58,6 +63,7 @@ pub struct Stdout(Option<ManuallyDrop<File>>);
 
 impl Stdout {
     /// Standard output as it was at [`init`].
+    #[cfg(unix)]
     pub fn new() -> Stdout {
         if !OPEN.load(Ordering::Relaxed) {
             return Stdout(None);
@@ -69,6 +75,15 @@ impl Stdout {
         // closing it when dropped.
         let file = unsafe { File::from_raw_fd(1) };
         Stdout(Some(ManuallyDrop::new(file)))
+    }
+
+    /// Standard output as it was at [`init`] (elsewhere than Unix, a
+    /// duplicate of its handle).
+    #[cfg(not(unix))]
+    pub fn new() -> Stdout {
+        use std::os::windows::io::AsHandle;
+        let file = io::stdout().as_handle().try_clone_to_owned().ok().map(File::from);
+        Stdout(file.map(ManuallyDrop::new))
     }
 }
 
@@ -94,6 +109,7 @@ impl Write for Stdout {
 
 /// Closes descriptor 1 (once) and returns the error the close reports;
 /// `EINTR` is not an error (Linux has closed the descriptor anyway).
+#[cfg(unix)]
 pub fn close() -> io::Result<()> {
     if !OPEN.swap(false, Ordering::Relaxed) {
         return Ok(());
@@ -108,4 +124,10 @@ pub fn close() -> io::Result<()> {
         return Ok(());
     }
     Err(e)
+}
+
+/// Elsewhere than Unix the handle is left to the system.
+#[cfg(not(unix))]
+pub fn close() -> io::Result<()> {
+    Ok(())
 }
