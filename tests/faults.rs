@@ -44,6 +44,7 @@ fn writers(file: &str) -> Vec<Vec<String>> {
         v(&["stats", "--csv"]),
         v(&["check"]),
         v(&["parts", "--size", "100"]),
+        v(&["bench", "--runs", "1", "--sizes", "4K"]),
     ]
 }
 
