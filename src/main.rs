@@ -3,10 +3,9 @@
 //! and turns failures into messages and exit statuses:
 //!
 //! * 0: success, or standard output was closed early (`| head`);
-//! * 1 also when writing (or closing) standard output fails otherwise
-//!   (`>/dev/full`, `>&-`): one line `fastcsv: <stdout>: ERROR`;
 //! * 1: a data or I/O error (one line on standard error: `fastcsv: ...`),
-//!   or `check` found problems;
+//!   writing (or closing) standard output failing otherwise (`>/dev/full`,
+//!   `>&-`: `fastcsv: <stdout>: ERROR`), or `check` found problems;
 //! * 2: a usage error (clap's own, or a bad column or dialect setting).
 
 mod cli;

@@ -236,6 +236,31 @@ fn check_reports_a_changed_file() {
             stopped_at_change(&o, &f, &data, |_| Vec::new());
         }
     }
+    // A file with a real problem, cut while the parallel pass reads it
+    // (ahead of the reader): the problem may be reported, and then the
+    // change; never the cut record as a problem, nor a summary.
+    let mut bad = data.clone();
+    let at = bad.len() * 2 / 3;
+    let at = at + bad[at..].iter().position(|&b| b == b'\n').unwrap();
+    bad.splice(at..at, *b"\xff");
+    std::fs::write(&orig, &bad).unwrap();
+    let line = bad[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    for j in ["1", "2", "4"] {
+        for to in [5_000_017, bad.len() as u64 - 1_000_003] {
+            std::fs::copy(&orig, &f).unwrap();
+            let o = run_cut(&["check", "-j", j, &f], (3_000_000, to));
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(1), "{err}");
+            assert!(err.starts_with(&format!("fastcsv: {f}:")), "{err}");
+            assert!(err.ends_with(": file changed while reading\n"), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            for l in String::from_utf8(o.stdout).unwrap().lines() {
+                let want = format!("{f}:{line}: record {}, ", line - 1);
+                assert!(l.starts_with(&want) && l.contains("invalid UTF-8 in column 3"), "{l}");
+            }
+        }
+    }
+    std::fs::write(&orig, &data).unwrap();
     // Unchanged, the same file is fine.
     let o = Command::new(BIN).args(["check", "-j", "2", &orig]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout), format!("{orig}: ok, 450000 records\n"));
