@@ -15,7 +15,9 @@
 //!   reader sees the same records, errors and positions; only how many
 //!   bytes arrive per refill differs (which the scanner does not see).
 //! * **Where the bytes live.** Each ring buffer is `slack + chunk` bytes;
-//!   a chunk is read into `[slack, slack + chunk)`. On refill the tail is
+//!   a chunk is read into `[slack, slack + chunk)`. A chunk is at least
+//!   [`MIN_READ`] bytes whatever `cap`: a small buffer size bounds what
+//!   `refill` hands out, not the reads. On refill the tail is
 //!   copied into the bytes just before the next unread byte (the slack of a
 //!   fresh buffer, or already-parsed bytes of a partly used one), so data
 //!   stays contiguous with one copy of the tail only. A tail longer than
@@ -390,7 +392,8 @@ pub(crate) struct ReadAhead {
 }
 
 impl ReadAhead {
-    /// Starts the thread reading `input` in chunks of `size` bytes. Hands
+    /// Starts the thread reading `input` in chunks of `size` bytes (at
+    /// least [`MIN_READ`]), for a logical capacity of `size`. Hands
     /// `input` back when the thread cannot be started.
     ///
     /// `join_on_drop`: wait for the thread when dropped (only for sources
