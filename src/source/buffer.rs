@@ -5,6 +5,8 @@
 //! refill is copied once, not re-read; when a single record fills the whole
 //! buffer, the buffer doubles, up to a limit past which reading fails with
 //! [`ErrorKind::RecordTooLarge`](crate::ErrorKind::RecordTooLarge).
+//! The buffer's size is a logical capacity (what the parser sees at a
+//! time); reads ask for at least [`MIN_READ`] bytes whatever it is.
 //!
 //! [`ReadBuffer`] is either this synchronous buffer or the read-ahead one
 //! (`readahead.rs`), which gives the same answers with the `read()`s done
