@@ -4,7 +4,8 @@
 //!
 //! * 0: success, or standard output was closed early (`| head`);
 //! * 1: a data or I/O error (one line on standard error: `fastcsv: ...`),
-//!   or `check` found problems;
+//!   writing (or closing) standard output failing otherwise (`>/dev/full`,
+//!   `>&-`: `fastcsv: <stdout>: ERROR`), or `check` found problems;
 //! * 2: a usage error (clap's own, or a bad column or dialect setting).
 
 mod cli;
@@ -18,6 +19,8 @@ use cli::args::{Cli, Command};
 use cli::{commands, Failure};
 
 fn main() -> ExitCode {
+    // Before anything is opened (see `cli::stdout`).
+    cli::stdout::init();
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Count(a) => commands::count(a),
@@ -31,6 +34,15 @@ fn main() -> ExitCode {
         Command::Frequency(a) => commands::frequency(a),
         Command::Bench(a) => commands::bench(a),
         Command::Parts(a) => commands::parts(a),
+    };
+    // Closing standard output is the last chance for a write error to
+    // show (a full disk behind NFS): it fails the command too.
+    let result = match result {
+        Ok(()) => cli::stdout::close().map_err(Failure::from),
+        Err(Failure::Reported) => {
+            cli::stdout::close().map_err(Failure::from).and(Err(Failure::Reported))
+        }
+        other => other,
     };
     let (message, code) = match result {
         Ok(()) | Err(Failure::BrokenPipe) => return ExitCode::SUCCESS,

@@ -442,8 +442,10 @@ impl<'a> Reader<'a> {
             Src::Mapped(m) => m.bytes(),
             Src::Read(_) => return Ok((Err(start), 0)),
         };
-        let changed = || match &self.src {
-            Src::Mapped(m) => m.changed(false),
+        // For the last chunk also the file's size: a file cut inside its
+        // last page reads as zeros there without a fault.
+        let changed = |last: bool| match &self.src {
+            Src::Mapped(m) => m.changed(last),
             _ => false,
         };
         // Large mapped files give back the pages of records written, as the
@@ -508,7 +510,7 @@ impl<'a> Reader<'a> {
                     }
                 };
                 let m = o.meta;
-                if m.failed || (k > 0 && m.first != stop.at) || changed() {
+                if m.failed || (k > 0 && m.first != stop.at) || changed(k + 1 == n) {
                     ctx.cancel();
                     return Ok((Err(stop), accepted));
                 }

@@ -990,7 +990,21 @@ impl<'a> Reader<'a> {
             return Ok(false);
         }
         self.err_line = None;
-        self.check_mapped(false)?;
+        if let Src::Mapped(m) = &self.src {
+            if m.changed(false) {
+                // None of the batch goes out: the change is reported at its
+                // first record, where reading stops (the scanner's record
+                // is the batch's last).
+                self.done = true;
+                let first = &sel.out.records[0];
+                let pos = Position {
+                    byte: sel.input_base + first.start as u64,
+                    line: first.line,
+                    record: self.records,
+                };
+                return Err(self.decorate(Error::new(ErrorKind::FileChanged).with_position(pos)));
+            }
+        }
         sel.first_record = self.records;
         self.records += k;
         Ok(true)

@@ -194,6 +194,11 @@ largest value (as numbers in a column of numbers, else in the order of code
 points); and in a column of numbers their sum (exact for integers), mean and
 standard deviation (of the population, as xsv gives it).
 
+Memory: per column, 16 bytes while it has only empty values; a column with a
+non-empty value takes about 400 bytes, plus 8 bytes per distinct value (up to
+10000, then a 16 KiB sketch) and its smallest and largest value. Summaries are
+written one at a time. With -j N, up to 2N+1 chunks hold such state at once.
+
 Examples:
   fastcsv stats export.csv
   fastcsv stats -s price,quantity --csv export.csv
@@ -206,6 +211,10 @@ their bytes), at most --limit per column. An empty value is shown as (NULL),
 as in xsv. Without a header row, columns are named by their number (from 1).
 Counting keeps each distinct value in memory: select the columns to count
 with -s on a file with many distinct values (ids).
+
+Memory: per column, 40 bytes, plus each distinct non-empty value with its
+count (its bytes and about 40 more). With -j N, up to 2N+1 chunks hold
+partial counts at once.
 
 Examples:
   fastcsv frequency -s city,country export.csv
@@ -281,7 +290,9 @@ pub struct InputArgs {
     )]
     pub source: SourceChoice,
     /// Size of the read() buffer: bytes or with a K, M or G suffix (at
-    /// most 1G).
+    /// most 1G). It bounds how much of the input is parsed at a time (it
+    /// grows for a longer record), not the reads, which ask for at least
+    /// 64K.
     #[arg(long, value_name = "SIZE", default_value = "128K", value_parser = parse_buffer_size)]
     pub buffer_size: usize,
     /// No progress bar.

@@ -1,8 +1,8 @@
-//! The commands. Each reads through [`Input`] and writes to a locked,
-//! buffered standard output; none allocates per field.
+//! The commands. Each reads through [`Input`] and writes to a buffered
+//! standard output; none allocates per field.
 
 use std::fs::File;
-use std::io::{self, BufWriter, StdoutLock, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use fastcsv::{Position, RowBuf, Selection};
@@ -14,23 +14,25 @@ use super::args::{
 use super::frequency::Frequencies;
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
+use super::stdout::Stdout;
 use super::{inputs, json_keys_utf8, path_arg, write_failure, Failure, Input, OutputFileError};
 
-/// Standard output, locked and buffered.
-fn stdout() -> BufWriter<StdoutLock<'static>> {
-    BufWriter::with_capacity(256 << 10, io::stdout().lock())
+/// Standard output, buffered; every write's error is reported (see
+/// [`Stdout`]).
+fn stdout() -> BufWriter<Stdout> {
+    BufWriter::with_capacity(256 << 10, Stdout::new())
 }
 
 /// Where `select` and `cat` write: standard output, or the `-o` file.
 type Sink = BufWriter<Box<dyn Write>>;
 
 /// Opens the output: the `-o` file (created or truncated; errors name it)
-/// or standard output, locked; buffered either way. A file that is also
+/// or standard output; buffered either way. A file that is also
 /// one of the `inputs` is refused before it is touched: truncating it
 /// would lose the data (and a mapped input would fault).
 fn sink(path: Option<&Path>, inputs: &[Option<&Path>]) -> Result<Sink, Failure> {
     let w: Box<dyn Write> = match path {
-        None => Box::new(io::stdout().lock()),
+        None => Box::new(Stdout::new()),
         Some(p) => {
             let name = p.display().to_string();
             if let Some(i) = inputs.iter().flatten().find(|i| same_file(i, p)) {
@@ -605,6 +607,9 @@ fn xsv_mode(files: &[std::path::PathBuf]) -> Result<&[std::path::PathBuf], Failu
 
 /// `fastcsv check`: strict parsing; every problem on its own line.
 pub fn check(a: &CheckArgs) -> Result<(), Failure> {
+    let file = path_arg(a.file.as_deref());
+    let size = |p: &Path| std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| m.len());
+    let before = file.and_then(size);
     if let Some((name, records)) = check_clean_in_parallel(a)? {
         let s = if records == 1 { "" } else { "s" };
         let mut out = stdout();
@@ -616,8 +621,15 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
     let check_width = !a.input.flexible;
     let mut args = a.input.clone();
     args.flexible = true;
-    let mut input = Input::open(path_arg(a.file.as_deref()), &args, true)?;
+    let mut input = Input::open(file, &args, true)?;
     let name = input.name.clone();
+    // Cut since the parallel pass found something: the problems of the
+    // shorter file (a record cut in the middle) are not the ones found.
+    if let (Some(p), Some(b), Some(now)) = (file, before, input.size) {
+        if now < b {
+            return Err(fastcsv::Error::new(fastcsv::ErrorKind::FileChanged).with_path(p).into());
+        }
+    }
     let mut out = stdout();
     let mut problems = 0u64;
     // Records seen, as one past the highest 0-based record index (a record
@@ -650,10 +662,11 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
             at(format!("invalid UTF-8 in column {} (byte {} of the field)", i + 1, e.valid_up_to()))
         })
     };
+    let guard = input.size_guard();
     let mut full = false;
     let header = match input.reader.headers() {
         Ok(h) => h.cloned(),
-        Err(e) if e.is_data() => {
+        Err(e) if !stops_check(&e) => {
             seen = seen.max(e.position().map_or(0, |p| p.record + 1));
             full = report(&mut out, e.to_string())?;
             None
@@ -682,12 +695,21 @@ pub fn check(a: &CheckArgs) -> Result<(), Failure> {
                         break;
                     }
                     if let Some(p) = content(row.position(), i, f) {
+                        // NUL bytes may be a cut file's zeros (see
+                        // `SizeGuard`).
+                        if memchr::memchr(0, f).is_some() {
+                            if let Some(changed) = guard.shrank(row.position()) {
+                                return Err(changed);
+                            }
+                        }
                         full = report(&mut out, p)?;
                     }
                 }
+                let at = row.position().byte;
+                input.handed_out(at);
             }
             Ok(None) => break,
-            Err(e) if e.is_data() => {
+            Err(e) if !stops_check(&e) => {
                 seen = seen.max(e.position().map_or(0, |p| p.record + 1));
                 full = report(&mut out, e.to_string())?;
             }
@@ -740,7 +762,8 @@ fn check_clean_in_parallel(a: &CheckArgs) -> Result<Option<(String, u64)>, Failu
     match input.reader.headers() {
         Ok(Some(h)) if h.iter().all(clean) => {}
         Ok(None) => {}
-        _ => return Ok(None),
+        Ok(Some(_)) => return Ok(None),
+        Err(e) => return Pass::from(e).into_result(),
     }
     let checked = input.par_each_batch(
         &Selection::all(),
@@ -749,19 +772,56 @@ fn check_clean_in_parallel(a: &CheckArgs) -> Result<Option<(String, u64)>, Failu
         |batch, _| {
             for row in batch.iter() {
                 if !row.iter().all(clean) {
-                    return Err(Failure::Reported);
+                    return Err(Pass::Unclean);
                 }
             }
             Ok(())
         },
         |_| Ok(()),
     );
-    if checked.is_err() {
-        return Ok(None);
+    if let Err(e) = checked {
+        return e.into_result();
     }
     let read = input.reader.records_read();
     let had_header = input.reader.dialect().headers() && read > 0;
     Ok(Some((input.name, read - u64::from(had_header))))
+}
+
+/// Why `check`'s parallel pass stopped.
+enum Pass {
+    /// A problem in the data: the sequential check finds and reports it.
+    Unclean,
+    /// The file changed while it was read, or could not be read: reading it
+    /// again would check another file (or fail again), so this is the
+    /// command's error.
+    Stop(Failure),
+}
+
+impl From<fastcsv::Error> for Pass {
+    fn from(e: fastcsv::Error) -> Pass {
+        if stops_check(&e) {
+            Pass::Stop(e.into())
+        } else {
+            Pass::Unclean
+        }
+    }
+}
+
+impl Pass {
+    /// `None` (check again, sequentially), or the error.
+    fn into_result<T>(self) -> Result<Option<T>, Failure> {
+        match self {
+            Pass::Unclean => Ok(None),
+            Pass::Stop(f) => Err(f),
+        }
+    }
+}
+
+/// Errors `check` reports as the command's (exit status 1, on standard
+/// error), not as problems in the data: I/O errors and a file that changed
+/// while it was read.
+fn stops_check(e: &fastcsv::Error) -> bool {
+    !e.is_data() || matches!(e.kind(), fastcsv::ErrorKind::FileChanged)
 }
 
 /// `fastcsv stats`: a table (or JSON) with one entry per column.
@@ -783,7 +843,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     // per chunk).
     let sketched = std::sync::RwLock::new(Vec::new());
     let hint = || sketched.read().map(|s| s.clone()).unwrap_or_default();
-    input.par_each_batch(
+    input.par_each_batch::<_, Failure>(
         &visit,
         &a.par.parallel(),
         || Stats::with_sketches(&hint()),
@@ -808,21 +868,25 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
             Ok(())
         },
     )?;
-    let mut summary = st.finish(&names);
+    // Summaries are made one at a time as they are written (see
+    // `stats::write_table`).
+    let mut n = st.width(&names);
+    let mut cols: Option<Vec<usize>> = None;
     if let (None, Some(sel)) = (picked, &a.select) {
         // Without a header row: the columns of the widest record.
-        let cols = sel.resolve(None, summary.len()).map_err(Failure::Usage)?;
-        summary = cols.iter().map(|&j| summary[j].clone()).collect();
+        let c = sel.resolve(None, n).map_err(Failure::Usage)?;
+        n = c.len();
+        cols = Some(c);
     }
-    let text = if a.json {
-        stats::json(&summary)
-    } else if a.csv {
-        stats::csv(&summary)
-    } else {
-        stats::table(&summary)
-    };
+    let row = |i: usize| st.summary(cols.as_ref().map_or(i, |c| c[i]), &names);
     let mut out = stdout();
-    out.write_all(text.as_bytes())?;
+    if a.json {
+        stats::write_json(&mut out, n, row)?;
+    } else if a.csv {
+        stats::write_csv(&mut out, n, row)?;
+    } else {
+        stats::write_table(&mut out, n, row)?;
+    }
     Ok(out.flush()?)
 }
 
@@ -863,7 +927,7 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
     let refs: Option<Vec<&[u8]>> = names.as_ref().map(|n| n.iter().map(Vec::as_slice).collect());
     let (picked, visit) = header_columns(a.select.as_ref(), refs)?;
     let mut counts = Frequencies::default();
-    input.par_each_batch(
+    input.par_each_batch::<_, Failure>(
         &visit,
         &a.par.parallel(),
         Frequencies::default,

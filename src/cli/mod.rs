@@ -1,6 +1,7 @@
 //! The `fastcsv` command line: argument definitions ([`args`]), column
 //! selections ([`selection`]), output formats ([`output`]), statistics
-//! ([`stats`]) and the commands themselves ([`commands`]).
+//! ([`stats`]), standard output ([`stdout`]) and the commands themselves
+//! ([`commands`]).
 //!
 //! Everything here uses the library's public API only.
 
@@ -10,13 +11,14 @@ pub mod frequency;
 pub mod output;
 pub mod selection;
 pub mod stats;
+pub mod stdout;
 
 use std::fs::File;
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fastcsv::{Batch, Reader, ReaderBuilder, Row, Selection};
+use fastcsv::{Batch, Position, Reader, ReaderBuilder, Row, Selection};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use args::InputArgs;
@@ -116,6 +118,10 @@ pub struct Input {
     pub reader: Reader<'static>,
     /// The path as given, or `<stdin>`.
     pub name: String,
+    /// The file read, `None` for standard input.
+    path: Option<PathBuf>,
+    /// The size of a regular file when opened.
+    size: Option<u64>,
     progress: Progress,
 }
 
@@ -148,7 +154,8 @@ impl Input {
             }
         };
         let progress = Progress::new(size, args.quiet);
-        Ok(Input { reader, name, progress })
+        let path = path.map(Path::to_path_buf);
+        Ok(Input { reader, name, path, size, progress })
     }
 
     /// Calls `f` on every remaining record, advancing the progress bar.
@@ -168,25 +175,38 @@ impl Input {
         Ok(())
     }
 
+    /// What [`SizeGuard::shrank`] needs to know about the input.
+    pub fn size_guard(&self) -> SizeGuard {
+        SizeGuard { path: self.path.clone(), size: self.size }
+    }
+
+    /// Tells the fault-injection hook of debug builds that the records up
+    /// to byte `at` were handed out (see `test_hooks`).
+    #[inline]
+    pub fn handed_out(&self, at: u64) {
+        test_hooks::handed_out(self.path.as_deref(), at);
+    }
+
     /// Reads every remaining batch of records, keeping only the columns of
     /// `sel`, on several threads when the input is mapped (see
     /// [`Reader::par_batches`]): `work` fills outputs made by `make`, which
     /// `sink` receives (and empties) in input order; advances the progress
     /// bar.
-    pub fn par_each_batch<T: Send>(
+    pub fn par_each_batch<T: Send, E: From<fastcsv::Error> + Send>(
         &mut self,
         sel: &Selection,
         par: &fastcsv::Parallel,
         make: impl Fn() -> T + Sync,
-        work: impl Fn(&Batch<'_>, &mut T) -> Result<(), Failure> + Sync,
-        mut sink: impl FnMut(&mut T) -> Result<(), Failure>,
-    ) -> Result<(), Failure> {
+        work: impl Fn(&Batch<'_>, &mut T) -> Result<(), E> + Sync,
+        mut sink: impl FnMut(&mut T) -> Result<(), E>,
+    ) -> Result<(), E> {
         let progress = &self.progress;
+        let path = self.path.as_deref();
         self.reader.par_batches(
             sel,
             par,
             || (make(), 0u64),
-            |b, (t, at)| -> Result<(), Failure> {
+            |b, (t, at)| -> Result<(), E> {
                 work(b, t)?;
                 *at = b.row(b.len() - 1).position().byte;
                 Ok(())
@@ -194,6 +214,7 @@ impl Input {
             |(t, at)| {
                 sink(t)?;
                 progress.set(*at);
+                test_hooks::handed_out(path, *at);
                 Ok(())
             },
         )?;
@@ -219,6 +240,58 @@ impl Input {
         })?;
         Ok(n)
     }
+}
+
+/// An input's path and size when opened.
+pub struct SizeGuard {
+    path: Option<PathBuf>,
+    size: Option<u64>,
+}
+
+impl SizeGuard {
+    /// The error for a file found shorter than when it was opened, at
+    /// `pos`; `None` while it is not (or for standard input). A mapped file
+    /// cut inside a page reads as zeros up to the page's end without a
+    /// fault, so NUL bytes in a record may mean a change the reader has
+    /// not seen yet.
+    pub fn shrank(&self, pos: Position) -> Option<Failure> {
+        let (path, size) = (self.path.as_deref()?, self.size?);
+        let now = std::fs::metadata(path).map_or(0, |m| m.len());
+        (now < size).then(|| {
+            let e = fastcsv::Error::new(fastcsv::ErrorKind::FileChanged);
+            e.with_position(pos).with_path(path).into()
+        })
+    }
+}
+
+/// Fault injection for the tests of a file that changes while it is
+/// read (`tests/faults.rs`); in debug builds only, release builds read no
+/// variable.
+mod test_hooks {
+    use std::path::Path;
+
+    /// Called once the records up to byte `at` of the file `path` were
+    /// handed to the command: with `FASTCSV_TEST_TRUNCATE_AFTER=N` set and
+    /// `at >= N`, cuts the file (once) to `FASTCSV_TEST_TRUNCATE_TO` bytes,
+    /// or to `N` without it (a cut ahead of the reader, or behind it).
+    #[cfg(debug_assertions)]
+    pub fn handed_out(path: Option<&Path>, at: u64) {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static DONE: AtomicBool = AtomicBool::new(false);
+        let Some(path) = path else { return };
+        let Some(n) = std::env::var("FASTCSV_TEST_TRUNCATE_AFTER").ok() else { return };
+        let n: u64 = n.parse().expect("FASTCSV_TEST_TRUNCATE_AFTER is a byte count");
+        if at >= n && !DONE.swap(true, Ordering::Relaxed) {
+            let to = std::env::var("FASTCSV_TEST_TRUNCATE_TO")
+                .map_or(n, |t| t.parse().expect("FASTCSV_TEST_TRUNCATE_TO is a byte count"));
+            let f = std::fs::OpenOptions::new().write(true).open(path);
+            f.and_then(|f| f.set_len(to)).expect("the test hook cuts the input");
+        }
+    }
+
+    #[cfg(not(debug_assertions))]
+    #[inline(always)]
+    pub fn handed_out(_: Option<&Path>, _: u64) {}
 }
 
 /// A writer error for the record at `pos` of the input called `name` as a

@@ -7,6 +7,7 @@
 
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{self, Write};
 
 use super::output::json_string;
 
@@ -285,6 +286,11 @@ impl Column {
         Column { all_int: true, all_float: true, ..Column::default() }
     }
 
+    /// A column that has seen `n` empty values only.
+    fn empty(n: u64) -> Column {
+        Column { empty: n, ..Column::new() }
+    }
+
     /// Adds one value.
     #[inline]
     pub fn add(&mut self, f: &[u8]) {
@@ -359,10 +365,62 @@ impl Column {
     }
 }
 
+/// One column's state: only its count of empty values until it has a
+/// value (16 bytes; a column with values takes a few hundred, see
+/// `Column`), so that records of many empty fields take little memory.
+enum Slot {
+    Empty(u64),
+    Full(Box<Column>),
+}
+
+impl Default for Slot {
+    fn default() -> Slot {
+        Slot::Empty(0)
+    }
+}
+
+impl Slot {
+    #[inline]
+    fn add(&mut self, f: &[u8]) {
+        match self {
+            Slot::Full(c) => c.add(f),
+            Slot::Empty(n) if f.is_empty() => *n += 1,
+            Slot::Empty(n) => {
+                let mut c = Column::empty(*n);
+                c.add(f);
+                *self = Slot::Full(Box::new(c));
+            }
+        }
+    }
+
+    /// Calls `f` with the column's state in full.
+    fn with<R>(&self, f: impl FnOnce(&Column) -> R) -> R {
+        match self {
+            Slot::Empty(n) => f(&Column::empty(*n)),
+            Slot::Full(c) => f(c),
+        }
+    }
+
+    fn merge(&mut self, o: Slot) {
+        match (&mut *self, o) {
+            (Slot::Empty(a), Slot::Empty(b)) => *a += b,
+            (Slot::Full(c), Slot::Empty(b)) => c.empty += b,
+            (_, Slot::Full(o)) => {
+                let mut c = match std::mem::take(self) {
+                    Slot::Full(c) => c,
+                    Slot::Empty(n) => Box::new(Column::empty(n)),
+                };
+                c.merge(*o);
+                *self = Slot::Full(c);
+            }
+        }
+    }
+}
+
 /// The statistics of every column of one input.
 #[derive(Default)]
 pub struct Stats {
-    columns: Vec<Column>,
+    columns: Vec<Slot>,
 }
 
 /// One finished column, ready to print.
@@ -406,7 +464,7 @@ impl Stats {
     #[inline]
     pub fn add<'a>(&mut self, n: usize, fields: impl Iterator<Item = &'a [u8]>) {
         if n > self.columns.len() {
-            self.columns.resize_with(n, Column::new);
+            self.columns.resize_with(n, Slot::default);
         }
         for (c, f) in self.columns.iter_mut().zip(fields) {
             c.add(f);
@@ -418,7 +476,7 @@ impl Stats {
     #[inline]
     pub fn add_some<'a>(&mut self, n: usize, fields: impl Iterator<Item = Option<&'a [u8]>>) {
         if n > self.columns.len() {
-            self.columns.resize_with(n, Column::new);
+            self.columns.resize_with(n, Slot::default);
         }
         for (c, f) in self.columns.iter_mut().zip(fields) {
             if let Some(f) = f {
@@ -436,11 +494,12 @@ impl Stats {
         let columns = sketched
             .iter()
             .map(|&s| {
-                let mut c = Column::new();
-                if s {
-                    c.distinct = Distinct::Sketch(HyperLogLog::default());
+                if !s {
+                    return Slot::default();
                 }
-                c
+                let mut c = Column::new();
+                c.distinct = Distinct::Sketch(HyperLogLog::default());
+                Slot::Full(Box::new(c))
             })
             .collect();
         Stats { columns }
@@ -448,124 +507,159 @@ impl Stats {
 
     /// For each column, whether it counts distinct values with the sketch.
     pub fn sketched(&self) -> Vec<bool> {
-        self.columns.iter().map(|c| matches!(c.distinct, Distinct::Sketch(_))).collect()
+        let sketch =
+            |c: &Slot| matches!(c, Slot::Full(c) if matches!(c.distinct, Distinct::Sketch(_)));
+        self.columns.iter().map(sketch).collect()
     }
 
     /// Adds what `other` has seen, as if its records had been added here
     /// (statistics of chunks read in parallel).
     pub fn merge(&mut self, other: Stats) {
         if other.columns.len() > self.columns.len() {
-            self.columns.resize_with(other.columns.len(), Column::new);
+            self.columns.resize_with(other.columns.len(), Slot::default);
         }
         for (c, o) in self.columns.iter_mut().zip(other.columns) {
             c.merge(o);
         }
     }
 
+    #[cfg(test)]
     /// The per-column summaries; `names` are header names (missing ones are
     /// numbered). Columns only the header has are listed with zero counts.
-    pub fn finish(mut self, names: &[String]) -> Vec<Summary> {
-        if names.len() > self.columns.len() {
-            self.columns.resize_with(names.len(), Column::new);
-        }
-        self.columns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let (distinct, exact) = c.distinct.count();
-                let any = c.non_empty > 0;
-                let numeric = any && c.all_float;
-                let text = |v: &Option<Vec<u8>>| {
-                    v.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())
-                };
-                let n = c.num;
-                let (min, max) = if c.all_int {
-                    (n.int_min.to_string(), n.int_max.to_string())
-                } else {
-                    (format!("{}", n.min), format!("{}", n.max))
-                };
-                Summary {
-                    name: names.get(i).cloned().unwrap_or_else(|| (i + 1).to_string()),
-                    non_empty: c.non_empty,
-                    empty: c.empty,
-                    distinct,
-                    exact,
-                    min_len: c.min_len,
-                    max_len: c.max_len,
-                    integer: any && c.all_int,
-                    float: numeric,
-                    min: if numeric { Some(min) } else { text(&c.min) },
-                    max: if numeric { Some(max) } else { text(&c.max) },
-                    sum: numeric.then(|| {
-                        if c.all_int {
-                            n.int_sum.to_string()
-                        } else {
-                            format!("{}", n.sum)
-                        }
-                    }),
-                    // From the sum (exact for integers): the same whatever
-                    // the chunks, where Welford's running mean drifts.
-                    mean: numeric.then(|| {
-                        if c.all_int {
-                            n.int_sum as f64 / n.n as f64
-                        } else {
-                            n.sum / n.n as f64
-                        }
-                    }),
-                    stddev: numeric.then(|| (n.moments().1 / n.n as f64).sqrt()),
-                }
-            })
-            .collect()
+    pub fn finish(self, names: &[String]) -> Vec<Summary> {
+        (0..self.width(names)).map(|i| self.summary(i, names)).collect()
+    }
+
+    /// The number of columns [`Stats::summary`] describes: those seen, or
+    /// named by the header row.
+    pub fn width(&self, names: &[String]) -> usize {
+        self.columns.len().max(names.len())
+    }
+
+    /// Column `i`'s summary (see [`Stats::finish`]), made on demand so
+    /// that a wide input's summaries need not all be held at once.
+    pub fn summary(&self, i: usize, names: &[String]) -> Summary {
+        let empty = Slot::default();
+        let slot = self.columns.get(i).unwrap_or(&empty);
+        slot.with(|c| {
+            let (distinct, exact) = c.distinct.count();
+            let any = c.non_empty > 0;
+            let numeric = any && c.all_float;
+            let text =
+                |v: &Option<Vec<u8>>| v.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
+            let n = c.num;
+            let (min, max) = if c.all_int {
+                (n.int_min.to_string(), n.int_max.to_string())
+            } else {
+                (format!("{}", n.min), format!("{}", n.max))
+            };
+            Summary {
+                name: names.get(i).cloned().unwrap_or_else(|| (i + 1).to_string()),
+                non_empty: c.non_empty,
+                empty: c.empty,
+                distinct,
+                exact,
+                min_len: c.min_len,
+                max_len: c.max_len,
+                integer: any && c.all_int,
+                float: numeric,
+                min: if numeric { Some(min) } else { text(&c.min) },
+                max: if numeric { Some(max) } else { text(&c.max) },
+                sum: numeric.then(|| {
+                    if c.all_int {
+                        n.int_sum.to_string()
+                    } else {
+                        format!("{}", n.sum)
+                    }
+                }),
+                // From the sum (exact for integers): the same whatever
+                // the chunks, where Welford's running mean drifts.
+                mean: numeric.then(|| {
+                    if c.all_int {
+                        n.int_sum as f64 / n.n as f64
+                    } else {
+                        n.sum / n.n as f64
+                    }
+                }),
+                stddev: numeric.then(|| (n.moments().1 / n.n as f64).sqrt()),
+            }
+        })
     }
 }
 
+#[cfg(test)]
 /// Renders summaries as an aligned text table.
 pub fn table(rows: &[Summary]) -> String {
+    let mut v = Vec::new();
+    write_table(&mut v, rows.len(), |i| rows[i].clone()).expect("a writer to memory");
+    String::from_utf8(v).expect("a table built from strings is UTF-8")
+}
+
+/// The table's 13 cells of summary `s` (of 1-based column `i`), or of the
+/// header row for `None`.
+fn table_cells(row: Option<(usize, &Summary)>) -> [String; 13] {
+    let Some((i, s)) = row else {
+        return [
+            "#",
+            "column",
+            "non-empty",
+            "empty",
+            "distinct",
+            "min len",
+            "max len",
+            "integer",
+            "float",
+            "min",
+            "max",
+            "mean",
+            "stddev",
+        ]
+        .map(String::from);
+    };
     let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
-    const N: usize = 13;
-    let mut cells: Vec<[String; N]> = vec![[
-        "#",
-        "column",
-        "non-empty",
-        "empty",
-        "distinct",
-        "min len",
-        "max len",
-        "integer",
-        "float",
-        "min",
-        "max",
-        "mean",
-        "stddev",
-    ]
-    .map(String::from)];
     let dash = || "-".to_string();
     let cut = |v: &Option<String>| v.as_deref().map_or_else(dash, |v| shorten(v, 20));
-    for (i, s) in rows.iter().enumerate() {
-        cells.push([
-            (i + 1).to_string(),
-            s.name.clone(),
-            s.non_empty.to_string(),
-            s.empty.to_string(),
-            if s.exact { s.distinct.to_string() } else { format!("~{}", s.distinct) },
-            s.min_len.map_or_else(|| "-".into(), |m| m.to_string()),
-            if s.min_len.is_some() { s.max_len.to_string() } else { "-".into() },
-            yes(s.integer),
-            yes(s.float),
-            cut(&s.min),
-            cut(&s.max),
-            s.mean.map_or_else(dash, short_float),
-            s.stddev.map_or_else(dash, short_float),
-        ]);
-    }
+    [
+        i.to_string(),
+        s.name.clone(),
+        s.non_empty.to_string(),
+        s.empty.to_string(),
+        if s.exact { s.distinct.to_string() } else { format!("~{}", s.distinct) },
+        s.min_len.map_or_else(|| "-".into(), |m| m.to_string()),
+        if s.min_len.is_some() { s.max_len.to_string() } else { "-".into() },
+        yes(s.integer),
+        yes(s.float),
+        cut(&s.min),
+        cut(&s.max),
+        s.mean.map_or_else(dash, short_float),
+        s.stddev.map_or_else(dash, short_float),
+    ]
+}
+
+/// Writes the `n` summaries `row(0..n)` as an aligned text table to `out`.
+/// Two passes (the widths, then the lines), each summary made twice and
+/// none kept: memory does not grow with the number of columns.
+pub fn write_table(
+    out: &mut impl Write,
+    n: usize,
+    row: impl Fn(usize) -> Summary,
+) -> io::Result<()> {
     // Display width: a wide (CJK) character takes two cells of a terminal.
     let cols = |s: &str| unicode_width::UnicodeWidthStr::width(s);
-    let width = |c: usize| cells.iter().map(|r| cols(&r[c])).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..N).map(width).collect();
-    let mut out = String::new();
-    for r in &cells {
-        let mut line = String::new();
-        for (c, cell) in r.iter().enumerate() {
+    let cells = |i: usize| match i {
+        0 => table_cells(None),
+        i => table_cells(Some((i, &row(i - 1)))),
+    };
+    let mut widths = [0usize; 13];
+    for i in 0..=n {
+        for (w, c) in widths.iter_mut().zip(cells(i)) {
+            *w = (*w).max(cols(&c));
+        }
+    }
+    let mut line = String::new();
+    for i in 0..=n {
+        line.clear();
+        for (c, cell) in cells(i).iter().enumerate() {
             let pad = widths[c] - cols(cell);
             // Text columns align left, numbers right.
             if c == 1 || (7..=10).contains(&c) {
@@ -577,10 +671,10 @@ pub fn table(rows: &[Summary]) -> String {
             }
             line.push_str("  ");
         }
-        out.push_str(line.trim_end());
-        out.push('\n');
+        out.write_all(line.trim_end().as_bytes())?;
+        out.write_all(b"\n")?;
     }
-    out
+    Ok(())
 }
 
 /// `v` cut to `max` characters, with `…` for the rest; control characters
@@ -609,11 +703,19 @@ fn short_float(x: f64) -> String {
     }
 }
 
+#[cfg(test)]
 /// Renders summaries as CSV, one record per column (names as far as they
 /// go as in `xsv stats`: `field`, `min_length`, `max_length`); an
 /// unknown length is empty.
 pub fn csv(rows: &[Summary]) -> String {
-    let mut w = super::output::RecordWriter::new(Vec::new(), super::args::Format::Csv, b',', None);
+    let mut v = Vec::new();
+    write_csv(&mut v, rows.len(), |i| rows[i].clone()).expect("a writer to memory");
+    String::from_utf8(v).expect("CSV built from strings is UTF-8")
+}
+
+/// Writes the `n` summaries `row(0..n)` as CSV to `out`, one at a time.
+pub fn write_csv(out: &mut impl Write, n: usize, row: impl Fn(usize) -> Summary) -> io::Result<()> {
+    let mut w = super::output::RecordWriter::new(out, super::args::Format::Csv, b',', None);
     let head = [
         "field",
         "non_empty",
@@ -630,13 +732,16 @@ pub fn csv(rows: &[Summary]) -> String {
         "mean",
         "stddev",
     ];
-    let mut put = |cells: &[&str]| {
-        w.write(cells.iter().map(|c| c.as_bytes())).expect("CSV of UTF-8 text to memory");
+    let mut put = |cells: &[&str]| match w.write(cells.iter().map(|c| c.as_bytes())) {
+        Ok(()) => Ok(()),
+        Err(super::output::WriteError::Io(e)) => Err(e),
+        Err(e) => unreachable!("CSV output takes any bytes: {e:?}"),
     };
-    put(&head);
+    put(&head)?;
     let opt = |v: &Option<String>| v.clone().unwrap_or_default();
     let float = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-    for s in rows {
+    for i in 0..n {
+        let s = &row(i);
         let (min, max) = match s.min_len {
             Some(m) => (m.to_string(), s.max_len.to_string()),
             None => (String::new(), String::new()),
@@ -656,16 +761,32 @@ pub fn csv(rows: &[Summary]) -> String {
             &opt(&s.max),
             &float(s.mean),
             &float(s.stddev),
-        ]);
+        ])?;
     }
-    let v = w.into_inner().expect("a writer to memory");
-    String::from_utf8(v).expect("CSV built from strings is UTF-8")
+    w.into_inner()?;
+    Ok(())
 }
 
+#[cfg(test)]
 /// Renders summaries as a JSON array, one object per column.
 pub fn json(rows: &[Summary]) -> String {
-    let mut v = Vec::from(&b"["[..]);
-    for (i, s) in rows.iter().enumerate() {
+    let mut v = Vec::new();
+    write_json(&mut v, rows.len(), |i| rows[i].clone()).expect("a writer to memory");
+    String::from_utf8(v).expect("JSON built from strings is UTF-8")
+}
+
+/// Writes the `n` summaries `row(0..n)` as a JSON array to `out`, one at a
+/// time.
+pub fn write_json(
+    out: &mut impl Write,
+    n: usize,
+    row: impl Fn(usize) -> Summary,
+) -> io::Result<()> {
+    out.write_all(b"[")?;
+    let mut v = Vec::new();
+    for i in 0..n {
+        let s = &row(i);
+        v.clear();
         if i > 0 {
             v.push(b',');
         }
@@ -700,9 +821,9 @@ pub fn json(rows: &[Summary]) -> String {
         v.extend_from_slice(
             format!(",\"mean\":{},\"stddev\":{}}}", float(s.mean), float(s.stddev)).as_bytes(),
         );
+        out.write_all(&v)?;
     }
-    v.extend_from_slice(b"\n]\n");
-    String::from_utf8(v).expect("JSON built from strings is UTF-8")
+    out.write_all(b"\n]\n")
 }
 
 #[cfg(test)]

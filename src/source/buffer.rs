@@ -5,6 +5,8 @@
 //! refill is copied once, not re-read; when a single record fills the whole
 //! buffer, the buffer doubles, up to a limit past which reading fails with
 //! [`ErrorKind::RecordTooLarge`](crate::ErrorKind::RecordTooLarge).
+//! The buffer's size is a logical capacity (what the parser sees at a
+//! time); reads ask for at least [`MIN_READ`] bytes whatever it is.
 //!
 //! [`ReadBuffer`] is either this synchronous buffer or the read-ahead one
 //! (`readahead.rs`), which gives the same answers with the `read()`s done
@@ -115,13 +117,29 @@ pub(crate) fn zeroed(len: usize) -> io::Result<Vec<u8>> {
     Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
 
+/// The fewest bytes a `read()` asks for, whatever the buffer size: a
+/// small `buffer_size` bounds how much of the input the parser sees at a
+/// time (its logical capacity, which grows for a long record as before),
+/// not the size of the system calls, which would otherwise be one per byte
+/// or so with `buffer_size(1)`.
+pub(crate) const MIN_READ: usize = 64 * 1024;
+
 /// One reused buffer, filled by `read()` on the calling thread.
+///
+/// The buffer holds at least [`MIN_READ`] bytes; `data()` is at most
+/// `cap` of them (the logical capacity): `buf[start..end]`, with bytes
+/// already read but not yet handed out in `buf[end..filled]`, handed out
+/// by the next refills before anything is read again.
 pub(crate) struct SyncBuffer<'a> {
     rdr: Box<dyn Read + Send + 'a>,
     /// Empty only when its allocation failed (see [`SyncBuffer::new`]).
     buf: Vec<u8>,
     /// The size asked for.
     size: usize,
+    /// The logical capacity: the most `data()` holds.
+    cap: usize,
+    start: usize,
+    end: usize,
     filled: usize,
     eof: bool,
     max: usize,
@@ -134,13 +152,23 @@ impl<'a> SyncBuffer<'a> {
     /// reports the error.
     pub(crate) fn new(rdr: Box<dyn Read + Send + 'a>, size: usize, max: usize) -> SyncBuffer<'a> {
         let size = size.max(1);
-        let buf = zeroed(size).unwrap_or_default();
-        SyncBuffer { rdr, buf, size, filled: 0, eof: false, max: max.max(size) }
+        let buf = zeroed(size.max(MIN_READ)).unwrap_or_default();
+        SyncBuffer {
+            rdr,
+            buf,
+            size,
+            cap: size,
+            start: 0,
+            end: 0,
+            filled: 0,
+            eof: false,
+            max: max.max(size),
+        }
     }
 
     #[inline]
     pub(crate) fn data(&self) -> &[u8] {
-        &self.buf[..self.filled]
+        &self.buf[self.start..self.end]
     }
 
     pub(crate) fn is_eof(&self) -> bool {
@@ -155,25 +183,35 @@ impl<'a> SyncBuffer<'a> {
 
     /// Current capacity (reported by `Reader::buffer_capacity`).
     pub(crate) fn capacity(&self) -> usize {
-        self.buf.len()
+        self.cap
     }
 
-    /// Moves `data()[keep_from..]` to the front and reads more. Returns how
-    /// many bytes were dropped from the front (the caller shifts its
-    /// offsets), or sets EOF when the reader is exhausted.
+    /// Drops `data()[..keep_from]`, keeps the rest at the front and adds
+    /// more. Returns how many bytes were dropped from the front (the caller
+    /// shifts its offsets), or sets EOF when the reader is exhausted.
     pub(crate) fn refill(&mut self, keep_from: usize) -> Result<usize> {
         if self.buf.is_empty() {
-            self.buf = zeroed(self.size)?;
+            self.buf = zeroed(self.size.max(MIN_READ))?;
         }
-        if keep_from > 0 {
-            self.buf.copy_within(keep_from..self.filled, 0);
-            self.filled -= keep_from;
-        }
-        if self.filled == self.buf.len() {
-            if self.buf.len() >= self.max {
+        self.start += keep_from;
+        let tail = self.end - self.start;
+        if tail == self.cap {
+            if self.cap >= self.max {
                 return Err(Error::new(ErrorKind::RecordTooLarge { limit: self.max }));
             }
-            let new = self.buf.len().saturating_mul(2).min(self.max);
+            self.cap = self.cap.saturating_mul(2).min(self.max);
+        }
+        // Bytes already read come first.
+        if self.filled > self.end {
+            self.end = self.filled.min(self.start + self.cap);
+            return Ok(keep_from);
+        }
+        // Everything read was handed out: move the tail to the front and
+        // read into the rest (the buffer grows with the capacity).
+        self.buf.copy_within(self.start..self.end, 0);
+        (self.start, self.end, self.filled) = (0, tail, tail);
+        if self.buf.len() < self.cap {
+            let new = self.cap;
             self.buf.try_reserve_exact(new - self.buf.len()).map_err(|_| out_of_memory(new))?;
             self.buf.resize(new, 0);
         }
@@ -191,6 +229,7 @@ impl<'a> SyncBuffer<'a> {
                 Err(e) => return Err(e.into()),
             }
         }
+        self.end = self.filled.min(self.cap);
         Ok(keep_from)
     }
 }

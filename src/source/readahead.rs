@@ -15,7 +15,9 @@
 //!   reader sees the same records, errors and positions; only how many
 //!   bytes arrive per refill differs (which the scanner does not see).
 //! * **Where the bytes live.** Each ring buffer is `slack + chunk` bytes;
-//!   a chunk is read into `[slack, slack + chunk)`. On refill the tail is
+//!   a chunk is read into `[slack, slack + chunk)`. A chunk is at least
+//!   [`MIN_READ`] bytes whatever `cap`: a small buffer size bounds what
+//!   `refill` hands out, not the reads. On refill the tail is
 //!   copied into the bytes just before the next unread byte (the slack of a
 //!   fresh buffer, or already-parsed bytes of a partly used one), so data
 //!   stays contiguous with one copy of the tail only. A tail longer than
@@ -66,7 +68,7 @@ use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::buffer::{out_of_memory, zeroed};
+use super::buffer::{out_of_memory, zeroed, MIN_READ};
 use crate::error::{Error, ErrorKind, Result};
 
 /// What the ring buffers of a reader may hold together: as many buffers as
@@ -389,7 +391,8 @@ pub(crate) struct ReadAhead {
 }
 
 impl ReadAhead {
-    /// Starts the thread reading `input` in chunks of `size` bytes. Hands
+    /// Starts the thread reading `input` in chunks of `size` bytes (at
+    /// least [`MIN_READ`]), for a logical capacity of `size`. Hands
     /// `input` back when the thread cannot be started.
     ///
     /// `join_on_drop`: wait for the thread when dropped (only for sources
@@ -400,7 +403,10 @@ impl ReadAhead {
         max: usize,
         join_on_drop: bool,
     ) -> std::result::Result<ReadAhead, Input> {
-        let size = size.max(1);
+        // `size` is the logical capacity; chunks are read at least
+        // `MIN_READ` bytes at a time whatever it is (see `MIN_READ`).
+        let cap = size.max(1);
+        let size = cap.max(MIN_READ);
         let slack = size.min(MAX_SLACK);
         let ring = ring_len(slack.saturating_add(size));
         let (at, offset) = match &input {
@@ -464,8 +470,8 @@ impl ReadAhead {
             end: 0,
             fill: 0,
             next: None,
-            cap: size,
-            max: max.max(size),
+            cap,
+            max: max.max(cap),
             eof: false,
         })
     }
@@ -917,6 +923,38 @@ mod tests {
         assert!(n <= ring_len(32) + 2, "{n} reads");
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert_eq!(reads.load(Ordering::SeqCst), n, "the thread went on reading");
+    }
+
+    /// A buffer of one byte still reads in chunks of at least `MIN_READ`
+    /// bytes (one `read()` a byte made a small buffer very slow), with
+    /// the logical capacity of a one-byte buffer.
+    #[test]
+    fn a_tiny_buffer_reads_large_chunks() {
+        use std::sync::atomic::Ordering;
+        let reads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let endless = Box::new(Endless { reads: reads.clone() });
+        let len = 1 << 20;
+        let mut b = ReadAhead::spawn(
+            Input::Stream(Box::new(endless.take(len as u64))),
+            1,
+            usize::MAX,
+            true,
+        )
+        .ok()
+        .unwrap();
+        let mut got = 0;
+        loop {
+            let n = b.data().len();
+            assert!(n <= b.capacity());
+            got += n;
+            b.refill(n).unwrap();
+            if b.is_eof() && b.data().is_empty() {
+                break;
+            }
+        }
+        assert_eq!((got, b.capacity()), (len, 1));
+        let n = reads.load(Ordering::SeqCst);
+        assert!(n <= len / MIN_READ + 1, "{n} reads");
     }
 
     /// A file read at offsets: `data`, with reads cut short at random
