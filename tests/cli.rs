@@ -595,7 +595,7 @@ fn write_errors_other_than_a_closed_pipe_fail() {
         let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
         let o = Command::new(BIN).args([cmd, &people]).stdout(full).output().unwrap();
         assert_eq!(o.status.code(), Some(1), "{cmd}");
-        assert_eq!(stderr(&o), "fastcsv: <stdout>: No space left on device (os error 28)\n");
+        assert_eq!(stderr(&o), "fastcsv: write error: No space left on device (os error 28)\n");
     }
 }
 

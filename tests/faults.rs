@@ -52,7 +52,7 @@ fn writers(file: &str) -> Vec<Vec<String>> {
 fn one_write_error(args: &[String], o: &Output, error: &str) {
     let err = stderr(o);
     assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
-    assert_eq!(err, format!("fastcsv: <stdout>: {error}\n"), "{args:?}");
+    assert_eq!(err, format!("fastcsv: write error: {error}\n"), "{args:?}");
 }
 
 #[cfg(target_os = "linux")]

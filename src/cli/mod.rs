@@ -56,7 +56,7 @@ impl From<io::Error> for Failure {
         if e.kind() == io::ErrorKind::BrokenPipe {
             Failure::BrokenPipe
         } else {
-            Failure::Fatal(format!("<stdout>: {e}"))
+            Failure::Fatal(format!("write error: {e}"))
         }
     }
 }
@@ -72,7 +72,7 @@ pub struct OutputFileError {
 
 impl std::fmt::Display for OutputFileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.name, self.source)
+        write!(f, "write error: {}: {}", self.name, self.source)
     }
 }
 
