@@ -53,7 +53,7 @@ unsafe fn prefix_xor_pmull(x: u64) -> u64 {
 /// byte, which is made for finding the *first* match; squeezing it to
 /// one bit per byte costs more than the adds.
 ///
-/// Note: LLVM (Rust 1.95) proves the summed bits disjoint and emits
+/// Note: LLVM (as of the Rust release this was written with) proves the summed bits disjoint and emits
 /// each ADDP as `UZP1`, `UZP2` and `ORR` (same result, more
 /// instructions). Whether that costs anything has not been measured on
 /// aarch64 hardware; check there before reworking it.

@@ -40,8 +40,7 @@ impl Scanner {
     /// scanner can start there and `tail` holds no record terminator, so it
     /// stopped only for want of the record's end. A buffered count or batch
     /// then refills instead of handing the record to the state machine
-    /// (which builds every field of it: a sixth of the samples when counting
-    /// the wide file did that). A record the block scanner cannot take for
+    /// (which builds every field of it). A record the block scanner cannot take for
     /// another reason is found so after the refill, once its end is in.
     pub(crate) fn block_needs_more(&self, tail: &[u8]) -> bool {
         let ready = self.block.is_some()
@@ -194,9 +193,8 @@ impl Scanner {
             }
         };
         // A borrow of the field rather than the vector taken out of `out`:
-        // taking it cost the loops of the other modes 2% more instructions
-        // (and `read_batch` with every field 9% more time), for no gain
-        // here.
+        // taking it cost the loops of the other modes instructions (and
+        // `read_batch` with every field time), for no gain here.
         let drops = &mut out.drops;
         // With `csv`: the opening quote (from `ends_base`) of the quoted
         // field that the last block left open, and 1 if that field holds
@@ -210,7 +208,7 @@ impl Scanner {
         // dropped (`Selected::drops`). Words cost nothing per quote and
         // feed the byte compress whole; without the compress, copying
         // around each quote from a list of offsets is cheaper than finding
-        // them again in the words (text `cat -j1` 15% slower).
+        // them again in the words.
         let csv_words = csv && K::DEPOSIT && cls.dispatch.byte_compress;
 
         let mut qf = QuotedFields::default();
@@ -272,85 +270,18 @@ impl Scanner {
                         unsafe { clean_quotes_in_words::<K>(&qf, rel, state, &mut out.keep) };
                     out.keep.push(!drop);
                 } else if csv && K::DEPOSIT && b.quoted {
-                    // As below, without a loop over the fields: the clean
-                    // fields' opening quotes come from a bit deposit, and
-                    // the quotes to drop are written from one mask (in
-                    // order: opening and closing quotes alternate).
-                    let open_before = open_at;
+                    let state = (&mut clean_in, &mut in_field, &mut open_at);
                     // SAFETY: the caller guarantees `K`'s instruction set.
-                    let (mut bits, carried) = unsafe {
-                        clean_quotes::<K>(&qf, rel, &mut clean_in, &mut in_field, &mut open_at)
-                    };
-                    // The opening quote of the field the block started in
-                    // goes first, when that field is clean. Quotes to drop
-                    // are sparse (about one a block in quoted text): two
-                    // slots are written whatever their number, and a loop
-                    // takes any more.
-                    let n = carried as usize + bits.count_ones() as usize;
-                    drops.reserve(65);
-                    let len = drops.len();
-                    let spare = &mut drops.spare_capacity_mut()[..65];
-                    spare[0].write(open_before);
-                    let mut i = carried as usize;
-                    for _ in 0..2 {
-                        // `trailing_zeros` of 0 is 64: harmless in an
-                        // unkept slot.
-                        spare[i].write(rel + bits.trailing_zeros());
-                        bits &= bits.wrapping_sub(1);
-                        i += 1;
-                    }
-                    while bits != 0 {
-                        spare[i].write(rel + bits.trailing_zeros());
-                        bits &= bits - 1;
-                        i += 1;
-                    }
-                    // SAFETY: the `n <= 65` slots after the old length were
-                    // written above, inside the capacity reserved.
-                    unsafe { drops.set_len(len + n) };
+                    unsafe { push_drops_deposit::<K>(drops, &qf, rel, state) };
                 } else if csv && !K::DEPOSIT && (qf.open | qf.close | clean_in) != 0 {
-                    // Adding each field's opening quote to the bits of
-                    // `plain` carries through a field up to the first bit
-                    // missing: its closing quote when nothing inside keeps
-                    // the quotes. A field from the last block starts
-                    // with the carry in.
-                    let (s1, c1) = qf.plain.overflowing_add(qf.open);
-                    let (s2, c2) = s1.overflowing_add(clean_in);
-                    let mut clean = s2 & qf.close;
-                    if clean != 0 {
-                        // At most 32 fields close in a block: 64 slots.
-                        drops.reserve(64);
-                        let len = drops.len();
-                        let spare = &mut drops.spare_capacity_mut()[..64];
-                        let mut i = 0;
-                        while clean != 0 {
-                            let k = clean.trailing_zeros();
-                            clean &= clean - 1;
-                            let opens = qf.open & below(k as usize);
-                            let o =
-                                if opens != 0 { rel + 63 - opens.leading_zeros() } else { open_at };
-                            spare[i].write(o);
-                            spare[i + 1].write(rel + k);
-                            i += 2;
-                        }
-                        // SAFETY: the `i <= 64` slots after the old length
-                        // were written above, inside the capacity reserved.
-                        unsafe { drops.set_len(len + i) };
-                    }
-                    clean_in = 0;
-                    if qf.open_at_end {
-                        clean_in = u64::from(c1 | c2);
-                        if qf.open != 0 {
-                            open_at = rel + 63 - qf.open.leading_zeros();
-                        }
-                    }
+                    push_drops_loop(drops, &qf, rel, &mut clean_in, &mut open_at);
                 }
             }
             if cols {
                 let rel = (base - out.ends_base) as u32;
                 // The quotes to drop, as with `csv`, in blocks with quotes
-                // in play. (Taking every block, with no branch, made
-                // numeric `select -j1` 1.15 times as slow and gained
-                // nothing on quoted text.)
+                // in play. (Taking every block, with no branch, was slower
+                // on numeric data and gained nothing on quoted text.)
                 if b.quoted {
                     let state = (&mut clean_in, &mut in_field, &mut open_at);
                     // SAFETY: the caller guarantees `K`'s instruction set.
@@ -529,5 +460,101 @@ impl Scanner {
         }
         *pos = r;
         count
+    }
+}
+
+/// `MODE_CSV` with [`Kernel::DEPOSIT`], for a block with quotes in play
+/// (its quoted fields `qf`, at `rel` from the batch's offset base):
+/// appends the offsets of the quotes a CSV writer drops to `drops`, without
+/// a loop over the fields: the clean fields' opening quotes come from a bit
+/// deposit, and the quotes to drop are written from one mask (in order:
+/// opening and closing quotes alternate). `state` is what
+/// [`clean_quotes`] carries from block to block.
+///
+/// # Safety
+///
+/// The CPU must support `K`'s instruction set.
+#[inline(always)]
+unsafe fn push_drops_deposit<K: Kernel>(
+    drops: &mut Vec<u32>,
+    qf: &QuotedFields,
+    rel: u32,
+    (clean_in, in_field, open_at): (&mut u64, &mut u64, &mut u32),
+) {
+    let open_before = *open_at;
+    // SAFETY: forwarded from the caller.
+    let (mut bits, carried) = unsafe { clean_quotes::<K>(qf, rel, clean_in, in_field, open_at) };
+    // The opening quote of the field the block started in goes first, when
+    // that field is clean. Quotes to drop are sparse (about one a block in
+    // quoted text): two slots are written whatever their number, and a
+    // loop takes any more.
+    let n = carried as usize + bits.count_ones() as usize;
+    drops.reserve(65);
+    let len = drops.len();
+    let spare = &mut drops.spare_capacity_mut()[..65];
+    spare[0].write(open_before);
+    let mut i = carried as usize;
+    for _ in 0..2 {
+        // `trailing_zeros` of 0 is 64: harmless in an unkept slot.
+        spare[i].write(rel + bits.trailing_zeros());
+        bits &= bits.wrapping_sub(1);
+        i += 1;
+    }
+    while bits != 0 {
+        spare[i].write(rel + bits.trailing_zeros());
+        bits &= bits - 1;
+        i += 1;
+    }
+    // SAFETY: the `n <= 65` slots after the old length were written above,
+    // inside the capacity reserved.
+    unsafe { drops.set_len(len + n) };
+}
+
+/// `MODE_CSV` without [`Kernel::DEPOSIT`], for a block whose quoted fields
+/// `qf` (at `rel` from the batch's offset base) open or close a field, or
+/// that starts in a clean one (`*clean_in`): appends the offsets of the
+/// quotes a CSV writer drops to `drops`, a field at a time. Updates
+/// `*clean_in` and `*open_at` (where the field the next block starts in
+/// opened) for the next block.
+#[inline(always)]
+fn push_drops_loop(
+    drops: &mut Vec<u32>,
+    qf: &QuotedFields,
+    rel: u32,
+    clean_in: &mut u64,
+    open_at: &mut u32,
+) {
+    // Adding each field's opening quote to the bits of `plain` carries
+    // through a field up to the first bit missing: its closing quote when
+    // nothing inside keeps the quotes. A field from the last block starts
+    // with the carry in.
+    let (s1, c1) = qf.plain.overflowing_add(qf.open);
+    let (s2, c2) = s1.overflowing_add(*clean_in);
+    let mut clean = s2 & qf.close;
+    if clean != 0 {
+        // At most 32 fields close in a block: 64 slots.
+        drops.reserve(64);
+        let len = drops.len();
+        let spare = &mut drops.spare_capacity_mut()[..64];
+        let mut i = 0;
+        while clean != 0 {
+            let k = clean.trailing_zeros();
+            clean &= clean - 1;
+            let opens = qf.open & below(k as usize);
+            let o = if opens != 0 { rel + 63 - opens.leading_zeros() } else { *open_at };
+            spare[i].write(o);
+            spare[i + 1].write(rel + k);
+            i += 2;
+        }
+        // SAFETY: the `i <= 64` slots after the old length were written
+        // above, inside the capacity reserved.
+        unsafe { drops.set_len(len + i) };
+    }
+    *clean_in = 0;
+    if qf.open_at_end {
+        *clean_in = u64::from(c1 | c2);
+        if qf.open != 0 {
+            *open_at = rel + 63 - qf.open.leading_zeros();
+        }
     }
 }
