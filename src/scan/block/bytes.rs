@@ -32,7 +32,8 @@ const HI: u64 = 0x8080_8080_8080_8080;
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct ByteSet {
-    /// The bytes themselves (the 16-byte test).
+    /// The bytes themselves (the 16-byte test, on x86-64 only).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     bytes: [u8; 4],
     splats: [u64; 4],
     controls: bool,

@@ -2,6 +2,7 @@
 //! the copies, unescaped, of records holding doubled quotes.
 
 use super::classify::Classifier;
+#[cfg(target_arch = "x86_64")]
 use super::dispatch::dispatch;
 use super::select::Selected;
 use crate::scan::{Span, NUMERIC, OWNED, QUOTED};
