@@ -19,10 +19,11 @@ pub(super) fn prefix_xor(mut x: u64) -> u64 {
 }
 
 /// A way of classifying 64 bytes. Implementations are `#[inline(always)]`
-/// and are only ever inlined into functions compiled for their
-/// instruction set (see `x86::record_*`, `arm::record_*`), as memchr does,
-/// so that the whole scanning loop is compiled with AVX2, SSE2 or NEON
-/// enabled and the comparisons stay in registers.
+/// and are only ever inlined into functions compiled for their instruction
+/// set (the entry points `entry_points!` writes in `x86_64` and
+/// `aarch64`), as memchr does, so that the whole scanning loop is compiled
+/// with AVX-512, AVX2, SSE2 or NEON enabled and the comparisons stay in
+/// registers.
 pub(super) trait Kernel {
     /// Compares the 64 bytes at `p` with the needles.
     ///

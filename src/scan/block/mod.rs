@@ -1,20 +1,20 @@
 //! The block scanner: 64 bytes at a time, with bitmasks.
 //!
-//! BE ADVISED: this is a *shortcut* past the state machine in `mod.rs`, and
+//! BE ADVISED: this is a *shortcut* past the state machine in `scan/mod.rs`, and
 //! it is only allowed to take records whose meaning it can prove equal to
 //! what the state machine would produce. Anything else is handed back,
 //! whole record at a time, to the state machine.
 //!
 //! # How a block is read
 //!
-//! A kernel (AVX2 or SSE2 on x86-64, NEON on aarch64, or portable; picked
-//! once at run time, see [`simd_level`]) compares 64 input bytes against
+//! A kernel (AVX-512, AVX2 or SSE2 on x86-64, NEON on aarch64, or
+//! portable; picked once at run time, see [`simd_level`]) compares 64 input bytes against
 //! the delimiter, the quote, the two terminator bytes (CR and LF, or the
 //! single terminator byte twice), and optionally the escape byte and the
 //! space, giving one `u64` per needle (bit `i` is byte `i`). NEON has no
 //! `movemask`; its kernel builds the bitmask with pairwise adds (see
-//! `aarch64::movemask4`). The inside-quotes mask is the prefix XOR of the quote
-//! bits (carry-less multiply by all ones when `pclmulqdq`, or on aarch64
+//! `aarch64::movemask4`). The inside-quotes mask is the prefix XOR of the
+//! quote bits (carry-less multiply by all ones when `pclmulqdq`, or on aarch64
 //! PMULL, is available), XORed with the carry from the block before.
 //! Delimiters and terminators outside quotes are the structural bytes:
 //! they end fields and records.

@@ -198,8 +198,8 @@ impl Kernel for Avx512Clmul {
 
     #[inline(always)]
     unsafe fn clean_opens(open: u64, close: u64, clean: u64, in_field: u64) -> (u64, u64) {
-        // SAFETY: the caller guarantees BMI2 (every AVX-512 CPU has
-        // it, and `isa()` checks). Bit `i` of `which` tells whether
+        // SAFETY: the caller guarantees BMI2 (every AVX-512 CPU has it,
+        // and `dispatch::detect` checks). Bit `i` of `which` tells whether
         // the `i`-th closing quote is clean; with the block starting
         // inside a field, the first closes that field and the `i`-th
         // opening quote pairs with the `i + 1`-th closing one.
