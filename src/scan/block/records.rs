@@ -173,25 +173,7 @@ impl Scanner {
             Some(cm) if cols => cm,
             _ => ColMasks { sel: 0, after: 0, at: 0 },
         };
-        // With `cols`: the keep state (all ones: kept) at the block's
-        // start, before the forced bits; flips and forced kept bytes that
-        // fall past the block's end (a delimiter in its last byte, a
-        // record ending there).
-        let mut keeping = if cm.selected(0) { !0u64 } else { 0 };
-        let (mut flips_next, mut kept_next) = (0u64, 0u64);
-        // With `cols`, for the block in hand: the flips, the bytes forced
-        // in (LFs) and out (the CR of a CRLF), the quotes to drop, and
-        // whether its word is still to be written.
-        let (mut flips, mut forced_in, mut forced_out, mut drop) = (0u64, 0u64, 0u64, 0u64);
-        let mut pending = false;
-        let dep = |m: u64, d: usize, seg: u64| -> u64 {
-            if d < 64 {
-                // SAFETY: the caller guarantees `K`'s instruction set.
-                unsafe { K::deposit(m >> d, seg) }
-            } else {
-                0
-            }
-        };
+        let mut words = KeepWords::new(cm);
         // A borrow of the field rather than the vector taken out of `out`:
         // taking it cost the loops of the other modes instructions (and
         // `read_batch` with every field time), for no gain here.
@@ -282,19 +264,14 @@ impl Scanner {
                 // The quotes to drop, as with `csv`, in blocks with quotes
                 // in play. (Taking every block, with no branch, was slower
                 // on numeric data and gained nothing on quoted text.)
-                if b.quoted {
+                let drop = if b.quoted {
                     let state = (&mut clean_in, &mut in_field, &mut open_at);
                     // SAFETY: the caller guarantees `K`'s instruction set.
-                    drop = unsafe { clean_quotes_in_words::<K>(&qf, rel, state, &mut out.keep) };
+                    unsafe { clean_quotes_in_words::<K>(&qf, rel, state, &mut out.keep) }
                 } else {
-                    drop = 0;
-                }
-                // Where the keep state flips and the bytes forced in or
-                // out: from the last block, then each record that ends in
-                // this one (in the loop below) and the one left open.
-                (flips, forced_in, forced_out) = (flips_next, kept_next, 0);
-                (flips_next, kept_next) = (0, 0);
-                pending = true;
+                    0
+                };
+                words.start_block(drop);
             }
             // Record ends before the first bad byte, not before `r` (the LF
             // of a CRLF that straddles blocks).
@@ -345,29 +322,9 @@ impl Scanner {
                     break 'blocks;
                 }
                 if cols {
-                    // The record's delimiters in this block flip the keep
-                    // state as `ColMasks` says (XOR: with the last
-                    // selected field empty, its two flips fall on the same
-                    // byte and cancel); its LF is kept, the CR of a CRLF
-                    // is not; and the next record starts in the state of
-                    // its first field.
                     let seg = b.delim & below(k) & from(r.saturating_sub(base));
-                    let d = fields - 1 - seg.count_ones() as usize;
-                    flips ^= (dep(cm.after, d, seg) << 1) ^ dep(cm.at, d, seg);
-                    let lf = end - 1 - base;
-                    if lf < 64 {
-                        forced_in |= 1 << lf;
-                    } else {
-                        kept_next |= 1;
-                    }
-                    forced_out |= u64::from(end == p + 2) << k;
-                    let next = end - base;
-                    let flip = u64::from(cm.selected(fields - 1) != cm.selected(0));
-                    if next < 64 {
-                        flips |= flip << next;
-                    } else {
-                        flips_next |= flip << (next - 64);
-                    }
+                    // SAFETY: the caller guarantees `K`'s instruction set.
+                    unsafe { words.record_end::<K>(seg, fields, k, end - base, end == p + 2) };
                 }
                 let l_end = l_total + u64::from((b.lines & below(k + 1)).count_ones());
                 let mut pr_end = 0;
@@ -413,15 +370,11 @@ impl Scanner {
                 if lo < 64 {
                     let seg = b.delim & from(lo);
                     let d = if r > base { 0 } else { (d_total - d_rec) as usize };
-                    let after = dep(cm.after, d, seg);
-                    flips ^= (after << 1) ^ dep(cm.at, d, seg);
-                    flips_next |= after >> 63;
+                    // SAFETY: the caller guarantees `K`'s instruction set.
+                    unsafe { words.record_open::<K>(seg, d) };
                 }
                 // SAFETY: the caller guarantees `K`'s instruction set.
-                let state = unsafe { K::prefix_xor(flips) } ^ keeping;
-                keeping = ((state as i64) >> 63) as u64;
-                out.keep.push(((state & !forced_out) | forced_in) & !drop);
-                pending = false;
+                unsafe { words.end_block::<K>(&mut out.keep) };
             }
             if b.bad != 0 {
                 break;
@@ -449,14 +402,8 @@ impl Scanner {
             keep_all_up_to(&mut out.keep, (r - out.ends_base).div_ceil(64));
         }
         if cols {
-            if pending {
-                // The block the loop stopped in: its records taken.
-                // SAFETY: the caller guarantees `K`'s instruction set.
-                let state = unsafe { K::prefix_xor(flips) } ^ keeping;
-                out.keep.push(((state & !forced_out) | forced_in) & !drop);
-            }
-            // The LF of a CRLF whose CR ends the last block scanned.
-            out.keep.push(kept_next);
+            // SAFETY: the caller guarantees `K`'s instruction set.
+            unsafe { words.finish::<K>(&mut out.keep) };
         }
         *pos = r;
         count
@@ -556,5 +503,159 @@ fn push_drops_loop(
         if qf.open != 0 {
             *open_at = rel + 63 - qf.open.leading_zeros();
         }
+    }
+}
+
+/// `MODE_COLS`: which bytes the CSV of the selected columns keeps, one word
+/// per block (all ones: kept), built as the loop goes. The records'
+/// delimiters flip the keep state as [`ColMasks`] says, and a prefix XOR
+/// of the flips gives the state of each byte.
+#[derive(Clone, Copy, Debug)]
+struct KeepWords {
+    cm: ColMasks,
+    /// The keep state at the block's start, before the forced bits.
+    keeping: u64,
+    /// Flips and forced kept bytes that fall past the block's end (a
+    /// delimiter in its last byte, a record ending there).
+    flips_next: u64,
+    kept_next: u64,
+    /// For the block in hand: the flips, the bytes forced in (LFs) and out
+    /// (the CR of a CRLF), and the quotes to drop.
+    flips: u64,
+    forced_in: u64,
+    forced_out: u64,
+    drop: u64,
+    /// The word of the block in hand is still to be written.
+    pending: bool,
+}
+
+impl KeepWords {
+    fn new(cm: ColMasks) -> KeepWords {
+        KeepWords {
+            cm,
+            keeping: if cm.selected(0) { !0 } else { 0 },
+            flips_next: 0,
+            kept_next: 0,
+            flips: 0,
+            forced_in: 0,
+            forced_out: 0,
+            drop: 0,
+            pending: false,
+        }
+    }
+
+    /// A new block, whose quotes to drop are `drop`. Where the keep state
+    /// flips and the bytes forced in or out: from the last block, then
+    /// each record that ends in this one ([`KeepWords::record_end`]) and
+    /// the one left open ([`KeepWords::record_open`]).
+    #[inline(always)]
+    fn start_block(&mut self, drop: u64) {
+        self.drop = drop;
+        (self.flips, self.forced_in, self.forced_out) = (self.flips_next, self.kept_next, 0);
+        (self.flips_next, self.kept_next) = (0, 0);
+        self.pending = true;
+    }
+
+    /// The `d` low bits of the columns' pattern `m` past the first, at the
+    /// set bits of `seg` (none when `d` is 64 or more).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `K`'s instruction set.
+    #[inline(always)]
+    unsafe fn dep<K: Kernel>(m: u64, d: usize, seg: u64) -> u64 {
+        if d < 64 {
+            // SAFETY: forwarded from the caller.
+            unsafe { K::deposit(m >> d, seg) }
+        } else {
+            0
+        }
+    }
+
+    /// A record of `fields` fields that ends in the block: its delimiters
+    /// in the block are `seg`, its terminator at bit `k`, and the next
+    /// record starts `next` bytes past the block's start (after a CRLF
+    /// when `crlf`). Its delimiters flip the keep state (XOR: with the last
+    /// selected field empty, its two flips fall on the same byte and
+    /// cancel); its LF is kept, the CR of a CRLF is not; and the next
+    /// record starts in the state of its first field.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `K`'s instruction set.
+    #[inline(always)]
+    unsafe fn record_end<K: Kernel>(
+        &mut self,
+        seg: u64,
+        fields: usize,
+        k: usize,
+        next: usize,
+        crlf: bool,
+    ) {
+        let cm = self.cm;
+        let d = fields - 1 - seg.count_ones() as usize;
+        // SAFETY: forwarded from the caller.
+        let (after, at) =
+            unsafe { (Self::dep::<K>(cm.after, d, seg), Self::dep::<K>(cm.at, d, seg)) };
+        self.flips ^= (after << 1) ^ at;
+        let lf = next - 1;
+        if lf < 64 {
+            self.forced_in |= 1 << lf;
+        } else {
+            self.kept_next |= 1;
+        }
+        self.forced_out |= u64::from(crlf) << k;
+        let flip = u64::from(cm.selected(fields - 1) != cm.selected(0));
+        if next < 64 {
+            self.flips |= flip << next;
+        } else {
+            self.flips_next |= flip << (next - 64);
+        }
+    }
+
+    /// The record left open at the block's end: its delimiters in the
+    /// block are `seg`, with `d` of them before the block.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `K`'s instruction set.
+    #[inline(always)]
+    unsafe fn record_open<K: Kernel>(&mut self, seg: u64, d: usize) {
+        let cm = self.cm;
+        // SAFETY: forwarded from the caller.
+        let (after, at) =
+            unsafe { (Self::dep::<K>(cm.after, d, seg), Self::dep::<K>(cm.at, d, seg)) };
+        self.flips ^= (after << 1) ^ at;
+        self.flips_next |= after >> 63;
+    }
+
+    /// The block's word, from its flips: written to `keep`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `K`'s instruction set.
+    #[inline(always)]
+    unsafe fn end_block<K: Kernel>(&mut self, keep: &mut Vec<u64>) {
+        // SAFETY: forwarded from the caller.
+        let state = unsafe { K::prefix_xor(self.flips) } ^ self.keeping;
+        self.keeping = ((state as i64) >> 63) as u64;
+        keep.push(((state & !self.forced_out) | self.forced_in) & !self.drop);
+        self.pending = false;
+    }
+
+    /// After the loop: the word of the block it stopped in (its records
+    /// taken), and the LF of a CRLF whose CR ends the last block scanned.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support `K`'s instruction set.
+    #[inline(always)]
+    unsafe fn finish<K: Kernel>(&self, keep: &mut Vec<u64>) {
+        if self.pending {
+            // SAFETY: forwarded from the caller.
+            let state = unsafe { K::prefix_xor(self.flips) } ^ self.keeping;
+            keep.push(((state & !self.forced_out) | self.forced_in) & !self.drop);
+        }
+        keep.push(self.kept_next);
     }
 }
