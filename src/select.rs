@@ -21,8 +21,8 @@ pub(crate) const BATCH_RECORDS: usize = 1024;
 
 /// The most input bytes a batch of [`Selection::csv`] scans: `cat` copies
 /// each batch whole into its output buffer right after, so that input and
-/// output stay in the core's cache (1024 records of the text sample
-/// can be far larger than the caches).
+/// output stay in the core's cache (1024 records of long text can
+/// outgrow it).
 /// A record longer than this goes to the state machine.
 pub(crate) const BATCH_BYTES: usize = 128 << 10;
 
