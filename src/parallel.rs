@@ -803,43 +803,10 @@ fn quote_parity(bytes: &[u8], q: u8) -> bool {
     let mut words = bytes.chunks_exact(16);
     let mut acc = 0u64;
     for w in &mut words {
-        acc ^= match_bits16(w, q);
+        acc ^= crate::scan::match_bits16(w, q);
     }
     let tail = words.remainder().iter().filter(|&&c| c == q).count() as u32;
     (acc.count_ones() + tail) & 1 == 1
-}
-
-/// A mask whose popcount has the parity of the number of `q` bytes in the
-/// 16 bytes `w`.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn match_bits16(w: &[u8], q: u8) -> u64 {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
-    };
-    debug_assert_eq!(w.len(), 16);
-    // SAFETY: SSE2 is part of the x86_64 baseline, and `w` holds 16 bytes
-    // (`chunks_exact(16)`), which an unaligned load reads.
-    unsafe {
-        let v = _mm_loadu_si128(w.as_ptr().cast::<__m128i>());
-        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(q as i8))) as u32 as u64
-    }
-}
-
-/// A mask whose popcount has the parity of the number of `q` bytes in the
-/// 16 bytes `w` (SWAR: the high bit of each byte equal to `q`).
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn match_bits16(w: &[u8], q: u8) -> u64 {
-    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let splat = u64::from_ne_bytes([q; 8]);
-    let mut acc = 0;
-    for half in w.chunks_exact(8) {
-        let y = u64::from_ne_bytes(half.try_into().unwrap_or([0; 8])) ^ splat;
-        // High bit set exactly in the bytes of `y` that are zero.
-        acc ^= !(((y & LO7) + LO7) | y | LO7);
-    }
-    acc
 }
 
 #[cfg(test)]

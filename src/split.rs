@@ -1091,7 +1091,7 @@ fn structural(block: &[u8], needles: &[u8; 8]) -> u64 {
     let mut mask = 0u64;
     let mut words = block.chunks_exact(16);
     for (k, w) in (&mut words).enumerate() {
-        mask |= u64::from(match16(w, needles)) << (16 * k);
+        mask |= u64::from(crate::scan::match16(w, needles)) << (16 * k);
     }
     let base = block.len() - words.remainder().len();
     for (j, c) in words.remainder().iter().enumerate() {
@@ -1100,37 +1100,6 @@ fn structural(block: &[u8], needles: &[u8; 8]) -> u64 {
         }
     }
     mask
-}
-
-/// Bit `i` set where `w[i]` (16 bytes) is one of `needles`.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn match16(w: &[u8], needles: &[u8; 8]) -> u32 {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    };
-    debug_assert_eq!(w.len(), 16);
-    // SAFETY: SSE2 is part of the x86_64 baseline, and `w` holds 16 bytes
-    // (`chunks_exact(16)`), which an unaligned load reads.
-    unsafe {
-        let v = _mm_loadu_si128(w.as_ptr().cast::<__m128i>());
-        let mut hit = _mm_cmpeq_epi8(v, _mm_set1_epi8(needles[0] as i8));
-        for &n in &needles[1..] {
-            hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8(n as i8)));
-        }
-        _mm_movemask_epi8(hit) as u32
-    }
-}
-
-/// Bit `i` set where `w[i]` (16 bytes) is one of `needles`.
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn match16(w: &[u8], needles: &[u8; 8]) -> u32 {
-    let mut m = 0;
-    for (i, c) in w.iter().enumerate() {
-        m |= u32::from(needles.contains(c)) << i;
-    }
-    m
 }
 
 /// The bytes that end a plain stretch (see `Splitter::plain_stretch`).

@@ -239,26 +239,23 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
     // CSV out as it came in: the records the block scanner takes are
     // written from their fields' input bytes (see `cat`), located by the
     // delimiter offsets of `Selection::raw`, which costs less than
-    // building the selected fields (unescaped) and quoting them again;
-    // `raw` rather than `all`, which also unescapes fields with doubled
-    // quotes. Not for wide records, where keeping every delimiter's offset
-    // costs more than skipping over them. (Instruction counts:
-    // docs/BENCHMARKS.md.)
+    // building the selected fields (unescaped) and quoting them again
+    // (`raw` rather than `all`, which also unescapes fields with doubled
+    // quotes). Not for wide records, where keeping every delimiter's
+    // offset costs more than skipping over them.
     //
-    // Columns in ascending order (the common case) go further: the block
-    // scanner marks the bytes of their CSV in a bit mask
+    // Columns in ascending order (the common case) may go further: the
+    // block scanner marks the bytes of their CSV in a bit mask
     // (`Selection::csv_columns`), which runs of records are copied
     // through (`Batch::csv_run`), so that no delimiter offset is kept and
-    // no field is looked at.
+    // no field is looked at. `Selection::csv_output` takes that mode where
+    // it is the faster one on this CPU.
     let requotes = make().requotes(input.reader.dialect());
-    // Only with the byte compress: without it, copying each run of kept
-    // bytes in turn costs more than the scan saves.
-    let in_order = requotes
-        && fastcsv::scan::has_byte_compress()
-        && Selection::csv_columns(cols.iter().copied()).has_csv_columns();
+    let fast = Selection::csv_output(cols.iter().copied());
+    let in_order = requotes && fast.has_csv_columns();
     let requote = !in_order && requotes && width <= RAW_SELECT_MAX_WIDTH;
     let sel = if in_order {
-        Selection::csv_columns(cols.iter().copied())
+        fast
     } else if requote {
         Selection::raw()
     } else {

@@ -30,123 +30,9 @@ impl From<io::Error> for WriteError {
     }
 }
 
-const LO: u64 = 0x0101_0101_0101_0101;
-const HI: u64 = 0x8080_8080_8080_8080;
-
-/// Which bytes of a field need work (quoting or escaping): up to four given
-/// bytes, and optionally every byte below 0x20. The test runs on eight bytes
-/// at a time (SWAR): `(y - 0x01..) & !y & 0x80..` is non-zero exactly when
-/// some byte of `y` is zero, so `y = x ^ splat(b)` finds `b`; likewise
-/// `(x - splat(0x20)) & !x & 0x80..` finds bytes below 0x20. Most fields
-/// need no work and are copied whole after one or two word tests.
-#[derive(Clone, Copy, Debug)]
-struct Needles {
-    /// The needles themselves (the 16-byte test, on x86-64 only).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    bytes: [u8; 4],
-    splats: [u64; 4],
-    controls: bool,
-    /// A byte that is not a needle, to pad the last partial word.
-    filler: u8,
-}
-
-impl Needles {
-    const fn new(bytes: [u8; 4], controls: bool) -> Needles {
-        let mut splats = [0; 4];
-        let mut i = 0;
-        while i < 4 {
-            splats[i] = LO * bytes[i] as u64;
-            i += 1;
-        }
-        // At most four needles: one of five letters is free.
-        let mut filler = b'a';
-        while filler == bytes[0] || filler == bytes[1] || filler == bytes[2] || filler == bytes[3] {
-            filler += 1;
-        }
-        Needles { bytes, splats, controls, filler }
-    }
-
-    #[inline(always)]
-    fn word(&self, x: u64) -> bool {
-        let mut m = 0;
-        for s in self.splats {
-            let y = x ^ s;
-            m |= y.wrapping_sub(LO) & !y;
-        }
-        if self.controls {
-            m |= x.wrapping_sub(LO * 0x20) & !x;
-        }
-        m & HI != 0
-    }
-
-    /// True when some byte of `f` is a needle. Every byte is tested
-    /// through whole-word loads: on x86-64, 16 bytes at a time (SSE2) from
-    /// 16 bytes on; otherwise 8-byte words (the last one overlapping the
-    /// one before), two overlapping 4-byte loads for 4 to 7 bytes, and the
-    /// first, middle and last bytes for 1 to 3, padded with `filler`.
-    #[inline(always)]
-    fn any(&self, f: &[u8]) -> bool {
-        let n = f.len();
-        #[cfg(target_arch = "x86_64")]
-        if n >= 16 {
-            return self.any_sse2(f);
-        }
-        if n >= 8 {
-            let mut chunks = f.chunks_exact(8);
-            for c in &mut chunks {
-                if self.word(u64::from_le_bytes(c.try_into().expect("8 bytes"))) {
-                    return true;
-                }
-            }
-            return !chunks.remainder().is_empty()
-                && self.word(u64::from_le_bytes(f[n - 8..].try_into().expect("8 bytes")));
-        }
-        let x = if n >= 4 {
-            let lo = u32::from_le_bytes(f[..4].try_into().expect("4 bytes"));
-            let hi = u32::from_le_bytes(f[n - 4..].try_into().expect("4 bytes"));
-            u64::from(lo) | (u64::from(hi) << 32)
-        } else if n > 0 {
-            let three = u64::from(f[0]) | (u64::from(f[n / 2]) << 8) | (u64::from(f[n - 1]) << 16);
-            (LO * u64::from(self.filler)) & !0xFF_FFFF | three
-        } else {
-            return false;
-        };
-        self.word(x)
-    }
-
-    /// [`Needles::any`] for 16 bytes or more: 16-byte chunks, the last
-    /// one overlapping the one before.
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn any_sse2(&self, f: &[u8]) -> bool {
-        use std::arch::x86_64::*;
-        debug_assert!(f.len() >= 16);
-        let chunk = |c: &[u8]| -> bool {
-            debug_assert_eq!(c.len(), 16);
-            // SAFETY: SSE2 is part of x86-64; `c` holds 16 bytes, read
-            // without alignment.
-            unsafe {
-                let x = _mm_loadu_si128(c.as_ptr().cast());
-                let mut m = _mm_setzero_si128();
-                for b in self.bytes {
-                    m = _mm_or_si128(m, _mm_cmpeq_epi8(x, _mm_set1_epi8(b as i8)));
-                }
-                if self.controls {
-                    // Below 0x20: unsigned min with 0x1f leaves it as is.
-                    let low = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
-                    m = _mm_or_si128(m, low);
-                }
-                _mm_movemask_epi8(m) != 0
-            }
-        };
-        let n = f.len();
-        let mut chunks = f.chunks_exact(16);
-        if chunks.by_ref().any(chunk) {
-            return true;
-        }
-        !chunks.remainder().is_empty() && chunk(&f[n - 16..])
-    }
-}
+/// Which bytes of a field need work (quoting or escaping): the core's
+/// byte-set test.
+type Needles = fastcsv::scan::ByteSet;
 
 /// Bytes TSV output escapes.
 const TSV_NEEDLES: Needles = Needles::new(*b"\t\n\r\\", false);
@@ -376,7 +262,8 @@ impl RecordWriter<Vec<u8>> {
 /// Appends `s` to `v`: up to 32 bytes with two overlapping moves of the
 /// widest size that fits (reading no byte outside `s`, writing none past
 /// the new length), longer slices with `extend_from_slice`. A call to
-/// `memcpy` per field cost more than the copy itself on quoted text.
+/// `memcpy` per field cost more than the copy (a large share of
+/// `fastcsv select -j1` on quoted text, in perf).
 #[inline(always)]
 fn append(v: &mut Vec<u8>, s: &[u8]) {
     let n = s.len();

@@ -69,9 +69,10 @@ pub(crate) mod grammar;
 pub mod reference;
 
 pub(crate) use block::{
-    append_kept, append_without, ColMasks, SelectArgs, Selected, SelectedRecord, NO_COPY,
+    append_kept, append_without, match16, match_bits16, ColMasks, SelectArgs, Selected,
+    SelectedRecord, NO_COPY,
 };
-pub use block::{has_byte_compress, simd_level};
+pub use block::{has_byte_compress, simd_level, ByteSet};
 
 use crate::dialect::{Dialect, Terminator};
 use crate::error::ErrorKind;
