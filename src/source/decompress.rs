@@ -1,0 +1,497 @@
+//! Compressed input: gzip, zstd, bzip2 and xz, known by their first bytes
+//! (never by the file's name), decoded as the bytes are read.
+//!
+//! A compressed file is never mapped: its bytes are not the CSV. The
+//! decoder is a [`Read`] that the reader's `read()` buffer pulls from; with
+//! read-ahead (the default on two or more CPUs) that happens on the helper
+//! thread, so decompression overlaps parsing.
+//!
+//! Which bytes mean which format: see [`Codec`].
+//!
+//! # Errors
+//!
+//! A decoder error (corrupt data, a stream cut short, trailing bytes that
+//! are not another member) becomes
+//! [`ErrorKind::Decompress`](crate::ErrorKind::Decompress) with the offset
+//! in the compressed input that the decoder had consumed up to: rows are
+//! never silently cut short. Several gzip members, zstd frames, bzip2
+//! streams or xz streams one after another decode as one input, as
+//! `gzip -dc`, `zstd -dc`, `bzip2 -dc` and `xz -dc` do.
+
+use std::fmt;
+use std::io::{self, BufRead, BufReader, Chain, Cursor, Read};
+
+/// A compressed format recognised by its first bytes.
+///
+/// # Which bytes mean which format
+///
+/// A plain CSV may begin with any text, so each format is recognised by
+/// its whole magic sequence, as long as the format defines one
+/// (see [`Codec::detect`]):
+///
+/// | format | first bytes |
+/// |---|---|
+/// | gzip | `1F 8B 08` (deflate, the only method defined), then a flags byte whose reserved bits 5-7 are clear |
+/// | zstd | `28 B5 2F FD` (a frame), or `5? 2A 4D 18` (a skippable frame) |
+/// | bzip2 | `BZh`, a block size `1`-`9`, then the block magic `31 41 59 26 53 59` (or the end-of-stream magic `17 72 45 38 50 90` of an empty stream): 10 bytes |
+/// | xz | `FD 37 7A 58 5A 00` |
+/// | zip | `PK 03 04` or `PK 05 06` (an empty archive): recognised, not read |
+///
+/// Every sequence but bzip2's holds a byte that is not printable text.
+/// bzip2's begins with text (`BZh9`), so all 10 bytes are required: a CSV
+/// whose first field is `BZh9` stays a CSV. A file shorter than a sequence
+/// is not of that format. ZIP is recognised so that an archive is an error
+/// rather than rows of binary: reading one member of an archive is left to
+/// `unzip`.
+///
+/// ```
+/// use fastcsv::Codec;
+/// assert_eq!(Codec::detect(b"\x1f\x8b\x08\x00rest"), Some(Codec::Gzip));
+/// assert_eq!(Codec::detect(b"BZh9,name\n"), None);
+/// assert_eq!(Codec::Zstd.to_string(), "zstd");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Codec {
+    /// gzip (RFC 1952), one member or several.
+    Gzip,
+    /// Zstandard, one frame or several.
+    Zstd,
+    /// bzip2, one stream or several.
+    Bzip2,
+    /// xz, one stream or several.
+    Xz,
+    /// A ZIP archive: recognised so that it is not read as CSV, but not
+    /// read (reading fails with
+    /// [`ErrorKind::Decompress`](crate::ErrorKind::Decompress): unzip it
+    /// first).
+    Zip,
+}
+
+/// The most bytes [`Codec::detect`] looks at (bzip2's 10).
+pub(crate) const MAGIC_LEN: usize = 10;
+
+impl Codec {
+    /// The format whose magic sequence `prefix` starts with (see the
+    /// table on [`Codec`]); `None` for anything
+    /// else, including a prefix shorter than the sequence. Pass the first
+    /// 10 bytes of the input (or all of it when shorter).
+    ///
+    /// ```
+    /// use fastcsv::Codec;
+    /// assert_eq!(Codec::detect(b"\xfd7zXZ\x00\x00"), Some(Codec::Xz));
+    /// assert_eq!(Codec::detect(b"BZh91AY&SY"), Some(Codec::Bzip2));
+    /// assert_eq!(Codec::detect(b"\x1f\x8b"), None);
+    /// assert_eq!(Codec::detect(b"a,b\n"), None);
+    /// ```
+    pub fn detect(prefix: &[u8]) -> Option<Codec> {
+        match prefix {
+            [0x1f, 0x8b, 0x08, flags, ..] if flags & 0xe0 == 0 => Some(Codec::Gzip),
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Codec::Zstd),
+            [0x50..=0x5f, 0x2a, 0x4d, 0x18, ..] => Some(Codec::Zstd),
+            [b'B', b'Z', b'h', b'1'..=b'9', rest @ ..]
+                if rest.starts_with(&[0x31, 0x41, 0x59, 0x26, 0x53, 0x59])
+                    || rest.starts_with(&[0x17, 0x72, 0x45, 0x38, 0x50, 0x90]) =>
+            {
+                Some(Codec::Bzip2)
+            }
+            [0xfd, b'7', b'z', b'X', b'Z', 0x00, ..] => Some(Codec::Xz),
+            [b'P', b'K', 3, 4, ..] | [b'P', b'K', 5, 6, ..] => Some(Codec::Zip),
+            _ => None,
+        }
+    }
+
+    /// The format of the file at `path`, from its first bytes.
+    ///
+    /// ```
+    /// let p = std::env::temp_dir().join("fastcsv-doc-codec-of-path.csv");
+    /// std::fs::write(&p, "a,b\n").unwrap();
+    /// assert_eq!(fastcsv::Codec::of_path(&p).unwrap(), None);
+    /// ```
+    pub fn of_path(path: impl AsRef<std::path::Path>) -> io::Result<Option<Codec>> {
+        let mut f = std::fs::File::open(path)?;
+        let mut head = Vec::with_capacity(MAGIC_LEN);
+        (&mut f).take(MAGIC_LEN as u64).read_to_end(&mut head)?;
+        Ok(Codec::detect(&head))
+    }
+
+    /// The format's usual name: `gzip`, `zstd`, `bzip2`, `xz`, `zip`.
+    ///
+    /// ```
+    /// assert_eq!(fastcsv::Codec::Bzip2.name(), "bzip2");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Gzip => "gzip",
+            Codec::Zstd => "zstd",
+            Codec::Bzip2 => "bzip2",
+            Codec::Xz => "xz",
+            Codec::Zip => "zip",
+        }
+    }
+
+    /// Parses a name as [`Codec::name`] writes it (`gz`, `zst`, `bz2`
+    /// also accepted).
+    ///
+    /// ```
+    /// assert_eq!(fastcsv::Codec::parse("gz"), Some(fastcsv::Codec::Gzip));
+    /// ```
+    pub fn parse(s: &str) -> Option<Codec> {
+        match s {
+            "gzip" | "gz" => Some(Codec::Gzip),
+            "zstd" | "zst" => Some(Codec::Zstd),
+            "bzip2" | "bz2" => Some(Codec::Bzip2),
+            "xz" => Some(Codec::Xz),
+            "zip" => Some(Codec::Zip),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Codec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether a reader decompresses its input (see
+/// [`ReaderBuilder::decompress`](crate::ReaderBuilder::decompress)).
+///
+/// ```
+/// use fastcsv::{Codec, Decompress};
+/// assert_eq!(Decompress::default(), Decompress::Auto);
+/// assert_eq!(Decompress::parse("off"), Some(Decompress::Off));
+/// assert_eq!(Decompress::parse("gzip"), Some(Decompress::Force(Codec::Gzip)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Decompress {
+    /// Decompress input whose first bytes are a known format's magic
+    /// sequence ([`Codec::detect`]); read anything else as it is.
+    #[default]
+    Auto,
+    /// Read the bytes as they are.
+    Off,
+    /// Decode the input as this format, whatever its first bytes (input
+    /// that is not in it fails with
+    /// [`ErrorKind::Decompress`](crate::ErrorKind::Decompress)).
+    Force(Codec),
+}
+
+impl Decompress {
+    /// Parses `auto`, `off` (or `none`) or a codec name ([`Codec::parse`]).
+    ///
+    /// ```
+    /// assert_eq!(fastcsv::Decompress::parse("auto"), Some(fastcsv::Decompress::Auto));
+    /// ```
+    pub fn parse(s: &str) -> Option<Decompress> {
+        match s {
+            "auto" => Some(Decompress::Auto),
+            "off" | "none" => Some(Decompress::Off),
+            _ => Codec::parse(s).map(Decompress::Force),
+        }
+    }
+}
+
+/// A decoder failure, carried inside an `io::Error` through the read
+/// buffers and turned into
+/// [`ErrorKind::Decompress`](crate::ErrorKind::Decompress) by the
+/// `From<io::Error>` conversion.
+#[derive(Debug)]
+pub(crate) struct DecompressError {
+    pub(crate) codec: Codec,
+    /// Bytes of compressed input consumed when the decoder failed.
+    pub(crate) offset: u64,
+    pub(crate) message: String,
+}
+
+impl fmt::Display for DecompressError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} data at byte {}: {}", self.codec, self.offset, self.message)
+    }
+}
+
+impl std::error::Error for DecompressError {}
+
+impl DecompressError {
+    fn into_io(self) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidData, self)
+    }
+}
+
+/// The message for a ZIP archive.
+pub(crate) const ZIP_MESSAGE: &str = "zip archives are not supported; unzip first";
+
+/// Size of the buffer of compressed bytes in front of a decoder.
+const INPUT_BUFFER: usize = 128 * 1024;
+
+/// A buffered reader that counts the bytes the decoder consumed.
+struct Counted<R> {
+    buf: BufReader<R>,
+    consumed: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = self.buf.read(out)?;
+        self.consumed += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: Read> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.buf.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.buf.consume(n);
+        self.consumed += n as u64;
+    }
+}
+
+enum Inner<R: Read> {
+    Gzip(flate2::bufread::MultiGzDecoder<Counted<R>>),
+    Zstd(zstd::stream::read::Decoder<'static, Counted<R>>),
+    Bzip2(bzip2::bufread::MultiBzDecoder<Counted<R>>),
+    Xz(liblzma::bufread::XzDecoder<Counted<R>>),
+    /// Fails on the first read.
+    Zip,
+}
+
+/// Decodes `R`, a compressed stream of one [`Codec`], into the bytes it
+/// holds. Errors carry a [`DecompressError`].
+pub(crate) struct Decoder<R: Read> {
+    inner: Inner<R>,
+    codec: Codec,
+    /// Offset of `R`'s first byte in the compressed file (a file read from
+    /// its current position), added to the offsets in errors.
+    base: u64,
+    /// An error was returned: every later read returns one too.
+    failed: bool,
+}
+
+impl<R: Read> Decoder<R> {
+    /// A decoder of `codec` over `rdr`, whose first byte is at `base` in
+    /// the compressed input.
+    pub(crate) fn new(rdr: R, codec: Codec, base: u64) -> io::Result<Decoder<R>> {
+        let src = Counted { buf: BufReader::with_capacity(INPUT_BUFFER, rdr), consumed: 0 };
+        let inner = match codec {
+            Codec::Gzip => Inner::Gzip(flate2::bufread::MultiGzDecoder::new(src)),
+            Codec::Zstd => Inner::Zstd(zstd::stream::read::Decoder::with_buffer(src)?),
+            Codec::Bzip2 => Inner::Bzip2(bzip2::bufread::MultiBzDecoder::new(src)),
+            Codec::Xz => Inner::Xz(liblzma::bufread::XzDecoder::new_multi_decoder(src)),
+            Codec::Zip => Inner::Zip,
+        };
+        Ok(Decoder { inner, codec, base, failed: false })
+    }
+
+    /// Compressed bytes consumed so far.
+    fn consumed(&self) -> u64 {
+        match &self.inner {
+            Inner::Gzip(d) => d.get_ref().consumed,
+            Inner::Zstd(d) => d.get_ref().consumed,
+            Inner::Bzip2(d) => d.get_ref().consumed,
+            Inner::Xz(d) => d.get_ref().consumed,
+            Inner::Zip => 0,
+        }
+    }
+
+    fn error(&mut self, message: String) -> io::Error {
+        self.failed = true;
+        let offset = self.base + self.consumed();
+        DecompressError { codec: self.codec, offset, message }.into_io()
+    }
+}
+
+impl<R: Read> Read for Decoder<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.failed {
+            return Err(self.error("the input could not be decoded".into()));
+        }
+        let got = match &mut self.inner {
+            Inner::Gzip(d) => d.read(out),
+            Inner::Zstd(d) => d.read(out),
+            Inner::Bzip2(d) => d.read(out),
+            Inner::Xz(d) => d.read(out),
+            Inner::Zip => return Err(self.error(ZIP_MESSAGE.into())),
+        };
+        match got {
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => {
+                // A decoder that ran out of input says "unexpected end of
+                // file" or similar; name the cause plainly.
+                let message = if e.kind() == io::ErrorKind::UnexpectedEof {
+                    format!("the compressed stream is truncated ({e})")
+                } else {
+                    e.to_string()
+                };
+                Err(self.error(message))
+            }
+        }
+    }
+}
+
+/// Input read ahead of the decoder (to look at its first bytes) put back in
+/// front of the rest.
+pub(crate) type Prefixed<R> = Chain<Cursor<Vec<u8>>, R>;
+
+/// Reads up to [`MAGIC_LEN`] bytes from `rdr` (fewer only at its end).
+fn read_prefix<R: Read>(rdr: &mut R) -> io::Result<Vec<u8>> {
+    let mut head = vec![0; MAGIC_LEN];
+    let mut n = 0;
+    while n < MAGIC_LEN {
+        match rdr.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    head.truncate(n);
+    Ok(head)
+}
+
+/// The codec `mode` asks for, given the input's first bytes.
+pub(crate) fn codec_for(mode: Decompress, prefix: &[u8]) -> Option<Codec> {
+    match mode {
+        Decompress::Auto => Codec::detect(prefix),
+        Decompress::Off => None,
+        Decompress::Force(c) => Some(c),
+    }
+}
+
+/// The codec of a regular file from byte `offset` on, looked at with a
+/// positioned read (the file's position does not move).
+#[cfg(unix)]
+pub(crate) fn sniff_file(file: &std::fs::File, offset: u64) -> io::Result<Option<Codec>> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0; MAGIC_LEN];
+    let mut n = 0;
+    while n < MAGIC_LEN {
+        match file.read_at(&mut head[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Codec::detect(&head[..n]))
+}
+
+/// The codec of a regular file from its current position on (the position
+/// is put back).
+#[cfg(not(unix))]
+pub(crate) fn sniff_file(file: &std::fs::File, offset: u64) -> io::Result<Option<Codec>> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = file;
+    let head = read_prefix(&mut f)?;
+    f.seek(SeekFrom::Start(offset))?;
+    Ok(Codec::detect(&head))
+}
+
+/// A stream that is decoded or passed through as its first bytes (and the
+/// [`Decompress`] mode) say, decided at the first read: so that making it
+/// reads nothing (a pipe may not have data yet) and cannot fail.
+pub(crate) enum Sniff<R: Read> {
+    Start(Option<R>, Decompress),
+    Plain(Prefixed<R>),
+    Decoding(Box<Decoder<Prefixed<R>>>),
+}
+
+impl<R: Read> Sniff<R> {
+    pub(crate) fn new(rdr: R, mode: Decompress) -> Sniff<R> {
+        Sniff::Start(Some(rdr), mode)
+    }
+
+    fn start(&mut self) -> io::Result<()> {
+        let Sniff::Start(rdr, mode) = self else { return Ok(()) };
+        let mode = *mode;
+        let Some(mut rdr) = rdr.take() else {
+            return Err(io::Error::other("the input failed before it could be read"));
+        };
+        let head = read_prefix(&mut rdr)?;
+        let codec = codec_for(mode, &head);
+        let rest = Cursor::new(head).chain(rdr);
+        *self = match codec {
+            Some(c) => Sniff::Decoding(Box::new(Decoder::new(rest, c, 0)?)),
+            None => Sniff::Plain(rest),
+        };
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for Sniff<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if let Sniff::Start(..) = self {
+            self.start()?;
+        }
+        match self {
+            Sniff::Start(..) => unreachable!("started above"),
+            Sniff::Plain(r) => r.read(out),
+            Sniff::Decoding(d) => d.read(out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_sequences_must_be_whole() {
+        assert_eq!(Codec::detect(b""), None);
+        assert_eq!(Codec::detect(b"\x1f\x8b\x08"), None);
+        assert_eq!(Codec::detect(b"\x1f\x8b\x08\xff"), None);
+        assert_eq!(Codec::detect(b"BZh9"), None);
+        assert_eq!(Codec::detect(b"BZh91AY&S"), None);
+        assert_eq!(Codec::detect(b"BZh0" as &[u8]), None);
+        assert_eq!(Codec::detect(b"BZh1\x17\x72\x45\x38\x50\x90"), Some(Codec::Bzip2));
+        assert_eq!(Codec::detect(b"\x28\xb5\x2f\xfd"), Some(Codec::Zstd));
+        assert_eq!(Codec::detect(b"\x5a\x2a\x4d\x18"), Some(Codec::Zstd));
+        assert_eq!(Codec::detect(b"\x60\x2a\x4d\x18"), None);
+        assert_eq!(Codec::detect(b"PK\x03\x04"), Some(Codec::Zip));
+        assert_eq!(Codec::detect(b"PK,name\n"), None);
+        assert_eq!(Codec::detect(b"\xfd7zXZ"), None);
+    }
+
+    #[test]
+    fn sniff_passes_plain_bytes_through_whole() {
+        for input in [&b""[..], b"a", b"a,b\n1,2\n", b"BZh9,x\n1,2\n"] {
+            let mut out = Vec::new();
+            Sniff::new(input, Decompress::Auto).read_to_end(&mut out).unwrap();
+            assert_eq!(out, input);
+        }
+    }
+
+    #[test]
+    fn a_zip_archive_fails_with_the_message() {
+        let mut out = Vec::new();
+        let e = Sniff::new(&b"PK\x03\x04rest"[..], Decompress::Auto).read_to_end(&mut out);
+        let e = e.unwrap_err();
+        let inner = e.get_ref().unwrap().downcast_ref::<DecompressError>().unwrap();
+        assert_eq!((inner.codec, inner.message.as_str()), (Codec::Zip, ZIP_MESSAGE));
+    }
+
+    #[test]
+    fn gzip_members_decode_one_after_another() {
+        use flate2::write::GzEncoder;
+        use std::io::Write;
+        let gz = |s: &[u8]| {
+            let mut e = GzEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(s).unwrap();
+            e.finish().unwrap()
+        };
+        let mut both = gz(b"a\n1\n");
+        both.extend(gz(b"2\n"));
+        let mut out = Vec::new();
+        Sniff::new(&both[..], Decompress::Auto).read_to_end(&mut out).unwrap();
+        assert_eq!(out, b"a\n1\n2\n");
+        // Cut short: an error with an offset, never fewer bytes.
+        let cut = &both[..both.len() - 5];
+        let e = Sniff::new(cut, Decompress::Auto).read_to_end(&mut Vec::new()).unwrap_err();
+        let inner = e.get_ref().unwrap().downcast_ref::<DecompressError>().unwrap();
+        assert_eq!(inner.codec, Codec::Gzip);
+        assert!(inner.offset <= cut.len() as u64);
+    }
+}
