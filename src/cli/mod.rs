@@ -145,6 +145,10 @@ impl Input {
                 }
             }
         };
+        // The bar counts decompressed bytes, which a compressed file's size
+        // does not bound: no total then.
+        let size = size
+            .filter(|_| !matches!(reader.source_reason(), fastcsv::SourceReason::Compressed(_)));
         let progress = Progress::new(size, args.quiet);
         Ok(Input { reader, name, progress })
     }
