@@ -1302,6 +1302,11 @@ impl<'a> Reader<'a> {
                                     let off = self.pos;
                                     return Err(match e.into_kind() {
                                         ErrorKind::Io(io) => self.decorate(io.into()),
+                                        // Where in the compressed input it
+                                        // failed is in the kind.
+                                        k @ ErrorKind::Decompress { .. } => {
+                                            self.decorate(Error::new(k))
+                                        }
                                         k => self.err_at(k, off),
                                     });
                                 }

@@ -38,8 +38,10 @@ use std::io::{self, BufRead, BufReader, Chain, Cursor, Read};
 /// | zip | `PK 03 04` or `PK 05 06` (an empty archive): recognised, not read |
 ///
 /// Every sequence but bzip2's holds a byte that is not printable text.
-/// bzip2's begins with text (`BZh9`), so all 10 bytes are required: a CSV
-/// whose first field is `BZh9` stays a CSV. A file shorter than a sequence
+/// bzip2's block sequence is printable (`BZh91AY&SY`), so all 10 bytes are
+/// required: a CSV whose first field is `BZh9` stays a CSV, and only text
+/// that begins with exactly those 10 characters would be taken for bzip2
+/// (read it with [`Decompress::Off`]). A file shorter than a sequence
 /// is not of that format. ZIP is recognised so that an archive is an error
 /// rather than rows of binary: reading one member of an archive is left to
 /// `unzip`.
