@@ -73,6 +73,62 @@ pub enum Codec {
 /// The most bytes [`Codec::detect`] looks at (bzip2's 10).
 pub(crate) const MAGIC_LEN: usize = 10;
 
+/// Each format's magic sequences, a range of allowed values per byte (see
+/// the table on [`Codec`]).
+const MAGIC: &[(Codec, &[(u8, u8)])] = &[
+    // The flags byte: reserved bits 5-7 clear.
+    (Codec::Gzip, &[(0x1f, 0x1f), (0x8b, 0x8b), (0x08, 0x08), (0x00, 0x1f)]),
+    (Codec::Zstd, &[(0x28, 0x28), (0xb5, 0xb5), (0x2f, 0x2f), (0xfd, 0xfd)]),
+    // A skippable frame.
+    (Codec::Zstd, &[(0x50, 0x5f), (0x2a, 0x2a), (0x4d, 0x4d), (0x18, 0x18)]),
+    // A block size, then the first block's magic, or the end-of-stream
+    // magic of an empty stream.
+    (Codec::Bzip2, &BZIP2_BLOCK),
+    (Codec::Bzip2, &BZIP2_END),
+    (Codec::Xz, &[(0xfd, 0xfd), (b'7', b'7'), (b'z', b'z'), (b'X', b'X'), (b'Z', b'Z'), (0, 0)]),
+    (Codec::Zip, &[(b'P', b'P'), (b'K', b'K'), (3, 3), (4, 4)]),
+    // An empty archive.
+    (Codec::Zip, &[(b'P', b'P'), (b'K', b'K'), (5, 5), (6, 6)]),
+];
+
+const fn bzip2(tail: [u8; 6]) -> [(u8, u8); 10] {
+    let mut m = [
+        (b'B', b'B'),
+        (b'Z', b'Z'),
+        (b'h', b'h'),
+        (b'1', b'9'),
+        (0, 0),
+        (0, 0),
+        (0, 0),
+        (0, 0),
+        (0, 0),
+        (0, 0),
+    ];
+    let mut i = 0;
+    while i < 6 {
+        m[4 + i] = (tail[i], tail[i]);
+        i += 1;
+    }
+    m
+}
+
+const BZIP2_BLOCK: [(u8, u8); 10] = bzip2([0x31, 0x41, 0x59, 0x26, 0x53, 0x59]);
+const BZIP2_END: [(u8, u8); 10] = bzip2([0x17, 0x72, 0x45, 0x38, 0x50, 0x90]);
+
+/// Whether the bytes of `prefix` (as far as both go) fit `magic`.
+fn matches_start(magic: &[(u8, u8)], prefix: &[u8]) -> bool {
+    magic.iter().zip(prefix).all(|(&(lo, hi), &b)| (lo..=hi).contains(&b))
+}
+
+/// Whether more bytes after `prefix` could still make a magic sequence:
+/// `prefix` is shorter than some sequence and fits it so far. Reading the
+/// first bytes of a stream stops as soon as this is false, so that a pipe
+/// of plain text is not held back waiting for bytes that cannot change the
+/// answer.
+fn undecided(prefix: &[u8]) -> bool {
+    MAGIC.iter().any(|(_, m)| prefix.len() < m.len() && matches_start(m, prefix))
+}
+
 impl Codec {
     /// The format whose magic sequence `prefix` starts with (see the
     /// table on [`Codec`]); `None` for anything
@@ -87,20 +143,10 @@ impl Codec {
     /// assert_eq!(Codec::detect(b"a,b\n"), None);
     /// ```
     pub fn detect(prefix: &[u8]) -> Option<Codec> {
-        match prefix {
-            [0x1f, 0x8b, 0x08, flags, ..] if flags & 0xe0 == 0 => Some(Codec::Gzip),
-            [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Codec::Zstd),
-            [0x50..=0x5f, 0x2a, 0x4d, 0x18, ..] => Some(Codec::Zstd),
-            [b'B', b'Z', b'h', b'1'..=b'9', rest @ ..]
-                if rest.starts_with(&[0x31, 0x41, 0x59, 0x26, 0x53, 0x59])
-                    || rest.starts_with(&[0x17, 0x72, 0x45, 0x38, 0x50, 0x90]) =>
-            {
-                Some(Codec::Bzip2)
-            }
-            [0xfd, b'7', b'z', b'X', b'Z', 0x00, ..] => Some(Codec::Xz),
-            [b'P', b'K', 3, 4, ..] | [b'P', b'K', 5, 6, ..] => Some(Codec::Zip),
-            _ => None,
-        }
+        MAGIC
+            .iter()
+            .find(|(_, m)| matches_start(m, prefix) && prefix.len() >= m.len())
+            .map(|&(c, _)| c)
     }
 
     /// The format of the file at `path`, from its first bytes.
@@ -338,11 +384,13 @@ impl<R: Read> Read for Decoder<R> {
 /// front of the rest.
 pub(crate) type Prefixed<R> = Chain<Cursor<Vec<u8>>, R>;
 
-/// Reads up to [`MAGIC_LEN`] bytes from `rdr` (fewer only at its end).
+/// Reads from `rdr` until its first bytes decide the format (see
+/// [`undecided`]): at most [`MAGIC_LEN`] bytes, fewer at its end or when
+/// they cannot begin a magic sequence.
 fn read_prefix<R: Read>(rdr: &mut R) -> io::Result<Vec<u8>> {
     let mut head = vec![0; MAGIC_LEN];
     let mut n = 0;
-    while n < MAGIC_LEN {
+    while n == 0 || (n < MAGIC_LEN && undecided(&head[..n])) {
         match rdr.read(&mut head[n..]) {
             Ok(0) => break,
             Ok(k) => n += k,
@@ -387,7 +435,8 @@ pub(crate) fn sniff_file(file: &std::fs::File, offset: u64) -> io::Result<Option
 pub(crate) fn sniff_file(file: &std::fs::File, offset: u64) -> io::Result<Option<Codec>> {
     use std::io::{Seek, SeekFrom};
     let mut f = file;
-    let head = read_prefix(&mut f)?;
+    let mut head = Vec::with_capacity(MAGIC_LEN);
+    (&mut f).take(MAGIC_LEN as u64).read_to_end(&mut head)?;
     f.seek(SeekFrom::Start(offset))?;
     Ok(Codec::detect(&head))
 }
@@ -455,6 +504,29 @@ mod tests {
         assert_eq!(Codec::detect(b"PK\x03\x04"), Some(Codec::Zip));
         assert_eq!(Codec::detect(b"PK,name\n"), None);
         assert_eq!(Codec::detect(b"\xfd7zXZ"), None);
+    }
+
+    #[test]
+    fn reading_the_first_bytes_stops_once_they_decide() {
+        /// Gives one byte a call and counts the calls.
+        struct OneByOne<'a>(&'a [u8], usize);
+        impl Read for OneByOne<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                self.1 += 1;
+                let n = self.0.len().min(1).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        for (input, reads) in
+            [(&b"a,b\n1\n"[..], 1), (b"BZh9,x\n", 5), (b"BZh91AY&SY..", 10), (b"PK,", 3)]
+        {
+            let mut r = OneByOne(input, 0);
+            let head = read_prefix(&mut r).unwrap();
+            assert_eq!((head.len(), r.1), (reads, reads), "{input:?}");
+        }
+        assert!(read_prefix(&mut &b""[..]).unwrap().is_empty());
     }
 
     #[test]
