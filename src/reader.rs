@@ -214,7 +214,8 @@ impl ReaderBuilder {
     /// zstd, bzip2 and xz input, known by its first bytes, see
     /// [`Codec`](crate::Codec)). A compressed file is decoded into the
     /// `read()` buffer, on the read-ahead thread when there is one (see
-    /// [`read_ahead`](Self::read_ahead)), and never mapped: its
+    /// [`read_ahead`](Self::read_ahead); it then decodes chunks of at least
+    /// 1 MiB, whatever the buffer size), and never mapped: its
     /// [`source_reason`](Reader::source_reason) is
     /// [`SourceReason::Compressed`]. [`from_reader`](Self::from_reader)
     /// looks at the first bytes on its first read and decodes on the
@@ -501,6 +502,8 @@ impl ReaderBuilder {
         let (size, max) = (self.buffer_size, self.max_buffer_size);
         // Decoding costs more CPU than parsing: worth a thread at any size.
         let buf = if self.read_ahead_for(None) {
+            // Larger chunks: fewer hand-overs per decoded byte.
+            let size = size.max(source::decompress::DECODED_CHUNK.min(max));
             ReadBuffer::read_ahead(source::Input::Stream(dec), size, max, true)
         } else {
             ReadBuffer::new(dec, size, max)
