@@ -391,22 +391,21 @@ impl<R: Read> Read for Decoder<R> {
 /// front of the rest.
 pub(crate) type Prefixed<R> = Chain<Cursor<Vec<u8>>, R>;
 
-/// Reads from `rdr` until its first bytes decide the format (see
-/// [`undecided`]): at most [`MAGIC_LEN`] bytes, fewer at its end or when
-/// they cannot begin a magic sequence.
-fn read_prefix<R: Read>(rdr: &mut R) -> io::Result<Vec<u8>> {
-    let mut head = vec![0; MAGIC_LEN];
-    let mut n = 0;
-    while n == 0 || (n < MAGIC_LEN && undecided(&head[..n])) {
-        match rdr.read(&mut head[n..]) {
+/// Reads from `rdr` into `head` until its first bytes decide the format
+/// (see [`undecided`]): at most [`MAGIC_LEN`] bytes, fewer at its end or
+/// when they cannot begin a magic sequence. After an error, `head` keeps
+/// what was read, and a new call goes on from there.
+fn read_prefix<R: Read>(rdr: &mut R, head: &mut Vec<u8>) -> io::Result<()> {
+    let mut buf = [0; MAGIC_LEN];
+    while head.is_empty() || (head.len() < MAGIC_LEN && undecided(head)) {
+        match rdr.read(&mut buf[..MAGIC_LEN - head.len()]) {
             Ok(0) => break,
-            Ok(k) => n += k,
+            Ok(k) => head.extend_from_slice(&buf[..k]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    head.truncate(n);
-    Ok(head)
+    Ok(())
 }
 
 /// The codec `mode` asks for, given the input's first bytes.
@@ -452,25 +451,28 @@ pub(crate) fn sniff_file(file: &std::fs::File, offset: u64) -> io::Result<Option
 /// [`Decompress`] mode) say, decided at the first read: so that making it
 /// reads nothing (a pipe may not have data yet) and cannot fail.
 pub(crate) enum Sniff<R: Read> {
-    Start(Option<R>, Decompress),
+    /// The first bytes read so far (kept when a read fails, so that a
+    /// caller may read on after an error).
+    Start(Option<R>, Decompress, Vec<u8>),
     Plain(Prefixed<R>),
     Decoding(Box<Decoder<Prefixed<R>>>),
 }
 
 impl<R: Read> Sniff<R> {
     pub(crate) fn new(rdr: R, mode: Decompress) -> Sniff<R> {
-        Sniff::Start(Some(rdr), mode)
+        Sniff::Start(Some(rdr), mode, Vec::with_capacity(MAGIC_LEN))
     }
 
     fn start(&mut self) -> io::Result<()> {
-        let Sniff::Start(rdr, mode) = self else { return Ok(()) };
-        let mode = *mode;
-        let Some(mut rdr) = rdr.take() else {
-            return Err(io::Error::other("the input failed before it could be read"));
+        let Sniff::Start(rdr, mode, head) = self else { return Ok(()) };
+        let Some(r) = rdr.as_mut() else {
+            return Err(io::Error::other("the input could not be decoded"));
         };
-        let head = read_prefix(&mut rdr)?;
+        read_prefix(r, head)?;
+        let (mode, head) = (*mode, std::mem::take(head));
         let codec = codec_for(mode, &head);
-        let rest = Cursor::new(head).chain(rdr);
+        let Some(r) = rdr.take() else { unreachable!("checked above") };
+        let rest = Cursor::new(head).chain(r);
         *self = match codec {
             Some(c) => Sniff::Decoding(Box::new(Decoder::new(rest, c, 0)?)),
             None => Sniff::Plain(rest),
@@ -530,10 +532,37 @@ mod tests {
             [(&b"a,b\n1\n"[..], 1), (b"BZh9,x\n", 5), (b"BZh91AY&SY..", 10), (b"PK,", 3)]
         {
             let mut r = OneByOne(input, 0);
-            let head = read_prefix(&mut r).unwrap();
+            let mut head = Vec::new();
+            read_prefix(&mut r, &mut head).unwrap();
             assert_eq!((head.len(), r.1), (reads, reads), "{input:?}");
         }
-        assert!(read_prefix(&mut &b""[..]).unwrap().is_empty());
+        let mut head = Vec::new();
+        read_prefix(&mut &b""[..], &mut head).unwrap();
+        assert!(head.is_empty());
+    }
+
+    #[test]
+    fn a_failed_first_read_loses_no_bytes() {
+        /// Gives `BZ`, fails once, then gives the rest.
+        struct FailOnce(&'static [u8], bool);
+        impl Read for FailOnce {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if self.0.len() == 4 && !self.1 {
+                    self.1 = true;
+                    return Err(io::Error::other("not now"));
+                }
+                let n = self.0.len().min(2).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut s = Sniff::new(FailOnce(b"BZh,x\n", false), Decompress::Auto);
+        let mut out = [0; 16];
+        assert!(s.read(&mut out).is_err());
+        let mut all = Vec::new();
+        s.read_to_end(&mut all).unwrap();
+        assert_eq!(all, b"BZh,x\n");
     }
 
     #[test]
