@@ -101,7 +101,7 @@ pub enum ErrorKind {
     /// before it are whole; no row is made of a partly decoded tail.
     Decompress {
         /// The input's format.
-        codec: crate::source::Codec,
+        codec: crate::codec::Codec,
         /// Bytes of the compressed input the decoder had consumed when it
         /// failed, from the start of the file.
         offset: Option<u64>,

@@ -65,6 +65,7 @@
 
 pub mod arrow;
 pub mod bench;
+mod codec;
 mod dialect;
 mod error;
 mod filter;
