@@ -307,9 +307,11 @@ impl ReaderBuilder {
         let path = path.as_ref();
         let mut file = source::open_path(path)?;
         let io = |e: std::io::Error| Error::from(e).with_path(path);
-        // A file now shorter than the part is not the file that was split.
+        // A file now shorter than the part is not the file that was split:
+        // the change is reported at the part's first record.
         if file.metadata().map_err(io)?.len() < part.end {
-            return Err(Error::new(ErrorKind::FileChanged).with_path(path));
+            let pos = Position { byte: part.start, line: part.lines + 1, record: part.records };
+            return Err(Error::new(ErrorKind::FileChanged).with_position(pos).with_path(path));
         }
         file.seek(SeekFrom::Start(part.start)).map_err(io)?;
         let mut b = self.for_part(part);
@@ -394,6 +396,16 @@ impl ReaderBuilder {
                     return Err(with_path(e.into()));
                 }
                 let regular = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                // The end of a regular file is checked against its size at
+                // open (see `Reader::check_end`).
+                let file_end = match regular {
+                    Some(size) => Some(FileEnd {
+                        file: file.try_clone().map_err(|e| with_path(e.into()))?,
+                        size,
+                        end: limit.map_or(size, |n| size.min(offset.saturating_add(n))),
+                    }),
+                    None => None,
+                };
                 let ahead = self.read_ahead_for(regular.map(|len| len.saturating_sub(offset)));
                 let (size, max) = (self.buffer_size, self.max_buffer_size);
                 let buf = if let Some(n) = limit {
@@ -414,6 +426,7 @@ impl ReaderBuilder {
                 let mut rdr = Reader::new(self, Src::Read(buf), kind, reason, 0);
                 // Byte positions are the file's offsets, as when mapped.
                 rdr.base = offset;
+                rdr.file_end = file_end;
                 Ok(rdr)
             }
         }
@@ -480,6 +493,20 @@ pub struct Reader<'a> {
     /// The input ended inside a record (no terminator after it, or inside
     /// quotes): the scanner had to finish it at the end.
     pub(crate) tail_partial: bool,
+    /// A regular file read with `read()`: what its end must look like.
+    file_end: Option<FileEnd>,
+}
+
+/// What the end of a regular file read with `read()` is checked against:
+/// a `read()` that returns 0 early (the file shrank) looks like the end.
+struct FileEnd {
+    /// The file (a second descriptor of it), for `fstat`.
+    file: File,
+    /// Its size when it was opened.
+    size: u64,
+    /// The offset the reads must reach: the size at open, or the end of
+    /// the part read.
+    end: u64,
 }
 
 impl<'a> Reader<'a> {
@@ -515,6 +542,7 @@ impl<'a> Reader<'a> {
             err_line: None,
             err_record: None,
             tail_partial: false,
+            file_end: None,
             ascii_structure: {
                 let d = &b.dialect;
                 let term = match d.terminator {
@@ -991,7 +1019,7 @@ impl<'a> Reader<'a> {
         }
         self.err_line = None;
         if let Src::Mapped(m) = &self.src {
-            if m.changed(false) {
+            if m.changed_before(self.rec_start + self.pos) {
                 // None of the batch goes out: the change is reported at its
                 // first record, where reading stops (the scanner's record
                 // is the batch's last).
@@ -1200,7 +1228,7 @@ impl<'a> Reader<'a> {
             };
             match self.scanner.scan(data, &mut self.pos, &mut self.fields) {
                 Scan::Row => {
-                    self.check_mapped(false)?;
+                    self.check_out()?;
                     return self.accept();
                 }
                 Scan::NeedInput => {
@@ -1224,7 +1252,7 @@ impl<'a> Reader<'a> {
                             }
                         }
                     }
-                    self.check_mapped(true)?;
+                    self.check_end()?;
                     let data = match &self.src {
                         Src::Slice(s) => &s[self.rec_start..],
                         Src::Mapped(m) => &m.bytes()[self.rec_start..],
@@ -1240,6 +1268,7 @@ impl<'a> Reader<'a> {
                         Scan::Error(k, off) => {
                             self.done = true;
                             self.tail_partial = true;
+                            self.check_mapped(true)?;
                             self.note_error_record();
                             return Err(self.err_at(k, off));
                         }
@@ -1251,6 +1280,9 @@ impl<'a> Reader<'a> {
                     }
                 }
                 Scan::Error(k, off) => {
+                    // Zeros where a mapped file was cut make errors of
+                    // their own: the change is the error.
+                    self.check_mapped(true)?;
                     self.note_error_record();
                     let e = self.err_at(k, off);
                     self.err_line = e.position().map(|p| p.line);
@@ -1261,7 +1293,7 @@ impl<'a> Reader<'a> {
                     return Err(e);
                 }
                 Scan::End => {
-                    self.check_mapped(true)?;
+                    self.check_end()?;
                     self.done = true;
                     return Ok(false);
                 }
@@ -1270,9 +1302,10 @@ impl<'a> Reader<'a> {
     }
 
     /// For a mapped file: fails with [`ErrorKind::FileChanged`] when the file
-    /// shrank under the mapping (see `source/sigbus.rs`). Per record this is
-    /// one relaxed atomic load; with `at_end` it also compares the file's
-    /// current size with the mapping.
+    /// shrank under the mapping (see `source/sigbus.rs`); with `at_end` it
+    /// also compares the file's current size with the mapping. Called
+    /// before any error is reported (the zeros that replace the pages past
+    /// a new end make errors of their own) and at the end.
     #[inline]
     fn check_mapped(&mut self, at_end: bool) -> Result<()> {
         let Src::Mapped(m) = &self.src else {
@@ -1281,13 +1314,81 @@ impl<'a> Reader<'a> {
         if !m.changed(at_end) {
             return Ok(());
         }
+        self.file_changed(self.next_here())
+    }
+
+    /// Whether the mapped file being read shrank (the guard's flag, then
+    /// its size; see `Mapped::changed`): for readers of the rows handed
+    /// out that copy them later. Always false for other sources.
+    pub(crate) fn source_changed(&self) -> bool {
+        matches!(&self.src, Src::Mapped(m) if m.changed(true))
+    }
+
+    /// Before the record the scanner just read (up to `pos`) is handed
+    /// out: fails when the mapped file changed under it
+    /// (`Mapped::changed_before`, one load of the record's last byte and
+    /// one of the guard's flag).
+    #[inline]
+    fn check_out(&mut self) -> Result<()> {
+        let Src::Mapped(m) = &self.src else {
+            return Ok(());
+        };
+        if !m.changed_before(self.rec_start + self.pos) {
+            return Ok(());
+        }
+        self.file_changed(self.record_here())
+    }
+
+    /// At the end of the input: a mapped file must still be as long as
+    /// its mapping, and a regular file read with `read()` must have given
+    /// every byte it had when opened and be no shorter now (a `read()`
+    /// that returns 0 early is what a file cut during the read looks
+    /// like). A file that grew is fine: what was read is what it held.
+    fn check_end(&mut self) -> Result<()> {
+        self.check_mapped(true)?;
+        let (Src::Read(b), Some(f)) = (&self.src, &self.file_end) else {
+            return Ok(());
+        };
+        if !b.is_eof() {
+            return Ok(());
+        }
+        let read_to = self.base + b.data().len() as u64;
+        let shrank = f.file.metadata().is_ok_and(|m| m.len() < f.size);
+        if read_to < f.end || shrank {
+            return self.file_changed(self.next_here());
+        }
+        Ok(())
+    }
+
+    /// Stops reading with [`ErrorKind::FileChanged`] at the current record
+    /// (the first one not handed out).
+    #[cold]
+    fn file_changed(&mut self, pos: Position) -> Result<()> {
         self.done = true;
-        let pos = Position {
+        Err(self.decorate(Error::new(ErrorKind::FileChanged).with_position(pos)))
+    }
+
+    /// Where the record the scanner is in (or has just read) began.
+    fn record_here(&self) -> Position {
+        Position {
             byte: self.base + (self.rec_start + self.scanner.record_offset()) as u64,
             line: self.scanner.record_line(),
             record: self.records,
-        };
-        Err(self.decorate(Error::new(ErrorKind::FileChanged).with_position(pos)))
+        }
+    }
+
+    /// Where the next record begins, between records (the block scanner
+    /// leaves the scanner's record offset and line behind); inside one,
+    /// where it began.
+    fn next_here(&self) -> Position {
+        if !self.scanner.at_record_start() {
+            return self.record_here();
+        }
+        Position {
+            byte: self.base + (self.rec_start + self.pos) as u64,
+            line: self.scanner.lines() + 1,
+            record: self.records,
+        }
     }
 
     fn note_error_record(&mut self) {
@@ -1308,6 +1409,8 @@ impl<'a> Reader<'a> {
             match self.expected {
                 None => self.expected = Some(n),
                 Some(m) if m != n => {
+                    // The record was checked when read (`check_out`); its
+                    // width too is data from before any change.
                     let e = Error::new(ErrorKind::RaggedRow { expected: m, found: n })
                         .with_position(pos);
                     return Err(self.decorate(e));
