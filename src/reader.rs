@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::dialect::{Dialect, Terminator};
 use crate::error::{Error, ErrorKind, Position, Result};
@@ -396,32 +397,31 @@ impl ReaderBuilder {
                     return Err(with_path(e.into()));
                 }
                 let regular = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-                // The end of a regular file is checked against its size at
-                // open (see `Reader::check_end`).
-                let file_end = match regular {
-                    Some(size) => Some(FileEnd {
-                        file: file.try_clone().map_err(|e| with_path(e.into()))?,
-                        size,
-                        end: limit.map_or(size, |n| size.min(offset.saturating_add(n))),
-                    }),
-                    None => None,
-                };
+                // One descriptor, shared by the reads and, for a regular
+                // file, the check of its end against its size at open (see
+                // `Reader::check_end`).
+                let file = Arc::new(file);
+                let file_end = regular.map(|size| FileEnd {
+                    file: Arc::clone(&file),
+                    size,
+                    end: limit.map_or(size, |n| size.min(offset.saturating_add(n))),
+                });
                 let ahead = self.read_ahead_for(regular.map(|len| len.saturating_sub(offset)));
                 let (size, max) = (self.buffer_size, self.max_buffer_size);
                 let buf = if let Some(n) = limit {
-                    ReadBuffer::new(Box::new(file.take(n)), size, max)
+                    ReadBuffer::new(Box::new(SharedFile(file).take(n)), size, max)
                 } else if ahead {
                     // Only a regular file's `read()` is sure to return: join
                     // the thread on drop for those alone. A regular file is
                     // read at offsets, by the thread and by the parser.
                     let input = match regular {
                         #[cfg(unix)]
-                        Some(_) => source::Input::At(std::sync::Arc::new(file), offset),
-                        _ => source::Input::Stream(Box::new(file)),
+                        Some(_) => source::Input::At(file, offset),
+                        _ => source::Input::Stream(Box::new(SharedFile(file))),
                     };
                     ReadBuffer::read_ahead(input, size, max, regular.is_some())
                 } else {
-                    ReadBuffer::new(Box::new(file), size, max)
+                    ReadBuffer::new(Box::new(SharedFile(file)), size, max)
                 };
                 let mut rdr = Reader::new(self, Src::Read(buf), kind, reason, 0);
                 // Byte positions are the file's offsets, as when mapped.
@@ -497,11 +497,20 @@ pub struct Reader<'a> {
     file_end: Option<FileEnd>,
 }
 
+/// A file shared by its reads and [`FileEnd`], read at its own position.
+struct SharedFile(Arc<File>);
+
+impl Read for SharedFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        (&*self.0).read(buf)
+    }
+}
+
 /// What the end of a regular file read with `read()` is checked against:
 /// a `read()` that returns 0 early (the file shrank) looks like the end.
 struct FileEnd {
-    /// The file (a second descriptor of it), for `fstat`.
-    file: File,
+    /// The file being read, for `fstat`.
+    file: Arc<File>,
     /// Its size when it was opened.
     size: u64,
     /// The offset the reads must reach: the size at open, or the end of

@@ -32,8 +32,10 @@
 //! text, and then the record starts after it are known whatever came
 //! before ([`Splitter::sync_point`] from an offset;
 //! [`Splitter::split_path`] then counts each part's lines and records with
-//! a reader of the part, and [`crate::arrow::ParColumns`] leaves that
-//! count to its workers).
+//! a reader of the part; [`crate::arrow::ParColumns`],
+//! [`Reader::par_batches`](crate::Reader::par_batches) and
+//! [`Reader::par_count`](crate::Reader::par_count) leave that count to
+//! their workers).
 //!
 //! Errors the automaton models: the syntax errors a strict dialect raises
 //! (after which, as in Python, the rest of the line is skipped). A field over
