@@ -391,7 +391,8 @@ impl Mapped {
     /// Drops the pages wholly before `offset` (see `release_before`). A
     /// parallel read calls it with the start of the records it has not
     /// handed out yet; a worker may still look at bytes just before that
-    /// (its chunk's speculative start), which then read back from the file.
+    /// (the end of the record before its chunk), which then read back from
+    /// the file.
     pub(crate) fn release(&self, offset: usize) {
         // Linux only: elsewhere (no posix_fadvise on macOS) pages stay until
         // the kernel reclaims them.
