@@ -54,11 +54,12 @@
 //!    states are in summaries' bytes).
 //! 5. `block.rs`: if it is reachable from a regular record, mark the byte
 //!    that leads to it as bad.
-//! 6. `src/parallel.rs` guesses where a chunk's first record starts from
-//!    the parity of its quote bytes (RFC 4180 quoting) and checks every
-//!    guess with the reader itself: a new state needs nothing there, but
-//!    a rule under which quotes do not toggle only makes guesses fail
-//!    (slower, never wrong; see `docs/multicore.md`).
+//! 6. `src/parallel.rs` needs nothing: it takes each chunk's first record
+//!    start from the splitter (step 4, `Splitter::record_bounds`) and
+//!    checks every chunk with the reader itself, so an automaton that
+//!    disagreed with the scanner would make the parallel read hand over
+//!    to the sequential one (slower, never wrong); `tests/parallel.rs`
+//!    and `tests/split.rs` would show it.
 //!
 //! Then run the differential tests: `cargo test --lib scan` (the grammar
 //! tests), `tests/engines.rs`, `tests/block.rs`, `tests/prop.rs` and
@@ -69,8 +70,7 @@ pub(crate) mod grammar;
 pub mod reference;
 
 pub(crate) use block::{
-    append_kept, append_without, match16, match_bits16, ColMasks, SelectArgs, Selected,
-    SelectedRecord, NO_COPY,
+    append_kept, append_without, match16, ColMasks, SelectArgs, Selected, SelectedRecord, NO_COPY,
 };
 pub use block::{has_byte_compress, simd_level, ByteSet};
 
