@@ -609,12 +609,12 @@ def read_arrow(
     (it converts ``utf8`` columns, which on a 100 MiB file took longer than
     reading it); pyarrow (16 or later) and DuckDB read it too.
 
-    ``source`` is a path, a binary file or ``bytes``. With ``header=True``
-    the first non-empty row names the columns (else ``"0"``, ``"1"``,
+    ``source`` is a path, a binary file, ``bytes`` or a text file. With
+    ``header=True`` the first non-empty row names the columns (else ``"0"``, ``"1"``,
     ...); their number is fixed by that row: shorter rows are padded with
     ``""``, a longer one is an error, and empty rows are skipped, as in
-    :func:`read_columns`; so is a value that is not UTF-8 (``errors`` must
-    be ``'strict'``). ``quoting=QUOTE_NONNUMERIC`` is not supported.
+    :func:`read_columns`; so is a value that is not UTF-8 (unless
+    ``errors='replace'``). ``quoting=QUOTE_NONNUMERIC`` is not supported.
 
     The header (or first row) is read now, and an error before any row is
     a ``csv.Error`` here. The rest is read as the consumer reads the
@@ -862,8 +862,15 @@ def _compression(value: Any) -> str:
     """``compression=`` as the native option's name."""
     if value is None:
         return "none"
-    names = {"infer": "infer", "gzip": "gzip", "gz": "gzip", "zstd": "zstd", "bz2": "bz2",
-             "bzip2": "bz2", "xz": "xz"}
+    names = {
+        "infer": "infer",
+        "gzip": "gzip",
+        "gz": "gzip",
+        "zstd": "zstd",
+        "bz2": "bz2",
+        "bzip2": "bz2",
+        "xz": "xz",
+    }
     if not isinstance(value, str) or value not in names:
         raise ValueError(
             f"compression must be 'infer', None, 'gzip', 'zstd', 'bz2' or 'xz', not {value!r}"
@@ -1008,9 +1015,11 @@ class _Habits:
         self.nrows = kw.get("nrows")
         self.comment = kw.get("comment")
         self.names = kw.get("names")
-        if self.nrows is not None and (isinstance(self.nrows, bool) or not isinstance(self.nrows, int) or self.nrows < 0):
+        n = self.nrows
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
             raise ValueError("nrows must be an int, 0 or more")
-        if self.comment is not None and (not isinstance(self.comment, str) or len(self.comment) != 1):
+        c = self.comment
+        if c is not None and (not isinstance(c, str) or len(c) != 1):
             raise ValueError("comment must be one character")
         if self.names is not None:
             if isinstance(self.names, (str, bytes)):
@@ -1018,7 +1027,8 @@ class _Habits:
             self.names = [str(x) for x in self.names]
             if len(set(self.names)) != len(self.names):
                 raise ValueError("names has a duplicate")
-        self.has_header, self.header_skip, self.replace = _header_plan(kw.get("header", True), self.names)
+        plan = _header_plan(kw.get("header", True), self.names)
+        self.has_header, self.header_skip, self.replace = plan
         self.codec = _compression(kw.get("compression", "infer"))
 
     def skip_fn(self) -> Any:
@@ -1049,7 +1059,9 @@ class _Habits:
             or self.comment is not None
         )
 
-    def rewrite(self, kind: str, src: Any, dialect: Any, fmtparams: dict[str, Any], extra: dict[str, Any]) -> Any:
+    def rewrite(
+        self, kind: str, src: Any, dialect: Any, fmtparams: dict[str, Any], extra: dict[str, Any]
+    ) -> Any:
         """The input as UTF-8 bytes (named as the input, for errors), with
         the left-out rows emptied."""
         enc = extra.pop("encoding", None) or "utf-8"
@@ -1057,7 +1069,8 @@ class _Habits:
         codecs.lookup_error(errors)
         text, name = _text_of(kind, src, enc, errors, self.codec)
         skip = self.skip_fn()
-        if skip is not None or self.header_skip or self.replace or self.nrows is not None or self.comment:
+        rows_left_out = self.header_skip or self.replace or self.comment
+        if skip is not None or rows_left_out or self.nrows is not None:
             text = _filter_rows(
                 text,
                 dialect,
@@ -1068,7 +1081,10 @@ class _Habits:
                 self.nrows,
                 self.comment,
             )
-        out = io.BytesIO(text.encode("utf-8", "surrogateescape" if errors == "surrogateescape" else "strict"))
+        # A lone surrogate (``errors='surrogateescape'``) goes back to its
+        # byte, which the native reader then reports.
+        back = "surrogateescape" if errors == "surrogateescape" else "strict"
+        out = io.BytesIO(text.encode("utf-8", back))
         if name is not None:
             out.name = name  # type: ignore[attr-defined]
         return out

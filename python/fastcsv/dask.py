@@ -301,7 +301,8 @@ def read_csv(
         if fs is not None or whole or blocksize is None or _compressed(p):
             pieces.append(_Piece(p, None, fs))
         else:
-            pieces += [_Piece(p, part) for part in fastcsv.split(p, dialect, size=blocksize, **split_kw)]
+            parts = fastcsv.split(p, dialect, size=blocksize, **split_kw)
+            pieces += [_Piece(p, part) for part in parts]
     read = _ReadPart(dialect, header, [], fmtparams, None, columns, spellings)
     # The names (and types), from the first piece's header (or first row).
     first = fastcsv.read_arrow(pieces[0].source(), dialect, types=types, **kwargs)
@@ -360,9 +361,8 @@ def _pa_type(pa: Any, name: str) -> Any:
         return pa.timestamp(unit, tz="UTC" if "tz=" in name else None)
     if name.startswith("date32"):
         return pa.date32()
-    return {"utf8": pa.utf8(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}.get(
-        name, pa.utf8()
-    )
+    simple = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}
+    return simple.get(name, pa.utf8())
 
 
 def _merged_types(

@@ -224,6 +224,24 @@ def test_compression(tmp_path, suffix, compress):
         fastcsv.read_arrow(p, compression=None).read_all()
 
 
+def zstd_raw_frame(data: bytes) -> bytes:
+    """A zstd frame of one raw (stored) block: what a zstd reader decodes,
+    made without a compressor."""
+    assert len(data) < 256 and len(data) < 1 << 21
+    header = bytes([0x20, len(data)])  # single segment, 1-byte content size
+    block = (1 | (len(data) << 3)).to_bytes(3, "little")  # last, raw
+    return b"\x28\xb5\x2f\xfd" + header + block + data
+
+
+def test_zstd_natively(tmp_path):
+    p = tmp_path / "z.csv.zst"
+    p.write_bytes(zstd_raw_frame(TEXT.encode()))
+    want = table(io.BytesIO(TEXT.encode()))
+    assert table(p).equals(want)
+    assert table(p, compression="zstd").equals(want)
+    assert table(io.BytesIO(p.read_bytes())).equals(want)
+
+
 def test_compression_forced_on_plain_input_fails(f):
     with pytest.raises((fastcsv.Error, OSError)):
         fastcsv.read_arrow(f, compression="gzip").read_all()
