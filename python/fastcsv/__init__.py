@@ -1091,12 +1091,18 @@ class _Habits:
 
 
 def _error_text(e: BaseException) -> str | None:
-    """The fastcsv message inside a consumer's exception, if it is one of
-    a data error (``path:line: record N, byte B: ...``)."""
+    """fastcsv's message inside a consumer's exception, if it is that of
+    a data error (``path:line: record N, byte B: ...``, or ``line L: ...``
+    for an input without a name): pyarrow gives it as it is, polars after
+    ``got external error: ``."""
     import re
 
-    m = re.search(r"(\S*:\d+: record \d+, byte \d+: .*)", str(e), re.S)
-    return m.group(1).strip() if m else None
+    msg = str(e).strip()
+    msg = msg.removeprefix("got external error: ")
+    if re.search(r"(?:^|:)(?:\d+|line \d+): record \d+, byte \d+: ", msg) is None:
+        if re.match(r"line \d+: record \d+, byte \d+: ", msg) is None:
+            return None
+    return msg
 
 
 def _consume(stream: Any, kind: str) -> Any:

@@ -286,6 +286,20 @@ def test_late_error_through_the_helpers_is_csv_error(bad, method):
     assert fastcsv.Error is __import__("csv").Error
 
 
+@pytest.mark.parametrize("method", ["read_all", "to_pandas", "to_polars"])
+def test_an_unnamed_input_and_a_type_error_too(method):
+    if method == "to_polars":
+        pytest.importorskip("polars")
+    s = fastcsv.read_arrow(b"a\n1\nx\n", types={"a": "int64"})
+    with pytest.raises(fastcsv.Error, match=r'^line 3: record 2, byte 4: field 0 is not a valid int64: "x"$'):
+        getattr(s, method)()
+    # Other failures keep their class.
+    s = fastcsv.read_arrow(b"a\n1\n")
+    s.__arrow_c_stream__()
+    with pytest.raises(ValueError, match="already read"):
+        getattr(s, method)()
+
+
 def test_helpers_return_the_consumers_objects(f):
     assert isinstance(fastcsv.read_arrow(f).read_all(), pa.Table)
     assert isinstance(fastcsv.read_arrow(f).to_pandas(), pd.DataFrame)
