@@ -675,6 +675,9 @@ def read_arrow(
     if habits.needs_text(kind, extra):
         src = habits.rewrite(kind, src, dialect, fmtparams, extra)
         kind, codec = "binary", "none"
+    if kind == "path" and threads > 1 and (codec not in ("infer", "none") or _has_magic(src)):
+        # Compressed: there are no byte ranges to read on several threads.
+        threads = 1
     # One dtype for every column: the names are read first, so a stream
     # is held here to be read twice.
     probe_names = dtype is not None and not isinstance(dtype, dict) and habits.names is None
@@ -876,6 +879,17 @@ def _compression(value: Any) -> str:
             f"compression must be 'infer', None, 'gzip', 'zstd', 'bz2' or 'xz', not {value!r}"
         )
     return names[value]
+
+
+def _has_magic(path: str) -> bool:
+    """Whether the file at ``path`` starts as a compressed one does (one
+    that cannot be opened is left to the native reader to report)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return False
+    return any(head.startswith(m) for m, _ in _MAGIC)
 
 
 def _decompress(data: bytes, codec: str) -> bytes:

@@ -188,9 +188,7 @@ def _expand(path: Any) -> list[tuple[str, Any]]:
 
 
 def _compressed(path: str) -> bool:
-    with open(path, "rb") as f:
-        head = f.read(6)
-    return any(head.startswith(m) for m, _ in fastcsv._MAGIC)
+    return fastcsv._has_magic(path)
 
 
 def read_csv(

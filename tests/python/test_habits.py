@@ -233,6 +233,19 @@ def zstd_raw_frame(data: bytes) -> bytes:
     return b"\x28\xb5\x2f\xfd" + header + block + data
 
 
+def test_a_large_compressed_file_is_read_on_one_thread(tmp_path):
+    # Over the size read on several threads (8 MiB compressed): there are
+    # no byte ranges of a compressed file, so it is read on one.
+    import os
+
+    lines = [f"{os.urandom(24).hex()},{i}\n" for i in range(400_000)]
+    p = tmp_path / "big.csv.gz"
+    p.write_bytes(gzip.compress(("h,n\n" + "".join(lines)).encode(), 1))
+    assert p.stat().st_size >= 8 << 20
+    t = table(p, threads=4)
+    assert t.num_rows == 400_000 and t.column("n")[-1].as_py() == "399999"
+
+
 def test_zstd_natively(tmp_path):
     p = tmp_path / "z.csv.zst"
     p.write_bytes(zstd_raw_frame(TEXT.encode()))
