@@ -14,8 +14,9 @@
 //! the row reader, and the source's share of the time grows with the
 //! speed: a comparison at one speed says little about the other, so the
 //! default measures `count` and `rows`. [`BenchOptions::threads`] runs
-//! `count` and `select` on several threads (a mapped file is split across
-//! them; a `read()` stream is parsed on one).
+//! `count` and `select` on several threads, by default as many as the CLI
+//! uses (a mapped file is split across them; a `read()` stream is parsed
+//! on one).
 //!
 //! For every configuration it reports the median and the range of the wall
 //! times, the throughput (10⁶ bytes per second, from the median), the
@@ -188,7 +189,7 @@ pub const DEFAULT_WORKS: &[Work] = &[Work::Count, Work::Rows];
 /// assert_eq!(o.runs, 3);
 /// assert_eq!(o.sizes, fastcsv::bench::DEFAULT_SIZES);
 /// assert_eq!(o.works, fastcsv::bench::DEFAULT_WORKS);
-/// assert_eq!(o.threads, 1);
+/// assert_eq!(o.threads, fastcsv::Parallel::new().thread_count());
 /// assert!(!o.cold);
 /// assert_eq!(o.time_budget, Some(std::time::Duration::from_secs(40)));
 /// ```
@@ -205,10 +206,12 @@ pub struct BenchOptions {
     /// The engines to time, each with every source (duplicates are
     /// dropped; empty means [`DEFAULT_WORKS`]).
     pub works: Vec<Work>,
-    /// Threads for the works with a parallel form ([`Work::parallel`]):
-    /// 1 parses on the calling thread, as `fastcsv count -j1`. A mapped
-    /// file is split across them; a `read()` stream is parsed on one, as
-    /// the CLI does. Ignored by [`run_files`].
+    /// Threads for the works with a parallel form ([`Work::parallel`]).
+    /// The default is the CLI's: every CPU available, as
+    /// [`Parallel::new`](crate::Parallel::new) (and `fastcsv count`
+    /// without `-j`); 1 parses on the calling thread, as `fastcsv count
+    /// -j1`. A mapped file is split across them; a `read()` stream is
+    /// parsed on one, as the CLI does. Ignored by [`run_files`].
     pub threads: usize,
     /// The dialect to parse with (`count` makes it flexible, as `fastcsv
     /// count` does).
@@ -229,7 +232,7 @@ impl Default for BenchOptions {
             runs: 3,
             cold: false,
             works: DEFAULT_WORKS.to_vec(),
-            threads: 1,
+            threads: crate::parallel::Parallel::new().thread_count(),
             dialect: Dialect::default(),
             time_budget: Some(Duration::from_secs(40)),
         }

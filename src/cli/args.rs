@@ -231,9 +231,10 @@ resident set grew during a run. Every source must find the same rows.
 The engines are the CLI's: count is `fastcsv count`'s block scanner, select
 locates two columns as `fastcsv select` does (writing nothing), and rows,
 fields and utf8 read every row through the row reader. The default, count and
-rows, shows whether the source matters at both speeds. --threads N runs count
-and select on N threads (a mapped file is split across them; a read() stream
-is parsed on one), as `fastcsv count -j N`; the default is 1.
+rows, shows whether the source matters at both speeds. count and select run
+on as many threads as `fastcsv count` and `fastcsv select` (the CPUs
+available; a mapped file is split across them, a read() stream is parsed on
+one); --threads N sets them, as -j N does for those commands.
 
 With several FILEs, or --files DIR, every file is opened, parsed and closed
 on its own, and the files are grouped by size: per group, engine and source
@@ -716,10 +717,11 @@ pub struct BenchArgs {
             .map(|s| Work::parse(&s).unwrap_or_default()),
     )]
     pub work: Vec<Work>,
-    /// Threads for count and select on one file (a mapped file is split
-    /// across them; a read() stream is parsed on one).
-    #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u32).range(1..))]
-    pub threads: u32,
+    /// Threads for count and select on one file (default: the CPUs
+    /// available, as `fastcsv count` uses; a mapped file is split across
+    /// them, a read() stream is parsed on one).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
     /// Write the report as JSON (every run included) instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -991,7 +991,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         paths.extend(fastcsv::bench::files_in(dir)?);
     }
     let per_file = a.dir.is_some() || paths.len() > 1;
-    if per_file && a.threads > 1 {
+    if per_file && a.threads.is_some_and(|n| n > 1) {
         return Err(Failure::Usage(
             "--threads is for one file: with several, each file is parsed on one thread".into(),
         ));
@@ -999,10 +999,12 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
     let mut opts = fastcsv::bench::BenchOptions {
         cold: a.cold,
         works: a.work.clone(),
-        threads: a.threads as usize,
         dialect: a.dialect()?,
         ..Default::default()
     };
+    if let Some(n) = a.threads {
+        opts.threads = n as usize;
+    }
     if !a.sizes.is_empty() {
         opts.sizes = a.sizes.clone();
     } else if per_file {
