@@ -79,6 +79,7 @@ use std::time::{Duration, Instant};
 
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
+use crate::parallel::Parallel;
 use crate::reader::ReaderBuilder;
 use crate::source::{SourceChoice, SourceKind};
 use engine::{RssProbe, Usage};
@@ -232,7 +233,7 @@ impl Default for BenchOptions {
             runs: 3,
             cold: false,
             works: DEFAULT_WORKS.to_vec(),
-            threads: crate::parallel::Parallel::new().thread_count(),
+            threads: Parallel::new().thread_count(),
             dialect: Dialect::default(),
             time_budget: Some(Duration::from_secs(40)),
         }
@@ -754,6 +755,8 @@ fn measure(
 ) -> Result<(Vec<ConfigResult>, usize, Env)> {
     let builders: Vec<ReaderBuilder> =
         configs.iter().map(|c| builder(opts, c)).collect::<Result<_>>()?;
+    // One thread, and the threads of the works with a parallel form.
+    let pars = [Parallel::new().threads(1), Parallel::new().threads(opts.threads.max(1))];
     let mut runs = opts.runs.max(1);
     let rss = RssProbe::new();
     let load_before = engine::load_average();
@@ -768,7 +771,7 @@ fn measure(
         round += 1;
         let round_start = Instant::now();
         for ((c, b), acc) in configs.iter().zip(&builders).zip(&mut acc) {
-            let threads = if c.work.parallel() && !per_file { opts.threads.max(1) } else { 1 };
+            let par = &pars[usize::from(c.work.parallel() && !per_file)];
             rss.reset();
             let before_rss = rss.current();
             let before = Usage::now();
@@ -781,7 +784,7 @@ fn measure(
                 let mut rdr = b.from_path(&f.path)?;
                 let kind = rdr.source_kind();
                 let (rows, errors) =
-                    engine::parse(&mut rdr, c.work, threads, &f.cols).map_err(|e| stopped(e, c))?;
+                    engine::parse(&mut rdr, c.work, par, &f.cols).map_err(|e| stopped(e, c))?;
                 // After the parse: the mapped source's helper starts with
                 // the first row or the count.
                 acc.read_ahead |= rdr.reads_ahead();
