@@ -14,7 +14,7 @@ const H: f64 = 800.0;
 const LEFT: f64 = 90.0;
 const RIGHT: f64 = W - 240.0;
 /// The top panel (throughput or time per file).
-const TOP: f64 = 80.0;
+const TOP: f64 = 90.0;
 const BOTTOM: f64 = 400.0;
 /// The bottom panel (CPU time).
 const CPU_TOP: f64 = 480.0;
@@ -93,16 +93,26 @@ impl BenchReport {
             W / 2.0,
             xml(&self.title())
         );
-        let mut sub = format!("machine: {}", self.machine);
+        let mut sub = vec![format!("machine: {}", self.machine)];
         if let Some(c) = &self.command {
-            sub = format!("{c} | {sub}");
+            // About as much as fits on a line.
+            let c: String = if c.chars().count() > 150 {
+                c.chars().take(149).chain(['…']).collect()
+            } else {
+                c.clone()
+            };
+            sub.insert(0, c);
         }
-        let _ = writeln!(
-            s,
-            "<text x=\"{}\" y=\"58\" text-anchor=\"middle\" fill=\"#666\" font-size=\"10\">{}</text>",
-            W / 2.0,
-            xml(&sub)
-        );
+        for (i, line) in sub.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#666\" \
+                 font-size=\"10\">{}</text>",
+                W / 2.0,
+                57 + 13 * i,
+                xml(line)
+            );
+        }
 
         // Axes: x over the sizes (one octave of padding each side).
         let xs = series.iter().flat_map(|l| l.points.iter().filter(|_| !l.flat).map(|p| p.x));
@@ -250,7 +260,7 @@ impl BenchReport {
             let (b, a) = self.load.unwrap_or_default();
             let _ = writeln!(
                 s,
-                "<text class=\"warning\" x=\"{:.1}\" y=\"{:.1}\" fill=\"#c00\" font-weight=\"bold\">\
+                "<text class=\"warning\" x=\"{:.1}\" y=\"{:.1}\" fill=\"#c00\" font-size=\"11\" font-weight=\"bold\">\
                  machine busy: load average {b:.2} before, {a:.2} after, on {} CPUs: timings are \
                  noisy</text>",
                 LEFT + 8.0,
@@ -416,32 +426,47 @@ impl BenchReport {
             let _ = writeln!(
                 s,
                 "<text transform=\"translate({cx:.1} {:.1}) rotate(-60)\" text-anchor=\"end\" \
-                 font-size=\"10\">{}</text>",
+                 font-size=\"{}\">{}</text>",
                 CPU_BOTTOM + 10.0,
+                if slot < 16.0 { 7 } else { 10 },
                 xml(&short)
             );
             // The group's name under its last bar's slot range.
             let next = self.results.get(n + 1).map(key);
             if next != Some(key(r)) {
                 let mid = (group_start + LEFT + slot * (i as f64 + 1.0)) / 2.0;
+                // Per file, the works are told apart by their colors (the
+                // panel's legend): the size alone fits under the group.
+                let name = match r.group {
+                    Some(g) => format!("≤{}", format_size(g.max_size)),
+                    None => r.work.as_str().to_string(),
+                };
                 let _ = writeln!(
                     s,
-                    "<text x=\"{mid:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" \
+                    "<text x=\"{mid:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"{}\" \
                      font-weight=\"bold\">{}</text>",
                     CPU_BOTTOM + 62.0,
-                    r.work.as_str()
+                    if per_file { 9 } else { 11 },
+                    xml(&name)
                 );
-                if let Some(g) = r.group {
-                    let _ = writeln!(
-                        s,
-                        "<text x=\"{mid:.1}\" y=\"{:.1}\" text-anchor=\"middle\" \
-                         font-size=\"10\">≤{}</text>",
-                        CPU_BOTTOM + 76.0,
-                        format_size(g.max_size)
-                    );
-                }
             }
             i += 1;
+        }
+        // The panel's legend: a color per work.
+        let lx = RIGHT + 20.0;
+        for (i, w) in self.works.iter().enumerate() {
+            let ly = CPU_TOP + 18.0 * i as f64;
+            let color = COLORS[i % COLORS.len()];
+            let _ = writeln!(
+                s,
+                "<rect x=\"{lx}\" y=\"{ly:.1}\" width=\"12\" height=\"12\" fill=\"{color}\"/>\
+                 <rect x=\"{:.1}\" y=\"{ly:.1}\" width=\"12\" height=\"12\" fill=\"{color}\" \
+                 fill-opacity=\"0.35\"/><text x=\"{:.1}\" y=\"{:.1}\">{}: user, system</text>",
+                lx + 12.0,
+                lx + 30.0,
+                ly + 10.0,
+                w.as_str()
+            );
         }
         let _ = writeln!(
             s,
