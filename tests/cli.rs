@@ -779,6 +779,13 @@ fn bench_usage_errors() {
     fails(&["bench", &a, &b, "--threads", "2"], 2, "--threads is for one file");
     fails(&["bench", &a, "-"], 2, "-: bench needs a regular file");
     fails(&["bench", &a, "/dev/null"], 2, "/dev/null: bench needs a regular file");
+    // A data error stops `select` (as `fastcsv select`): no figures, exit 1.
+    let ragged = temp_file(&dir, "ragged.csv", b"a,b\n1,2\n3\n");
+    let e = fails(&["bench", &ragged, "--work", "select", "--runs", "1"], 1, "");
+    assert!(e.contains("select stops at a data error") && e.contains("ragged.csv"), "{e}");
+    // The row reader skips it and says so; `count` reads flexibly.
+    let t = ok(&["bench", &ragged, "--runs", "1", "--sizes", "1K"]);
+    assert!(t.contains("(rows: 1 data errors skipped per parse)"), "{t}");
 }
 
 /// Each engine by name, several at once, and on several threads.

@@ -863,8 +863,9 @@ fn measure(
 /// verbs stop there too, and a partial parse is no figure.
 fn stopped(e: Error, c: &Config) -> Error {
     if e.is_data() {
+        // Not a usage error: the file has one.
         let msg = format!("{} stops at a data error, as the CLI does: {e}", c.work.as_str());
-        Error::config(msg)
+        Error::from(std::io::Error::other(msg))
     } else {
         e
     }
