@@ -788,67 +788,6 @@ fn bench_usage_errors() {
     assert!(t.contains("(rows: 1 data errors skipped per parse)"), "{t}");
 }
 
-/// Each engine by name, several at once, and on several threads.
-#[test]
-fn bench_works_and_threads() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut data = String::from("id,name,score\n");
-    for i in 0..20_000 {
-        data.push_str(&format!("{i},\"n {i}, x\",{}\n", i % 7));
-    }
-    let file = temp_file(&dir, "w.csv", data.as_bytes());
-    let t = ok(&["bench", &file, "--sizes", "64K", "--runs", "1", "--work", "select,fields,utf8"]);
-    assert!(t.contains("20000 rows, work=select,fields,utf8, 1 run each"), "{t}");
-    for w in ["select", "fields", "utf8"] {
-        assert_eq!(t.lines().filter(|l| l.starts_with(&format!("{w} "))).count(), 2, "{w}: {t}");
-    }
-    assert!(t.contains("as `fastcsv select`; columns 1,2"), "{t}");
-    let j = ok(&["bench", &file, "--sizes", "64K", "--runs", "1", "--threads", "2", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
-    assert_eq!(v["threads"], 2);
-    assert_eq!(v["works"], serde_json::json!(["count", "rows"]));
-    let threads: Vec<u64> =
-        v["results"].as_array().unwrap().iter().map(|r| r["threads"].as_u64().unwrap()).collect();
-    assert_eq!(threads, [2, 2, 1, 1], "count on 2 threads, rows on one");
-    assert!(v["results"].as_array().unwrap().iter().all(|r| r["rows"] == 20_000));
-}
-
-/// Several FILEs, or --files DIR: each file timed on its own, by size.
-#[test]
-fn bench_many_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let small = dir.path().join("small");
-    std::fs::create_dir(&small).unwrap();
-    for (name, rows) in [("a.csv", 4), ("b.csv", 5), ("c.csv", 2000)] {
-        std::fs::write(small.join(name), format!("x,y\n{}", "1,2\n".repeat(rows))).unwrap();
-    }
-    let d = small.display().to_string();
-    let svg = dir.path().join("files.svg").display().to_string();
-    let t = ok(&["bench", "--files", &d, "--runs", "2", "--plot", &svg]);
-    assert!(t.starts_with("small: 3 files, "), "{t}");
-    assert!(
-        t.contains("2009 rows, work=count,rows, 2 runs each, warm cache, each file timed"),
-        "{t}"
-    );
-    // The default read() buffer alone, beside mmap and the automatic choice.
-    for label in ["≤32 x2  count  mmap", "≤32 x2  count  read 128K", "≤32 x2  count  auto: read"]
-    {
-        assert!(t.contains(label), "{label}: {t}");
-    }
-    assert_eq!(t.lines().filter(|l| l.starts_with('≤')).count(), 2 * 2 * 3, "{t}");
-    let svg = std::fs::read_to_string(&svg).unwrap();
-    assert!(svg.contains("time per file (µs, log scale)"), "{svg}");
-    // The same files named one by one, with --sizes.
-    let (a, c) = (small.join("a.csv"), small.join("c.csv"));
-    let (a, c) = (a.display().to_string(), c.display().to_string());
-    let j = ok(&["bench", &a, &c, "--sizes", "1K,4K", "--runs", "1", "--json", "--work", "rows"]);
-    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
-    assert_eq!((v["files"].as_u64(), v["rows"].as_u64()), (Some(2), Some(2004)));
-    let labels: Vec<&str> =
-        v["results"].as_array().unwrap().iter().map(|r| r["label"].as_str().unwrap()).collect();
-    assert_eq!(labels, ["mmap", "read 1K", "read 4K", "auto: read"].repeat(2));
-}
-
 #[test]
 fn count_counts_ragged_rows() {
     let bad = format!("{}/samples/cli_bad.csv", env!("CARGO_MANIFEST_DIR"));
