@@ -6,6 +6,8 @@
 //! FASTCSV_BENCH_SIZE=1G cargo bench --bench sources      # default 128M
 //! FASTCSV_BENCH_FILE=my.csv cargo bench --bench sources  # your own file
 //! FASTCSV_BENCH_COLD=1 cargo bench --bench sources       # evict before each run
+//! FASTCSV_BENCH_WORK=count,select,rows cargo bench --bench sources  # the engines
+//! FASTCSV_BENCH_THREADS=4 cargo bench --bench sources    # count and select on 4 threads
 //! ```
 //!
 //! Prints the table; writes `target/bench-sources.{json,svg}`. The generated
@@ -14,7 +16,7 @@
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use fastcsv::bench::{self, BenchOptions};
+use fastcsv::bench::{self, BenchOptions, Work};
 
 /// Writes about `size` bytes of `id,int,float,text` rows; returns the number
 /// of data rows (the header excluded).
@@ -50,8 +52,20 @@ fn generate(path: &std::path::Path, size: u64) -> u64 {
 }
 
 fn main() {
+    let works = std::env::var("FASTCSV_BENCH_WORK").map_or_else(
+        |_| bench::DEFAULT_WORKS.to_vec(),
+        |w| {
+            w.split(',')
+                .map(|w| Work::parse(w.trim()).expect("FASTCSV_BENCH_WORK like count,rows"))
+                .collect()
+        },
+    );
+    let threads = std::env::var("FASTCSV_BENCH_THREADS")
+        .map_or(1, |t| t.parse().expect("FASTCSV_BENCH_THREADS is a number"));
     let opts = BenchOptions {
         cold: std::env::var_os("FASTCSV_BENCH_COLD").is_some(),
+        works,
+        threads,
         ..BenchOptions::default()
     };
     let dir = tempfile::tempdir().unwrap();
@@ -67,8 +81,10 @@ fn main() {
     };
     let report = bench::run(&path, &opts).expect("bench failed");
     if let Some(rows) = expected {
-        assert_eq!(report.rows, rows, "every source must see every row");
-        assert_eq!(report.errors, 0);
+        // Every work and every source saw every row.
+        for r in &report.results {
+            assert_eq!((r.rows, r.errors), (rows, 0), "{:?} {}", r.work, r.label());
+        }
     }
     print!("{}", report.to_table());
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");

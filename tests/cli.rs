@@ -729,12 +729,19 @@ fn bench_table_json_and_plot() {
 
     let table = ok(&["bench", &file, "--sizes", "1K,4K", "--runs", "2", "--plot", &svg]);
     assert!(table.starts_with("bench.csv: "), "{table}");
-    assert!(table.contains("3000 rows, work=count, 2 runs each, warm cache"), "{table}");
-    for label in ["mmap", "read 1K", "read 4K", "MB/s"] {
+    assert!(table.contains("3000 rows, work=count,rows, 2 runs each, warm cache, "), "{table}");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = if cpus == 1 { "1 thread".to_string() } else { format!("{cpus} threads") };
+    assert!(table.lines().next().unwrap().ends_with(&threads), "as `fastcsv count`: {table}");
+    for label in ["count  mmap", "count  read 1K", "rows   read 4K", "MB/s", "vs mmap"] {
         assert!(table.contains(label), "{label} in {table}");
     }
+    let cmd = format!("(command: fastcsv bench {file} --sizes 1K,4K --runs 2 --plot {svg})");
+    assert!(table.contains(&cmd), "{table}");
     let svg = std::fs::read_to_string(&svg).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("throughput (MB/s)"));
+    assert_eq!(svg.matches("class=\"whisker\"").count(), 2 * 3, "{svg}");
+    assert_eq!(svg.matches("class=\"cpu-sys\"").count(), 2 * 3, "{svg}");
 
     let json = ok(&["bench", &file, "--sizes", "64K", "--runs", "1", "--work", "utf8", "--json"]);
     assert!(json.trim_start().starts_with('{') && json.contains("\"work\": \"utf8\""), "{json}");
@@ -756,6 +763,29 @@ fn bench_usage_errors() {
     assert_eq!(o.status.code(), Some(2));
     let o = run(&["bench", "x.csv", "--sizes", "1K,huge"]);
     assert_eq!(o.status.code(), Some(2));
+    let o = run(&["bench", "x.csv", "--threads", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["bench", "x.csv", "--work", "count,sing"]);
+    assert_eq!(o.status.code(), Some(2));
+    // No file and no --files.
+    let o = run(&["bench"]);
+    assert_eq!(o.status.code(), Some(2));
+    fails(&["bench", "--files", "/no/such/dir"], 1, "/no/such/dir");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    fails(&["bench", "--files", &d], 2, "no regular files to measure");
+    let a = temp_file(&dir, "a.csv", b"x\n1\n");
+    let b = temp_file(&dir, "b.csv", b"x\n1\n");
+    fails(&["bench", &a, &b, "--threads", "2"], 2, "--threads is for one file");
+    fails(&["bench", &a, "-"], 2, "-: bench needs a regular file");
+    fails(&["bench", &a, "/dev/null"], 2, "/dev/null: bench needs a regular file");
+    // A data error stops `select` (as `fastcsv select`): no figures, exit 1.
+    let ragged = temp_file(&dir, "ragged.csv", b"a,b\n1,2\n3\n");
+    let e = fails(&["bench", &ragged, "--work", "select", "--runs", "1"], 1, "");
+    assert!(e.contains("select stops at a data error") && e.contains("ragged.csv"), "{e}");
+    // The row reader skips it and says so; `count` reads flexibly.
+    let t = ok(&["bench", &ragged, "--runs", "1", "--sizes", "1K"]);
+    assert!(t.contains("(rows: 1 data errors skipped per parse)"), "{t}");
 }
 
 #[test]

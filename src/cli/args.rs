@@ -222,20 +222,36 @@ Examples:
 
 const BENCH_HELP: &str = "\
 Parses FILE with the mapped source, then with read() at each buffer size
-(default 1K,4K,16K,64K,128K,256K,1M,4M), round-robin, and prints per source:
-median and range of the wall time, MB/s (10^6 bytes per second), MB per CPU
-second, user and system CPU seconds, minor and major page faults, and how much
-the resident set grew during a run. Every source must find the same rows.
+(default 1K,4K,16K,64K,128K,256K,1M,4M), with each engine of --work,
+round-robin, and prints per engine and source: median and range of the wall
+time, MB/s (10^6 bytes per second), MB/s relative to mmap, MB per CPU second,
+user and system CPU seconds, minor and major page faults, and how much the
+resident set grew during a run. Every source must find the same rows.
+
+The engines are the CLI's: count is `fastcsv count`'s block scanner, select
+locates two columns as `fastcsv select` does (writing nothing), and rows,
+fields and utf8 read every row through the row reader. The default, count and
+rows, shows whether the source matters at both speeds. count and select run
+on as many threads as `fastcsv count` and `fastcsv select` (the CPUs
+available; a mapped file is split across them, a read() stream is parsed on
+one); --threads N sets them, as -j N does for those commands.
+
+With several FILEs, or --files DIR, every file is opened, parsed and closed
+on its own, and the files are grouped by size: per group, engine and source
+(mmap, read() at each --sizes, default 128K, and the automatic choice) the
+median time per file. This shows the per-file cost of mapping.
 
 Without --runs, 3 runs each, fewer if that would take more than about 40 s.
---cold evicts FILE from the page cache before every run (Linux). The load
-average is printed too: timings on a busy machine are noisy.
+--cold evicts the files from the page cache before every run (Linux). The
+load average is printed too: timings on a busy machine are noisy.
 
 Examples:
   fastcsv bench big.csv
+  fastcsv bench big.csv --work count,select,rows --threads 4
   fastcsv bench big.csv --sizes 4K,128K,1M --runs 5 --work fields
   fastcsv bench big.csv --cold --json > cold.json
-  fastcsv bench big.csv --plot throughput.svg";
+  fastcsv bench big.csv --plot throughput.svg
+  fastcsv bench --files small-files/ --plot per-file.svg";
 
 /// Options that say how to read the input, shared by every command.
 #[derive(Debug, Args, Clone)]
@@ -672,9 +688,13 @@ pub fn parse_out_delimiter(s: &str) -> Result<u8, String> {
 /// `fastcsv bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// The file to measure (a regular file: it is read many times).
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    /// The file to measure (a regular file: it is read many times); with
+    /// several, each file is timed on its own.
+    #[arg(value_name = "FILE", required_unless_present = "dir")]
+    pub file: Vec<PathBuf>,
+    /// Time every regular file in DIR on its own, grouped by size.
+    #[arg(long = "files", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
     /// read() buffer sizes to try, comma-separated (e.g. 1K,4K,128K,4M;
     /// at most 1G).
     #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_buffer_size)]
@@ -682,23 +702,31 @@ pub struct BenchArgs {
     /// Runs per source (default 3, lowered to fit about 40 s).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: Option<u32>,
-    /// Evict the file from the page cache before every run.
+    /// Evict the files from the page cache before every run.
     #[arg(long)]
     pub cold: bool,
-    /// What to do with each row: count it, touch every field, or check
-    /// every field is UTF-8.
+    /// The engines to time, comma-separated: count (as `fastcsv count`),
+    /// select (as `fastcsv select`), rows, fields, utf8 (every row through
+    /// the row reader; touching nothing, every field, or checking UTF-8).
     #[arg(
         long,
         value_name = "WORK",
-        default_value = "count",
-        value_parser = PossibleValuesParser::new(["count", "fields", "utf8"])
+        value_delimiter = ',',
+        default_value = "count,rows",
+        value_parser = PossibleValuesParser::new(["count", "select", "rows", "fields", "utf8"])
             .map(|s| Work::parse(&s).unwrap_or_default()),
     )]
-    pub work: Work,
-    /// Write the report as JSON instead of a table.
+    pub work: Vec<Work>,
+    /// Threads for count and select on one file (default: the CPUs
+    /// available, as `fastcsv count` uses; a mapped file is split across
+    /// them, a read() stream is parsed on one).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+    /// Write the report as JSON (every run included) instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Also write an SVG chart of throughput against buffer size.
+    /// Also write an SVG chart: throughput with min-max whiskers, and CPU
+    /// time split into user and system.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     /// Field delimiter: one byte, `tab`, `\t` or `\xHH` (default: a comma,
@@ -717,7 +745,7 @@ impl BenchArgs {
     /// The dialect to measure with (empty lines skipped, as everywhere).
     pub fn dialect(&self) -> fastcsv::Result<Dialect> {
         Dialect::builder()
-            .delimiter(input_delimiter(self.delimiter, Some(&self.file)))
+            .delimiter(input_delimiter(self.delimiter, self.file.first().map(PathBuf::as_path)))
             .headers(!self.no_headers)
             .flexible(self.flexible)
             .skip_empty_lines(true)

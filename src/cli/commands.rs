@@ -990,31 +990,55 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
     Ok(w.into_inner()?.flush()?)
 }
 
-/// `fastcsv bench`: the `fastcsv::bench` harness on one file; a table or
-/// JSON on standard output, and optionally an SVG chart.
+/// `fastcsv bench`: the `fastcsv::bench` harness on one file, or on many
+/// files each timed on its own; a table or JSON on standard output, and
+/// optionally an SVG chart.
 pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
     // `-` is standard input everywhere else, which cannot be read again.
-    if a.file.as_os_str() == "-" {
+    if a.file.iter().any(|f| f.as_os_str() == "-") {
         return Err(Failure::Usage(
             "-: bench needs a regular file (it reads the file many times)".into(),
         ));
     }
-    not_compressed(&a.file, "is never mapped: bench compares mmap and read() on plain files")?;
+    let mut paths = a.file.clone();
+    if let Some(dir) = &a.dir {
+        paths.extend(fastcsv::bench::files_in(dir)?);
+    }
+    for path in &paths {
+        not_compressed(path, "is never mapped: bench compares mmap and read() on plain files")?;
+    }
+    let per_file = a.dir.is_some() || paths.len() > 1;
+    if per_file && a.threads.is_some_and(|n| n > 1) {
+        return Err(Failure::Usage(
+            "--threads is for one file: with several, each file is parsed on one thread".into(),
+        ));
+    }
     let mut opts = fastcsv::bench::BenchOptions {
         cold: a.cold,
-        work: a.work,
+        works: a.work.clone(),
         dialect: a.dialect()?,
         ..Default::default()
     };
+    if let Some(n) = a.threads {
+        opts.threads = n as usize;
+    }
     if !a.sizes.is_empty() {
         opts.sizes = a.sizes.clone();
+    } else if per_file {
+        // Small files: the reader's default buffer, next to the map.
+        opts.sizes = vec![fastcsv::DEFAULT_BUFFER_SIZE];
     }
     if let Some(n) = a.runs {
         // Asked for explicitly: exactly that many, however long it takes.
         opts.runs = n as usize;
         opts.time_budget = None;
     }
-    let report = fastcsv::bench::run(&a.file, &opts)?;
+    let mut report = if per_file {
+        fastcsv::bench::run_files(&paths, &opts)?
+    } else {
+        fastcsv::bench::run(&paths[0], &opts)?
+    };
+    report.command = Some(command_line());
     if let Some(p) = &a.plot {
         std::fs::write(p, report.to_svg())
             .map_err(|e| Failure::Fatal(format!("{}: {e}", p.display())))?;
@@ -1023,4 +1047,17 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
     let text = if a.json { report.to_json() } else { report.to_table() };
     out.write_all(text.as_bytes())?;
     Ok(out.flush()?)
+}
+
+/// This process's command line, as a shell would take it back (arguments
+/// with spaces or quotes single-quoted), starting `fastcsv`.
+fn command_line() -> String {
+    let mut words = vec!["fastcsv".to_string()];
+    for arg in std::env::args_os().skip(1) {
+        let a = arg.to_string_lossy();
+        let plain = !a.is_empty()
+            && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./,=:+@%".contains(c));
+        words.push(if plain { a.into_owned() } else { format!("'{}'", a.replace('\'', "'\\''")) });
+    }
+    words.join(" ")
 }
