@@ -5,7 +5,7 @@
 //! `zstd -dc`, `bzip2 -dc` and `xz -dc` read them).
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use fastcsv::{Codec, Decompress, Dialect, ErrorKind, Reader, ReaderBuilder, SourceReason};
 
@@ -323,6 +323,7 @@ fn codec_of_path_reads_the_first_bytes() {
 #[cfg(feature = "cli")]
 mod cli {
     use super::*;
+    use std::path::Path;
     use std::process::{Command, Output, Stdio};
 
     const BIN: &str = env!("CARGO_BIN_EXE_fastcsv");
