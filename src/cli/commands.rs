@@ -24,13 +24,13 @@ fn stdout() -> BufWriter<Stdout> {
 }
 
 /// Where `select` and `cat` write: standard output, or the `-o` file.
-type Sink = BufWriter<Box<dyn Write>>;
+pub(super) type Sink = BufWriter<Box<dyn Write>>;
 
 /// Opens the output: the `-o` file (created or truncated; errors name it)
 /// or standard output; buffered either way. A file that is also
 /// one of the `inputs` is refused before it is touched: truncating it
 /// would lose the data (and a mapped input would fault).
-fn sink(path: Option<&Path>, inputs: &[Option<&Path>]) -> Result<Sink, Failure> {
+pub(super) fn sink(path: Option<&Path>, inputs: &[Option<&Path>]) -> Result<Sink, Failure> {
     let w: Box<dyn Write> = match path {
         None => Box::new(Stdout::new()),
         Some(p) => {
@@ -443,6 +443,19 @@ fn drain(w: &mut RecordWriter<Vec<u8>>, out: &mut Sink) -> Result<(), Failure> {
 /// named by a path, such as `<(...)` or `/dev/stdin`, a FIFO, a device) is
 /// kept open from the first pass, with the first record read from it.
 pub fn cat(a: &CatArgs) -> Result<(), Failure> {
+    if let Some((w, rest)) = a.files.split_first() {
+        if w.as_os_str() == "columns" && !w.exists() {
+            if a.output.to != Format::Csv || a.output.out_delimiter.is_some() {
+                return Err(Failure::Usage(
+                    "cat columns writes CSV: no --to or --out-delimiter".into(),
+                ));
+            }
+            return super::catcols::run(rest, a.pad, &a.input, a.output.output.as_deref());
+        }
+    }
+    if a.pad {
+        return Err(Failure::Usage("--pad is for `cat columns`".into()));
+    }
     let delimiter = a.output.delimiter().map_err(Failure::Usage)?;
     let format = a.output.to;
     let paths = inputs(xsv_mode(&a.files)?)?;
@@ -588,16 +601,11 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
 }
 
 /// `cat`'s FILE arguments without xsv's mode word: `xsv cat rows A B` is
-/// `fastcsv cat A B`, so a leading `rows` that names no file is dropped.
-/// `columns` (side by side) is xsv's other mode, which `cat` does not do.
+/// `fastcsv cat A B`, so a leading `rows` that names no file is dropped
+/// (`columns` is handled by `cat` before).
 fn xsv_mode(files: &[std::path::PathBuf]) -> Result<&[std::path::PathBuf], Failure> {
     match files.split_first() {
         Some((w, rest)) if w.as_os_str() == "rows" && !w.exists() => Ok(rest),
-        Some((w, _)) if w.as_os_str() == "columns" && !w.exists() => Err(Failure::Usage(
-            "`cat columns` (xsv's side-by-side mode) is not supported: fastcsv cat \
-             concatenates rows"
-                .into(),
-        )),
         _ => Ok(files),
     }
 }
@@ -834,7 +842,14 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
         names = p.iter().map(|&j| names[j].clone()).collect();
     }
     let picked = picked.as_deref();
-    let mut st = Stats::default();
+    let which = stats::Which {
+        median: a.median || a.everything,
+        mode: a.mode || a.everything,
+        cardinality: a.cardinality || a.everything,
+        nulls: a.nulls,
+    };
+    let keep = which.keeps_values();
+    let mut st = Stats::default().keeping_values(keep);
     // Columns whose distinct count is already a sketch: chunks count them
     // with a sketch from the start (the same result, without an exact set
     // per chunk).
@@ -843,7 +858,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     input.par_each_batch::<_, Failure>(
         &visit,
         &a.par.parallel(),
-        || Stats::with_sketches(&hint()),
+        || Stats::with_sketches(&hint()).keeping_values(keep),
         |batch, s| {
             for row in batch.iter() {
                 match picked {
@@ -857,7 +872,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
             Ok(())
         },
         |s| {
-            let seeded = Stats::with_sketches(&st.sketched());
+            let seeded = Stats::with_sketches(&st.sketched()).keeping_values(keep);
             st.merge(std::mem::replace(s, seeded));
             if let Ok(mut h) = sketched.write() {
                 *h = st.sketched();
@@ -875,14 +890,22 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
         n = c.len();
         cols = Some(c);
     }
-    let row = |i: usize| st.summary(cols.as_ref().map_or(i, |c| c[i]), &names);
-    let mut out = stdout();
+    let column = |i: usize| cols.as_ref().map_or(i, |c| c[i]);
+    let row = |i: usize| st.summary(column(i), &names);
+    let mut out = sink(a.output.as_deref(), &[path_arg(a.file.as_deref())])?;
     if a.json {
         stats::write_json(&mut out, n, row)?;
     } else if a.csv {
         stats::write_csv(&mut out, n, row)?;
-    } else {
+    } else if a.table {
         stats::write_table(&mut out, n, row)?;
+    } else {
+        // As xsv: header names, or the index from 0 in the output.
+        let name = |i: usize| match &header {
+            Some(_) => names.get(i).cloned().unwrap_or_default(),
+            None => i.to_string(),
+        };
+        stats::write_xsv(&mut out, &which, n, name, |i| st.xsv_cells(column(i), &which))?;
     }
     Ok(out.flush()?)
 }
