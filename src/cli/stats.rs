@@ -235,6 +235,11 @@ struct Numbers {
     int_sum: i128,
     int_min: i64,
     int_max: i64,
+    /// While every value is an integer: the exact sum of their squares,
+    /// unless it overflowed (`sq_overflow`), for a variance that does not
+    /// depend on how the values were split into chunks.
+    int_sq: u128,
+    sq_overflow: bool,
     sum: f64,
     min: f64,
     max: f64,
@@ -250,6 +255,11 @@ impl Numbers {
             self.int_max = self.int_max.max(i);
         }
         self.int_sum += i128::from(i);
+        let a = u128::from(i.unsigned_abs());
+        match self.int_sq.checked_add(a * a) {
+            Some(sq) => self.int_sq = sq,
+            None => self.sq_overflow = true,
+        }
         self.add(i as f64);
     }
 
@@ -266,6 +276,19 @@ impl Numbers {
         let d = x - self.shift;
         self.d1 += d;
         self.d2 += d * d;
+    }
+
+    /// The population variance of integers, with `zeros` more values of
+    /// 0, from exact sums (`(N * sum of squares - sum^2) / N^2`), so the
+    /// same however the values were split; `None` when a sum overflowed.
+    fn int_variance(&self, zeros: u64) -> Option<f64> {
+        if self.sq_overflow || self.n == 0 {
+            return None;
+        }
+        let n = u128::from(self.n + zeros);
+        let sum = self.int_sum.unsigned_abs();
+        let num = n.checked_mul(self.int_sq)?.checked_sub(sum.checked_mul(sum)?)?;
+        Some(num as f64 / (n as f64 * n as f64))
     }
 
     /// The mean and the sum of squared differences from it.
@@ -288,6 +311,10 @@ impl Numbers {
         }
         self.int_min = self.int_min.min(o.int_min);
         self.int_max = self.int_max.max(o.int_max);
+        match self.int_sq.checked_add(o.int_sq) {
+            Some(sq) if !o.sq_overflow => self.int_sq = sq,
+            _ => self.sq_overflow = true,
+        }
         // Chan's formula on the two parts' moments, kept as sums about
         // this part's shift.
         let ((ma, m2a), (mb, m2b)) = (self.moments(), o.moments());
@@ -680,7 +707,10 @@ impl Stats {
                         n.sum / n.n as f64
                     }
                 }),
-                stddev: numeric.then(|| (n.moments().1 / n.n as f64).sqrt()),
+                stddev: numeric.then(|| {
+                    let var = c.all_int.then(|| n.int_variance(0)).flatten();
+                    var.unwrap_or_else(|| n.moments().1 / n.n as f64).sqrt()
+                }),
             }
         })
     }
@@ -805,7 +835,11 @@ impl Stats {
                 let count = n.n as f64;
                 let mean = if c.all_int { n.int_sum as f64 / count } else { n.sum / count };
                 let m2 = n.moments().1;
-                if which.nulls && c.empty > 0 {
+                let zeros = if which.nulls { c.empty } else { 0 };
+                if let Some(var) = c.all_int.then(|| n.int_variance(zeros)).flatten() {
+                    let mean = n.int_sum as f64 / (count + zeros as f64);
+                    (mean.to_string(), var.sqrt().to_string())
+                } else if zeros > 0 {
                     // The empty values as zeros: about the new mean, the
                     // numbers' squared differences grow by the shift of the
                     // mean, and each zero adds its own.
