@@ -11,7 +11,7 @@ use super::args::{
     BenchArgs, CatArgs, CheckArgs, CountArgs, Format, FrequencyArgs, HeadersArgs, InputArgs,
     OutputArgs, PartsArgs, SearchArgs, SelectArgs, SliceArgs, StatsArgs,
 };
-use super::frequency::Frequencies;
+use super::frequency::{self, Buckets, Frequencies, Shards};
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
 use super::stdout::Stdout;
@@ -946,12 +946,14 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
         input.reader.headers()?.map(|h| h.iter().map(<[u8]>::to_vec).collect());
     let refs: Option<Vec<&[u8]>> = names.as_ref().map(|n| n.iter().map(Vec::as_slice).collect());
     let (picked, visit) = header_columns(a.select.as_ref(), refs)?;
-    let mut counts = Frequencies::default();
+    // Each thread counts a batch, then moves the counts into the shared
+    // shards itself: the merge runs on every thread, not on this one.
+    let shared = Shards::default();
     input.par_each_batch::<_, Failure>(
         &visit,
         &a.par.parallel(),
-        Frequencies::default,
-        |batch, f| {
+        <(Frequencies, Buckets)>::default,
+        |batch, (f, buckets)| {
             for row in batch.iter() {
                 match &picked {
                     // Columns a short record lacks are not counted.
@@ -959,13 +961,12 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
                     None => f.add(row.iter()),
                 }
             }
+            f.drain_into(&shared, buckets);
             Ok(())
         },
-        |f| {
-            counts.merge(std::mem::take(f));
-            Ok(())
-        },
+        |_| Ok(()),
     )?;
+    let counts = shared.into_parts();
     // Each column output: its name and where its counts are.
     let columns: Vec<(Vec<u8>, usize)> = match (&picked, &a.select) {
         (Some(p), _) => p
@@ -974,10 +975,10 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
             .map(|(k, &j)| (names.as_ref().map_or_else(Vec::new, |n| n[j].clone()), k))
             .collect(),
         (None, Some(sel)) => {
-            let cols = sel.resolve(None, counts.width()).map_err(Failure::Usage)?;
+            let cols = sel.resolve(None, frequency::width(&counts)).map_err(Failure::Usage)?;
             cols.into_iter().map(|j| ((j + 1).to_string().into_bytes(), j)).collect()
         }
-        (None, None) => (0..counts.width().max(names.as_ref().map_or(0, Vec::len)))
+        (None, None) => (0..frequency::width(&counts).max(names.as_ref().map_or(0, Vec::len)))
             .map(|j| {
                 let name = names.as_ref().and_then(|n| n.get(j)).cloned();
                 (name.unwrap_or_else(|| (j + 1).to_string().into_bytes()), j)
@@ -991,7 +992,7 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
     };
     put(&mut w, [b"field", b"value", b"count"])?;
     for (field, k) in &columns {
-        for (value, n) in counts.top(*k, a.limit, a.asc, a.no_nulls) {
+        for (value, n) in frequency::top(&counts, *k, a.limit, a.asc, a.no_nulls) {
             let value = if value.is_empty() { &b"(NULL)"[..] } else { value };
             put(&mut w, [field, value, n.to_string().as_bytes()])?;
         }
