@@ -176,10 +176,12 @@ impl Shards {
     }
 }
 
-/// A thread's values grouped by shard before they are moved in: (column,
-/// value, count).
+/// A value of a column and its count, on its way to a shard.
+type Moved = (usize, Box<[u8]>, u64);
+
+/// A thread's values grouped by shard before they are moved in.
 #[derive(Default)]
-pub struct Buckets(Vec<Vec<(usize, Box<[u8]>, u64)>>);
+pub struct Buckets(Vec<Vec<Moved>>);
 
 /// Number of columns the `parts` have seen.
 pub fn width(parts: &[Frequencies]) -> usize {
