@@ -581,7 +581,9 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
                     i += 1;
                     let fail = |e| write_failure(&name, e, row.position(), |f| f);
                     if let Some(raw) = row.raw() {
-                        if w.write_raw(raw, in_delim).map_err(fail)? {
+                        if w.write_plain(raw, in_delim)
+                            || w.write_raw(raw, in_delim).map_err(fail)?
+                        {
                             continue;
                         }
                     }
