@@ -243,8 +243,9 @@ Counting keeps each distinct value in memory: select the columns to count
 with -s on a file with many distinct values (ids).
 
 Memory: per column, 40 bytes, plus each distinct non-empty value with its
-count (its bytes and about 40 more). With -j N, up to 2N+1 chunks hold
-partial counts at once.
+count (its bytes and about 40 more). With -j N, each thread also holds
+the counts of one batch of records before moving them into the shared
+counts (64 shards, each with its own lock).
 
 Examples:
   fastcsv frequency -s city,country export.csv
