@@ -183,9 +183,14 @@ Formats: csv quotes only fields holding the delimiter, a quote, CR or LF;
 tsv escapes TAB, LF, CR and backslash as \\t \\n \\r \\\\; jsonl writes one
 JSON object per record keyed by the header (arrays with --no-headers), with
 every value a string.
+`cat columns A B ...` writes the inputs side by side instead, as xsv's cat
+columns (every row a record, header rows included; CSV only): up to the
+end of the shortest input, or with --pad of the longest, the others giving
+empty fields. `cat rows` is plain `cat`.
 
 Examples:
   fastcsv cat part-1.csv part-2.csv > all.csv
+  fastcsv cat columns --pad left.csv right.csv
   fastcsv cat -d ';' export.csv --to tsv
   fastcsv cat export.csv --to jsonl | head";
 
