@@ -229,8 +229,8 @@ Memory: per column, 16 bytes while it has only empty values; a column with a
 non-empty value takes about 400 bytes, plus 8 bytes per distinct value (up to
 10000, then a 16 KiB sketch) and its smallest and largest value. With
 --everything, --median, --mode or --cardinality, each column also keeps every
-distinct value with its count (its bytes and about 50 more) and, while it
-holds only numbers, 8 bytes per value. Summaries are written one at a time.
+non-empty value (its bytes and 8 more; 16 more while it sorts them at the
+end) and, while it holds only numbers, 8 bytes more per value. Summaries are written one at a time.
 With -j N, up to 2N+1 chunks hold such state at once.
 
 Examples:

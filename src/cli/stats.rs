@@ -5,7 +5,7 @@
 //! HyperLogLog sketch with 2^14 one-byte registers (16 KiB, standard error
 //! about 0.8%), seeded with the hashes seen so far.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Write};
 
@@ -199,24 +199,54 @@ pub struct Column {
     values: Option<Box<Values>>,
 }
 
-/// The values a column keeps for the statistics that need them all: each
-/// distinct non-empty value with its count, and while every value is a
-/// number, the numbers.
+/// The values a column keeps for the statistics that need them all: every
+/// non-empty value, its bytes one after the other (`bytes`, each ending
+/// at its entry of `ends`), and while every value is a number, the
+/// numbers. Appending is cheap, and so is merging chunks (the values are
+/// sorted and counted once, when the summary is made), as xsv keeps every
+/// value.
 #[derive(Default)]
 struct Values {
-    counts: HashMap<Vec<u8>, u64>,
+    bytes: Vec<u8>,
+    ends: Vec<u64>,
     numbers: Vec<f64>,
 }
 
 impl Values {
-    fn merge(&mut self, mut o: Values) {
-        if o.counts.len() > self.counts.len() {
-            std::mem::swap(&mut self.counts, &mut o.counts);
-        }
-        for (k, n) in o.counts {
-            *self.counts.entry(k).or_insert(0) += n;
-        }
+    #[inline]
+    fn push(&mut self, f: &[u8]) {
+        self.bytes.extend_from_slice(f);
+        self.ends.push(self.bytes.len() as u64);
+    }
+
+    fn merge(&mut self, o: Values) {
+        let base = self.bytes.len() as u64;
+        self.bytes.extend_from_slice(&o.bytes);
+        self.ends.extend(o.ends.iter().map(|e| e + base));
         self.numbers.extend_from_slice(&o.numbers);
+    }
+
+    /// Each distinct value with its count, in the order of bytes.
+    fn counted(&self) -> Vec<(&[u8], u64)> {
+        let mut start = 0;
+        let mut all: Vec<&[u8]> = self
+            .ends
+            .iter()
+            .map(|&e| {
+                let v = &self.bytes[start..e as usize];
+                start = e as usize;
+                v
+            })
+            .collect();
+        all.sort_unstable();
+        let mut out: Vec<(&[u8], u64)> = Vec::new();
+        for v in all {
+            match out.last_mut() {
+                Some((last, n)) if *last == v => *n += 1,
+                _ => out.push((v, 1)),
+            }
+        }
+        out
     }
 }
 
@@ -363,12 +393,7 @@ impl Column {
         self.min_bytes = self.min_bytes.min(bytes);
         self.max_bytes = self.max_bytes.max(bytes);
         if let Some(v) = &mut self.values {
-            match v.counts.get_mut(f) {
-                Some(n) => *n += 1,
-                None => {
-                    v.counts.insert(f.to_vec(), 1);
-                }
-            }
+            v.push(f);
         }
         let len = char_len(f);
         self.min_len = Some(self.min_len.map_or(len, |m| m.min(len)));
@@ -864,20 +889,20 @@ impl Stats {
                 };
                 cells.push(median);
             }
+            let counted =
+                if which.mode || which.cardinality { values.counted() } else { Vec::new() };
             if which.mode {
-                let mut sorted: Vec<(&[u8], u64)> =
-                    values.counts.iter().map(|(k, &n)| (k.as_slice(), n)).collect();
-                if c.empty > 0 {
-                    sorted.push((b"", c.empty));
-                }
-                sorted.sort_unstable();
+                // The empty value sorts first.
+                let empty = (c.empty > 0).then_some((&b""[..], c.empty));
+                let sorted: Vec<(&[u8], u64)> =
+                    empty.into_iter().chain(counted.iter().copied()).collect();
                 let mode = xsv_mode(&sorted);
                 cells.push(
                     mode.map_or_else(|| "N/A".into(), |m| String::from_utf8_lossy(m).into_owned()),
                 );
             }
             if which.cardinality {
-                cells.push((values.counts.len() as u64 + u64::from(c.empty > 0)).to_string());
+                cells.push((counted.len() as u64 + u64::from(c.empty > 0)).to_string());
             }
             cells
         })
