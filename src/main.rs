@@ -34,6 +34,11 @@ fn main() -> ExitCode {
         Command::Frequency(a) => commands::frequency(a),
         Command::Bench(a) => commands::bench(a),
         Command::Parts(a) => commands::parts(a),
+        Command::Table(a) => cli::table::run(a),
+        Command::Fmt(a) => cli::fmt::run(a),
+        Command::Flatten(a) => cli::flatten::run(a),
+        Command::Fixlengths(a) => cli::fixlengths::run(a),
+        Command::Input(a) => cli::input::run(a),
     };
     // Closing standard output is the last chance for a write error to
     // show (a full disk behind NFS): it fails the command too.

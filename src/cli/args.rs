@@ -72,6 +72,21 @@ pub enum Command {
     /// parsing in separate processes or machines.
     #[command(after_help = PARTS_HELP)]
     Parts(PartsArgs),
+    /// Records as aligned columns, for people to read.
+    #[command(after_help = super::table::HELP)]
+    Table(super::table::TableArgs),
+    /// Rewrite CSV with another delimiter, quote, escape or line end.
+    #[command(after_help = super::fmt::HELP)]
+    Fmt(super::fmt::FmtArgs),
+    /// One line per field (`name value`), a `#` line between records.
+    #[command(after_help = super::flatten::HELP)]
+    Flatten(super::flatten::FlattenArgs),
+    /// Make every record as long as the longest, or as --length.
+    #[command(after_help = super::fixlengths::HELP)]
+    Fixlengths(super::fixlengths::FixlengthsArgs),
+    /// Read CSV with unusual quoting and write plain RFC 4180 CSV.
+    #[command(after_help = super::input::HELP)]
+    Input(super::input::InputCmdArgs),
 }
 
 const PARTS_HELP: &str = "\
@@ -168,9 +183,14 @@ Formats: csv quotes only fields holding the delimiter, a quote, CR or LF;
 tsv escapes TAB, LF, CR and backslash as \\t \\n \\r \\\\; jsonl writes one
 JSON object per record keyed by the header (arrays with --no-headers), with
 every value a string.
+`cat columns A B ...` writes the inputs side by side instead, as xsv's cat
+columns (every row a record, header rows included; CSV only): up to the
+end of the shortest input, or with --pad of the longest, the others giving
+empty fields. `cat rows` is plain `cat`.
 
 Examples:
   fastcsv cat part-1.csv part-2.csv > all.csv
+  fastcsv cat columns --pad left.csv right.csv
   fastcsv cat -d ';' export.csv --to tsv
   fastcsv cat export.csv --to jsonl | head";
 
@@ -186,22 +206,37 @@ Examples:
   fastcsv check --max-errors 100 --flexible export.csv";
 
 const STATS_HELP: &str = "\
-For each column: non-empty and empty counts; distinct non-empty values
-(exact up to 10000, then a HyperLogLog estimate with about 1% error, shown
-as ~N); the shortest and longest non-empty value in characters; whether every
-non-empty value parses as a 64-bit integer and as a float; the smallest and
-largest value (as numbers in a column of numbers, else in the order of code
-points); and in a column of numbers their sum (exact for integers), mean and
-standard deviation (of the population, as xsv gives it).
+Default output: CSV as `xsv stats` writes it, one record per column:
+field,type,sum,min,max,min_length,max_length,mean,stddev (then median, mode,
+cardinality with --everything, or each with its flag). type is NULL (no
+non-empty value), Integer (every non-empty value a 64-bit integer), Float
+(every one a float), Unicode, or Unknown (a value that is not UTF-8). sum,
+mean and stddev (of the population) are given for numbers; min and max are
+numeric for numbers, else the first and last value in the order of bytes;
+lengths are in bytes, an empty value counting 0. The sum of integers is exact
+(i128) and the mean and deviation are computed exactly from it, so their last
+digits can differ from xsv's. Without a header row, columns are named by their
+index from 0, as in xsv.
+
+--table, --csv and --json write fastcsv's own statistics instead: non-empty
+and empty counts; distinct non-empty values (exact up to 10000, then a
+HyperLogLog estimate with about 1% error, shown as ~N); the shortest and
+longest non-empty value in characters; whether every non-empty value parses
+as a 64-bit integer and as a float; the smallest and largest value; and in a
+column of numbers their sum, mean and standard deviation.
 
 Memory: per column, 16 bytes while it has only empty values; a column with a
 non-empty value takes about 400 bytes, plus 8 bytes per distinct value (up to
-10000, then a 16 KiB sketch) and its smallest and largest value. Summaries are
-written one at a time. With -j N, up to 2N+1 chunks hold such state at once.
+10000, then a 16 KiB sketch) and its smallest and largest value. With
+--everything, --median, --mode or --cardinality, each column also keeps every
+non-empty value (its bytes and 8 more; 16 more while it sorts them at the
+end) and, while it holds only numbers, 8 bytes more per value. Summaries are written one at a time.
+With -j N, up to 2N+1 chunks hold such state at once.
 
 Examples:
   fastcsv stats export.csv
-  fastcsv stats -s price,quantity --csv export.csv
+  fastcsv stats --everything -s price,quantity export.csv
+  fastcsv stats --table export.csv
   fastcsv stats --json export.csv";
 
 const FREQUENCY_HELP: &str = "\
@@ -213,8 +248,9 @@ Counting keeps each distinct value in memory: select the columns to count
 with -s on a file with many distinct values (ids).
 
 Memory: per column, 40 bytes, plus each distinct non-empty value with its
-count (its bytes and about 40 more). With -j N, up to 2N+1 chunks hold
-partial counts at once.
+count (its bytes and about 40 more). With -j N, each thread also holds
+the counts of one batch of records before moving them into the shared
+counts (64 shards, each with its own lock).
 
 Examples:
   fastcsv frequency -s city,country export.csv
@@ -569,9 +605,14 @@ pub struct SearchArgs {
 /// `fastcsv cat`.
 #[derive(Debug, Args)]
 pub struct CatArgs {
-    /// Input files (`-` or none: standard input).
+    /// Input files (`-` or none: standard input); a first word `rows` or
+    /// `columns` (which names no file) picks xsv's mode.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// With `cat columns`: go on to the end of the longest input, the
+    /// others giving empty fields.
+    #[arg(short, long)]
+    pub pad: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,
@@ -610,15 +651,39 @@ pub struct StatsArgs {
     /// row, only their fields are visited.
     #[arg(short, long, value_name = "COLUMNS", value_parser = Selection::parse_arg)]
     pub select: Option<Selection>,
-    /// Write a JSON array of per-column objects instead of a table.
-    #[arg(long, conflicts_with = "csv")]
+    /// Write a JSON array of per-column objects (fastcsv's statistics).
+    #[arg(long, conflicts_with_all = ["csv", "table"])]
     pub json: bool,
-    /// Write CSV instead of a table, one record per column (`field`,
+    /// Write fastcsv's statistics as CSV, one record per column (`field`,
     /// `non_empty`, `empty`, `distinct`, `distinct_exact`, `min_length`,
     /// `max_length`, `integer`, `float`, `sum`, `min`, `max`, `mean`,
     /// `stddev`), to pipe into other tools.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "table")]
     pub csv: bool,
+    /// Write fastcsv's statistics as an aligned table, for people.
+    #[arg(long)]
+    pub table: bool,
+    /// Add the median, mode and cardinality to the default output (each
+    /// column's values are kept in memory: see below).
+    #[arg(long, conflicts_with_all = ["csv", "table", "json"])]
+    pub everything: bool,
+    /// Add the median (of a column of numbers) to the default output.
+    #[arg(long, conflicts_with_all = ["csv", "table", "json"])]
+    pub median: bool,
+    /// Add the mode (xsv's rule) to the default output.
+    #[arg(long, conflicts_with_all = ["csv", "table", "json"])]
+    pub mode: bool,
+    /// Add the number of distinct values (the empty one included) to the
+    /// default output.
+    #[arg(long, conflicts_with_all = ["csv", "table", "json"])]
+    pub cardinality: bool,
+    /// In the default output, count empty values as zeros in the mean and
+    /// standard deviation.
+    #[arg(long, conflicts_with_all = ["csv", "table", "json"])]
+    pub nulls: bool,
+    /// Write the output to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,

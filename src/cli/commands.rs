@@ -11,7 +11,7 @@ use super::args::{
     BenchArgs, CatArgs, CheckArgs, CountArgs, Format, FrequencyArgs, HeadersArgs, InputArgs,
     OutputArgs, PartsArgs, SearchArgs, SelectArgs, SliceArgs, StatsArgs,
 };
-use super::frequency::Frequencies;
+use super::frequency::{self, Buckets, Frequencies, Shards};
 use super::output::RecordWriter;
 use super::stats::{self, Stats};
 use super::stdout::Stdout;
@@ -24,13 +24,13 @@ fn stdout() -> BufWriter<Stdout> {
 }
 
 /// Where `select` and `cat` write: standard output, or the `-o` file.
-type Sink = BufWriter<Box<dyn Write>>;
+pub(super) type Sink = BufWriter<Box<dyn Write>>;
 
 /// Opens the output: the `-o` file (created or truncated; errors name it)
 /// or standard output; buffered either way. A file that is also
 /// one of the `inputs` is refused before it is touched: truncating it
 /// would lose the data (and a mapped input would fault).
-fn sink(path: Option<&Path>, inputs: &[Option<&Path>]) -> Result<Sink, Failure> {
+pub(super) fn sink(path: Option<&Path>, inputs: &[Option<&Path>]) -> Result<Sink, Failure> {
     let w: Box<dyn Write> = match path {
         None => Box::new(Stdout::new()),
         Some(p) => {
@@ -457,6 +457,19 @@ fn drain(w: &mut RecordWriter<Vec<u8>>, out: &mut Sink) -> Result<(), Failure> {
 /// named by a path, such as `<(...)` or `/dev/stdin`, a FIFO, a device) is
 /// kept open from the first pass, with the first record read from it.
 pub fn cat(a: &CatArgs) -> Result<(), Failure> {
+    if let Some((w, rest)) = a.files.split_first() {
+        if w.as_os_str() == "columns" && !w.exists() {
+            if a.output.to != Format::Csv || a.output.out_delimiter.is_some() {
+                return Err(Failure::Usage(
+                    "cat columns writes CSV: no --to or --out-delimiter".into(),
+                ));
+            }
+            return super::catcols::run(rest, a.pad, &a.input, a.output.output.as_deref());
+        }
+    }
+    if a.pad {
+        return Err(Failure::Usage("--pad is for `cat columns`".into()));
+    }
     let delimiter = a.output.delimiter().map_err(Failure::Usage)?;
     let format = a.output.to;
     let paths = inputs(xsv_mode(&a.files)?)?;
@@ -582,7 +595,9 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
                     i += 1;
                     let fail = |e| write_failure(&name, e, row.position(), |f| f);
                     if let Some(raw) = row.raw() {
-                        if w.write_raw(raw, in_delim).map_err(fail)? {
+                        if w.write_plain(raw, in_delim)
+                            || w.write_raw(raw, in_delim).map_err(fail)?
+                        {
                             continue;
                         }
                     }
@@ -602,16 +617,11 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
 }
 
 /// `cat`'s FILE arguments without xsv's mode word: `xsv cat rows A B` is
-/// `fastcsv cat A B`, so a leading `rows` that names no file is dropped.
-/// `columns` (side by side) is xsv's other mode, which `cat` does not do.
+/// `fastcsv cat A B`, so a leading `rows` that names no file is dropped
+/// (`columns` is handled by `cat` before).
 fn xsv_mode(files: &[std::path::PathBuf]) -> Result<&[std::path::PathBuf], Failure> {
     match files.split_first() {
         Some((w, rest)) if w.as_os_str() == "rows" && !w.exists() => Ok(rest),
-        Some((w, _)) if w.as_os_str() == "columns" && !w.exists() => Err(Failure::Usage(
-            "`cat columns` (xsv's side-by-side mode) is not supported: fastcsv cat \
-             concatenates rows"
-                .into(),
-        )),
         _ => Ok(files),
     }
 }
@@ -848,7 +858,14 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
         names = p.iter().map(|&j| names[j].clone()).collect();
     }
     let picked = picked.as_deref();
-    let mut st = Stats::default();
+    let which = stats::Which {
+        median: a.median || a.everything,
+        mode: a.mode || a.everything,
+        cardinality: a.cardinality || a.everything,
+        nulls: a.nulls,
+    };
+    let keep = which.keeps_values();
+    let mut st = Stats::default().keeping_values(keep);
     // Columns whose distinct count is already a sketch: chunks count them
     // with a sketch from the start (the same result, without an exact set
     // per chunk).
@@ -857,7 +874,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     input.par_each_batch::<_, Failure>(
         &visit,
         &a.par.parallel(),
-        || Stats::with_sketches(&hint()),
+        || Stats::with_sketches(&hint()).keeping_values(keep),
         |batch, s| {
             for row in batch.iter() {
                 match picked {
@@ -871,7 +888,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
             Ok(())
         },
         |s| {
-            let seeded = Stats::with_sketches(&st.sketched());
+            let seeded = Stats::with_sketches(&st.sketched()).keeping_values(keep);
             st.merge(std::mem::replace(s, seeded));
             if let Ok(mut h) = sketched.write() {
                 *h = st.sketched();
@@ -889,14 +906,22 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
         n = c.len();
         cols = Some(c);
     }
-    let row = |i: usize| st.summary(cols.as_ref().map_or(i, |c| c[i]), &names);
-    let mut out = stdout();
+    let column = |i: usize| cols.as_ref().map_or(i, |c| c[i]);
+    let row = |i: usize| st.summary(column(i), &names);
+    let mut out = sink(a.output.as_deref(), &[path_arg(a.file.as_deref())])?;
     if a.json {
         stats::write_json(&mut out, n, row)?;
     } else if a.csv {
         stats::write_csv(&mut out, n, row)?;
-    } else {
+    } else if a.table {
         stats::write_table(&mut out, n, row)?;
+    } else {
+        // As xsv: header names, or the index from 0 in the output.
+        let name = |i: usize| match &header {
+            Some(_) => names.get(i).cloned().unwrap_or_default(),
+            None => i.to_string(),
+        };
+        stats::write_xsv(&mut out, &which, n, name, |i| st.xsv_cells(column(i), &which))?;
     }
     Ok(out.flush()?)
 }
@@ -937,12 +962,14 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
         input.reader.headers()?.map(|h| h.iter().map(<[u8]>::to_vec).collect());
     let refs: Option<Vec<&[u8]>> = names.as_ref().map(|n| n.iter().map(Vec::as_slice).collect());
     let (picked, visit) = header_columns(a.select.as_ref(), refs)?;
-    let mut counts = Frequencies::default();
+    // Each thread counts a batch, then moves the counts into the shared
+    // shards itself: the merge runs on every thread, not on this one.
+    let shared = Shards::default();
     input.par_each_batch::<_, Failure>(
         &visit,
         &a.par.parallel(),
-        Frequencies::default,
-        |batch, f| {
+        <(Frequencies, Buckets)>::default,
+        |batch, (f, buckets)| {
             for row in batch.iter() {
                 match &picked {
                     // Columns a short record lacks are not counted.
@@ -950,13 +977,12 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
                     None => f.add(row.iter()),
                 }
             }
+            f.drain_into(&shared, buckets);
             Ok(())
         },
-        |f| {
-            counts.merge(std::mem::take(f));
-            Ok(())
-        },
+        |_| Ok(()),
     )?;
+    let counts = shared.into_parts();
     // Each column output: its name and where its counts are.
     let columns: Vec<(Vec<u8>, usize)> = match (&picked, &a.select) {
         (Some(p), _) => p
@@ -965,10 +991,10 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
             .map(|(k, &j)| (names.as_ref().map_or_else(Vec::new, |n| n[j].clone()), k))
             .collect(),
         (None, Some(sel)) => {
-            let cols = sel.resolve(None, counts.width()).map_err(Failure::Usage)?;
+            let cols = sel.resolve(None, frequency::width(&counts)).map_err(Failure::Usage)?;
             cols.into_iter().map(|j| ((j + 1).to_string().into_bytes(), j)).collect()
         }
-        (None, None) => (0..counts.width().max(names.as_ref().map_or(0, Vec::len)))
+        (None, None) => (0..frequency::width(&counts).max(names.as_ref().map_or(0, Vec::len)))
             .map(|j| {
                 let name = names.as_ref().and_then(|n| n.get(j)).cloned();
                 (name.unwrap_or_else(|| (j + 1).to_string().into_bytes()), j)
@@ -982,7 +1008,7 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
     };
     put(&mut w, [b"field", b"value", b"count"])?;
     for (field, k) in &columns {
-        for (value, n) in counts.top(*k, a.limit, a.asc, a.no_nulls) {
+        for (value, n) in frequency::top(&counts, *k, a.limit, a.asc, a.no_nulls) {
             let value = if value.is_empty() { &b"(NULL)"[..] } else { value };
             put(&mut w, [field, value, n.to_string().as_bytes()])?;
         }

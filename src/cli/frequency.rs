@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
 
 use super::stats::hash64;
 
@@ -73,6 +74,7 @@ impl Frequencies {
     }
 
     /// Adds what `other` counted (chunks read in parallel).
+    #[cfg(test)]
     pub fn merge(&mut self, other: Frequencies) {
         if other.columns.len() > self.columns.len() {
             self.columns.resize_with(other.columns.len(), Column::default);
@@ -98,24 +100,119 @@ impl Frequencies {
         self.columns.len()
     }
 
+    /// Moves everything counted here into `shared` (and empties this).
+    /// The values are first grouped by shard in `buckets` (kept between
+    /// calls to save allocations), then each shard is locked once.
+    pub fn drain_into(&mut self, shared: &Shards, buckets: &mut Buckets) {
+        buckets.0.resize_with(SHARDS, Vec::new);
+        let mut empty: Vec<(usize, u64)> = Vec::new();
+        for (j, c) in self.columns.iter_mut().enumerate() {
+            if c.empty > 0 {
+                empty.push((j, std::mem::take(&mut c.empty)));
+            }
+            for (k, n) in c.values.drain() {
+                buckets.0[shard_of(&k)].push((j, k, n));
+            }
+        }
+        let width = self.columns.len();
+        for (s, bucket) in buckets.0.iter_mut().enumerate() {
+            if bucket.is_empty() && s != 0 {
+                continue;
+            }
+            let mut f = shared.0[s].lock().unwrap_or_else(|p| p.into_inner());
+            if f.columns.len() < width {
+                f.columns.resize_with(width, Column::default);
+            }
+            if s == 0 {
+                // Empty counts and the width live in shard 0.
+                for &(j, n) in &empty {
+                    f.columns[j].empty += n;
+                }
+            }
+            for (j, k, n) in bucket.drain(..) {
+                *f.columns[j].values.entry(k).or_insert(0) += n;
+            }
+        }
+    }
+
     /// Column `j`'s values and counts: the most frequent first (the least
     /// with `asc`), ties in the order of their bytes (xsv leaves the order
     /// of ties to its hash map); at most `limit` (0: all); without empty
     /// values when `no_nulls`.
+    #[cfg(test)]
     pub fn top(&self, j: usize, limit: usize, asc: bool, no_nulls: bool) -> Vec<(&[u8], u64)> {
-        let Some(c) = self.columns.get(j) else { return Vec::new() };
-        let empty = (c.empty > 0 && !no_nulls).then_some((&b""[..], c.empty));
-        let mut v: Vec<(&[u8], u64)> =
-            c.values.iter().map(|(k, &n)| (&k[..], n)).chain(empty).collect();
-        v.sort_unstable_by(|a, b| {
-            let by_count = if asc { a.1.cmp(&b.1) } else { b.1.cmp(&a.1) };
-            by_count.then_with(|| a.0.cmp(b.0))
-        });
-        if limit > 0 {
-            v.truncate(limit);
-        }
-        v
+        top(std::slice::from_ref(self), j, limit, asc, no_nulls)
     }
+}
+
+/// How many parts [`Shards`] splits the values into.
+pub const SHARDS: usize = 64;
+
+/// The shard of a value: bits of its hash that neither the maps' bucket
+/// index (low bits) nor their control bytes (top bits) use, so that the
+/// values of one shard still spread over its map.
+fn shard_of(k: &[u8]) -> usize {
+    (hash64(k) >> 40) as usize % SHARDS
+}
+
+/// Counts shared by the threads: [`SHARDS`] parts, each holding the
+/// values whose hash falls in it (for every column), each behind its own
+/// lock; shard 0 also holds the counts of empty values. Threads move their
+/// counts in (see [`Frequencies::drain_into`]) in parallel, with little
+/// waiting: each locks a shard once per batch, and each value goes to one
+/// shard.
+pub struct Shards(Vec<Mutex<Frequencies>>);
+
+impl Default for Shards {
+    fn default() -> Shards {
+        Shards((0..SHARDS).map(|_| Mutex::default()).collect())
+    }
+}
+
+impl Shards {
+    /// The counts, one [`Frequencies`] per shard.
+    pub fn into_parts(self) -> Vec<Frequencies> {
+        self.0.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner())).collect()
+    }
+}
+
+/// A value of a column and its count, on its way to a shard.
+type Moved = (usize, Box<[u8]>, u64);
+
+/// A thread's values grouped by shard before they are moved in.
+#[derive(Default)]
+pub struct Buckets(Vec<Vec<Moved>>);
+
+/// Number of columns the `parts` have seen.
+pub fn width(parts: &[Frequencies]) -> usize {
+    parts.iter().map(Frequencies::width).max().unwrap_or(0)
+}
+
+/// [`Frequencies::top`] over counts split in `parts` (each value counted
+/// in one part, as [`Shards`] keeps them). Only the `limit` first are
+/// sorted.
+pub fn top(
+    parts: &[Frequencies],
+    j: usize,
+    limit: usize,
+    asc: bool,
+    no_nulls: bool,
+) -> Vec<(&[u8], u64)> {
+    let cols = || parts.iter().filter_map(|p| p.columns.get(j));
+    let empty: u64 = cols().map(|c| c.empty).sum();
+    let empty = (empty > 0 && !no_nulls).then_some((&b""[..], empty));
+    let mut v: Vec<(&[u8], u64)> =
+        cols().flat_map(|c| c.values.iter().map(|(k, &n)| (&k[..], n))).chain(empty).collect();
+    let order = |a: &(&[u8], u64), b: &(&[u8], u64)| {
+        let by_count = if asc { a.1.cmp(&b.1) } else { b.1.cmp(&a.1) };
+        by_count.then_with(|| a.0.cmp(b.0))
+    };
+    if limit > 0 && limit < v.len() {
+        v.select_nth_unstable_by(limit - 1, order);
+        v.truncate(limit);
+    }
+    v.sort_unstable_by(order);
+    v
 }
 
 #[cfg(test)]
@@ -152,6 +249,24 @@ mod tests {
             }
             for j in 0..2 {
                 assert_eq!(merged.top(j, 0, false, false), whole.top(j, 0, false, false));
+            }
+            // Moved into shards chunk by chunk: the same counts.
+            let shared = Shards::default();
+            let mut buckets = Buckets::default();
+            for chunk in rows.chunks(rows.len().div_ceil(parts)) {
+                let mut f = Frequencies::default();
+                for r in chunk {
+                    f.add(r.iter().copied());
+                }
+                f.drain_into(&shared, &mut buckets);
+                assert_eq!(f.top(0, 0, false, false), []);
+            }
+            let p = shared.into_parts();
+            assert_eq!(width(&p), 2);
+            for j in 0..2 {
+                for (limit, asc) in [(0, false), (1, false), (2, true), (9, false)] {
+                    assert_eq!(top(&p, j, limit, asc, false), whole.top(j, limit, asc, false));
+                }
             }
         }
     }

@@ -6,12 +6,18 @@
 //! Everything here uses the library's public API only.
 
 pub mod args;
+pub mod catcols;
 pub mod commands;
+pub mod fixlengths;
+pub mod flatten;
+pub mod fmt;
 pub mod frequency;
+pub mod input;
 pub mod output;
 pub mod selection;
 pub mod stats;
 pub mod stdout;
+pub mod table;
 
 use std::fs::File;
 use std::io::{self, IsTerminal};

@@ -224,6 +224,79 @@ impl<W: Write> RecordWriter<W> {
 
 /// Writing into memory (the workers' buffers).
 impl RecordWriter<Vec<u8>> {
+    /// Writes a record given as its input bytes (without terminator) when
+    /// they are exactly its fields joined by `input_delimiter` (see
+    /// `SelectedRow::raw`) and need no escaping in this writer's format:
+    /// for JSON lines, printable ASCII without `"` or `\`; for TSV, no
+    /// TAB (other than the delimiter), CR, LF or `\`. The fields are then
+    /// copied from the input bytes with no per-field check (the check is
+    /// one pass over the record). False, having written nothing, otherwise
+    /// (and for CSV, which [`RecordWriter::write_raw`] copies).
+    #[inline]
+    pub fn write_plain(&mut self, raw: &[u8], input_delimiter: u8) -> bool {
+        let d = input_delimiter;
+        if raw.is_empty() {
+            return false;
+        }
+        let v = &mut self.out;
+        match &self.kind {
+            Kind::Jsonl { keys, .. } => {
+                // One pass without branches (vectorised): any byte that
+                // JSON escapes or that is not ASCII.
+                let bad = raw.iter().fold(0u8, |a, &b| {
+                    a | (((b < 0x20) & (b != d)) | (b >= 0x80) | (b == b'"') | (b == b'\\')) as u8
+                });
+                if bad != 0 || d == b'"' || d == b'\\' {
+                    return false;
+                }
+                let object = !keys.is_empty();
+                v.reserve(
+                    raw.len() + 4 + keys.iter().map(Vec::len).sum::<usize>() + 4 * keys.len(),
+                );
+                v.push(if object { b'{' } else { b'[' });
+                for (i, f) in raw.split(|&b| b == d).enumerate() {
+                    if i > 0 {
+                        v.push(b',');
+                    }
+                    if object {
+                        match keys.get(i) {
+                            Some(k) => append(v, k),
+                            // Fields past the header (--flexible): keyed
+                            // by their 1-based column number.
+                            None => v.extend_from_slice(format!("\"{}\":", i + 1).as_bytes()),
+                        }
+                    }
+                    v.push(b'"');
+                    append(v, f);
+                    v.push(b'"');
+                }
+                v.extend_from_slice(if object { b"}\n" } else { b"]\n" });
+                true
+            }
+            Kind::Tsv => {
+                let bad = raw.iter().fold(0u8, |a, &b| {
+                    a | (((b == b'\t') & (d != b'\t')) | (b == b'\n') | (b == b'\r') | (b == b'\\'))
+                        as u8
+                });
+                if bad != 0 {
+                    return false;
+                }
+                let start = v.len();
+                v.extend_from_slice(raw);
+                if d != b'\t' {
+                    for b in &mut v[start..] {
+                        if *b == d {
+                            *b = b'\t';
+                        }
+                    }
+                }
+                v.push(b'\n');
+                true
+            }
+            Kind::Csv { .. } => false,
+        }
+    }
+
     /// Writes the columns `cols` of a record (empty where the record has no
     /// such column) given as its fields' input bytes (see
     /// `SelectedRow::raw_fields`), read with a dialect for which
@@ -564,6 +637,40 @@ mod tests {
         }
         // The padding byte never matches, whatever the needles.
         assert!(!Needles::new(*b"abcd", false).any(b"xyz"));
+    }
+
+    #[test]
+    fn plain_records_are_written_as_their_fields() {
+        let keys: [&[u8]; 2] = [b"a", b"b"];
+        for format in [Format::Jsonl, Format::Tsv, Format::Csv] {
+            for keys in [Some(&keys[..]), None] {
+                for (raw, d) in [
+                    (&b"1,2"[..], b','),
+                    (b"1.5;x y", b';'),
+                    (b"1\t2\t3", b'\t'),
+                    (b",", b','),
+                    (b"a\"b,c", b','),
+                    (b"a\\b,c", b','),
+                    (b"a\tb,c", b','),
+                    (b"\xc3\xa9,c", b','),
+                    (b"a\x01,c", b','),
+                ] {
+                    let mut plain = RecordWriter::new(Vec::new(), format, b',', keys);
+                    let mut each = RecordWriter::new(Vec::new(), format, b',', keys);
+                    each.write(raw.split(|&b| b == d)).unwrap();
+                    if plain.write_plain(raw, d) {
+                        assert_eq!(plain.get_mut(), each.get_mut(), "{format:?} {raw:?}");
+                    } else {
+                        assert!(plain.get_mut().is_empty());
+                        let needs = raw.iter().any(|&b| b < 0x20 && b != d || b >= 0x80)
+                            || raw.contains(&b'"')
+                            || raw.contains(&b'\\')
+                            || format == Format::Csv;
+                        assert!(needs, "{format:?} {raw:?} could be written plain");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -188,6 +188,66 @@ pub struct Column {
     /// integers), smallest, largest, mean and sum of squared differences
     /// from the mean (Welford's, merged by Chan's formula).
     num: Numbers,
+    /// The shortest and longest non-empty value in bytes (`u64::MAX` and
+    /// 0 before the first).
+    min_bytes: u64,
+    max_bytes: u64,
+    /// A non-empty value is not UTF-8 (xsv's type `Unknown`).
+    non_utf8: bool,
+    /// With `--everything` (or `--mode`, `--median`, `--cardinality`):
+    /// every value kept, for the median, mode and cardinality.
+    values: Option<Box<Values>>,
+}
+
+/// The values a column keeps for the statistics that need them all: every
+/// non-empty value, its bytes one after the other (`bytes`, each ending
+/// at its entry of `ends`), and while every value is a number, the
+/// numbers. Appending is cheap, and so is merging chunks (the values are
+/// sorted and counted once, when the summary is made), as xsv keeps every
+/// value.
+#[derive(Default)]
+struct Values {
+    bytes: Vec<u8>,
+    ends: Vec<u64>,
+    numbers: Vec<f64>,
+}
+
+impl Values {
+    #[inline]
+    fn push(&mut self, f: &[u8]) {
+        self.bytes.extend_from_slice(f);
+        self.ends.push(self.bytes.len() as u64);
+    }
+
+    fn merge(&mut self, o: Values) {
+        let base = self.bytes.len() as u64;
+        self.bytes.extend_from_slice(&o.bytes);
+        self.ends.extend(o.ends.iter().map(|e| e + base));
+        self.numbers.extend_from_slice(&o.numbers);
+    }
+
+    /// Each distinct value with its count, in the order of bytes.
+    fn counted(&self) -> Vec<(&[u8], u64)> {
+        let mut start = 0;
+        let mut all: Vec<&[u8]> = self
+            .ends
+            .iter()
+            .map(|&e| {
+                let v = &self.bytes[start..e as usize];
+                start = e as usize;
+                v
+            })
+            .collect();
+        all.sort_unstable();
+        let mut out: Vec<(&[u8], u64)> = Vec::new();
+        for v in all {
+            match out.last_mut() {
+                Some((last, n)) if *last == v => *n += 1,
+                _ => out.push((v, 1)),
+            }
+        }
+        out
+    }
 }
 
 /// Running numeric statistics of a column's values. The moments are
@@ -205,6 +265,11 @@ struct Numbers {
     int_sum: i128,
     int_min: i64,
     int_max: i64,
+    /// While every value is an integer: the exact sum of their squares,
+    /// unless it overflowed (`sq_overflow`), for a variance that does not
+    /// depend on how the values were split into chunks.
+    int_sq: u128,
+    sq_overflow: bool,
     sum: f64,
     min: f64,
     max: f64,
@@ -220,6 +285,11 @@ impl Numbers {
             self.int_max = self.int_max.max(i);
         }
         self.int_sum += i128::from(i);
+        let a = u128::from(i.unsigned_abs());
+        match self.int_sq.checked_add(a * a) {
+            Some(sq) => self.int_sq = sq,
+            None => self.sq_overflow = true,
+        }
         self.add(i as f64);
     }
 
@@ -236,6 +306,19 @@ impl Numbers {
         let d = x - self.shift;
         self.d1 += d;
         self.d2 += d * d;
+    }
+
+    /// The population variance of integers, with `zeros` more values of
+    /// 0, from exact sums (`(N * sum of squares - sum^2) / N^2`), so the
+    /// same however the values were split; `None` when a sum overflowed.
+    fn int_variance(&self, zeros: u64) -> Option<f64> {
+        if self.sq_overflow || self.n == 0 {
+            return None;
+        }
+        let n = u128::from(self.n + zeros);
+        let sum = self.int_sum.unsigned_abs();
+        let num = n.checked_mul(self.int_sq)?.checked_sub(sum.checked_mul(sum)?)?;
+        Some(num as f64 / (n as f64 * n as f64))
     }
 
     /// The mean and the sum of squared differences from it.
@@ -258,6 +341,10 @@ impl Numbers {
         }
         self.int_min = self.int_min.min(o.int_min);
         self.int_max = self.int_max.max(o.int_max);
+        match self.int_sq.checked_add(o.int_sq) {
+            Some(sq) if !o.sq_overflow => self.int_sq = sq,
+            _ => self.sq_overflow = true,
+        }
         // Chan's formula on the two parts' moments, kept as sums about
         // this part's shift.
         let ((ma, m2a), (mb, m2b)) = (self.moments(), o.moments());
@@ -283,12 +370,14 @@ fn char_len(f: &[u8]) -> u64 {
 
 impl Column {
     fn new() -> Column {
-        Column { all_int: true, all_float: true, ..Column::default() }
+        Column { all_int: true, all_float: true, min_bytes: u64::MAX, ..Column::default() }
     }
 
-    /// A column that has seen `n` empty values only.
-    fn empty(n: u64) -> Column {
-        Column { empty: n, ..Column::new() }
+    /// A column that has seen `n` empty values only; keeping its values
+    /// with `keep`.
+    fn empty(n: u64, keep: bool) -> Column {
+        let values = keep.then(Box::default);
+        Column { empty: n, values, ..Column::new() }
     }
 
     /// Adds one value.
@@ -300,6 +389,12 @@ impl Column {
         }
         self.non_empty += 1;
         self.distinct.insert(hash64(f));
+        let bytes = f.len() as u64;
+        self.min_bytes = self.min_bytes.min(bytes);
+        self.max_bytes = self.max_bytes.max(bytes);
+        if let Some(v) = &mut self.values {
+            v.push(f);
+        }
         let len = char_len(f);
         self.min_len = Some(self.min_len.map_or(len, |m| m.min(len)));
         self.max_len = self.max_len.max(len);
@@ -322,20 +417,47 @@ impl Column {
             None => self.max = Some(f.to_vec()),
         }
         if self.all_float {
-            let s = simdutf8::compat::from_utf8(f).unwrap_or("");
+            let s = match simdutf8::basic::from_utf8(f) {
+                Ok(s) => s,
+                Err(_) => {
+                    self.non_utf8 = true;
+                    self.not_numbers();
+                    return;
+                }
+            };
             if self.all_int {
                 match s.parse::<i64>() {
                     Ok(i) => {
                         self.num.add_int(i);
+                        if let Some(v) = &mut self.values {
+                            v.numbers.push(i as f64);
+                        }
                         return;
                     }
                     Err(_) => self.all_int = false,
                 }
             }
             match s.parse::<f64>() {
-                Ok(x) => self.num.add(x),
-                Err(_) => self.all_float = false,
+                Ok(x) => {
+                    self.num.add(x);
+                    if let Some(v) = &mut self.values {
+                        v.numbers.push(x);
+                    }
+                }
+                Err(_) => self.not_numbers(),
             }
+        } else if !self.non_utf8 && simdutf8::basic::from_utf8(f).is_err() {
+            self.non_utf8 = true;
+        }
+    }
+
+    /// A value that is not a number was seen: the numbers kept for the
+    /// median are no longer needed.
+    fn not_numbers(&mut self) {
+        self.all_int = false;
+        self.all_float = false;
+        if let Some(v) = &mut self.values {
+            v.numbers = Vec::new();
         }
     }
 }
@@ -362,6 +484,19 @@ impl Column {
             (a, b) => a.or(b),
         };
         self.num.merge(o.num);
+        self.min_bytes = self.min_bytes.min(o.min_bytes);
+        self.max_bytes = self.max_bytes.max(o.max_bytes);
+        self.non_utf8 |= o.non_utf8;
+        match (&mut self.values, o.values) {
+            (Some(a), Some(b)) => a.merge(*b),
+            (a @ None, b) => *a = b,
+            (Some(_), None) => {}
+        }
+        if !self.all_float {
+            if let Some(v) = &mut self.values {
+                v.numbers = Vec::new();
+            }
+        }
     }
 }
 
@@ -381,12 +516,12 @@ impl Default for Slot {
 
 impl Slot {
     #[inline]
-    fn add(&mut self, f: &[u8]) {
+    fn add(&mut self, f: &[u8], keep: bool) {
         match self {
             Slot::Full(c) => c.add(f),
             Slot::Empty(n) if f.is_empty() => *n += 1,
             Slot::Empty(n) => {
-                let mut c = Column::empty(*n);
+                let mut c = Column::empty(*n, keep);
                 c.add(f);
                 *self = Slot::Full(Box::new(c));
             }
@@ -396,7 +531,7 @@ impl Slot {
     /// Calls `f` with the column's state in full.
     fn with<R>(&self, f: impl FnOnce(&Column) -> R) -> R {
         match self {
-            Slot::Empty(n) => f(&Column::empty(*n)),
+            Slot::Empty(n) => f(&Column::empty(*n, false)),
             Slot::Full(c) => f(c),
         }
     }
@@ -408,7 +543,7 @@ impl Slot {
             (_, Slot::Full(o)) => {
                 let mut c = match std::mem::take(self) {
                     Slot::Full(c) => c,
-                    Slot::Empty(n) => Box::new(Column::empty(n)),
+                    Slot::Empty(n) => Box::new(Column::empty(n, false)),
                 };
                 c.merge(*o);
                 *self = Slot::Full(c);
@@ -421,6 +556,8 @@ impl Slot {
 #[derive(Default)]
 pub struct Stats {
     columns: Vec<Slot>,
+    /// Keep every value (for the median, mode and cardinality).
+    keep: bool,
 }
 
 /// One finished column, ready to print.
@@ -467,7 +604,7 @@ impl Stats {
             self.columns.resize_with(n, Slot::default);
         }
         for (c, f) in self.columns.iter_mut().zip(fields) {
-            c.add(f);
+            c.add(f, self.keep);
         }
     }
 
@@ -480,7 +617,7 @@ impl Stats {
         }
         for (c, f) in self.columns.iter_mut().zip(fields) {
             if let Some(f) = f {
-                c.add(f);
+                c.add(f, self.keep);
             }
         }
     }
@@ -502,7 +639,21 @@ impl Stats {
                 Slot::Full(Box::new(c))
             })
             .collect();
-        Stats { columns }
+        Stats { columns, keep: false }
+    }
+
+    /// These statistics, keeping every value of each column (for
+    /// [`Stats::xsv_cells`]'s median, mode and cardinality) with `keep`.
+    pub fn keeping_values(mut self, keep: bool) -> Stats {
+        self.keep = keep;
+        for c in &mut self.columns {
+            if let Slot::Full(c) = c {
+                if keep && c.values.is_none() {
+                    c.values = Some(Box::default());
+                }
+            }
+        }
+        self
     }
 
     /// For each column, whether it counts distinct values with the sketch.
@@ -581,10 +732,198 @@ impl Stats {
                         n.sum / n.n as f64
                     }
                 }),
-                stddev: numeric.then(|| (n.moments().1 / n.n as f64).sqrt()),
+                stddev: numeric.then(|| {
+                    let var = c.all_int.then(|| n.int_variance(0)).flatten();
+                    var.unwrap_or_else(|| n.moments().1 / n.n as f64).sqrt()
+                }),
             }
         })
     }
+}
+
+/// The optional columns of `stats`' default (xsv) output, and whether
+/// empty values count as zeros in the mean and deviation (`--nulls`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Which {
+    /// The median of a column of numbers.
+    pub median: bool,
+    /// The most frequent value (xsv's rule, see [`xsv_mode`]).
+    pub mode: bool,
+    /// The number of distinct values, the empty one included.
+    pub cardinality: bool,
+    /// Empty values count as zeros in the mean and standard deviation.
+    pub nulls: bool,
+}
+
+impl Which {
+    /// Whether the statistics need every value kept.
+    pub fn keeps_values(&self) -> bool {
+        self.median || self.mode || self.cardinality
+    }
+
+    /// The header row of the default output.
+    pub fn header(&self) -> Vec<&'static str> {
+        let mut h = vec![
+            "field",
+            "type",
+            "sum",
+            "min",
+            "max",
+            "min_length",
+            "max_length",
+            "mean",
+            "stddev",
+        ];
+        if self.median {
+            h.push("median");
+        }
+        if self.mode {
+            h.push("mode");
+        }
+        if self.cardinality {
+            h.push("cardinality");
+        }
+        h
+    }
+}
+
+/// xsv's mode of the sorted `(value, count)` pairs: its streaming rule,
+/// which keeps a value only while no other has been seen as often since
+/// (so ties, and some values seen most often, give none: `N/A`).
+pub fn xsv_mode<'a>(sorted: &[(&'a [u8], u64)]) -> Option<&'a [u8]> {
+    let (mut mode, mut mode_n) = (None::<&[u8]>, 0u64);
+    let (mut next, mut next_n) = (None::<&[u8]>, 0u64);
+    for &(v, c) in sorted {
+        for _ in 0..c {
+            if mode == Some(v) {
+                mode_n += 1;
+            } else if next == Some(v) {
+                next_n += 1;
+            } else {
+                (next, next_n) = (Some(v), 0);
+            }
+            if next_n > mode_n {
+                (mode, mode_n) = (next, next_n);
+                (next, next_n) = (None, 0);
+            } else if next_n == mode_n {
+                (mode, mode_n) = (None, 0);
+            }
+        }
+    }
+    mode
+}
+
+impl Stats {
+    /// Column `i`'s cells in the default (xsv) output after its name:
+    /// type, sum, min, max, min_length, max_length, mean, stddev, then
+    /// those `which` asks for.
+    pub fn xsv_cells(&self, i: usize, which: &Which) -> Vec<String> {
+        let empty_slot = Slot::default();
+        let slot = self.columns.get(i).unwrap_or(&empty_slot);
+        slot.with(|c| {
+            let n = c.num;
+            let typ = if c.non_utf8 {
+                "Unknown"
+            } else if c.non_empty == 0 {
+                "NULL"
+            } else if c.all_int {
+                "Integer"
+            } else if c.all_float {
+                "Float"
+            } else {
+                "Unicode"
+            };
+            let number = matches!(typ, "Integer" | "Float");
+            let text =
+                |v: &Option<Vec<u8>>| v.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
+            let (sum, min, max) = match typ {
+                "Integer" => (n.int_sum.to_string(), n.int_min.to_string(), n.int_max.to_string()),
+                "Float" => (n.sum.to_string(), n.min.to_string(), n.max.to_string()),
+                "NULL" => (String::new(), String::new(), String::new()),
+                _ => (
+                    String::new(),
+                    text(&c.min).unwrap_or_default(),
+                    text(&c.max).unwrap_or_default(),
+                ),
+            };
+            let (min_len, max_len) = match (c.non_empty, c.empty) {
+                (0, 0) => (String::new(), String::new()),
+                (0, _) => ("0".into(), "0".into()),
+                (_, e) => {
+                    let min = if e > 0 { 0 } else { c.min_bytes };
+                    (min.to_string(), c.max_bytes.to_string())
+                }
+            };
+            let (mean, stddev) = if !number {
+                (String::new(), String::new())
+            } else {
+                let count = n.n as f64;
+                let mean = if c.all_int { n.int_sum as f64 / count } else { n.sum / count };
+                let m2 = n.moments().1;
+                let zeros = if which.nulls { c.empty } else { 0 };
+                if let Some(var) = c.all_int.then(|| n.int_variance(zeros)).flatten() {
+                    let mean = n.int_sum as f64 / (count + zeros as f64);
+                    (mean.to_string(), var.sqrt().to_string())
+                } else if zeros > 0 {
+                    // The empty values as zeros: about the new mean, the
+                    // numbers' squared differences grow by the shift of the
+                    // mean, and each zero adds its own.
+                    let all = count + c.empty as f64;
+                    let m = mean * count / all;
+                    let m2 = m2 + count * (mean - m) * (mean - m) + c.empty as f64 * m * m;
+                    (m.to_string(), (m2 / all).sqrt().to_string())
+                } else {
+                    (mean.to_string(), (m2 / count).sqrt().to_string())
+                }
+            };
+            let mut cells = vec![typ.to_string(), sum, min, max, min_len, max_len, mean, stddev];
+            let no_values = Values::default();
+            let values = c.values.as_deref().unwrap_or(&no_values);
+            if which.median {
+                let mut v = if number { values.numbers.clone() } else { Vec::new() };
+                v.sort_unstable_by(f64::total_cmp);
+                let median = match v.len() {
+                    0 => String::new(),
+                    k if k % 2 == 0 => ((v[k / 2 - 1] + v[k / 2]) / 2.0).to_string(),
+                    k => v[k / 2].to_string(),
+                };
+                cells.push(median);
+            }
+            let counted =
+                if which.mode || which.cardinality { values.counted() } else { Vec::new() };
+            if which.mode {
+                // The empty value sorts first.
+                let empty = (c.empty > 0).then_some((&b""[..], c.empty));
+                let sorted: Vec<(&[u8], u64)> =
+                    empty.into_iter().chain(counted.iter().copied()).collect();
+                let mode = xsv_mode(&sorted);
+                cells.push(
+                    mode.map_or_else(|| "N/A".into(), |m| String::from_utf8_lossy(m).into_owned()),
+                );
+            }
+            if which.cardinality {
+                cells.push((counted.len() as u64 + u64::from(c.empty > 0)).to_string());
+            }
+            cells
+        })
+    }
+}
+
+/// Writes the default (xsv) output: a header row, then for each of the
+/// `n` columns its name `name(k)` and `cells(k)`.
+pub fn write_xsv(
+    out: &mut impl Write,
+    which: &Which,
+    n: usize,
+    name: impl Fn(usize) -> String,
+    cells: impl Fn(usize) -> Vec<String>,
+) -> io::Result<()> {
+    let mut w = super::fmt::CsvOut::new(out, super::fmt::CsvStyle::default());
+    w.record(which.header())?;
+    for k in 0..n {
+        w.record(std::iter::once(name(k)).chain(cells(k)))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
