@@ -7,6 +7,7 @@
 # the medians over the rounds are compared.
 #
 # Usage: bash benches/ab.sh BASE_REV [SIZE] [ROUNDS]   (defaults: 256M 5)
+# OLD_BIN=path uses a bench_report already built at BASE_REV.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: benches/ab.sh BASE_REV [SIZE] [ROUNDS]}
@@ -14,10 +15,14 @@ size=${2:-256M}
 rounds=${3:-5}
 work=$(mktemp -d)
 trap 'git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-git worktree add -q --detach "$work/base" "$base"
-(cd "$work/base" && cargo build -q --release --example bench_report)
+if [ -n "${OLD_BIN:-}" ]; then
+    cp "$OLD_BIN" "$work/old"   # bench_report already built at BASE_REV
+else
+    git worktree add -q --detach "$work/base" "$base"
+    (cd "$work/base" && cargo build -q --release --example bench_report)
+    cp "$work/base/target/release/examples/bench_report" "$work/old"
+fi
 cargo build -q --release --example bench_report
-cp "$work/base/target/release/examples/bench_report" "$work/old"
 cp target/release/examples/bench_report "$work/new"
 export CARGO_TARGET_DIR="$work/data"   # one copy of the generated inputs for both
 only="count/fastcsv/mapped,fields/fastcsv read_batch all/mapped,select/fastcsv/mapped"
