@@ -10,6 +10,10 @@
 //! cargo bench --bench number
 //! # profile typed reading of a file (inferred types, all batches):
 //! cargo bench --bench number -- --typed FILE [REPS]
+//! # one parser over one field set REPS times (for instruction counts
+//! # under `valgrind --tool=cachegrind`, which a loaded machine does not
+//! # disturb); PARSER is f64/NAME, i64/NAME or `none` (the loop alone):
+//! cargo bench --bench number -- --one SET PARSER [REPS]
 //! ```
 #![allow(missing_docs)]
 
@@ -145,8 +149,37 @@ fn typed(path: &str, reps: usize) {
     }
 }
 
+/// Runs one parser over one field set `reps` times.
+fn one(set: &str, parser: &str, reps: usize) {
+    let all = fields();
+    let (_, fields) = all.iter().find(|(n, _)| *n == set).expect("a field set name");
+    let f64s = float_parsers();
+    let i64s = int_parsers();
+    let mut n = 0usize;
+    for _ in 0..reps {
+        n += match parser.split_once('/') {
+            Some(("f64", p)) => {
+                let f = f64s.iter().find(|(q, _)| *q == p).expect("an f64 parser").1;
+                fields.iter().filter_map(|s| black_box(f(black_box(s.as_bytes())))).count()
+            }
+            Some(("i64", p)) => {
+                let f = i64s.iter().find(|(q, _)| *q == p).expect("an i64 parser").1;
+                fields.iter().filter_map(|s| black_box(f(black_box(s.as_bytes())))).count()
+            }
+            _ => fields.iter().filter(|s| black_box(black_box(s.as_bytes()).len()) > 0).count(),
+        };
+    }
+    assert_eq!(n, reps * fields.len(), "{parser} rejected a field");
+    println!("{set} {parser}: {n} values");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--one") {
+        let reps = args.get(i + 3).and_then(|r| r.parse().ok()).unwrap_or(10);
+        one(&args[i + 1], &args[i + 2], reps);
+        return;
+    }
     if let Some(i) = args.iter().position(|a| a == "--typed") {
         let reps = args.get(i + 2).and_then(|r| r.parse().ok()).unwrap_or(3);
         typed(&args[i + 1], reps);

@@ -19,8 +19,9 @@
 //! comes from one exact multiplication or division when the mantissa and
 //! the power of ten are both exact in an `f64` (Clinger's fast path: prices,
 //! short decimals, small integers), and otherwise from `fast-float2`, the
-//! Eisel-Lemire algorithm with a big-decimal fallback, over the bytes
-//! already checked.
+//! Eisel-Lemire algorithm with a big-decimal fallback. Fields longer than
+//! 16 bytes (17 significant digits, as Python prints most floats) go to
+//! `fast-float2` at once: one pass over them instead of two.
 //!
 //! ```
 //! use fastcsv::arrow::number::{parse_f64, parse_i64};
@@ -167,6 +168,11 @@ const POW10: [f64; 23] = [
 #[inline]
 pub fn parse_f64(v: &[u8]) -> Option<f64> {
     let v = trim(v);
+    if v.len() > FAST_MAX_LEN {
+        // Too long for the fast path to be likely (Python's shortest
+        // repr of most floats has 17 significant digits): one pass.
+        return long_f64(v);
+    }
     let (neg, s) = match v {
         [b'-', rest @ ..] => (true, rest),
         [b'+', rest @ ..] => (false, rest),
@@ -232,16 +238,21 @@ pub fn parse_f64(v: &[u8]) -> Option<f64> {
         let x = if e >= 0 { m * POW10[e as usize] } else { m / POW10[(-e) as usize] };
         return Some(if neg { -x } else { x });
     }
-    slow_f64(v)
+    long_f64(v)
 }
 
-/// The exactly rounded value of `v`, a decimal number whose grammar
-/// [`parse_f64`] has checked, by `fast-float2` (Eisel-Lemire, then a
-/// big-decimal fallback for the rare halfway cases). Out of line: the fast
-/// path is inlined where it is called.
-#[cold]
+/// Numbers longer than this go straight to [`long_f64`].
+const FAST_MAX_LEN: usize = 16;
+
+/// The exactly rounded value of the trimmed field `v`, or `None`, by
+/// `fast-float2`: its own fast path, then Eisel-Lemire, then a big-decimal
+/// fallback for the rare halfway cases. Its grammar (a whole field, an
+/// optional sign, `inf` / `infinity` / `nan` in any case) is the one
+/// [`parse_f64`] checks itself, as `tests/number.rs` and the `number` fuzz
+/// target check against the standard library. Out of line: the fast path
+/// is inlined where it is called.
 #[inline(never)]
-fn slow_f64(v: &[u8]) -> Option<f64> {
+fn long_f64(v: &[u8]) -> Option<f64> {
     fast_float2::parse::<f64, _>(v).ok()
 }
 
