@@ -32,9 +32,24 @@ const SHORT_SLOTS: usize = 1 << 12;
 /// A slot holds the last string that hashed to it; a miss makes the string
 /// as usual and takes the slot over. Strings are immutable, so sharing
 /// one between fields (and rows) is invisible but for `is`.
+/// The cache watches its hit rate: over each window of [`SHORT_WINDOW`]
+/// lookups that hit less than a quarter of the time (unique numbers, ids),
+/// where a miss costs more than the string it fails to share, it steps
+/// aside for the next [`SHORT_REST`] fields and then looks again.
 pub(crate) struct ShortStrs {
     slots: Box<[ShortSlot]>,
+    /// Lookups and hits in the current window.
+    lookups: u32,
+    hits: u32,
+    /// Fields still to pass by without a lookup.
+    resting: u32,
 }
+
+/// Lookups per window of the short-string cache's hit-rate check.
+const SHORT_WINDOW: u32 = 4096;
+
+/// Fields the cache lets pass after a window of few hits.
+const SHORT_REST: u32 = 64 * SHORT_WINDOW;
 
 /// A slot of [`ShortStrs`]: the field's bytes, zero-padded to a
 /// little-endian word, its length (0: an empty slot), and its `str`.
@@ -42,12 +57,17 @@ type ShortSlot = (u64, u8, Option<Py<PyString>>);
 
 impl ShortStrs {
     fn new() -> ShortStrs {
-        ShortStrs { slots: (0..SHORT_SLOTS).map(|_| (0, 0, None)).collect() }
+        ShortStrs {
+            slots: (0..SHORT_SLOTS).map(|_| (0, 0, None)).collect(),
+            lookups: 0,
+            hits: 0,
+            resting: 0,
+        }
     }
 
     /// The `str` of `b` (2 to [`SHORT_MAX`] bytes), from the cache or made
-    /// by `make` when `b` is ASCII; `None` when it is not (the caller makes
-    /// it the long way).
+    /// by `make` when `b` is ASCII; `None` when it is not or the cache is
+    /// resting (the caller makes it the long way).
     #[inline]
     fn get_or_make<'py>(
         &mut self,
@@ -55,6 +75,17 @@ impl ShortStrs {
         b: &[u8],
         make: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
     ) -> Option<PyResult<Bound<'py, PyAny>>> {
+        if self.resting > 0 {
+            self.resting -= 1;
+            return None;
+        }
+        self.lookups += 1;
+        if self.lookups == SHORT_WINDOW {
+            if self.hits < SHORT_WINDOW / 4 {
+                self.resting = SHORT_REST;
+            }
+            (self.lookups, self.hits) = (0, 0);
+        }
         let mut w = [0u8; 8];
         w[..b.len()].copy_from_slice(b);
         let w = u64::from_le_bytes(w);
@@ -67,6 +98,7 @@ impl ShortStrs {
         let slot = &mut self.slots[h as usize];
         if slot.0 == w && slot.1 == len {
             if let Some(s) = &slot.2 {
+                self.hits += 1;
                 return Some(Ok(s.bind(py).clone().into_any()));
             }
         }
