@@ -32,8 +32,8 @@ const SHORT_SLOTS: usize = 1 << 12;
 /// A slot holds the last string that hashed to it; a miss makes the string
 /// as usual and takes the slot over. Strings are immutable, so sharing
 /// one between fields (and rows) is invisible but for `is`.
-/// The cache watches its hit rate: over each window of [`SHORT_WINDOW`]
-/// lookups that hit less than a quarter of the time (unique numbers, ids),
+/// The cache watches its hit rate: after each window of [`SHORT_WINDOW`]
+/// lookups (but the first) that hit less than a quarter of the time (unique numbers, ids),
 /// where a miss costs more than the string it fails to share, it steps
 /// aside for the next [`SHORT_REST`] fields and then looks again.
 pub(crate) struct ShortStrs {
@@ -43,6 +43,8 @@ pub(crate) struct ShortStrs {
     hits: u32,
     /// Fields still to pass by without a lookup.
     resting: u32,
+    /// Whether a whole window has been looked up (the cache is filled).
+    warm: bool,
 }
 
 /// Lookups per window of the short-string cache's hit-rate check.
@@ -62,6 +64,7 @@ impl ShortStrs {
             lookups: 0,
             hits: 0,
             resting: 0,
+            warm: false,
         }
     }
 
@@ -81,10 +84,11 @@ impl ShortStrs {
         }
         self.lookups += 1;
         if self.lookups == SHORT_WINDOW {
-            if self.hits < SHORT_WINDOW / 4 {
+            // The first window fills the empty cache: it is not judged.
+            if self.warm && self.hits < SHORT_WINDOW / 4 {
                 self.resting = SHORT_REST;
             }
-            (self.lookups, self.hits) = (0, 0);
+            (self.lookups, self.hits, self.warm) = (0, 0, true);
         }
         let mut w = [0u8; 8];
         w[..b.len()].copy_from_slice(b);
@@ -185,7 +189,7 @@ impl StrMaker {
 
     /// A `str` for the field bytes `b`, all ASCII (as [`str_from_units`]
     /// with `0x7F` makes it), through the short-string cache.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn ascii<'py>(&mut self, py: Python<'py>, b: &[u8]) -> PyResult<Bound<'py, PyAny>> {
         if (2..=SHORT_MAX).contains(&b.len()) {
             if let Some(r) = self.short.get_or_make(py, b, || str_from_units(py, b, 0x7F)) {
