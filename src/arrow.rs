@@ -966,6 +966,7 @@ fn check_utf8(
 }
 
 pub mod ffi;
+pub mod number;
 mod par;
 pub mod typed;
 

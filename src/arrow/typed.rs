@@ -695,163 +695,20 @@ fn trim(v: &[u8]) -> &[u8] {
 }
 
 /// Parses an `int64` as pyarrow does: an optional `-`, then digits; or
-/// `0x` and up to 16 hex digits; spaces and tabs around.
+/// `0x` and up to 16 hex digits; spaces and tabs around
+/// ([`number::parse_i64`](super::number::parse_i64)).
 #[inline]
 pub(crate) fn parse_i64(v: &[u8]) -> Option<i64> {
-    let v = trim(v);
-    if let [b'0', b'x' | b'X', hex @ ..] = v {
-        return parse_hex(hex);
-    }
-    let (neg, digits) = match v {
-        [b'-', rest @ ..] => (true, rest),
-        _ => (false, v),
-    };
-    if digits.is_empty() {
-        return None;
-    }
-    // Leading zeros do not count towards the 19 digits.
-    let first = digits.iter().position(|&c| c != b'0').unwrap_or(digits.len());
-    let digits = &digits[first.min(digits.len() - 1)..];
-    if digits.len() > 19 {
-        return None;
-    }
-    // Up to 19 digits fit in a u64; the sign's range is checked after.
-    let mut n = 0u64;
-    for &c in digits {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        n = n * 10 + u64::from(d);
-    }
-    if neg {
-        if n <= 1 << 63 {
-            Some((n as i64).wrapping_neg())
-        } else {
-            None
-        }
-    } else {
-        i64::try_from(n).ok()
-    }
+    super::number::parse_i64(v)
 }
-
-/// Up to 16 hex digits, as the bits of an `i64`.
-#[cold]
-fn parse_hex(hex: &[u8]) -> Option<i64> {
-    if hex.is_empty() || hex.len() > 16 {
-        return None;
-    }
-    let mut n = 0u64;
-    for &c in hex {
-        n = n << 4 | u64::from(char::from(c).to_digit(16)?);
-    }
-    Some(n as i64)
-}
-
-/// Exact powers of ten as `f64` (10^22 is the last one).
-const POW10: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-];
 
 /// Parses a `float64`: a decimal number (`[+-]digits[.digits][e[+-]digits]`,
 /// with digits on at least one side of the point), `inf` / `infinity` or
-/// `nan`, with spaces and tabs around.
-/// Correctly rounded: the common case (up to 15 significant digits and a
-/// small exponent) is one exact multiplication or division (Clinger's fast
-/// path); any other goes to the standard library's parser.
+/// `nan`, with spaces and tabs around; exactly rounded
+/// ([`number::parse_f64`](super::number::parse_f64)).
 #[inline]
 pub(crate) fn parse_f64(v: &[u8]) -> Option<f64> {
-    let v = trim(v);
-    let (neg, s) = match v {
-        [b'-', rest @ ..] => (true, rest),
-        [b'+', rest @ ..] => (false, rest),
-        _ => (false, v),
-    };
-    let mut i = 0;
-    let mut mant = 0u64;
-    let mut digits = 0usize;
-    while i < s.len() && s[i].is_ascii_digit() {
-        mant = mant.wrapping_mul(10).wrapping_add(u64::from(s[i] - b'0'));
-        i += 1;
-    }
-    let int_digits = i;
-    digits += int_digits;
-    let mut frac_digits = 0;
-    if i < s.len() && s[i] == b'.' {
-        i += 1;
-        let at = i;
-        while i < s.len() && s[i].is_ascii_digit() {
-            mant = mant.wrapping_mul(10).wrapping_add(u64::from(s[i] - b'0'));
-            i += 1;
-        }
-        frac_digits = i - at;
-        digits += frac_digits;
-    }
-    if digits == 0 {
-        // No digit: an infinity or a NaN.
-        return parse_special(s).map(|x| if neg { -x } else { x });
-    }
-    let mut exp: i64 = 0;
-    if i < s.len() && (s[i] == b'e' || s[i] == b'E') {
-        i += 1;
-        let eneg = match s.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
-        let at = i;
-        while i < s.len() && s[i].is_ascii_digit() {
-            exp = (exp * 10 + i64::from(s[i] - b'0')).min(1 << 20);
-            i += 1;
-        }
-        if i == at {
-            return None;
-        }
-        if eneg {
-            exp = -exp;
-        }
-    }
-    if i != s.len() {
-        return None;
-    }
-    let e = exp - frac_digits as i64;
-    if digits <= 15 && (-22..=22).contains(&e) {
-        // The mantissa (below 10^15 < 2^53) and the power of ten are exact,
-        // so one correctly rounded operation gives the correctly rounded
-        // result.
-        let m = mant as f64;
-        let x = if e >= 0 { m * POW10[e as usize] } else { m / POW10[(-e) as usize] };
-        return Some(if neg { -x } else { x });
-    }
-    slow_f64(v)
-}
-
-/// The standard library's parser, for a decimal number in ASCII that the
-/// fast path does not take (out of line: the fast path is inlined where
-/// it is called).
-#[cold]
-#[inline(never)]
-fn slow_f64(v: &[u8]) -> Option<f64> {
-    std::str::from_utf8(v).ok()?.parse::<f64>().ok()
-}
-
-/// `inf`, `infinity` or `nan`, in any case.
-#[cold]
-fn parse_special(s: &[u8]) -> Option<f64> {
-    if s.eq_ignore_ascii_case(b"inf") || s.eq_ignore_ascii_case(b"infinity") {
-        Some(f64::INFINITY)
-    } else if s.eq_ignore_ascii_case(b"nan") {
-        Some(f64::NAN)
-    } else {
-        None
-    }
+    super::number::parse_f64(v)
 }
 
 /// A date or a date and time, as Arrow's ISO-8601 parser reads them.

@@ -9,8 +9,8 @@ use pyo3::types::PyList;
 use fastcsv::{Error as CoreError, Position, Reader as CoreReader};
 
 use crate::strings::{
-    build_list, decode_bmp, decode_then_parse, decode_utf8_into, position_text, str_from_units,
-    to_float, utf8_shape, StrMaker, Text,
+    build_list, decode_bmp, decode_then_parse, decode_utf8_into, position_text, to_float,
+    utf8_shape, StrMaker, Text,
 };
 
 /// A bulk-read batch ends after this many bytes of field data (small, so
@@ -352,15 +352,14 @@ impl Batch {
                 return build_list(py, ends.len(), |i| {
                     let b = &self.data[start..ends[i]];
                     start = ends[i];
-                    str_from_units(py, b, 0x7F)
+                    strs.ascii(py, b)
                 });
             }
             return build_list(py, ends.len(), |i| {
                 let b = &self.data[start..ends[i]];
                 start = ends[i];
                 let at = || position_text(name, pos, i);
-                let text = self.text(first + i, b);
-                text.to_str(py, &strs.errors, strs.strict, &at, &mut strs.scratch)
+                strs.make(py, b, self.text(first + i, b), &at)
             });
         }
         build_list(py, fields.len(), |i| self.field(py, first + i, i, pos, nonnumeric, strs, name))
@@ -386,7 +385,7 @@ impl Batch {
             // An ASCII batch: every field is a copy.
             let mut start = if fields.start == 0 { 0 } else { self.ends[fields.start - 1] };
             for &end in &self.ends[fields] {
-                items.push(str_from_units(py, &self.data[start..end], 0x7F)?);
+                items.push(strs.ascii(py, &self.data[start..end])?);
                 start = end;
             }
             return Ok(());

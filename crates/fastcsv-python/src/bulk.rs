@@ -14,7 +14,7 @@ use crate::batch::{Batch, BATCH_BYTES};
 use crate::dialect::PyDialect;
 use crate::errors::{exc, map_error, PyErrStash};
 use crate::source::{open_native, HeldReader, Spec};
-use crate::strings::{list_from, str_from_units, GcPause, StrMaker};
+use crate::strings::{list_from, GcPause, StrMaker};
 
 /// Scans `rdr` in batches without the GIL, handing each batch (and the
 /// string maker) to `each` and checking for signals (Ctrl-C) between batches. When the
@@ -278,7 +278,7 @@ pub(crate) fn _read_columns<'py>(
                         } else if plain {
                             let f = fields.start + c;
                             let start = if f == 0 { 0 } else { batch.ends[f - 1] };
-                            str_from_units(py, &batch.data[start..batch.ends[f]], 0x7F)?
+                            strs.ascii(py, &batch.data[start..batch.ends[f]])?
                         } else {
                             batch.field(py, fields.start + c, c, *pos, nn, strs, name)?
                         });

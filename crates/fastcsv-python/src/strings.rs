@@ -1,7 +1,7 @@
 //! Building Python objects from field bytes: `str`s decoded here at their
 //! final kind (or by CPython's decoder with the reader's error handler),
-//! the `intern=True` cache, lists filled in place, and the rows of the
-//! core reader as lists.
+//! the short-string cache every reader has, the `intern=True` cache, lists
+//! filled in place, and the rows of the core reader as lists.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -18,6 +18,104 @@ const INTERN_MAX_LEN: usize = 24;
 
 /// The cache stops growing at this many distinct values.
 const INTERN_MAX_ENTRIES: usize = 1 << 16;
+
+/// Fields of 2 to this many ASCII bytes are looked up in the short-string
+/// cache (one-byte fields are CPython's own cached strings).
+const SHORT_MAX: usize = 8;
+
+/// Slots of the short-string cache (a power of two).
+const SHORT_SLOTS: usize = 1 << 12;
+
+/// The `str`s of recent short ASCII fields, direct-mapped by their bytes:
+/// a repeated code, `NA` or small number is the same `str` again (a
+/// reference count bump) instead of a new allocation, as `csv` would make.
+/// A slot holds the last string that hashed to it; a miss makes the string
+/// as usual and takes the slot over. Strings are immutable, so sharing
+/// one between fields (and rows) is invisible but for `is`.
+/// The cache watches its hit rate: after each window of [`SHORT_WINDOW`]
+/// lookups (but the first) that hit less than a quarter of the time (unique numbers, ids),
+/// where a miss costs more than the string it fails to share, it steps
+/// aside for the next [`SHORT_REST`] fields and then looks again.
+pub(crate) struct ShortStrs {
+    slots: Box<[ShortSlot]>,
+    /// Lookups and hits in the current window.
+    lookups: u32,
+    hits: u32,
+    /// Fields still to pass by without a lookup.
+    resting: u32,
+    /// Whether a whole window has been looked up (the cache is filled).
+    warm: bool,
+}
+
+/// Lookups per window of the short-string cache's hit-rate check.
+const SHORT_WINDOW: u32 = 4096;
+
+/// Fields the cache lets pass after a window of few hits.
+const SHORT_REST: u32 = 64 * SHORT_WINDOW;
+
+/// A slot of [`ShortStrs`]: the field's bytes, zero-padded to a
+/// little-endian word, its length (0: an empty slot), and its `str`.
+type ShortSlot = (u64, u8, Option<Py<PyString>>);
+
+impl ShortStrs {
+    fn new() -> ShortStrs {
+        ShortStrs {
+            slots: (0..SHORT_SLOTS).map(|_| (0, 0, None)).collect(),
+            lookups: 0,
+            hits: 0,
+            resting: 0,
+            warm: false,
+        }
+    }
+
+    /// The `str` of `b` (2 to [`SHORT_MAX`] bytes), from the cache or made
+    /// by `make` when `b` is ASCII; `None` when it is not or the cache is
+    /// resting (the caller makes it the long way).
+    #[inline]
+    fn get_or_make<'py>(
+        &mut self,
+        py: Python<'py>,
+        b: &[u8],
+        make: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
+    ) -> Option<PyResult<Bound<'py, PyAny>>> {
+        if self.resting > 0 {
+            self.resting -= 1;
+            return None;
+        }
+        self.lookups += 1;
+        if self.lookups == SHORT_WINDOW {
+            // The first window fills the empty cache: it is not judged.
+            if self.warm && self.hits < SHORT_WINDOW / 4 {
+                self.resting = SHORT_REST;
+            }
+            (self.lookups, self.hits, self.warm) = (0, 0, true);
+        }
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(b);
+        let w = u64::from_le_bytes(w);
+        if w & 0x8080_8080_8080_8080 != 0 {
+            return None;
+        }
+        let len = b.len() as u8;
+        let h = (w ^ u64::from(len)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> (64 - SHORT_SLOTS.trailing_zeros());
+        let slot = &mut self.slots[h as usize];
+        if slot.0 == w && slot.1 == len {
+            if let Some(s) = &slot.2 {
+                self.hits += 1;
+                return Some(Ok(s.bind(py).clone().into_any()));
+            }
+        }
+        let s = match make() {
+            Ok(s) => s,
+            Err(e) => return Some(Err(e)),
+        };
+        if let Ok(ps) = s.downcast::<PyString>() {
+            *slot = (w, len, Some(ps.clone().unbind()));
+        }
+        Some(Ok(s))
+    }
+}
 
 /// A small, fast hasher for the intern cache (FNV-1a over 8-byte words).
 #[derive(Default)]
@@ -50,6 +148,8 @@ pub(crate) struct StrMaker {
     pub(crate) errors: std::ffi::CString,
     pub(crate) strict: bool,
     pub(crate) cache: Option<InternCache>,
+    /// Short ASCII fields' recent `str`s (when `cache` is off).
+    short: ShortStrs,
     /// Decoding space for [`make_str`].
     pub(crate) scratch: Vec<u16>,
     /// The reader's `csv` dialect, when records whose unescaping may join
@@ -81,9 +181,22 @@ impl StrMaker {
             errors: c,
             strict: errors == "strict",
             cache: intern.then(HashMap::default),
+            short: ShortStrs::new(),
             scratch: Vec::new(),
             dialect: None,
         })
+    }
+
+    /// A `str` for the field bytes `b`, all ASCII (as [`str_from_units`]
+    /// with `0x7F` makes it), through the short-string cache.
+    #[inline(always)]
+    pub(crate) fn ascii<'py>(&mut self, py: Python<'py>, b: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+        if (2..=SHORT_MAX).contains(&b.len()) {
+            if let Some(r) = self.short.get_or_make(py, b, || str_from_units(py, b, 0x7F)) {
+                return r;
+            }
+        }
+        str_from_units(py, b, 0x7F)
     }
 
     /// A `str` for the field bytes `b`, made from `text` (what was learnt
@@ -108,6 +221,15 @@ impl StrMaker {
                     }
                 }
                 return Ok(s);
+            }
+        } else if let Text::Ascii(b) | Text::Utf8(b) = text {
+            if (2..=SHORT_MAX).contains(&b.len()) {
+                let (errors, strict, scratch) = (&self.errors, self.strict, &mut self.scratch);
+                let made =
+                    self.short.get_or_make(py, b, || text.to_str(py, errors, strict, pos, scratch));
+                if let Some(r) = made {
+                    return r;
+                }
             }
         }
         text.to_str(py, &self.errors, self.strict, pos, &mut self.scratch)

@@ -1,0 +1,292 @@
+//! Numbers from field bytes, as pyarrow's CSV reader reads them: the
+//! kernel under typed `int64` and `float64` columns.
+//!
+//! Both parsers work straight on the bytes of a field (no UTF-8 check, no
+//! copy) and accept exactly the spellings typed columns have always
+//! accepted:
+//!
+//! - [`parse_i64`]: spaces and tabs around; an optional `-` (no `+`), then
+//!   decimal digits (leading zeros do not count towards the 19 that fit);
+//!   or `0x` / `0X` and 1 to 16 hex digits, read as the bits of an `i64`.
+//! - [`parse_f64`]: spaces and tabs around; an optional `+` or `-`; digits
+//!   with an optional `.` (digits on at least one side of it) and an
+//!   optional exponent `e` / `E`, sign, digits; or `inf`, `infinity`,
+//!   `nan` in any case.
+//!
+//! Floats are exactly rounded (round half to even), as the standard
+//! library's parser rounds them. The grammar is checked here in one pass
+//! that also gathers the decimal mantissa and exponent; the value then
+//! comes from one exact multiplication or division when the mantissa and
+//! the power of ten are both exact in an `f64` (Clinger's fast path: prices,
+//! short decimals, small integers), and otherwise from `fast-float2`, the
+//! Eisel-Lemire algorithm with a big-decimal fallback. Fields longer than
+//! 16 bytes (17 significant digits, as Python prints most floats) go to
+//! `fast-float2` at once: one pass over them instead of two.
+//!
+//! ```
+//! use fastcsv::arrow::number::{parse_f64, parse_i64};
+//!
+//! assert_eq!(parse_i64(b" -42\t"), Some(-42));
+//! assert_eq!(parse_i64(b"0x1F"), Some(31));
+//! assert_eq!(parse_i64(b"+1"), None);
+//! assert_eq!(parse_f64(b"19.99"), Some(19.99));
+//! assert_eq!(parse_f64(b"-Infinity"), Some(f64::NEG_INFINITY));
+//! assert_eq!(parse_f64(b"1e"), None);
+//! ```
+
+/// `v` without the spaces and tabs around it (as Arrow trims numbers).
+#[inline]
+pub(crate) fn trim(v: &[u8]) -> &[u8] {
+    let ws = |c: &u8| *c == b' ' || *c == b'\t';
+    match (v.first(), v.last()) {
+        (Some(a), Some(b)) if ws(a) || ws(b) => {
+            let s = v.iter().position(|c| !ws(c)).unwrap_or(v.len());
+            let e = v.iter().rposition(|c| !ws(c)).map_or(s, |e| e + 1);
+            &v[s..e]
+        }
+        _ => v,
+    }
+}
+
+/// Parses an `int64` as pyarrow does: an optional `-`, then digits; or `0x`
+/// and up to 16 hex digits (the bits of the result); spaces and tabs around.
+///
+/// ```
+/// use fastcsv::arrow::number::parse_i64;
+///
+/// assert_eq!(parse_i64(b"007"), Some(7));
+/// assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+/// assert_eq!(parse_i64(b"9223372036854775808"), None);
+/// assert_eq!(parse_i64(b"0xFFFFFFFFFFFFFFFF"), Some(-1));
+/// assert_eq!(parse_i64(b"1.0"), None);
+/// ```
+#[inline]
+pub fn parse_i64(v: &[u8]) -> Option<i64> {
+    let v = trim(v);
+    let (neg, digits) = match v {
+        [b'0', b'x' | b'X', hex @ ..] => return parse_hex(hex),
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, v),
+    };
+    let n = parse_digits(digits)?;
+    if neg {
+        if n <= 1 << 63 {
+            Some((n as i64).wrapping_neg())
+        } else {
+            None
+        }
+    } else {
+        i64::try_from(n).ok()
+    }
+}
+
+/// The value of 1 to 19 significant decimal digits after any number of
+/// leading zeros; `None` for no digit, another byte or more digits.
+#[inline]
+fn parse_digits(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    let mut d = digits;
+    if d.len() > 1 && d[0] == b'0' {
+        // Leading zeros do not count towards the 19 digits.
+        let first = d.iter().position(|&c| c != b'0').unwrap_or(d.len());
+        d = &d[first.min(d.len() - 1)..];
+    }
+    if d.len() > 19 {
+        return None;
+    }
+    let mut n = 0u64;
+    // Eight digits at a time while eight are left, then one at a time.
+    while let Some((w, rest)) = d.split_first_chunk::<8>() {
+        n = n * 100_000_000 + eight_digits(u64::from_le_bytes(*w))?;
+        d = rest;
+    }
+    for &c in d {
+        let x = c.wrapping_sub(b'0');
+        if x > 9 {
+            return None;
+        }
+        n = n * 10 + u64::from(x);
+    }
+    Some(n)
+}
+
+/// The value of eight ASCII digits read as a little-endian word (first
+/// digit lowest), or `None` if any byte is not a digit.
+#[inline(always)]
+fn eight_digits(w: u64) -> Option<u64> {
+    // Each byte minus '0' must be 0..=9: no borrow out of a byte (checked
+    // by the high bit of the byte plus 0x46, which reaches 0x80 past '9').
+    let x = w.wrapping_sub(0x3030_3030_3030_3030);
+    let over = w.wrapping_add(0x4646_4646_4646_4646);
+    if (x | over) & 0x8080_8080_8080_8080 != 0 {
+        return None;
+    }
+    // Pairs, then quads, then the eight digits (fast_float's
+    // multiplications; the products that matter do not overflow, the high
+    // bits they push out are not kept).
+    let x = x.wrapping_mul(10 * 256 + 1) >> 8;
+    let x = (x & 0x00FF_00FF_00FF_00FF).wrapping_mul(100 * 65536 + 1) >> 16;
+    Some((x & 0x0000_FFFF_0000_FFFF).wrapping_mul((10_000 << 32) + 1) >> 32)
+}
+
+/// Up to 16 hex digits, as the bits of an `i64`.
+#[cold]
+fn parse_hex(hex: &[u8]) -> Option<i64> {
+    if hex.is_empty() || hex.len() > 16 {
+        return None;
+    }
+    let mut n = 0u64;
+    for &c in hex {
+        n = n << 4 | u64::from(char::from(c).to_digit(16)?);
+    }
+    Some(n as i64)
+}
+
+/// Exact powers of ten as `f64` (10^22 is the last one).
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Parses a `float64`: a decimal number (`[+-]digits[.digits][e[+-]digits]`,
+/// with digits on at least one side of the point), or `inf` / `infinity` /
+/// `nan` in any case with an optional sign; spaces and tabs around. The
+/// result is exactly rounded.
+///
+/// ```
+/// use fastcsv::arrow::number::parse_f64;
+///
+/// assert_eq!(parse_f64(b"0.1"), Some(0.1));
+/// assert_eq!(parse_f64(b" +5. "), Some(5.0));
+/// assert_eq!(parse_f64(b"4.9e-324"), Some(f64::from_bits(1)));
+/// assert_eq!(parse_f64(b"1e400"), Some(f64::INFINITY));
+/// assert!(parse_f64(b"NaN").is_some_and(f64::is_nan));
+/// assert_eq!(parse_f64(b"1,5"), None);
+/// ```
+#[inline]
+pub fn parse_f64(v: &[u8]) -> Option<f64> {
+    let v = trim(v);
+    if v.len() > FAST_MAX_LEN {
+        // Too long for the fast path to be likely (Python's shortest
+        // repr of most floats has 17 significant digits): one pass.
+        return long_f64(v);
+    }
+    let (neg, s) = match v {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, v),
+    };
+    let mut i = 0;
+    let mut mant = 0u64;
+    while i < s.len() && s[i].is_ascii_digit() {
+        mant = mant.wrapping_mul(10).wrapping_add(u64::from(s[i] - b'0'));
+        i += 1;
+    }
+    let mut digits = i;
+    let mut frac_digits = 0;
+    if i < s.len() && s[i] == b'.' {
+        i += 1;
+        let at = i;
+        while i < s.len() && s[i].is_ascii_digit() {
+            mant = mant.wrapping_mul(10).wrapping_add(u64::from(s[i] - b'0'));
+            i += 1;
+        }
+        frac_digits = i - at;
+        digits += frac_digits;
+    }
+    if digits == 0 {
+        // No digit: an infinity or a NaN.
+        return parse_special(s).map(|x| if neg { -x } else { x });
+    }
+    let mut exp: i64 = 0;
+    if i < s.len() && (s[i] | 0x20) == b'e' {
+        i += 1;
+        let eneg = match s.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let at = i;
+        while i < s.len() && s[i].is_ascii_digit() {
+            exp = (exp * 10 + i64::from(s[i] - b'0')).min(1 << 20);
+            i += 1;
+        }
+        if i == at {
+            return None;
+        }
+        if eneg {
+            exp = -exp;
+        }
+    }
+    if i != s.len() {
+        return None;
+    }
+    let e = exp - frac_digits as i64;
+    // With at most 19 digits the mantissa did not wrap; below 2^53 it is
+    // exact in an f64, and so is 10^|e| up to 10^22: one correctly rounded
+    // operation on exact operands is the correctly rounded result.
+    if digits <= 19 && mant <= 1 << 53 && (-22..=22).contains(&e) {
+        let m = mant as f64;
+        let x = if e >= 0 { m * POW10[e as usize] } else { m / POW10[(-e) as usize] };
+        return Some(if neg { -x } else { x });
+    }
+    long_f64(v)
+}
+
+/// Numbers longer than this go straight to [`long_f64`].
+const FAST_MAX_LEN: usize = 16;
+
+/// The exactly rounded value of the trimmed field `v`, or `None`, by
+/// `fast-float2`: its own fast path, then Eisel-Lemire, then a big-decimal
+/// fallback for the rare halfway cases. Its grammar (a whole field, an
+/// optional sign, `inf` / `infinity` / `nan` in any case) is the one
+/// [`parse_f64`] checks itself, as `tests/number.rs` and the `number` fuzz
+/// target check against the standard library. Out of line: the fast path
+/// is inlined where it is called.
+#[inline(never)]
+fn long_f64(v: &[u8]) -> Option<f64> {
+    fast_float2::parse::<f64, _>(v).ok()
+}
+
+/// `inf`, `infinity` or `nan`, in any case.
+#[cold]
+fn parse_special(s: &[u8]) -> Option<f64> {
+    if s.eq_ignore_ascii_case(b"inf") || s.eq_ignore_ascii_case(b"infinity") {
+        Some(f64::INFINITY)
+    } else if s.eq_ignore_ascii_case(b"nan") {
+        Some(f64::NAN)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eight_digits_at_once() {
+        assert_eq!(eight_digits(u64::from_le_bytes(*b"12345678")), Some(12_345_678));
+        assert_eq!(eight_digits(u64::from_le_bytes(*b"00000000")), Some(0));
+        assert_eq!(eight_digits(u64::from_le_bytes(*b"99999999")), Some(99_999_999));
+        for bad in [b"1234567:", b"/2345678", b"1234 678", b"12345\x0078", b"1234567\xb9"] {
+            assert_eq!(eight_digits(u64::from_le_bytes(*bad)), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn digits_past_the_fast_path_are_rounded_by_the_fallback() {
+        for s in ["9007199254740993", "1.00000000000000011102230246251565", "7e22", "1e23"] {
+            let want: f64 = s.parse().unwrap();
+            assert_eq!(parse_f64(s.as_bytes()).map(f64::to_bits), Some(want.to_bits()), "{s}");
+        }
+    }
+}
