@@ -576,7 +576,7 @@ impl<'a> Columns<'a> {
     /// [`Columns::next_batch`], after the rows before it, which the types
     /// are inferred from.
     pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
-        let mut inf = typed::Inference::new(self.names.len(), rows, &self.spellings);
+        let mut inf = infer::Inference::new(self.names.len(), rows, &self.spellings);
         let mut seen = 0;
         loop {
             while seen < self.fill.ready.len() && inf.wants_more() {
@@ -941,8 +941,12 @@ fn check_utf8(
 }
 
 pub mod ffi;
+mod infer;
 mod par;
+mod temporal;
 pub mod typed;
+mod whole;
 
 pub use par::ParColumns;
 pub use typed::{BooleanColumn, Column, DataType, PrimitiveColumn, Spellings, ViewColumn};
+pub use whole::InferredColumns;

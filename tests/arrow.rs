@@ -8,7 +8,7 @@ use std::ffi::CStr;
 
 use common::cases;
 
-use fastcsv::arrow::{ffi, Column, ColumnBatch, Columns, DataType, ParColumns};
+use fastcsv::arrow::{ffi, Column, ColumnBatch, Columns, DataType, InferredColumns, ParColumns};
 use fastcsv::{Dialect, ErrorKind, Reader};
 use proptest::prelude::*;
 
@@ -573,6 +573,7 @@ enum V {
 fn value(c: &Column, i: usize) -> V {
     match c {
         Column::Utf8(c) => V::S(c.get(i).to_owned()),
+        Column::Utf8View(c) => V::S(c.get(i).to_owned()),
         Column::Int64(c) => c.get(i).map_or(V::Null, V::I),
         Column::Float64(c) => c.get(i).map_or(V::Null, |x| V::F(x.to_bits())),
         Column::Boolean(c) => c.get(i).map_or(V::Null, V::B),
@@ -842,6 +843,126 @@ proptest! {
         prop_assert_eq!(got_err, want_err);
         prop_assert!(c.next_batch().unwrap().is_none());
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(1000)))]
+
+    /// Typed on the whole column: each column's type is the narrowest that
+    /// holds every value (the first of int64, bool, float64 that every
+    /// value fits by the oracle's parsers; utf8 when none, or when every
+    /// value is null), whatever rows the candidates come from, the
+    /// threads and the batches; the read never fails, and the values are
+    /// the oracle's.
+    #[test]
+    fn whole_column_types_are_the_narrowest_that_hold_every_value(
+        (rows, cols) in typed_csv(),
+        sample in 0usize..50,
+        batch in 1usize..9,
+        threads in 1usize..4,
+        views in any::<bool>(),
+        w in words(),
+    ) {
+        let data = csv_text(&rows, cols);
+        let mut c = Columns::new(Reader::from_slice(&data)).unwrap();
+        c.batch_rows(batch);
+        c.set_spellings(w.spellings());
+        let mut typed =
+            InferredColumns::read_sampling(c, &w.spellings(), threads, views, sample).unwrap();
+        let types = typed.types();
+        let typed_oracle = |s: &str, ty| typed_oracle_with(s, ty, &w);
+        for (j, ty) in types.iter().enumerate() {
+            // The naive oracle: every value, every type in order.
+            let vals: Vec<&str> = rows.iter().map(|r| r[j].as_str()).collect();
+            let all_null = vals.iter().all(|v| w.nulls.iter().any(|n| n == v));
+            let want = if all_null {
+                DataType::Utf8
+            } else {
+                [DataType::Int64, DataType::Boolean, DataType::Float64]
+                    .into_iter()
+                    .find(|&t| vals.iter().all(|v| typed_oracle(v, t).is_ok()))
+                    .unwrap_or(DataType::Utf8)
+            };
+            prop_assert_eq!(*ty, want, "column {} of {:?}", j, vals);
+        }
+        let want_rows: Vec<Vec<V>> = rows
+            .iter()
+            .map(|r| r.iter().enumerate().map(|(j, v)| typed_oracle(v, types[j]).unwrap()).collect())
+            .collect();
+        let mut got_rows = Vec::new();
+        while let Some(b) = typed.next_batch().unwrap() {
+            for (j, col) in b.columns().iter().enumerate() {
+                prop_assert_eq!(col.data_type(), types[j]);
+                prop_assert_eq!(matches!(col, Column::Utf8View(_)), views && types[j] == DataType::Utf8);
+            }
+            for i in 0..b.rows() {
+                got_rows.push(b.columns().iter().map(|col| value(col, i)).collect::<Vec<_>>());
+            }
+        }
+        prop_assert_eq!(got_rows, want_rows);
+        prop_assert!(typed.next_batch().unwrap().is_none());
+    }
+}
+
+#[test]
+fn whole_column_types_widen_late_and_keep_the_error_last() {
+    // A float after the first batch widens the column; a ragged row ends
+    // the rows, after those before it, with the types of those rows.
+    let mut text = String::from("n,s\n");
+    for i in 0..3000 {
+        text.push_str(&format!("{i},{}\n", if i == 2500 { "" } else { "NA" }));
+    }
+    text.push_str("1.5,2024-08-18\n7,x,y\n8,z\n");
+    let mut c = Columns::new(Reader::from_slice(text.as_bytes())).unwrap();
+    c.batch_rows(1000);
+    let mut t = InferredColumns::read_sampling(c, &Default::default(), 2, false, 1000).unwrap();
+    assert_eq!(t.types(), [DataType::Float64, DataType::Date32]);
+    let mut got = Vec::new();
+    let err = loop {
+        match t.next_batch() {
+            Ok(Some(b)) => got.extend((0..b.rows()).map(|i| value(b.column(0), i))),
+            Ok(None) => panic!("no error"),
+            Err(e) => break e,
+        }
+    };
+    let want: Vec<V> = (0..3000).map(|i| V::F((i as f64).to_bits())).collect();
+    assert_eq!(got[..3000], want[..]);
+    assert_eq!(got[3000], V::F(1.5f64.to_bits()));
+    assert_eq!(got.len(), 3001);
+    assert_eq!(err.position().unwrap().record, 3002, "{err}");
+    assert!(t.next_batch().unwrap().is_none());
+}
+
+#[test]
+fn whole_column_types_in_parts_are_those_of_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("late.csv");
+    let mut text = String::from("n,x,when\n");
+    for i in 0..30_000 {
+        text.push_str(&format!("{i},{},2024-01-01\n", i % 3));
+    }
+    text.push_str("5,0.5,2024-01-01T10:00:00\n");
+    std::fs::write(&path, &text).unwrap();
+    let b = fastcsv::ReaderBuilder::new();
+    let par = ParColumns::from_path(&b, &path, false, 3, 16 << 10).unwrap();
+    let mut t = InferredColumns::read(par, &Default::default(), 3, false).unwrap();
+    let ts = DataType::Timestamp { nanos: false, utc: false };
+    assert_eq!(t.types(), [DataType::Int64, DataType::Float64, ts]);
+    let one = Columns::new(b.from_path(&path).unwrap()).unwrap();
+    let mut u = InferredColumns::read(one, &Default::default(), 1, false).unwrap();
+    assert_eq!(u.types(), t.types());
+    let drain = |t: &mut InferredColumns| {
+        let mut rows = Vec::new();
+        while let Some(b) = t.next_batch().unwrap() {
+            for i in 0..b.rows() {
+                rows.push(b.columns().iter().map(|c| value(c, i)).collect::<Vec<_>>());
+            }
+        }
+        rows
+    };
+    let (a, b) = (drain(&mut t), drain(&mut u));
+    assert_eq!(a.len(), 30_001);
+    assert_eq!(a, b);
 }
 
 #[test]
