@@ -107,6 +107,7 @@ def _read_arrow(
     true_values: Any = None,
     false_values: Any = None,
     strings_can_be_null: bool = False,
+    infer_rows: int | None = None,
 ) -> ArrowStream:
     """The columns of a native input, as an Arrow stream."""
 

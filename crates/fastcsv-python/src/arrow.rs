@@ -174,15 +174,14 @@ impl ArrowStream {
     }
 }
 
-/// Rows `read_arrow(types="infer")` infers the column types from.
-const INFER_ROWS: usize = 64 * 1024;
-
 /// What `read_arrow`'s `types` asks for.
 enum TypesArg {
     /// Every column `utf8`.
     Text,
-    /// Inferred from the first [`INFER_ROWS`] rows.
+    /// Inferred from every value of each column ([`arrow::InferredColumns`]).
     Infer,
+    /// Inferred from the first rows (`infer_rows`), as the stream is read.
+    Sampled(usize),
     /// Given for some columns (by index), the others `utf8`.
     Given(Vec<(ColumnKey, arrow::DataType)>),
 }
@@ -284,7 +283,16 @@ fn resolve_columns(keys: &[ColumnKey], names: &[String]) -> PyResult<Vec<usize>>
 }
 
 impl TypesArg {
-    fn from_py(types: Option<&Bound<'_, PyAny>>) -> PyResult<TypesArg> {
+    fn from_py(types: Option<&Bound<'_, PyAny>>, infer_rows: Option<usize>) -> PyResult<TypesArg> {
+        let is_infer = types.and_then(|t| t.extract::<String>().ok()).is_some_and(|s| s == "infer");
+        match infer_rows {
+            Some(0) => return Err(PyValueError::new_err("infer_rows must be at least 1")),
+            Some(n) if is_infer => return Ok(TypesArg::Sampled(n)),
+            Some(_) => {
+                return Err(PyValueError::new_err("infer_rows is given with types='infer' only"))
+            }
+            None => {}
+        }
         let Some(t) = types.filter(|t| !t.is_none()) else { return Ok(TypesArg::Text) };
         if let Ok(s) = t.extract::<String>() {
             return match s.as_str() {
@@ -339,7 +347,7 @@ impl TypesArg {
 
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None, null_values=None, true_values=None, false_values=None, strings_can_be_null=false))]
+#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None, null_values=None, true_values=None, false_values=None, strings_can_be_null=false, infer_rows=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _read_arrow(
     py: Python<'_>,
@@ -356,9 +364,13 @@ pub(crate) fn _read_arrow(
     true_values: Option<&Bound<'_, PyAny>>,
     false_values: Option<&Bound<'_, PyAny>>,
     strings_can_be_null: bool,
+    infer_rows: Option<usize>,
 ) -> PyResult<ArrowStream> {
     let strings = if string_view { arrow::ffi::Strings::View } else { arrow::ffi::Strings::Utf8 };
-    let types = TypesArg::from_py(types)?;
+    let types = TypesArg::from_py(types, infer_rows)?;
+    // With types on the whole column, the views are built once the types
+    // are settled (a column's text is taken as `utf8`).
+    let source_views = string_view && !matches!(types, TypesArg::Infer);
     let keys = column_keys(columns)?;
     let mut spellings = arrow::Spellings::default().strings_can_be_null(strings_can_be_null);
     if let Some(v) = words(null_values, "null_values")? {
@@ -394,7 +406,7 @@ pub(crate) fn _read_arrow(
             let b = native_builder(py, &pd, &spec)?;
             let cols = py.allow_threads(|| {
                 let mut c = arrow::ParColumns::from_path(&b, &path, header, threads, part)?;
-                c.batch_rows(batch_rows).string_view(string_view);
+                c.batch_rows(batch_rows).string_view(source_views);
                 Ok::<_, CoreError>(c)
             });
             let mut cols = cols.map_err(|e| map_error(e, &stash))?;
@@ -403,13 +415,15 @@ pub(crate) fn _read_arrow(
             if let Some(p) = &picked {
                 cols.select(p).map_err(|e| map_error(e, &stash))?;
             }
-            cols.set_spellings(spellings);
+            cols.set_spellings(spellings.clone());
             let names = cols.names().to_vec();
             if let Some(t) = types.resolve(&all, picked.as_deref())? {
                 cols.set_types(t).map_err(|e| map_error(e, &stash))?;
-            } else if let TypesArg::Infer = types {
-                let inferred = py.allow_threads(|| cols.infer_types(INFER_ROWS));
+            } else if let TypesArg::Sampled(rows) = types {
+                let inferred = py.allow_threads(|| cols.infer_types(rows));
                 inferred.map_err(|e| map_error(e, &stash))?;
+            } else if let TypesArg::Infer = types {
+                return whole(py, cols, &spellings, threads, string_view, strings, &stash);
             }
             let types = cols.types();
             let src: BatchBox = Box::new(GilFree(cols));
@@ -438,23 +452,43 @@ pub(crate) fn _read_arrow(
             }
         })
         .map_err(|e| map_error(e, &stash))?;
-    cols.batch_rows(batch_rows).string_view(string_view);
+    cols.batch_rows(batch_rows).string_view(source_views);
     let all = cols.names().to_vec();
     let picked = keys.as_deref().map(|k| resolve_columns(k, &all)).transpose()?;
     if let Some(p) = &picked {
         cols.select(p).map_err(|e| map_error(e, &stash))?;
     }
-    cols.set_spellings(spellings);
+    cols.set_spellings(spellings.clone());
     let names = cols.names().to_vec();
     if let Some(t) = types.resolve(&all, picked.as_deref())? {
         cols.set_types(t).map_err(|e| map_error(e, &stash))?;
-    } else if let TypesArg::Infer = types {
+    } else if let TypesArg::Sampled(rows) = types {
         let c = &mut cols;
-        let inferred = py.allow_threads(move || c.infer_types(INFER_ROWS));
+        let inferred = py.allow_threads(move || c.infer_types(rows));
         inferred.map_err(|e| map_error(e, &stash))?;
+    } else if let TypesArg::Infer = types {
+        return whole(py, cols, &spellings, threads, string_view, strings, &stash);
     }
     let types = cols.types();
     let src: BatchBox = Box::new(GilFree(cols));
+    Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) })
+}
+
+/// The stream of `cols` (text columns) typed on every value of each
+/// column: read whole now, without the GIL, on `threads` threads.
+fn whole<S: arrow::ffi::BatchSource + Send>(
+    py: Python<'_>,
+    cols: S,
+    spellings: &arrow::Spellings,
+    threads: usize,
+    views: bool,
+    strings: arrow::ffi::Strings,
+    stash: &PyErrStash,
+) -> PyResult<ArrowStream> {
+    let typed = py.allow_threads(|| arrow::InferredColumns::read(cols, spellings, threads, views));
+    let typed = typed.map_err(|e| map_error(e, stash))?;
+    let (names, types) = (typed.names().to_vec(), typed.types());
+    let src: BatchBox = Box::new(typed);
     Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) })
 }
 
