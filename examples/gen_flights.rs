@@ -71,16 +71,22 @@ fn main() -> io::Result<()> {
         let cancelled = rng.chance(2);
         let na =
             |rng: &mut Rng, v: String| if cancelled || rng.chance(1) { "NA".into() } else { v };
-        let dep = na(&mut rng, (crs + rng.below(60)).to_string());
-        let arr = na(&mut rng, ((crs + 100 + rng.below(400)) % 2400).to_string());
-        let elapsed = na(&mut rng, format!("{}.0", 40 + rng.below(400)));
-        let air = na(&mut rng, format!("{}.0", 30 + rng.below(380)));
-        let arr_delay = na(&mut rng, format!("{:.1}", rng.below(2000) as f64 / 10.0 - 30.0));
-        let dep_delay = na(&mut rng, format!("{:.1}", rng.below(1800) as f64 / 10.0 - 20.0));
-        let _ = write!(
+        let v = (crs + rng.below(60)).to_string();
+        let dep = na(&mut rng, v);
+        let v = ((crs + 100 + rng.below(400)) % 2400).to_string();
+        let arr = na(&mut rng, v);
+        let v = format!("{}.0", 40 + rng.below(400));
+        let elapsed = na(&mut rng, v);
+        let v = format!("{}.0", 30 + rng.below(380));
+        let air = na(&mut rng, v);
+        let v = format!("{:.1}", rng.below(2000) as f64 / 10.0 - 30.0);
+        let arr_delay = na(&mut rng, v);
+        let v = format!("{:.1}", rng.below(1800) as f64 / 10.0 - 20.0);
+        let dep_delay = na(&mut rng, v);
+        let _ = writeln!(
             line,
             "2024,{month},{day},{},{dep},{crs},{arr},{},{},N{}{}{},{elapsed},{air},{arr_delay},\
-             {dep_delay},{},{},{},{},2024-{month:02}-{day:02} {:02}:{:02}:00\n",
+             {dep_delay},{},{},{},{},2024-{month:02}-{day:02} {:02}:{:02}:00",
             1 + rng.below(7),
             CARRIERS[rng.below(CARRIERS.len() as u64) as usize],
             1 + rng.below(7000),

@@ -269,11 +269,11 @@ impl TextBatch {
         let mut bad: Option<(usize, ErrorKind)> = None;
         for (j, c) in self.columns.iter().enumerate() {
             let ty = types.get(j).copied().unwrap_or(DataType::Utf8);
-            if ty == DataType::Utf8 {
+            if ty.is_text() {
                 typed.push(None);
                 continue;
             }
-            match typed::convert(c, ty, field_of(fields, j), sp) {
+            match convert::convert(c, ty, field_of(fields, j), sp) {
                 Ok(col) => typed.push(Some(col)),
                 Err((i, kind)) => {
                     if bad.as_ref().is_none_or(|(r, _)| i < *r) {
@@ -296,10 +296,17 @@ impl TextBatch {
             .columns
             .into_iter()
             .zip(typed)
-            .map(|(c, t)| match t {
-                Some(t) => t,
-                None if views => Column::Utf8View(ViewColumn::from_strings(text(c))),
-                None => Column::Utf8(text(c)),
+            .enumerate()
+            .map(|(j, (c, t))| match (t, types.get(j).copied().unwrap_or(DataType::Utf8)) {
+                (Some(t), _) => t,
+                (None, DataType::Utf8) if views => {
+                    Column::Utf8View(ViewColumn::from_strings(text(c)))
+                }
+                (None, DataType::Utf8) => Column::Utf8(text(c)),
+                // Text in another layout, asked for by its type.
+                (None, ty) => {
+                    convert::text_as(c, ty, sp).expect("only text columns are left as text")
+                }
             })
             .collect();
         Ok(ColumnBatch { columns, rows: self.rows })
@@ -940,6 +947,8 @@ fn check_utf8(
     Err((0, Error::config("a column is not UTF-8")))
 }
 
+mod convert;
+mod datatype;
 pub mod ffi;
 mod infer;
 mod par;
@@ -947,6 +956,10 @@ mod temporal;
 pub mod typed;
 mod whole;
 
+pub use datatype::TYPE_NAMES;
 pub use par::ParColumns;
-pub use typed::{BooleanColumn, Column, DataType, PrimitiveColumn, Spellings, ViewColumn};
+pub use typed::{
+    BooleanColumn, Column, DataType, DictionaryColumn, LargeStringColumn, PrimitiveColumn,
+    Spellings, TimeUnit, ViewColumn, Zone,
+};
 pub use whole::InferredColumns;

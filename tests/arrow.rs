@@ -966,6 +966,62 @@ fn whole_column_types_in_parts_are_those_of_one_thread() {
 }
 
 #[test]
+fn named_types_through_the_c_stream() {
+    let data = b"i,d,dec,ts,t,u\n-1,x,1.25,2024-01-01T00:00:00.5Z,10:00:00.25,0xFF\n7,y,-3,,,7\n0x7F,x,,2024-01-01T00:00:01Z,00:00,\n";
+    let mut cols = Columns::new(Reader::from_slice(data)).unwrap();
+    let name = |n: &str| DataType::from_name(n).unwrap();
+    let types = vec![
+        name("int8"),
+        name("dictionary<values=string, indices=int32>"),
+        name("decimal128(10, 2)"),
+        name("timestamp[ms, tz=Europe/Paris]"),
+        name("time32[ms]"),
+        name("uint8"),
+    ];
+    cols.set_types(types).unwrap();
+    let mut stream = ffi::export_stream(Src(cols));
+    // SAFETY: as in `through_stream`; the dictionary arrays and schemas
+    // live as long as their parents, released once below.
+    unsafe {
+        let mut schema = ffi::ArrowSchema::empty();
+        assert_eq!((stream.get_schema.unwrap())(&mut stream, &mut schema), 0);
+        let child = |k: usize| &**schema.children.add(k);
+        let formats: Vec<&str> =
+            (0..6).map(|k| CStr::from_ptr(child(k).format).to_str().unwrap()).collect();
+        assert_eq!(formats, ["c", "i", "d:10,2", "tsm:Europe/Paris", "ttm", "C"]);
+        let dict = &*child(1).dictionary;
+        assert_eq!(CStr::from_ptr(dict.format).to_str(), Ok("u"));
+        assert!(child(0).dictionary.is_null());
+        (schema.release.unwrap())(&mut schema);
+        let mut a = ffi::ArrowArray::empty();
+        assert_eq!((stream.get_next.unwrap())(&mut stream, &mut a), 0);
+        assert_eq!(a.length, 3);
+        let child = |k: usize| &**a.children.add(k);
+        let vals = |k: usize| std::slice::from_raw_parts(child(k).buffers, 2)[1];
+        assert_eq!(std::slice::from_raw_parts(vals(0).cast::<i8>(), 3), [-1, 7, 127]);
+        assert_eq!(std::slice::from_raw_parts(vals(1).cast::<i32>(), 3), [0, 1, 0]);
+        let d = &*child(1).dictionary;
+        assert_eq!(d.length, 2);
+        let offs = std::slice::from_raw_parts(*d.buffers.add(1) as *const i32, 3);
+        let text = std::slice::from_raw_parts(*d.buffers.add(2) as *const u8, 2);
+        assert_eq!((offs, text), (&[0, 1, 2][..], &b"xy"[..]));
+        assert_eq!(std::slice::from_raw_parts(vals(2).cast::<i128>(), 2), [125, -300]);
+        assert_eq!(child(2).null_count, 1);
+        assert_eq!(*vals(3).cast::<i64>(), 1_704_067_200_500);
+        assert_eq!(std::slice::from_raw_parts(vals(4).cast::<i32>(), 3), [36_000_250, 0, 0]);
+        assert_eq!(std::slice::from_raw_parts(vals(5).cast::<u8>(), 2), [255, 7]);
+        (a.release.unwrap())(&mut a);
+        (stream.release.unwrap())(&mut stream);
+    }
+    // A value out of its type's range is an error at its record.
+    let mut cols = Columns::new(Reader::from_slice(b"n\n1\n300\n")).unwrap();
+    cols.set_types(vec![DataType::Int8]).unwrap();
+    assert_eq!(cols.next_batch().unwrap().unwrap().rows(), 1);
+    let e = cols.next_batch().unwrap_err();
+    assert_eq!(e.to_string(), "line 3: record 2, byte 4: field 0 is not a valid int8: \"300\"");
+}
+
+#[test]
 fn typed_columns_through_the_c_stream() {
     let data = b"i,f,b,s\n1,1.5,true,x\n,NaN,,\n-3,2,0,z\n";
     let mut cols = Columns::new(Reader::from_slice(data)).unwrap();

@@ -1,7 +1,7 @@
 //! Dates and times as Arrow's ISO-8601 parser reads them (see
 //! [`super::typed`] for the rules).
 
-use super::typed::{trim, DataType};
+use super::typed::{trim, DataType, TimeUnit};
 
 /// A date or a date and time, as Arrow's ISO-8601 parser reads them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,6 +12,8 @@ pub(crate) struct When {
     pub(crate) nanos: u32,
     /// A fraction was written (`.5`).
     pub(crate) frac: bool,
+    /// Digits of the fraction (0 without one).
+    pub(crate) frac_digits: u32,
     /// A date alone (`2024-08-18`).
     pub(crate) date_only: bool,
     /// A zone was written (`Z`, `+01`, `+0100`, `+01:00`).
@@ -67,8 +69,15 @@ pub(crate) fn parse_when(v: &[u8]) -> Option<When> {
         return None;
     }
     let days = days_from_civil(i64::from(y), m, d);
-    let mut w =
-        When { secs: days * 86_400, nanos: 0, frac: false, date_only: true, utc: false, padded };
+    let mut w = When {
+        secs: days * 86_400,
+        nanos: 0,
+        frac: false,
+        frac_digits: 0,
+        date_only: true,
+        utc: false,
+        padded,
+    };
     if v.len() == 10 {
         return Some(w);
     }
@@ -92,6 +101,7 @@ pub(crate) fn parse_when(v: &[u8]) -> Option<When> {
                 }
                 w.nanos = digits(v, at + 1, n)? * 10u32.pow(9 - n as u32);
                 w.frac = true;
+                w.frac_digits = n as u32;
                 at += 1 + n;
             }
         }
@@ -145,9 +155,81 @@ pub(crate) fn parse_temporal(v: &[u8], ty: DataType) -> Option<i64> {
     }
 }
 
+/// Parses a timestamp in `unit` (`zoned`: the value must have a zone,
+/// and is taken to UTC; else it must not), as pyarrow does: a date alone
+/// is its midnight, and the fraction may have at most the unit's digits.
+pub(crate) fn parse_timestamp_in(v: &[u8], unit: TimeUnit, zoned: bool) -> Option<i64> {
+    let w = parse_when(v)?;
+    if w.utc != zoned || w.padded || w.frac_digits > unit.digits() {
+        return None;
+    }
+    let frac = i64::from(w.nanos) / 10i64.pow(9 - unit.digits());
+    w.secs.checked_mul(unit.per_second())?.checked_add(frac)
+}
+
+/// Parses a time of day in `unit`: `hh:mm`, `hh:mm:ss` or
+/// `hh:mm:ss.fraction` (at most the unit's digits), spaces and tabs
+/// around allowed, as pyarrow does; units since midnight.
+pub(crate) fn parse_time(v: &[u8], unit: TimeUnit) -> Option<i64> {
+    let v = trim(v);
+    if v.len() < 5 || v[2] != b':' {
+        return None;
+    }
+    let (hh, mm) = (digits(v, 0, 2)?, digits(v, 3, 2)?);
+    let (mut ss, mut frac, mut n) = (0, 0, 0);
+    match v.len() {
+        5 => {}
+        8.. if v[5] == b':' => {
+            ss = digits(v, 6, 2)?;
+            if v.len() > 8 {
+                n = v.len() - 9;
+                if v[8] != b'.' || n == 0 || n as u32 > unit.digits() {
+                    return None;
+                }
+                frac = digits(v, 9, n)?;
+            }
+        }
+        _ => return None,
+    }
+    if hh > 23 || mm > 59 || ss > 59 {
+        return None;
+    }
+    let secs = i64::from(hh * 3600 + mm * 60 + ss);
+    let frac = i64::from(frac) * 10i64.pow(unit.digits() - n as u32);
+    Some(secs * unit.per_second() + frac)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_and_units_as_pyarrow_reads_them() {
+        use TimeUnit::*;
+        assert_eq!(parse_time(b"10:00", Second), Some(36_000));
+        assert_eq!(parse_time(b" 10:00:01\t", Second), Some(36_001));
+        assert_eq!(parse_time(b"10:00:00.5", Millisecond), Some(36_000_500));
+        assert_eq!(parse_time(b"23:59:59.123456", Microsecond), Some(86_399_123_456));
+        for (bad, unit) in [
+            ("10:00:00.5", Second),
+            ("10:00:00.1000", Millisecond),
+            ("24:00:00", Second),
+            ("10", Second),
+            ("10:00Z", Second),
+            ("10:00:00Z", Second),
+            ("10:00:00.", Millisecond),
+            ("1:00:00", Second),
+        ] {
+            assert_eq!(parse_time(bad.as_bytes(), unit), None, "{bad}");
+        }
+        let ts = |v: &str, unit, zoned| parse_timestamp_in(v.as_bytes(), unit, zoned);
+        assert_eq!(ts("2024-01-01T10:00:00.1", Millisecond, false), Some(1_704_103_200_100));
+        assert_eq!(ts("2024-01-01", Microsecond, false), Some(1_704_067_200_000_000));
+        assert_eq!(ts("2024-01-01T10:00:00.1000", Millisecond, false), None);
+        assert_eq!(ts("2024-01-01T10:00:00+01:00", Millisecond, false), None);
+        assert_eq!(ts("2024-01-01T10:00:00", Millisecond, true), None);
+        assert_eq!(ts("2024-01-01T10:00:00Z", Second, true), Some(1_704_103_200));
+    }
 
     #[test]
     fn dates_and_times_as_arrow_reads_them() {

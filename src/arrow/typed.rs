@@ -51,94 +51,10 @@
 //! assert_eq!(b.strings(3).get(1), "b");
 //! ```
 
-use super::temporal::{parse_temporal, parse_when};
+use super::temporal::parse_when;
 use super::StringColumn;
-use crate::error::ErrorKind;
 
-/// The type of a column.
-///
-/// ```
-/// use fastcsv::arrow::DataType;
-/// assert_eq!(DataType::from_name("float64"), Some(DataType::Float64));
-/// assert_eq!(DataType::Int64.name(), "int64");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum DataType {
-    /// Text (Arrow `utf8`): the field's bytes, never null.
-    Utf8,
-    /// 64-bit signed integers (Arrow `int64`).
-    Int64,
-    /// 64-bit floats (Arrow `double`).
-    Float64,
-    /// Booleans (Arrow `bool`).
-    Boolean,
-    /// Dates (Arrow `date32[day]`: days since 1970-01-01).
-    Date32,
-    /// Times (Arrow `timestamp`: seconds, or nanoseconds when `nanos`,
-    /// since 1970-01-01 00:00:00; in UTC, with the zone `UTC`, when `utc`,
-    /// else with no zone).
-    Timestamp {
-        /// Nanoseconds rather than seconds.
-        nanos: bool,
-        /// Zoned (`UTC`): the values had a zone (`Z`, `+01:00`).
-        utc: bool,
-    },
-}
-
-impl DataType {
-    /// The type's name: `utf8`, `int64`, `float64`, `bool`, and pyarrow's
-    /// names of the others (`date32[day]`, `timestamp[s]`,
-    /// `timestamp[ns, tz=UTC]`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            DataType::Utf8 => "utf8",
-            DataType::Int64 => "int64",
-            DataType::Float64 => "float64",
-            DataType::Boolean => "bool",
-            DataType::Date32 => "date32[day]",
-            DataType::Timestamp { nanos: false, utc: false } => "timestamp[s]",
-            DataType::Timestamp { nanos: true, utc: false } => "timestamp[ns]",
-            DataType::Timestamp { nanos: false, utc: true } => "timestamp[s, tz=UTC]",
-            DataType::Timestamp { nanos: true, utc: true } => "timestamp[ns, tz=UTC]",
-        }
-    }
-
-    /// The type named `name`: [`DataType::name`]'s names (which are
-    /// pyarrow's, as `str(pa.float64())` and the like give them, but
-    /// `double`), and `str`, `string`, `int`, `float`, `double`, `boolean`
-    /// and `date32`.
-    pub fn from_name(name: &str) -> Option<DataType> {
-        let ts = |nanos, utc| DataType::Timestamp { nanos, utc };
-        Some(match name {
-            "utf8" | "str" | "string" => DataType::Utf8,
-            "int64" | "int" => DataType::Int64,
-            "float64" | "float" | "double" => DataType::Float64,
-            "bool" | "boolean" => DataType::Boolean,
-            "date32" | "date32[day]" => DataType::Date32,
-            "timestamp[s]" => ts(false, false),
-            "timestamp[ns]" => ts(true, false),
-            "timestamp[s, tz=UTC]" => ts(false, true),
-            "timestamp[ns, tz=UTC]" => ts(true, true),
-            _ => return None,
-        })
-    }
-
-    /// The Arrow C data interface's format string.
-    pub(crate) fn format(self) -> &'static str {
-        match self {
-            DataType::Utf8 => "u",
-            DataType::Int64 => "l",
-            DataType::Float64 => "g",
-            DataType::Boolean => "b",
-            DataType::Date32 => "tdD",
-            DataType::Timestamp { nanos: false, utc: false } => "tss:",
-            DataType::Timestamp { nanos: true, utc: false } => "tsn:",
-            DataType::Timestamp { nanos: false, utc: true } => "tss:UTC",
-            DataType::Timestamp { nanos: true, utc: true } => "tsn:UTC",
-        }
-    }
-}
+pub use super::datatype::{DataType, TimeUnit, Zone};
 
 /// The values a typed column reads as null, besides the empty one:
 /// pyarrow's default `null_values`.
@@ -182,7 +98,7 @@ pub struct Spellings {
     strings_null: bool,
     /// A null spelling is also a value other than a NaN of some type:
     /// nulls are then looked for before values.
-    shadows: bool,
+    pub(crate) shadows: bool,
 }
 
 impl Default for Spellings {
@@ -406,9 +322,9 @@ fn is_null(v: &[u8]) -> bool {
 /// value is null). A null's value is 0.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PrimitiveColumn<T> {
-    values: Vec<T>,
-    validity: Option<Vec<u8>>,
-    nulls: usize,
+    pub(crate) values: Vec<T>,
+    pub(crate) validity: Option<Vec<u8>>,
+    pub(crate) nulls: usize,
 }
 
 impl<T: Copy> PrimitiveColumn<T> {
@@ -447,10 +363,10 @@ impl<T: Copy> PrimitiveColumn<T> {
 /// A column of booleans: Arrow's bit-packed values and validity bitmap.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BooleanColumn {
-    bits: Vec<u8>,
-    validity: Option<Vec<u8>>,
-    nulls: usize,
-    len: usize,
+    pub(crate) bits: Vec<u8>,
+    pub(crate) validity: Option<Vec<u8>>,
+    pub(crate) nulls: usize,
+    pub(crate) len: usize,
 }
 
 impl BooleanColumn {
@@ -517,6 +433,60 @@ pub enum Column {
         /// Zoned (`UTC`).
         utc: bool,
     },
+    /// `int8` values.
+    Int8(PrimitiveColumn<i8>),
+    /// `int16` values.
+    Int16(PrimitiveColumn<i16>),
+    /// `int32` values.
+    Int32(PrimitiveColumn<i32>),
+    /// `uint8` values.
+    UInt8(PrimitiveColumn<u8>),
+    /// `uint16` values.
+    UInt16(PrimitiveColumn<u16>),
+    /// `uint32` values.
+    UInt32(PrimitiveColumn<u32>),
+    /// `uint64` values.
+    UInt64(PrimitiveColumn<u64>),
+    /// `float` (32-bit) values.
+    Float32(PrimitiveColumn<f32>),
+    /// Text with 64-bit offsets (Arrow `large_utf8`).
+    LargeUtf8(LargeStringColumn),
+    /// Text as a dictionary of `int32` indices (see [`DictionaryColumn`]).
+    Dictionary(DictionaryColumn),
+    /// Decimals: the value times `10^scale`.
+    Decimal128 {
+        /// The values.
+        values: PrimitiveColumn<i128>,
+        /// Digits at most.
+        precision: u8,
+        /// Digits after the point.
+        scale: i8,
+    },
+    /// Times of day in seconds or milliseconds since midnight (`time32`).
+    Time32 {
+        /// The values.
+        values: PrimitiveColumn<i32>,
+        /// [`TimeUnit::Second`] or [`TimeUnit::Millisecond`].
+        unit: TimeUnit,
+    },
+    /// Times of day in microseconds or nanoseconds since midnight
+    /// (`time64`).
+    Time64 {
+        /// The values.
+        values: PrimitiveColumn<i64>,
+        /// [`TimeUnit::Microsecond`] or [`TimeUnit::Nanosecond`].
+        unit: TimeUnit,
+    },
+    /// Times since 1970-01-01 00:00:00 in `unit`, in UTC when zoned (see
+    /// [`DataType::TimestampIn`]).
+    TimestampIn {
+        /// The values.
+        values: PrimitiveColumn<i64>,
+        /// The unit.
+        unit: TimeUnit,
+        /// The zone.
+        zone: Option<Zone>,
+    },
 }
 
 impl Column {
@@ -531,20 +501,29 @@ impl Column {
             Column::Timestamp { nanos, utc, .. } => {
                 DataType::Timestamp { nanos: *nanos, utc: *utc }
             }
+            Column::Int8(_) => DataType::Int8,
+            Column::Int16(_) => DataType::Int16,
+            Column::Int32(_) => DataType::Int32,
+            Column::UInt8(_) => DataType::UInt8,
+            Column::UInt16(_) => DataType::UInt16,
+            Column::UInt32(_) => DataType::UInt32,
+            Column::UInt64(_) => DataType::UInt64,
+            Column::Float32(_) => DataType::Float32,
+            Column::LargeUtf8(_) => DataType::LargeUtf8,
+            Column::Dictionary(_) => DataType::Dictionary,
+            Column::Decimal128 { precision, scale, .. } => {
+                DataType::Decimal128 { precision: *precision, scale: *scale }
+            }
+            Column::Time32 { unit, .. } | Column::Time64 { unit, .. } => DataType::Time(*unit),
+            Column::TimestampIn { unit, zone, .. } => {
+                DataType::TimestampIn { unit: *unit, zone: *zone }
+            }
         }
     }
 
     /// Number of values.
     pub fn len(&self) -> usize {
-        match self {
-            Column::Utf8(c) => c.len(),
-            Column::Utf8View(c) => c.len(),
-            Column::Int64(c) => c.len(),
-            Column::Float64(c) => c.len(),
-            Column::Boolean(c) => c.len(),
-            Column::Date32(c) => c.len(),
-            Column::Timestamp { values, .. } => values.len(),
-        }
+        self.counts().0
     }
 
     /// True when the column holds no value.
@@ -555,14 +534,36 @@ impl Column {
     /// Number of nulls (0 for text, unless
     /// [`Spellings::strings_can_be_null`]).
     pub fn null_count(&self) -> usize {
+        self.counts().1
+    }
+
+    /// Values and nulls.
+    fn counts(&self) -> (usize, usize) {
+        fn p<T: Copy>(c: &PrimitiveColumn<T>) -> (usize, usize) {
+            (c.len(), c.nulls)
+        }
         match self {
-            Column::Utf8(c) => c.null_count(),
-            Column::Utf8View(c) => c.null_count(),
-            Column::Int64(c) => c.nulls,
-            Column::Float64(c) => c.nulls,
-            Column::Boolean(c) => c.nulls,
-            Column::Date32(c) => c.nulls,
-            Column::Timestamp { values, .. } => values.nulls,
+            Column::Utf8(c) => (c.len(), c.null_count()),
+            Column::Utf8View(c) => (c.len(), c.null_count()),
+            Column::LargeUtf8(c) => (c.len(), c.null_count()),
+            Column::Dictionary(c) => (c.len(), c.null_count()),
+            Column::Boolean(c) => (c.len(), c.nulls),
+            Column::Int64(c) => p(c),
+            Column::Float64(c) => p(c),
+            Column::Date32(c) => p(c),
+            Column::Int8(c) => p(c),
+            Column::Int16(c) => p(c),
+            Column::Int32(c) => p(c),
+            Column::UInt8(c) => p(c),
+            Column::UInt16(c) => p(c),
+            Column::UInt32(c) => p(c),
+            Column::UInt64(c) => p(c),
+            Column::Float32(c) => p(c),
+            Column::Decimal128 { values, .. } => p(values),
+            Column::Time32 { values, .. } => p(values),
+            Column::Time64 { values, .. }
+            | Column::Timestamp { values, .. }
+            | Column::TimestampIn { values, .. } => p(values),
         }
     }
 
@@ -572,6 +573,136 @@ impl Column {
             Column::Utf8(c) => Some(c),
             _ => None,
         }
+    }
+}
+
+/// A text column with 64-bit offsets (Arrow's `large_utf8` layout).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LargeStringColumn {
+    offsets: Vec<i64>,
+    data: Vec<u8>,
+    nulls: Nulls,
+}
+
+impl LargeStringColumn {
+    /// The text column `c`, whose bytes it keeps.
+    pub(crate) fn from_strings(c: StringColumn) -> LargeStringColumn {
+        let offsets = c.offsets.iter().map(|&o| i64::from(o)).collect();
+        LargeStringColumn { offsets, data: c.data, nulls: c.nulls }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// True when the column holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Value `i` (panics if `i >= len()`).
+    pub fn get(&self, i: usize) -> &str {
+        let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        // Every value was checked to be UTF-8 when the batch was made.
+        std::str::from_utf8(&self.data[a..b]).expect("checked UTF-8")
+    }
+
+    /// The `len() + 1` offsets.
+    pub fn offsets(&self) -> &[i64] {
+        &self.offsets
+    }
+
+    /// The values' bytes.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Whether value `i` is null.
+    pub fn is_null(&self, i: usize) -> bool {
+        self.nulls.is_null(i)
+    }
+
+    /// The validity bitmap, `None` when no value is null.
+    pub fn validity(&self) -> Option<&[u8]> {
+        self.nulls.bits()
+    }
+
+    /// Number of nulls.
+    pub fn null_count(&self) -> usize {
+        self.nulls.count()
+    }
+}
+
+/// A text column as a dictionary: each value an `int32` index into the
+/// distinct values of the column's batch, in the order they first come.
+/// A null (see [`Spellings::strings_can_be_null`]) has index 0 and is not
+/// among the values.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DictionaryColumn {
+    keys: PrimitiveColumn<i32>,
+    values: StringColumn,
+}
+
+impl DictionaryColumn {
+    /// The text column `c` as a dictionary.
+    pub(crate) fn from_strings(c: &StringColumn) -> DictionaryColumn {
+        use std::collections::HashMap;
+        let mut index: HashMap<&[u8], i32> = HashMap::new();
+        let mut values = StringColumn::new(0);
+        let mut keys = Vec::with_capacity(c.len());
+        for (i, w) in c.offsets.windows(2).enumerate() {
+            if c.nulls.is_null(i) {
+                keys.push(0);
+                continue;
+            }
+            let v = &c.data[w[0] as usize..w[1] as usize];
+            let next = index.len() as i32;
+            let k = *index.entry(v).or_insert_with(|| {
+                values.data.extend_from_slice(v);
+                values.offsets.push(values.data.len() as i32);
+                next
+            });
+            keys.push(k);
+        }
+        let nulls = c.nulls.count();
+        let validity = c.nulls.bits().map(<[u8]>::to_vec);
+        DictionaryColumn { keys: PrimitiveColumn { values: keys, validity, nulls }, values }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// True when the column holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Value `i`, `None` when null (panics if `i >= len()`).
+    pub fn get(&self, i: usize) -> Option<&str> {
+        self.keys.get(i).map(|k| self.values.get(k as usize))
+    }
+
+    /// The indices (with the validity bitmap).
+    pub fn keys(&self) -> &PrimitiveColumn<i32> {
+        &self.keys
+    }
+
+    /// The distinct values.
+    pub fn values(&self) -> &StringColumn {
+        &self.values
+    }
+
+    /// Number of nulls.
+    pub fn null_count(&self) -> usize {
+        self.keys.nulls
+    }
+
+    /// The indices and the values, for an owner that outlives the batch.
+    pub(crate) fn into_parts(self) -> (PrimitiveColumn<i32>, StringColumn) {
+        (self.keys, self.values)
     }
 }
 
@@ -855,98 +986,11 @@ fn parse_special(s: &[u8]) -> Option<f64> {
     }
 }
 
-/// Converts text column `c` (field `field` of its records) to `ty`, with
-/// nulls and booleans spelt as `sp` says; on a value that does not fit,
-/// the row it is in and the error.
-pub(crate) fn convert(
-    c: &StringColumn,
-    ty: DataType,
-    field: usize,
-    sp: &Spellings,
-) -> std::result::Result<Column, (usize, ErrorKind)> {
-    /// The values, the validity bitmap (made at the first null, with the
-    /// values before it valid) and the number of nulls.
-    type Parsed<T> = (Vec<T>, Option<Vec<u8>>, usize);
-    #[allow(clippy::eq_op)] // `x != x`: NaN, for any `T`.
-    fn each<T: Copy + Default + PartialEq>(
-        c: &StringColumn,
-        ty: DataType,
-        field: usize,
-        sp: &Spellings,
-        parse: impl Fn(&[u8]) -> Option<T>,
-    ) -> std::result::Result<Parsed<T>, (usize, ErrorKind)> {
-        let n = c.len();
-        let mut values = Vec::with_capacity(n);
-        let (mut validity, mut nulls): (Option<Vec<u8>>, usize) = (None, 0);
-        let data = &c.data[..];
-        for (i, w) in c.offsets.windows(2).enumerate() {
-            let v = data.get(w[0] as usize..w[1] as usize).unwrap_or_default();
-            // (Without `shadows`, a value that parses is null only as a NaN.)
-            let parsed = if sp.shadows && sp.is_null(v) { None } else { parse(v) };
-            let null = match parsed {
-                // Only a NaN can be spelt as a null (`NaN`, `-nan`): the
-                // null wins.
-                Some(x) if !(x != x && sp.is_null(v)) => {
-                    values.push(x);
-                    false
-                }
-                _ if sp.is_null(v) => {
-                    values.push(T::default());
-                    true
-                }
-                _ => {
-                    let shown: String = String::from_utf8_lossy(v).chars().take(40).collect();
-                    return Err((i, ErrorKind::Value { field, expected: ty.name(), value: shown }));
-                }
-            };
-            if null {
-                nulls += 1;
-                // At the first null, every value before it is valid.
-                validity.get_or_insert_with(|| {
-                    let mut b = vec![0u8; n.div_ceil(8)];
-                    b[..i / 8].fill(0xFF);
-                    b[i / 8] = (1u8 << (i % 8)) - 1;
-                    b
-                });
-            } else if let Some(bits) = &mut validity {
-                bits[i / 8] |= 1 << (i % 8);
-            }
-        }
-        Ok((values, validity, nulls))
-    }
-    Ok(match ty {
-        DataType::Utf8 => Column::Utf8(c.clone()),
-        DataType::Int64 => {
-            let (values, validity, nulls) = each(c, ty, field, sp, parse_i64)?;
-            Column::Int64(PrimitiveColumn { values, validity, nulls })
-        }
-        DataType::Float64 => {
-            let (values, validity, nulls) = each(c, ty, field, sp, parse_f64)?;
-            Column::Float64(PrimitiveColumn { values, validity, nulls })
-        }
-        DataType::Boolean => {
-            let (values, validity, nulls) = each(c, ty, field, sp, |v| sp.parse_bool(v))?;
-            let mut bits = vec![0u8; values.len().div_ceil(8)];
-            for (i, &b) in values.iter().enumerate() {
-                bits[i / 8] |= u8::from(b) << (i % 8);
-            }
-            Column::Boolean(BooleanColumn { bits, validity, nulls, len: values.len() })
-        }
-        DataType::Date32 => {
-            let parse = |v: &[u8]| parse_temporal(v, ty).and_then(|d| i32::try_from(d).ok());
-            let (values, validity, nulls) = each(c, ty, field, sp, parse)?;
-            Column::Date32(PrimitiveColumn { values, validity, nulls })
-        }
-        DataType::Timestamp { nanos, utc } => {
-            let (values, validity, nulls) = each(c, ty, field, sp, |v| parse_temporal(v, ty))?;
-            Column::Timestamp { values: PrimitiveColumn { values, validity, nulls }, nanos, utc }
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::convert::convert;
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn ints_as_pyarrow_reads_them() {

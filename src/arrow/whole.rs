@@ -27,9 +27,10 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use super::convert;
 use super::ffi::BatchSource;
 use super::infer::{Fits, Inference};
-use super::typed::{self, Column, DataType, Spellings, ViewColumn};
+use super::typed::{Column, DataType, Spellings, ViewColumn};
 use super::{ColumnBatch, StringColumn, DEFAULT_BATCH_ROWS};
 use crate::error::{Error, Result};
 use crate::pool;
@@ -165,7 +166,7 @@ impl InferredColumns {
             .flat_map(|j| (0..nb).map(move |k| (k, j)))
             .collect();
         let convert = |(k, j): (usize, usize), ty: DataType| -> Option<Column> {
-            text(k, j).and_then(|c| typed::convert(c, ty, j, spellings).ok())
+            text(k, j).and_then(|c| convert::convert(c, ty, j, spellings).ok())
         };
         let mut converted: Vec<Option<Column>> = (0..nb * width).map(|_| None).collect();
         let out = par_map(threads, tasks.clone(), |t| convert(t, types[t.1]))?;

@@ -437,7 +437,7 @@ def test_types_by_name_and_index(tmp_path):
     assert s.column_types == ["utf8"] * 4
     assert fastcsv.read_arrow(data).column_types == ["utf8"] * 4
     assert fastcsv.read_arrow(data, types="infer").column_types == ["int64", "float64", "bool", "utf8"]
-    with pytest.raises(ValueError, match='unknown column type "decimal"'):
+    with pytest.raises(TypeError, match='unknown column type "decimal"'):
         fastcsv.read_arrow(data, types={"id": "decimal"})
     with pytest.raises(ValueError, match="column \"nope\" the file does not have"):
         fastcsv.read_arrow(data, types={"nope": "int64"})

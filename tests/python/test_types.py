@@ -154,3 +154,154 @@ def test_tokens_in_late_rows_never_fail_the_read():
         data = to_csv(["a", "b", "c"], table)
         s = fastcsv.read_arrow(data, types="infer", batch_rows=16)
         consume_typed(s)  # never raises
+
+
+# Arrow types users name (issue 37, item 3), against pyarrow's reader.
+
+NAMED = [
+    ("int8", "a\n1\n-128\n127\n\n0x7F\n"),
+    ("int16", "a\n-32768\n0x1FF\nNA\n"),
+    ("int32", "a\n2147483647\n-5\n"),
+    ("int64", "a\n9223372036854775807\n"),
+    ("uint8", "a\n255\n 0 \n"),
+    ("uint16", "a\n65535\n"),
+    ("uint32", "a\n4294967295\n"),
+    ("uint64", "a\n18446744073709551615\n0xFFFFFFFFFFFFFFFF\n"),
+    ("float", "a\n1.5\n0.1\n3.4e39\nNaN\n-inf\n"),
+    ("double", "a\n0.1\n"),
+    ("bool", "a\ntrue\n0\n\n"),
+    ("string", "a\nx\n\nNA\n"),
+    ("large_string", "a\nx\n\nNA\n"),
+    ("dictionary<values=string, indices=int32, ordered=0>", "a\nx\ny\nx\n\n"),
+    ("decimal128(10, 2)", "a\n1.2\n-3\n 4.5 \n1e2\n1.230\n\n"),
+    ("decimal128(5, -2)", "a\n1200\n"),
+    ("date32[day]", "a\n2024-08-18\n\n"),
+    ("time32[s]", "a\n10:00\n 23:59:59\n"),
+    ("time32[ms]", "a\n10:00:00.5\n"),
+    ("time64[us]", "a\n10:00:00.123456\n"),
+    ("time64[ns]", "a\n10:00:00.123456789\n"),
+    ("timestamp[s]", "a\n2024-01-01T10:00:00\n2024-01-01\n"),
+    ("timestamp[ms]", "a\n2024-01-01T10:00:00.1\n"),
+    ("timestamp[us]", "a\n2024-01-01 10:00:00.123456\n"),
+    ("timestamp[ns]", "a\n2024-01-01T10:00:00.123456789\n"),
+    ("timestamp[s, tz=UTC]", "a\n2024-01-01T10:00:00Z\n"),
+    ("timestamp[us, tz=UTC]", "a\n2024-01-01T10:00:00.5+01:00\n"),
+    ("timestamp[ms, tz=America/New_York]", "a\n2024-01-01T10:00:00Z\n"),
+]
+
+
+def pa_type(name: str):
+    """The pyarrow type named ``name``."""
+    import re as _re
+
+    if m := _re.fullmatch(r"decimal128\((\d+), (-?\d+)\)", name):
+        return pa.decimal128(int(m[1]), int(m[2]))
+    if m := _re.fullmatch(r"timestamp\[(\w+)(?:, tz=(.+))?\]", name):
+        return pa.timestamp(m[1], tz=m[2])
+    if m := _re.fullmatch(r"time(32|64)\[(\w+)\]", name):
+        return (pa.time32 if m[1] == "32" else pa.time64)(m[2])
+    if name.startswith("dictionary"):
+        return pa.dictionary(pa.int32(), pa.string())
+    return {"date32[day]": pa.date32(), "bool": pa.bool_()}.get(name) or pa.type_for_alias(name)
+
+
+@pytest.mark.parametrize("name,text", NAMED)
+@pytest.mark.parametrize("spelled", ["object", "string"])
+def test_each_named_type_is_pyarrows(name, text, spelled):
+    ty = pa_type(name)
+    assert str(ty) == name
+    data = text.encode()
+    given = ty if spelled == "object" else name
+    ours = pa.table(fastcsv.read_arrow(data, types={"a": given}))
+    theirs = pacsv.read_csv(io.BytesIO(data), convert_options=pacsv.ConvertOptions(column_types={"a": ty}))
+    assert ours.schema.field("a").type == ty
+    assert ours.equals(theirs), (ours, theirs)
+
+
+def test_string_views_and_threads_as_named_types(tmp_path):
+    data = b"a,b\nx,1\nlonger than twelve bytes,2\n"
+    t = pa.table(fastcsv.read_arrow(data, types={"a": pa.string_view(), "b": "int8"}))
+    assert [str(x) for x in t.schema.types] == ["string_view", "int8"]
+    assert t.column("a").to_pylist() == ["x", "longer than twelve bytes"]
+    p = tmp_path / "big.csv"
+    with open(p, "w") as f:
+        f.write("a,b,c\n")
+        for i in range(400_000):
+            f.write(f"k{i % 7},{i % 100},{i / 4}\n")
+    kw = {"types": {"a": "dictionary<values=string, indices=int32, ordered=0>", "b": pa.uint8(), "c": pa.decimal128(12, 2)}}
+    one = pa.table(fastcsv.read_arrow(str(p), threads=1, **kw))
+    two = pa.table(fastcsv.read_arrow(str(p), threads=2, **kw))
+    assert one.equals(two)
+    assert [str(x) for x in one.schema.types] == [
+        "dictionary<values=string, indices=int32, ordered=0>", "uint8", "decimal128(12, 2)"
+    ]
+    theirs = pacsv.read_csv(str(p), convert_options=pacsv.ConvertOptions(column_types={
+        "a": pa.dictionary(pa.int32(), pa.string()), "b": pa.uint8(), "c": pa.decimal128(12, 2)}))
+    assert one.column("a").to_pylist() == theirs.column("a").to_pylist()
+    assert one.column("c").to_pylist() == theirs.column("c").to_pylist()
+
+
+@pytest.mark.parametrize(
+    "name,text,bad",
+    [
+        ("int8", "a\n1\n300\n", "300"),
+        ("uint8", "a\n1\n-1\n", "-1"),
+        ("uint8", "a\n+5\n", "+5"),
+        ("decimal128(5, 2)", "a\n1.5\n1.234\n", "1.234"),
+        ("decimal128(5, 2)", "a\n123456.7\n", "123456.7"),
+        ("time32[s]", "a\n10:00:00.5\n", "10:00:00.5"),
+        ("timestamp[ms]", "a\n2024-01-01T10:00:00.1000\n", "2024-01-01T10:00:00.1000"),
+        ("timestamp[us, tz=UTC]", "a\n2024-01-01T10:00:00\n", "2024-01-01T10:00:00"),
+        ("timestamp[ms]", "a\n2024-01-01T10:00:00Z\n", "2024-01-01T10:00:00Z"),
+        ("float", "a\n0x10\n", "0x10"),
+    ],
+)
+def test_a_value_out_of_its_type_is_an_error_naming_row_and_field(name, text, bad):
+    data = text.encode()
+    with pytest.raises(pa.ArrowInvalid):
+        pacsv.read_csv(io.BytesIO(data), convert_options=pacsv.ConvertOptions(column_types={"a": pa_type(name)}))
+    s = fastcsv.read_arrow(data, types={"a": name})
+    rows = text.count("\n") - 1
+    with pytest.raises(OSError, match=rf'line {rows + 1}: record {rows}, .*field 0 is not a valid {re.escape(name)}: "{re.escape(bad)}"'):
+        pa.table(s)
+
+
+def test_unknown_types_are_type_errors_listing_the_names():
+    for bad in ("decimal", "decimal256(10, 2)", "date64[ms]", "halffloat", 3, int):
+        with pytest.raises(TypeError, match=r"types are int8, int16, .* timestamp\[UNIT, tz=ZONE\]"):
+            fastcsv.read_arrow(b"a\n1\n", types={"a": bad})
+    with pytest.raises(TypeError, match="unknown column type"):
+        fastcsv.read_arrow(b"a\n1\n", types={"a": pa.decimal256(10, 2)})
+    with pytest.raises(TypeError, match="unknown column type"):
+        fastcsv.read_arrow(b"a\n1\n", types={"a": pa.dictionary(pa.int8(), pa.string())})
+
+
+def test_polars_and_duckdb_read_each_named_type():
+    pl = pytest.importorskip("polars")
+    duckdb = pytest.importorskip("duckdb")
+    for name, text in NAMED:
+        data = text.encode()
+        want = pa.table(fastcsv.read_arrow(data, types={"a": name}))
+        df = pl.DataFrame(fastcsv.read_arrow(data, types={"a": name}))
+        assert df.height == want.num_rows, name
+        assert df.null_count().row(0)[0] == want.column("a").null_count, name
+        s = fastcsv.read_arrow(data, types={"a": name})
+        got = duckdb.sql("select count(*), count(a) from s").fetchone()
+        assert got == (want.num_rows, want.num_rows - want.column("a").null_count), name
+    df = pl.DataFrame(fastcsv.read_arrow(b"a\nx\ny\nx\n", types={"a": "dictionary<values=string, indices=int32>"}))
+    assert str(df.dtypes[0]) == "Categorical" and df["a"].to_list() == ["x", "y", "x"]
+    df = pl.DataFrame(fastcsv.read_arrow(b"a\n1.25\n", types={"a": "decimal128(10, 2)"}))
+    assert str(df["a"][0]) == "1.25"
+
+
+def test_requested_schema_is_honoured_or_refused():
+    data = b"a,b\n1,x\n2,y\n"
+    s = fastcsv.read_arrow(data, types={"a": "int32"})
+    schema = pa.schema([("a", pa.int32()), ("b", pa.string())])
+    got = pa.RecordBatchReader.from_stream(s, schema=schema).read_all()
+    assert got.schema == schema and got.column("a").to_pylist() == [1, 2]
+    s = fastcsv.read_arrow(data, types={"a": "int32"})
+    with pytest.raises(ValueError, match=r'field 0 is column "a" of format "i", column "a" of format "l" was requested'):
+        pa.RecordBatchReader.from_stream(s, schema=pa.schema([("a", pa.int64()), ("b", pa.string())]))
+    # Refused before it is read: the stream can still be read.
+    assert pa.table(s).column("a").type == pa.int32()

@@ -128,6 +128,76 @@ pub struct ArrowStream {
     cols: Option<Mutex<BatchBox>>,
 }
 
+impl ArrowStream {
+    /// Whether `requested` (a capsule of an `ArrowSchema`) is the stream's
+    /// schema: its fields' names and formats (and dictionaries') the
+    /// stream's; else a `ValueError` naming the first that differs.
+    fn check_requested(&self, requested: &Bound<'_, PyAny>) -> PyResult<()> {
+        /// The names and formats (with a dictionary's) of a struct
+        /// schema's fields.
+        ///
+        /// # Safety
+        ///
+        /// `s` is a live `ArrowSchema`, as the C data interface lays it
+        /// out.
+        unsafe fn fields(s: &arrow::ffi::ArrowSchema) -> Vec<(String, String)> {
+            let text = |p: *const std::ffi::c_char| {
+                if p.is_null() {
+                    String::new()
+                } else {
+                    // SAFETY: a non-null name or format of a live schema
+                    // is a NUL-terminated string.
+                    unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
+                }
+            };
+            (0..usize::try_from(s.n_children).unwrap_or(0))
+                .filter_map(|k| {
+                    // SAFETY: a live schema has `n_children` live children.
+                    let c = unsafe { s.children.add(k).read().as_ref()? };
+                    let mut format = text(c.format);
+                    // SAFETY: a dictionary, when not null, is a live schema.
+                    if let Some(d) = unsafe { c.dictionary.as_ref() } {
+                        format = format!("{format} dictionary of {}", text(d.format));
+                    }
+                    Some((text(c.name), format))
+                })
+                .collect()
+        }
+        let name = arrow::ffi::ArrowSchema::NAME;
+        // SAFETY: `requested` is a live object; the pointer is checked for
+        // a capsule of that name, and the schema it holds is the
+        // caller's, read only here, while the capsule lives.
+        let wanted = unsafe {
+            let p = ffi::PyCapsule_GetPointer(requested.as_ptr(), name.as_ptr());
+            if p.is_null() {
+                ffi::PyErr_Clear();
+                return Err(PyTypeError::new_err(
+                    "requested_schema must be a PyCapsule of an arrow_schema",
+                ));
+            }
+            fields(&*p.cast::<arrow::ffi::ArrowSchema>())
+        };
+        let mut ours = arrow::ffi::export_schema_as(&self.names, &self.types, self.strings);
+        // SAFETY: just made; released once, below.
+        let have = unsafe { fields(&ours) };
+        ours.release();
+        if wanted == have {
+            return Ok(());
+        }
+        let shown = |f: Option<&(String, String)>| {
+            f.map_or("no column".to_owned(), |(n, t)| format!("column {n:?} of format {t:?}"))
+        };
+        let k = (0..wanted.len().max(have.len())).find(|&k| wanted.get(k) != have.get(k));
+        let k = k.unwrap_or(0);
+        Err(PyValueError::new_err(format!(
+            "read_arrow cannot cast its stream to the requested schema: field {k} is {}, \
+             {} was requested (ask for the types with read_arrow(types=...))",
+            shown(have.get(k)),
+            shown(wanted.get(k))
+        )))
+    }
+}
+
 #[pymethods]
 impl ArrowStream {
     /// The column names.
@@ -145,15 +215,19 @@ impl ArrowStream {
 
     /// The Arrow PyCapsule interface: a capsule holding an
     /// `ArrowArrayStream` of the batches, which the caller reads. A
-    /// `requested_schema` is not looked at (the columns are `utf8`, and
-    /// casting is the consumer's).
+    /// `requested_schema` (a capsule of an `ArrowSchema`) is honoured when
+    /// it is the stream's schema (same names and types); any other is a
+    /// `ValueError` naming the first column that differs: the stream is
+    /// not cast (ask for the types with `read_arrow(types=...)`).
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
         &mut self,
         py: Python<'py>,
         requested_schema: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let _ = requested_schema;
+        if let Some(r) = requested_schema.filter(|r| !r.is_none()) {
+            self.check_requested(r)?;
+        }
         let Some(cols) = self.cols.take() else {
             return Err(PyValueError::new_err("this Arrow stream was already read"));
         };
@@ -311,15 +385,7 @@ impl TypesArg {
         let mut given = Vec::new();
         for (k, v) in d.iter() {
             let key = ColumnKey::from_py(&k, "types")?;
-            // A pyarrow type's `str` is its name (`int64`, `double`, ...).
-            let name = v.str()?.to_string();
-            let ty = arrow::DataType::from_name(&name).ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "unknown column type {name:?}: types are 'int64', 'float64', 'bool', \
-                     'date32', 'timestamp[s]', 'timestamp[ns]', 'timestamp[s, tz=UTC]', \
-                     'timestamp[ns, tz=UTC]' and 'utf8'"
-                ))
-            })?;
+            let ty = type_from_py(&v)?;
             given.push((key, ty));
         }
         Ok(TypesArg::Given(given))
@@ -343,6 +409,26 @@ impl TypesArg {
             None => types,
         }))
     }
+}
+
+/// A column type given in `types`: a pyarrow type (`pa.int32()`, whose
+/// `str` is its name) or its name (`"int32"`, `"timestamp[us, tz=UTC]"`,
+/// `"decimal128(10, 2)"`, ...), honoured exactly; any other is a
+/// `TypeError` listing the names taken. This is the one place where type
+/// specs are read (pandas' `dtype=` maps onto it).
+pub(crate) fn type_from_py(v: &Bound<'_, PyAny>) -> PyResult<arrow::DataType> {
+    let name = if let Ok(s) = v.downcast::<PyString>() {
+        s.to_str()?.to_owned()
+    } else {
+        // A pyarrow DataType: its `str` is its name.
+        v.str()?.to_string()
+    };
+    arrow::DataType::from_name(&name).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "unknown column type {name:?}: types are {}",
+            arrow::TYPE_NAMES
+        ))
+    })
 }
 
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
