@@ -575,10 +575,18 @@ def read_arrow(
       its column's type (a ``1.5`` after ``N`` integers) is an error then,
       after the rows before it.
     - ``types={"price": "float64", 0: "int64"}``: those columns (by name
-      or index) get those types (``"int64"``, ``"float64"``, ``"bool"``,
-      ``"date32"``, ``"timestamp[s]"``, ``"timestamp[ns, tz=UTC]"``, ...,
-      ``"utf8"``, or a pyarrow type such as ``pa.float64()``); the others
-      are ``utf8``.
+      or index) get those types, honoured exactly: a pyarrow type
+      (``pa.int32()``, ``pa.timestamp("us", tz="UTC")``,
+      ``pa.dictionary(pa.int32(), pa.string())``, ...) or its name as
+      ``str()`` gives it: ``int8`` to ``int64``, ``uint8`` to ``uint64``,
+      ``float`` (32 bits) and ``double`` (or ``float32``, ``float64``),
+      ``bool``, ``utf8`` / ``string``, ``large_string``, ``string_view``,
+      ``dictionary<values=string, indices=int32>`` (a categorical),
+      ``decimal128(P, S)``, ``date32``, ``time32[s|ms]``,
+      ``time64[us|ns]``, ``timestamp[s|ms|us|ns]`` with or without
+      ``, tz=ZONE``; values convert as ``pyarrow.csv.read_csv`` converts
+      them (``300`` is no ``int8``: an error at its row). An unknown type
+      is a ``TypeError`` that lists these. The other columns are ``utf8``.
 
     ``null_values``, ``true_values`` and ``false_values`` (lists of str,
     as in pyarrow's ``ConvertOptions``) replace the default spellings of

@@ -58,10 +58,13 @@ class ArrowStream:
     @property
     def column_types(self) -> list[str]:
         """The column types: ``utf8``, ``int64``, ``float64``, ``bool``,
-        ``date32[day]`` or ``timestamp[s]`` (``[ns]``, ``[s, tz=UTC]``, ...)."""
+        ``date32[day]`` or ``timestamp[s]`` (``[ns]``, ``[s, tz=UTC]``, ...),
+        and the names of the types asked for (``int8``, ``float32``,
+        ``large_string``, ``decimal128(10, 2)``, ``time32[ms]``, ...)."""
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        """A ``PyCapsule`` holding an ``ArrowArrayStream``."""
+        """A ``PyCapsule`` holding an ``ArrowArrayStream``; a
+        ``requested_schema`` other than the stream's is a ``ValueError``."""
 
     def __arrow_c_schema__(self) -> Any:
         """A ``PyCapsule`` holding the ``ArrowSchema`` of the batches."""

@@ -207,7 +207,8 @@ impl ArrowStream {
     }
 
     /// The column types' names (`utf8`, `int64`, `float64`, `bool`,
-    /// `date32[day]`, `timestamp[s]`, `timestamp[ns, tz=UTC]`, ...).
+    /// `date32[day]`, `timestamp[s]`, `timestamp[ns, tz=UTC]`, and those of
+    /// the types asked for: `int8`, `decimal128(10, 2)`, ...).
     #[getter]
     fn column_types(&self) -> Vec<&'static str> {
         self.types.iter().map(|t| t.name()).collect()
