@@ -6,9 +6,12 @@
 //! each column is one buffer of UTF-8 bytes and one of `i32` offsets, the
 //! layout Arrow, pandas (through pyarrow), polars and DuckDB read directly.
 //! Every value is text, as in the `csv` module, unless types are set
-//! ([`Columns::set_types`]) or inferred ([`Columns::infer_types`]): then a
-//! column may be `int64`, `float64`, `bool`, `date32` or `timestamp`, with
-//! nulls, converted as pyarrow's CSV reader converts them ([`typed`]). Every field is checked
+//! ([`Columns::set_types`]: any of [`DataType`]'s, from `int8` to
+//! `decimal128` and zoned timestamps) or inferred, from the first rows
+//! ([`Columns::infer_types`]) or from every value ([`InferredColumns`]):
+//! then a column may be `int64`, `float64`, `bool`, `date32` or
+//! `timestamp`, with nulls, converted as pyarrow's CSV reader converts
+//! them ([`typed`]). Every field is checked
 //! to be UTF-8; a field that is not is an [`ErrorKind::Utf8`] error at its
 //! record, and a value that does not fit its column's type an
 //! [`ErrorKind::Value`] error.
@@ -578,7 +581,8 @@ impl<'a> Columns<'a> {
     }
 
     /// Sets the columns' types to those their first `rows` rows fit
-    /// ([`typed`] says how), and returns them. The rows are read now (and
+    /// ([`typed`] says how), and returns them (a later value that does not
+    /// fit is then an error: [`InferredColumns`] types on every value). The rows are read now (and
     /// kept for the batches); an error among them comes from
     /// [`Columns::next_batch`], after the rows before it, which the types
     /// are inferred from.

@@ -6,9 +6,11 @@
 //!
 //! [`export_stream`] turns a source of [`ColumnBatch`]es into an
 //! [`ArrowArrayStream`] that any Arrow implementation imports: each batch
-//! becomes a struct array (a record batch) of `utf8` children (or `int64`,
-//! `double` and `bool` ones, for typed columns), whose buffers are the
-//! batch's own vectors, moved, never copied. The schema is a struct of
+//! becomes a struct array (a record batch) of `utf8` children (or of the
+//! columns' types: `int8` to `uint64`, `float`, `double`, `bool`,
+//! `large_utf8`, `utf8_view`, a dictionary array of `int32` indices with
+//! its `utf8` values, `decimal128`, dates, times and timestamps), whose
+//! buffers are the batch's own vectors, moved, never copied. The schema is a struct of
 //! nullable fields (a text value is never null: a CSV field is at worst
 //! empty; a typed column's nulls are in its validity bitmap).
 //!

@@ -27,7 +27,21 @@
 //!   make a `tz=UTC` column. A date alone in a column without zones is its
 //!   midnight. Spaces or tabs around are allowed for a date alone in a
 //!   `date32` column only (as in Arrow).
-//! - **Inference** ([`super::Columns::infer_types`]) picks, per column, the
+//! - **The types asked for by name** ([`DataType::from_name`]): `int8` to
+//!   `int32` and `uint8` to `uint64` (digits within range, no sign for
+//!   the unsigned; or `0x` and up to two hex digits a byte, the bits),
+//!   `float32` (rounded once from the text), `large_utf8`, `utf8_view`
+//!   and a dictionary of text (the text, in those layouts),
+//!   `decimal128(P, S)` (a decimal number, exponent allowed, at most `P`
+//!   significant digits as written and no digit but zeros lost to `S`),
+//!   `time32` / `time64` (`hh:mm[:ss[.f]]`, at most the unit's digits of
+//!   fraction, spaces around allowed) and timestamps in `ms` and `us` or
+//!   with another zone (a zoned type needs a zone on every value, which is
+//!   kept in UTC; an unzoned type none; the fraction at most the unit's
+//!   digits). The conversions are in `convert.rs`, the names in
+//!   `datatype.rs`.
+//! - **Inference** ([`super::Columns::infer_types`] on the first rows,
+//!   [`super::InferredColumns`] on every value) picks, per column, the
 //!   first type of `int64`, `bool`, `date32`, `timestamp[s]` or
 //!   `timestamp[ns]` without a zone, then with one, `float64` that every
 //!   value that is not null fits, and `utf8` otherwise, or when every
@@ -577,6 +591,15 @@ impl Column {
 }
 
 /// A text column with 64-bit offsets (Arrow's `large_utf8` layout).
+///
+/// ```
+/// use fastcsv::arrow::{Column, Columns, DataType};
+/// let mut cols = Columns::new(fastcsv::Reader::from_slice(b"c\nx\nyz\n")).unwrap();
+/// cols.set_types(vec![DataType::from_name("large_string").unwrap()]).unwrap();
+/// let b = cols.next_batch().unwrap().unwrap();
+/// let Column::LargeUtf8(c) = b.column(0) else { panic!() };
+/// assert_eq!((c.get(1), c.offsets()), ("yz", &[0i64, 1, 3][..]));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LargeStringColumn {
     offsets: Vec<i64>,
@@ -638,6 +661,15 @@ impl LargeStringColumn {
 /// distinct values of the column's batch, in the order they first come.
 /// A null (see [`Spellings::strings_can_be_null`]) has index 0 and is not
 /// among the values.
+///
+/// ```
+/// use fastcsv::arrow::{Column, Columns, DataType};
+/// let mut cols = Columns::new(fastcsv::Reader::from_slice(b"c\nx\ny\nx\n")).unwrap();
+/// cols.set_types(vec![DataType::Dictionary]).unwrap();
+/// let b = cols.next_batch().unwrap().unwrap();
+/// let Column::Dictionary(d) = b.column(0) else { panic!() };
+/// assert_eq!((d.get(2), d.keys().values(), d.values().len()), (Some("x"), &[0, 1, 0][..], 2));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DictionaryColumn {
     keys: PrimitiveColumn<i32>,
