@@ -11,10 +11,9 @@
 //! ([`Columns::infer_types`]) or from every value ([`InferredColumns`]):
 //! then a column may be `int64`, `float64`, `bool`, `date32` or
 //! `timestamp`, with nulls, converted as pyarrow's CSV reader converts
-//! them ([`typed`]). Every field is checked
-//! to be UTF-8; a field that is not is an [`ErrorKind::Utf8`] error at its
-//! record, and a value that does not fit its column's type an
-//! [`ErrorKind::Value`] error.
+//! them ([`typed`]). Every field is checked to be UTF-8; a field that is
+//! not is an [`ErrorKind::Utf8`] error at its record, and a value that
+//! does not fit its column's type an [`ErrorKind::Value`] error.
 //!
 //! ```
 //! use fastcsv::arrow::Columns;
@@ -582,10 +581,10 @@ impl<'a> Columns<'a> {
 
     /// Sets the columns' types to those their first `rows` rows fit
     /// ([`typed`] says how), and returns them (a later value that does not
-    /// fit is then an error: [`InferredColumns`] types on every value). The rows are read now (and
-    /// kept for the batches); an error among them comes from
-    /// [`Columns::next_batch`], after the rows before it, which the types
-    /// are inferred from.
+    /// fit is then an error: [`InferredColumns`] types on every value).
+    /// The rows are read now (and kept for the batches); an error among
+    /// them comes from [`Columns::next_batch`], after the rows before it,
+    /// which the types are inferred from.
     pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
         let mut inf = infer::Inference::new(self.names.len(), rows, &self.spellings);
         let mut seen = 0;

@@ -10,9 +10,9 @@
 //! columns' types: `int8` to `uint64`, `float`, `double`, `bool`,
 //! `large_utf8`, `utf8_view`, a dictionary array of `int32` indices with
 //! its `utf8` values, `decimal128`, dates, times and timestamps), whose
-//! buffers are the batch's own vectors, moved, never copied. The schema is a struct of
-//! nullable fields (a text value is never null: a CSV field is at worst
-//! empty; a typed column's nulls are in its validity bitmap).
+//! buffers are the batch's own vectors, moved, never copied. The schema is
+//! a struct of nullable fields (a text value is never null: a CSV field is
+//! at worst empty; a typed column's nulls are in its validity bitmap).
 //!
 //! Whoever receives the stream owns it and must call its `release`; every
 //! array and schema it hands out likewise. A stream may be used from any
@@ -314,29 +314,27 @@ pub fn export_schema_as(names: &[String], types: &[DataType], strings: Strings) 
                 DataType::Utf8 if strings == Strings::View => "vu",
                 ty => ty.format(),
             };
-            let mut field = schema(format, n, NULLABLE, Vec::new());
-            if ty == DataType::Dictionary {
+            let field = schema(format, n, NULLABLE, Vec::new());
+            match ty {
                 // The values: text, never null.
-                let values = Box::new(schema("u", "", 0, Vec::new()));
-                // SAFETY: the field was just made by `schema`, its private
-                // data a `SchemaData` that owns nothing else yet.
-                unsafe { (*field.private_data.cast::<SchemaData>()).dictionary = Some(values) };
-                if let Some(d) = field_dictionary(&mut field) {
-                    field.dictionary = d;
-                }
+                DataType::Dictionary => with_dictionary(field, schema("u", "", 0, Vec::new())),
+                _ => field,
             }
-            field
         })
         .collect();
     schema("+s", "", 0, fields)
 }
 
-/// The address of the dictionary schema that `s`'s data owns, if any.
-fn field_dictionary(s: &mut ArrowSchema) -> Option<*mut ArrowSchema> {
-    // SAFETY: `s` was made by `schema` and is not released: its private
-    // data is its `SchemaData`.
-    let data = unsafe { &mut *s.private_data.cast::<SchemaData>() };
-    data.dictionary.as_mut().map(|d| &mut **d as *mut ArrowSchema)
+/// `field` (made by `schema`) with `values` as its dictionary, which it
+/// owns from now on.
+fn with_dictionary(mut field: ArrowSchema, values: ArrowSchema) -> ArrowSchema {
+    // SAFETY: `field` was made by `schema` and is not released: its
+    // private data is its `SchemaData`, which takes the values, boxed so
+    // that their address stays while it lives (released with it).
+    let data = unsafe { &mut *field.private_data.cast::<SchemaData>() };
+    let d = data.dictionary.insert(Box::new(values));
+    field.dictionary = &mut **d;
+    field
 }
 
 unsafe extern "C" fn release_schema(s: *mut ArrowSchema) {
