@@ -586,6 +586,13 @@ impl<'a> Columns<'a> {
     /// them comes from [`Columns::next_batch`], after the rows before it,
     /// which the types are inferred from.
     pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
+        self.types = self.sample_fits(rows).iter().map(infer::Fits::data_type).collect();
+        Ok(self.types())
+    }
+
+    /// What the values of each column's first `rows` rows fit (read now
+    /// and kept for the batches, as [`Columns::infer_types`] has it).
+    pub(crate) fn sample_fits(&mut self, rows: usize) -> Vec<infer::Fits> {
         let mut inf = infer::Inference::new(self.names.len(), rows, &self.spellings);
         let mut seen = 0;
         loop {
@@ -605,8 +612,7 @@ impl<'a> Columns<'a> {
             }
             self.pull();
         }
-        self.types = inf.types();
-        Ok(self.types())
+        inf.fits().to_vec()
     }
 
     /// The reader, for its position and counts.

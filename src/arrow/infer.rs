@@ -182,6 +182,7 @@ impl Inference {
         self.left > 0
     }
 
+    #[cfg(test)]
     /// The type of each column.
     pub(crate) fn types(&self) -> Vec<DataType> {
         self.fits.iter().map(Fits::data_type).collect()

@@ -31,8 +31,9 @@ use super::convert;
 use super::ffi::BatchSource;
 use super::infer::{Fits, Inference};
 use super::typed::{Column, DataType, Spellings, ViewColumn};
+use super::ParColumns;
 use super::{ColumnBatch, StringColumn, DEFAULT_BATCH_ROWS};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::pool;
 
 /// Rows the candidate types are inferred from (step 2 above).
@@ -214,25 +215,123 @@ impl InferredColumns {
             }
         }
 
-        // The typed columns in place of the text, which is let go.
-        let mut slots = converted.into_iter();
-        let jobs: Vec<(ColumnBatch, Vec<Option<Column>>)> =
-            texts.into_iter().map(|b| (b, slots.by_ref().take(width).collect())).collect();
-        let batches = par_map(threads, jobs, |(mut b, typed)| {
-            for (c, t) in b.columns.iter_mut().zip(typed) {
-                match t {
-                    Some(t) => *c = t,
-                    None if views => {
-                        if let Column::Utf8(s) = std::mem::replace(c, empty()) {
-                            *c = Column::Utf8View(ViewColumn::from_strings(s));
-                        }
-                    }
-                    None => {}
+        let batches = place(texts, converted, views, threads)?;
+        Ok(InferredColumns { names, types, batches, error })
+    }
+
+    /// [`InferredColumns::read`] for a file read on several threads, which
+    /// `open` opens (the same way each time, with no types set). Rather
+    /// than holding the text of the whole file, it reads the file with the
+    /// candidate types (converted on the worker threads, as they would be
+    /// with types given) and holds only typed columns, and the text of
+    /// the columns whose sampled values were all null, typed at the end.
+    /// Only when a value does not fit its candidate is the file read
+    /// again, whole, as [`InferredColumns::read`] reads it: the types are
+    /// the same either way, the memory and time less when no column
+    /// widens after the sample.
+    ///
+    /// ```
+    /// use fastcsv::{arrow::{DataType, InferredColumns, ParColumns, Spellings}, ReaderBuilder};
+    /// let p = std::env::temp_dir().join("fastcsv-doc-read-par.csv");
+    /// let mut text = String::from("n,late\n");
+    /// for i in 0..10_000 {
+    ///     text.push_str(&format!("{i},{}\n", if i == 9_999 { "x" } else { "1" }));
+    /// }
+    /// std::fs::write(&p, &text).unwrap();
+    /// let open = || ParColumns::from_path(&ReaderBuilder::new(), &p, false, 2, 4096);
+    /// let t = InferredColumns::read_par(open, &Spellings::default(), 2, false).unwrap();
+    /// assert_eq!(t.types(), [DataType::Int64, DataType::Utf8]);
+    /// ```
+    pub fn read_par(
+        open: impl Fn() -> Result<ParColumns>,
+        spellings: &Spellings,
+        threads: usize,
+        views: bool,
+    ) -> Result<InferredColumns> {
+        InferredColumns::read_par_sampling(open, spellings, threads, views, SAMPLE_ROWS)
+    }
+
+    /// [`InferredColumns::read_par`] with the candidates taken from the
+    /// first `sample` rows (a matter of speed only, as in
+    /// [`InferredColumns::read_sampling`]).
+    pub fn read_par_sampling(
+        open: impl Fn() -> Result<ParColumns>,
+        spellings: &Spellings,
+        threads: usize,
+        views: bool,
+        sample: usize,
+    ) -> Result<InferredColumns> {
+        let mut cols = open()?;
+        cols.set_spellings(spellings.clone());
+        let fits = cols.sample_fits(sample)?;
+        // A column whose sampled values were all null stays text until
+        // its values are all seen.
+        let unsure: Vec<bool> = fits.iter().map(|f| !f.seen_value()).collect();
+        let mut types: Vec<DataType> = fits.iter().map(Fits::data_type).collect();
+        cols.set_types(types.clone())?;
+        cols.string_view(false);
+        let names = cols.names().to_vec();
+        let width = names.len();
+        let mut texts = Vec::new();
+        let mut error = None;
+        loop {
+            match cols.next_batch() {
+                Ok(Some(b)) => texts.push(b),
+                Ok(None) => break,
+                Err(e) if matches!(e.kind(), ErrorKind::Value { .. }) => {
+                    // A value wider than its candidate: every value looked
+                    // at, from the text.
+                    drop((texts, cols));
+                    let mut again = open()?;
+                    again.set_spellings(spellings.clone());
+                    return InferredColumns::read_sampling(
+                        again, spellings, threads, views, sample,
+                    );
+                }
+                Err(e) => {
+                    error = Some(e);
+                    break;
                 }
             }
-            b
+        }
+        drop(cols);
+        let nb = texts.len();
+        let text = |k: usize, j: usize| texts[k].columns.get(j).and_then(Column::as_utf8);
+        let tasks: Vec<(usize, usize)> =
+            (0..width).filter(|&j| unsure[j]).flat_map(|j| (0..nb).map(move |k| (k, j))).collect();
+        let parts = par_map(threads, tasks.clone(), |(k, j)| {
+            let mut f = Fits::ALL;
+            if let Some(c) = text(k, j) {
+                f.see_column(c, spellings);
+            }
+            f
         })?;
-        Ok(InferredColumns { names, types, batches: batches.into(), error })
+        let mut whole = vec![Fits::ALL; width];
+        for (&(_, j), f) in tasks.iter().zip(parts) {
+            whole[j] = whole[j].merge(f);
+        }
+        for j in (0..width).filter(|&j| unsure[j]) {
+            types[j] = whole[j].data_type();
+        }
+        let tasks: Vec<(usize, usize)> =
+            tasks.into_iter().filter(|&(_, j)| types[j] != DataType::Utf8).collect();
+        let out = par_map(threads, tasks.clone(), |(k, j)| {
+            text(k, j).and_then(|c| convert::convert(c, types[j], j, spellings).ok())
+        })?;
+        let mut converted: Vec<Option<Column>> = (0..nb * width).map(|_| None).collect();
+        for ((k, j), c) in tasks.into_iter().zip(out) {
+            match c {
+                Some(c) => converted[k * width + j] = Some(c),
+                None if error.is_none() => {
+                    error = Some(Error::config(format!(
+                        "column {j}'s values changed type on a second look"
+                    )));
+                }
+                None => {}
+            }
+        }
+        let batches = place(texts, converted, views, threads)?;
+        Ok(InferredColumns { names, types, batches, error })
     }
 
     /// The column names.
@@ -268,6 +367,36 @@ impl BatchSource for InferredColumns {
     fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
         InferredColumns::next_batch(self)
     }
+}
+
+/// The batches `texts` with the columns `converted` (batch by batch, one
+/// slot a column) in place of their text, which is let go; the text left
+/// as `utf8_view` when `views`.
+fn place(
+    texts: Vec<ColumnBatch>,
+    converted: Vec<Option<Column>>,
+    views: bool,
+    threads: usize,
+) -> Result<VecDeque<ColumnBatch>> {
+    let width = texts.first().map_or(0, |b| b.columns.len());
+    let mut slots = converted.into_iter();
+    let jobs: Vec<(ColumnBatch, Vec<Option<Column>>)> =
+        texts.into_iter().map(|b| (b, slots.by_ref().take(width).collect())).collect();
+    let batches = par_map(threads, jobs, |(mut b, typed)| {
+        for (c, t) in b.columns.iter_mut().zip(typed) {
+            match t {
+                Some(t) => *c = t,
+                None if views => {
+                    if let Column::Utf8(s) = std::mem::replace(c, empty()) {
+                        *c = Column::Utf8View(ViewColumn::from_strings(s));
+                    }
+                }
+                None => {}
+            }
+        }
+        b
+    })?;
+    Ok(batches.into())
 }
 
 /// An empty text column, to move a column out of its place.

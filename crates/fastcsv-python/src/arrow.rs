@@ -510,7 +510,23 @@ pub(crate) fn _read_arrow(
                 let inferred = py.allow_threads(|| cols.infer_types(rows));
                 inferred.map_err(|e| map_error(e, &stash))?;
             } else if let TypesArg::Infer = types {
-                return whole(py, cols, &spellings, threads, string_view, strings, &stash);
+                // Opened again as this one was, for each pass.
+                let open = || {
+                    let mut c = arrow::ParColumns::from_path(&b, &path, header, threads, part)?;
+                    c.batch_rows(batch_rows);
+                    if let Some(p) = &picked {
+                        c.select(p)?;
+                    }
+                    c.set_spellings(spellings.clone());
+                    Ok(c)
+                };
+                let typed = py.allow_threads(|| {
+                    arrow::InferredColumns::read_par(open, &spellings, threads, string_view)
+                });
+                let typed = typed.map_err(|e| map_error(e, &stash))?;
+                let (names, types) = (typed.names().to_vec(), typed.types());
+                let src: BatchBox = Box::new(typed);
+                return Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) });
             }
             let types = cols.types();
             let src: BatchBox = Box::new(GilFree(cols));
