@@ -944,6 +944,7 @@ fn whole_column_types_in_parts_are_those_of_one_thread() {
     text.push_str("5,0.5,2024-01-01T10:00:00\n");
     std::fs::write(&path, &text).unwrap();
     let b = fastcsv::ReaderBuilder::new();
+    let b_ = b.clone();
     let par = ParColumns::from_path(&b, &path, false, 3, 16 << 10).unwrap();
     let mut t = InferredColumns::read(par, &Default::default(), 3, false).unwrap();
     let ts = DataType::Timestamp { nanos: false, utc: false };
@@ -963,6 +964,51 @@ fn whole_column_types_in_parts_are_those_of_one_thread() {
     let (a, b) = (drain(&mut t), drain(&mut u));
     assert_eq!(a.len(), 30_001);
     assert_eq!(a, b);
+    // Read with the candidates, then again whole when a value widens; a
+    // column all null in the sample typed at the end; the same rows.
+    for (sample, views) in [(100, false), (40_000, true)] {
+        let open = || ParColumns::from_path(&b_, &path, false, 3, 16 << 10);
+        let mut p = InferredColumns::read_par_sampling(open, &Default::default(), 3, views, sample)
+            .unwrap();
+        assert_eq!(p.types(), u.types());
+        // (With views, the text column as views, every typed one kept.)
+        let got = drain(&mut p);
+        assert_eq!(got, a);
+    }
+    let path = dir.path().join("nulls.csv");
+    let mut text = String::from("n,sparse,s\n");
+    for i in 0..30_000 {
+        text.push_str(&format!("{i},{},x\n", if i > 20_000 && i % 3 == 0 { "2.5" } else { "" }));
+    }
+    text.push_str("1,2,3,4\n");
+    std::fs::write(&path, &text).unwrap();
+    for views in [false, true] {
+        let open = || ParColumns::from_path(&b_, &path, false, 3, 16 << 10);
+        let mut p =
+            InferredColumns::read_par_sampling(open, &Default::default(), 3, views, 1000).unwrap();
+        assert_eq!(p.types(), [DataType::Int64, DataType::Float64, DataType::Utf8]);
+        let mut rows = 0;
+        let err = loop {
+            match p.next_batch() {
+                Ok(Some(b)) => {
+                    for i in 0..b.rows() {
+                        let row: Vec<V> = b.columns().iter().map(|c| value(c, i)).collect();
+                        let sparse = if rows > 20_000 && rows % 3 == 0 {
+                            V::F(2.5f64.to_bits())
+                        } else {
+                            V::Null
+                        };
+                        assert_eq!(row, [V::I(rows as i64), sparse, V::S("x".into())]);
+                        rows += 1;
+                    }
+                    assert_eq!(matches!(b.column(2), Column::Utf8View(_)), views);
+                }
+                Ok(None) => panic!("no error"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!((rows, err.position().unwrap().record), (30_000, 30_001), "{err}");
+    }
 }
 
 #[test]

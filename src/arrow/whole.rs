@@ -386,7 +386,7 @@ fn place(
         for (c, t) in b.columns.iter_mut().zip(typed) {
             match t {
                 Some(t) => *c = t,
-                None if views => {
+                None if views && matches!(c, Column::Utf8(_)) => {
                     if let Column::Utf8(s) = std::mem::replace(c, empty()) {
                         *c = Column::Utf8View(ViewColumn::from_strings(s));
                     }
