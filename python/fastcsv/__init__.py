@@ -566,9 +566,10 @@ def read_arrow(
       are all null stays ``utf8`` (pyarrow's ``null`` type), and so does
       a time alone (pyarrow's ``time32``). The whole input is read and
       typed in this call (on ``threads`` threads, the GIL released) and
-      held in memory until the stream is read: its text, and its typed
-      columns as they are made. This holds for every input (paths, pipes,
-      file objects, ``bytes``).
+      held in memory until the stream is read, for every input (paths,
+      pipes, file objects, ``bytes``): a path read on several threads as
+      typed columns (it is read again if a value widens a column after
+      the first 65536 rows), any other input as text while it is typed.
     - ``types="infer", infer_rows=N``: the types of the first ``N`` rows
       only (pyarrow's way), found in this call; the rest is read as the
       stream is, with little memory, but a later value that does not fit

@@ -22,6 +22,12 @@
 //! schema is right from its first batch, at the price of holding the
 //! whole input's columns in memory (its text, plus the typed columns
 //! while they are made).
+//!
+//! A file that can be read again ([`InferredColumns::read_par`]) is read
+//! with the candidate types instead, converted on the worker threads as
+//! they would be with types given, so that only typed columns are held;
+//! a value that does not fit its candidate makes it read again, whole, as
+//! above.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
