@@ -968,8 +968,10 @@ fn whole_column_types_in_parts_are_those_of_one_thread() {
     // column all null in the sample typed at the end; the same rows.
     for (sample, views) in [(100, false), (40_000, true)] {
         let open = || ParColumns::from_path(&b_, &path, false, 3, 16 << 10);
-        let mut p = InferredColumns::read_par_sampling(open, &Default::default(), 3, views, sample)
-            .unwrap();
+        let sp = Default::default();
+        let mut p =
+            InferredColumns::read_par_sampling(open().unwrap(), open, &sp, 3, views, sample)
+                .unwrap();
         assert_eq!(p.types(), u.types());
         // (With views, the text column as views, every typed one kept.)
         let got = drain(&mut p);
@@ -984,8 +986,15 @@ fn whole_column_types_in_parts_are_those_of_one_thread() {
     std::fs::write(&path, &text).unwrap();
     for views in [false, true] {
         let open = || ParColumns::from_path(&b_, &path, false, 3, 16 << 10);
-        let mut p =
-            InferredColumns::read_par_sampling(open, &Default::default(), 3, views, 1000).unwrap();
+        let mut p = InferredColumns::read_par_sampling(
+            open().unwrap(),
+            open,
+            &Default::default(),
+            3,
+            views,
+            1000,
+        )
+        .unwrap();
         assert_eq!(p.types(), [DataType::Int64, DataType::Float64, DataType::Utf8]);
         let mut rows = 0;
         let err = loop {

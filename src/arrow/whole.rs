@@ -225,8 +225,9 @@ impl InferredColumns {
         Ok(InferredColumns { names, types, batches, error })
     }
 
-    /// [`InferredColumns::read`] for a file read on several threads, which
-    /// `open` opens (the same way each time, with no types set). Rather
+    /// [`InferredColumns::read`] for a file read on several threads:
+    /// `cols` (no types set, not yet read), which `open` opens again the
+    /// same way when the file must be read a second time. Rather
     /// than holding the text of the whole file, it reads the file with the
     /// candidate types (converted on the worker threads, as they would be
     /// with types given) and holds only typed columns, and the text of
@@ -245,29 +246,31 @@ impl InferredColumns {
     /// }
     /// std::fs::write(&p, &text).unwrap();
     /// let open = || ParColumns::from_path(&ReaderBuilder::new(), &p, false, 2, 4096);
-    /// let t = InferredColumns::read_par(open, &Spellings::default(), 2, false).unwrap();
+    /// let t = InferredColumns::read_par(open().unwrap(), open, &Spellings::default(), 2, false)
+    ///     .unwrap();
     /// assert_eq!(t.types(), [DataType::Int64, DataType::Utf8]);
     /// ```
     pub fn read_par(
+        cols: ParColumns,
         open: impl Fn() -> Result<ParColumns>,
         spellings: &Spellings,
         threads: usize,
         views: bool,
     ) -> Result<InferredColumns> {
-        InferredColumns::read_par_sampling(open, spellings, threads, views, SAMPLE_ROWS)
+        InferredColumns::read_par_sampling(cols, open, spellings, threads, views, SAMPLE_ROWS)
     }
 
     /// [`InferredColumns::read_par`] with the candidates taken from the
     /// first `sample` rows (a matter of speed only, as in
     /// [`InferredColumns::read_sampling`]).
     pub fn read_par_sampling(
+        mut cols: ParColumns,
         open: impl Fn() -> Result<ParColumns>,
         spellings: &Spellings,
         threads: usize,
         views: bool,
         sample: usize,
     ) -> Result<InferredColumns> {
-        let mut cols = open()?;
         cols.set_spellings(spellings.clone());
         let fits = cols.sample_fits(sample)?;
         // A column whose sampled values were all null stays text until

@@ -521,7 +521,7 @@ pub(crate) fn _read_arrow(
                     Ok(c)
                 };
                 let typed = py.allow_threads(|| {
-                    arrow::InferredColumns::read_par(open, &spellings, threads, string_view)
+                    arrow::InferredColumns::read_par(cols, open, &spellings, threads, string_view)
                 });
                 let typed = typed.map_err(|e| map_error(e, &stash))?;
                 let (names, types) = (typed.names().to_vec(), typed.types());
