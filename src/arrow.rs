@@ -6,12 +6,14 @@
 //! each column is one buffer of UTF-8 bytes and one of `i32` offsets, the
 //! layout Arrow, pandas (through pyarrow), polars and DuckDB read directly.
 //! Every value is text, as in the `csv` module, unless types are set
-//! ([`Columns::set_types`]) or inferred ([`Columns::infer_types`]): then a
-//! column may be `int64`, `float64`, `bool`, `date32` or `timestamp`, with
-//! nulls, converted as pyarrow's CSV reader converts them ([`typed`]). Every field is checked
-//! to be UTF-8; a field that is not is an [`ErrorKind::Utf8`] error at its
-//! record, and a value that does not fit its column's type an
-//! [`ErrorKind::Value`] error.
+//! ([`Columns::set_types`]: any of [`DataType`]'s, from `int8` to
+//! `decimal128` and zoned timestamps) or inferred, from the first rows
+//! ([`Columns::infer_types`]) or from every value ([`InferredColumns`]):
+//! then a column may be `int64`, `float64`, `bool`, `date32` or
+//! `timestamp`, with nulls, converted as pyarrow's CSV reader converts
+//! them ([`typed`]). Every field is checked to be UTF-8; a field that is
+//! not is an [`ErrorKind::Utf8`] error at its record, and a value that
+//! does not fit its column's type an [`ErrorKind::Value`] error.
 //!
 //! ```
 //! use fastcsv::arrow::Columns;
@@ -269,11 +271,11 @@ impl TextBatch {
         let mut bad: Option<(usize, ErrorKind)> = None;
         for (j, c) in self.columns.iter().enumerate() {
             let ty = types.get(j).copied().unwrap_or(DataType::Utf8);
-            if ty == DataType::Utf8 {
+            if ty.is_text() {
                 typed.push(None);
                 continue;
             }
-            match typed::convert(c, ty, field_of(fields, j), sp) {
+            match convert::convert(c, ty, field_of(fields, j), sp) {
                 Ok(col) => typed.push(Some(col)),
                 Err((i, kind)) => {
                     if bad.as_ref().is_none_or(|(r, _)| i < *r) {
@@ -296,10 +298,17 @@ impl TextBatch {
             .columns
             .into_iter()
             .zip(typed)
-            .map(|(c, t)| match t {
-                Some(t) => t,
-                None if views => Column::Utf8View(ViewColumn::from_strings(text(c))),
-                None => Column::Utf8(text(c)),
+            .enumerate()
+            .map(|(j, (c, t))| match (t, types.get(j).copied().unwrap_or(DataType::Utf8)) {
+                (Some(t), _) => t,
+                (None, DataType::Utf8) if views => {
+                    Column::Utf8View(ViewColumn::from_strings(text(c)))
+                }
+                (None, DataType::Utf8) => Column::Utf8(text(c)),
+                // Text in another layout, asked for by its type.
+                (None, ty) => {
+                    convert::text_as(c, ty, sp).expect("only text columns are left as text")
+                }
             })
             .collect();
         Ok(ColumnBatch { columns, rows: self.rows })
@@ -571,12 +580,20 @@ impl<'a> Columns<'a> {
     }
 
     /// Sets the columns' types to those their first `rows` rows fit
-    /// ([`typed`] says how), and returns them. The rows are read now (and
-    /// kept for the batches); an error among them comes from
-    /// [`Columns::next_batch`], after the rows before it, which the types
-    /// are inferred from.
+    /// ([`typed`] says how), and returns them (a later value that does not
+    /// fit is then an error: [`InferredColumns`] types on every value).
+    /// The rows are read now (and kept for the batches); an error among
+    /// them comes from [`Columns::next_batch`], after the rows before it,
+    /// which the types are inferred from.
     pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
-        let mut inf = typed::Inference::new(self.names.len(), rows, &self.spellings);
+        self.types = self.sample_fits(rows).iter().map(infer::Fits::data_type).collect();
+        Ok(self.types())
+    }
+
+    /// What the values of each column's first `rows` rows fit (read now
+    /// and kept for the batches, as [`Columns::infer_types`] has it).
+    pub(crate) fn sample_fits(&mut self, rows: usize) -> Vec<infer::Fits> {
+        let mut inf = infer::Inference::new(self.names.len(), rows, &self.spellings);
         let mut seen = 0;
         loop {
             while seen < self.fill.ready.len() && inf.wants_more() {
@@ -595,8 +612,7 @@ impl<'a> Columns<'a> {
             }
             self.pull();
         }
-        self.types = inf.types();
-        Ok(self.types())
+        inf.fits().to_vec()
     }
 
     /// The reader, for its position and counts.
@@ -965,10 +981,20 @@ fn check_utf8(
     Err((0, Error::config("a column is not UTF-8")))
 }
 
+mod convert;
+mod datatype;
 pub mod ffi;
+mod infer;
 pub mod number;
 mod par;
+mod temporal;
 pub mod typed;
+mod whole;
 
+pub use datatype::TYPE_NAMES;
 pub use par::ParColumns;
-pub use typed::{BooleanColumn, Column, DataType, PrimitiveColumn, Spellings, ViewColumn};
+pub use typed::{
+    BooleanColumn, Column, DataType, DictionaryColumn, LargeStringColumn, PrimitiveColumn,
+    Spellings, TimeUnit, ViewColumn, Zone,
+};
+pub use whole::InferredColumns;

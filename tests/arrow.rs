@@ -8,7 +8,7 @@ use std::ffi::CStr;
 
 use common::cases;
 
-use fastcsv::arrow::{ffi, Column, ColumnBatch, Columns, DataType, ParColumns};
+use fastcsv::arrow::{ffi, Column, ColumnBatch, Columns, DataType, InferredColumns, ParColumns};
 use fastcsv::{Dialect, ErrorKind, Reader};
 use proptest::prelude::*;
 
@@ -573,6 +573,7 @@ enum V {
 fn value(c: &Column, i: usize) -> V {
     match c {
         Column::Utf8(c) => V::S(c.get(i).to_owned()),
+        Column::Utf8View(c) => V::S(c.get(i).to_owned()),
         Column::Int64(c) => c.get(i).map_or(V::Null, V::I),
         Column::Float64(c) => c.get(i).map_or(V::Null, |x| V::F(x.to_bits())),
         Column::Boolean(c) => c.get(i).map_or(V::Null, V::B),
@@ -842,6 +843,237 @@ proptest! {
         prop_assert_eq!(got_err, want_err);
         prop_assert!(c.next_batch().unwrap().is_none());
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(1000)))]
+
+    /// Typed on the whole column: each column's type is the narrowest that
+    /// holds every value (the first of int64, bool, float64 that every
+    /// value fits by the oracle's parsers; utf8 when none, or when every
+    /// value is null), whatever rows the candidates come from, the
+    /// threads and the batches; the read never fails, and the values are
+    /// the oracle's.
+    #[test]
+    fn whole_column_types_are_the_narrowest_that_hold_every_value(
+        (rows, cols) in typed_csv(),
+        sample in 0usize..50,
+        batch in 1usize..9,
+        threads in 1usize..4,
+        views in any::<bool>(),
+        w in words(),
+    ) {
+        let data = csv_text(&rows, cols);
+        let mut c = Columns::new(Reader::from_slice(&data)).unwrap();
+        c.batch_rows(batch);
+        c.set_spellings(w.spellings());
+        let mut typed =
+            InferredColumns::read_sampling(c, &w.spellings(), threads, views, sample).unwrap();
+        let types = typed.types();
+        let typed_oracle = |s: &str, ty| typed_oracle_with(s, ty, &w);
+        for (j, ty) in types.iter().enumerate() {
+            // The naive oracle: every value, every type in order.
+            let vals: Vec<&str> = rows.iter().map(|r| r[j].as_str()).collect();
+            let all_null = vals.iter().all(|v| w.nulls.iter().any(|n| n == v));
+            let want = if all_null {
+                DataType::Utf8
+            } else {
+                [DataType::Int64, DataType::Boolean, DataType::Float64]
+                    .into_iter()
+                    .find(|&t| vals.iter().all(|v| typed_oracle(v, t).is_ok()))
+                    .unwrap_or(DataType::Utf8)
+            };
+            prop_assert_eq!(*ty, want, "column {} of {:?}", j, vals);
+        }
+        let want_rows: Vec<Vec<V>> = rows
+            .iter()
+            .map(|r| r.iter().enumerate().map(|(j, v)| typed_oracle(v, types[j]).unwrap()).collect())
+            .collect();
+        let mut got_rows = Vec::new();
+        while let Some(b) = typed.next_batch().unwrap() {
+            for (j, col) in b.columns().iter().enumerate() {
+                prop_assert_eq!(col.data_type(), types[j]);
+                prop_assert_eq!(matches!(col, Column::Utf8View(_)), views && types[j] == DataType::Utf8);
+            }
+            for i in 0..b.rows() {
+                got_rows.push(b.columns().iter().map(|col| value(col, i)).collect::<Vec<_>>());
+            }
+        }
+        prop_assert_eq!(got_rows, want_rows);
+        prop_assert!(typed.next_batch().unwrap().is_none());
+    }
+}
+
+#[test]
+fn whole_column_types_widen_late_and_keep_the_error_last() {
+    // A float after the first batch widens the column; a ragged row ends
+    // the rows, after those before it, with the types of those rows.
+    let mut text = String::from("n,s\n");
+    for i in 0..3000 {
+        text.push_str(&format!("{i},{}\n", if i == 2500 { "" } else { "NA" }));
+    }
+    text.push_str("1.5,2024-08-18\n7,x,y\n8,z\n");
+    let mut c = Columns::new(Reader::from_slice(text.as_bytes())).unwrap();
+    c.batch_rows(1000);
+    let mut t = InferredColumns::read_sampling(c, &Default::default(), 2, false, 1000).unwrap();
+    assert_eq!(t.types(), [DataType::Float64, DataType::Date32]);
+    let mut got = Vec::new();
+    let err = loop {
+        match t.next_batch() {
+            Ok(Some(b)) => got.extend((0..b.rows()).map(|i| value(b.column(0), i))),
+            Ok(None) => panic!("no error"),
+            Err(e) => break e,
+        }
+    };
+    let want: Vec<V> = (0..3000).map(|i| V::F((i as f64).to_bits())).collect();
+    assert_eq!(got[..3000], want[..]);
+    assert_eq!(got[3000], V::F(1.5f64.to_bits()));
+    assert_eq!(got.len(), 3001);
+    assert_eq!(err.position().unwrap().record, 3002, "{err}");
+    assert!(t.next_batch().unwrap().is_none());
+}
+
+#[test]
+fn whole_column_types_in_parts_are_those_of_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("late.csv");
+    let mut text = String::from("n,x,when\n");
+    for i in 0..30_000 {
+        text.push_str(&format!("{i},{},2024-01-01\n", i % 3));
+    }
+    text.push_str("5,0.5,2024-01-01T10:00:00\n");
+    std::fs::write(&path, &text).unwrap();
+    let b = fastcsv::ReaderBuilder::new();
+    let b_ = b.clone();
+    let par = ParColumns::from_path(&b, &path, false, 3, 16 << 10).unwrap();
+    let mut t = InferredColumns::read(par, &Default::default(), 3, false).unwrap();
+    let ts = DataType::Timestamp { nanos: false, utc: false };
+    assert_eq!(t.types(), [DataType::Int64, DataType::Float64, ts]);
+    let one = Columns::new(b.from_path(&path).unwrap()).unwrap();
+    let mut u = InferredColumns::read(one, &Default::default(), 1, false).unwrap();
+    assert_eq!(u.types(), t.types());
+    let drain = |t: &mut InferredColumns| {
+        let mut rows = Vec::new();
+        while let Some(b) = t.next_batch().unwrap() {
+            for i in 0..b.rows() {
+                rows.push(b.columns().iter().map(|c| value(c, i)).collect::<Vec<_>>());
+            }
+        }
+        rows
+    };
+    let (a, b) = (drain(&mut t), drain(&mut u));
+    assert_eq!(a.len(), 30_001);
+    assert_eq!(a, b);
+    // Read with the candidates, then again whole when a value widens; a
+    // column all null in the sample typed at the end; the same rows.
+    for (sample, views) in [(100, false), (40_000, true)] {
+        let open = || ParColumns::from_path(&b_, &path, false, 3, 16 << 10);
+        let sp = Default::default();
+        let mut p =
+            InferredColumns::read_par_sampling(open().unwrap(), open, &sp, 3, views, sample)
+                .unwrap();
+        assert_eq!(p.types(), u.types());
+        // (With views, the text column as views, every typed one kept.)
+        let got = drain(&mut p);
+        assert_eq!(got, a);
+    }
+    let path = dir.path().join("nulls.csv");
+    let mut text = String::from("n,sparse,s\n");
+    for i in 0..30_000 {
+        text.push_str(&format!("{i},{},x\n", if i > 20_000 && i % 3 == 0 { "2.5" } else { "" }));
+    }
+    text.push_str("1,2,3,4\n");
+    std::fs::write(&path, &text).unwrap();
+    for views in [false, true] {
+        let open = || ParColumns::from_path(&b_, &path, false, 3, 16 << 10);
+        let mut p = InferredColumns::read_par_sampling(
+            open().unwrap(),
+            open,
+            &Default::default(),
+            3,
+            views,
+            1000,
+        )
+        .unwrap();
+        assert_eq!(p.types(), [DataType::Int64, DataType::Float64, DataType::Utf8]);
+        let mut rows = 0;
+        let err = loop {
+            match p.next_batch() {
+                Ok(Some(b)) => {
+                    for i in 0..b.rows() {
+                        let row: Vec<V> = b.columns().iter().map(|c| value(c, i)).collect();
+                        let sparse = if rows > 20_000 && rows % 3 == 0 {
+                            V::F(2.5f64.to_bits())
+                        } else {
+                            V::Null
+                        };
+                        assert_eq!(row, [V::I(rows as i64), sparse, V::S("x".into())]);
+                        rows += 1;
+                    }
+                    assert_eq!(matches!(b.column(2), Column::Utf8View(_)), views);
+                }
+                Ok(None) => panic!("no error"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!((rows, err.position().unwrap().record), (30_000, 30_001), "{err}");
+    }
+}
+
+#[test]
+fn named_types_through_the_c_stream() {
+    let data = b"i,d,dec,ts,t,u\n-1,x,1.25,2024-01-01T00:00:00.5Z,10:00:00.25,0xFF\n7,y,-3,,,7\n0x7F,x,,2024-01-01T00:00:01Z,00:00,\n";
+    let mut cols = Columns::new(Reader::from_slice(data)).unwrap();
+    let name = |n: &str| DataType::from_name(n).unwrap();
+    let types = vec![
+        name("int8"),
+        name("dictionary<values=string, indices=int32>"),
+        name("decimal128(10, 2)"),
+        name("timestamp[ms, tz=Europe/Paris]"),
+        name("time32[ms]"),
+        name("uint8"),
+    ];
+    cols.set_types(types).unwrap();
+    let mut stream = ffi::export_stream(Src(cols));
+    // SAFETY: as in `through_stream`; the dictionary arrays and schemas
+    // live as long as their parents, released once below.
+    unsafe {
+        let mut schema = ffi::ArrowSchema::empty();
+        assert_eq!((stream.get_schema.unwrap())(&mut stream, &mut schema), 0);
+        let child = |k: usize| &**schema.children.add(k);
+        let formats: Vec<&str> =
+            (0..6).map(|k| CStr::from_ptr(child(k).format).to_str().unwrap()).collect();
+        assert_eq!(formats, ["c", "i", "d:10,2", "tsm:Europe/Paris", "ttm", "C"]);
+        let dict = &*child(1).dictionary;
+        assert_eq!(CStr::from_ptr(dict.format).to_str(), Ok("u"));
+        assert!(child(0).dictionary.is_null());
+        (schema.release.unwrap())(&mut schema);
+        let mut a = ffi::ArrowArray::empty();
+        assert_eq!((stream.get_next.unwrap())(&mut stream, &mut a), 0);
+        assert_eq!(a.length, 3);
+        let child = |k: usize| &**a.children.add(k);
+        let vals = |k: usize| std::slice::from_raw_parts(child(k).buffers, 2)[1];
+        assert_eq!(std::slice::from_raw_parts(vals(0).cast::<i8>(), 3), [-1, 7, 127]);
+        assert_eq!(std::slice::from_raw_parts(vals(1).cast::<i32>(), 3), [0, 1, 0]);
+        let d = &*child(1).dictionary;
+        assert_eq!(d.length, 2);
+        let offs = std::slice::from_raw_parts(*d.buffers.add(1) as *const i32, 3);
+        let text = std::slice::from_raw_parts(*d.buffers.add(2) as *const u8, 2);
+        assert_eq!((offs, text), (&[0, 1, 2][..], &b"xy"[..]));
+        assert_eq!(std::slice::from_raw_parts(vals(2).cast::<i128>(), 2), [125, -300]);
+        assert_eq!(child(2).null_count, 1);
+        assert_eq!(*vals(3).cast::<i64>(), 1_704_067_200_500);
+        assert_eq!(std::slice::from_raw_parts(vals(4).cast::<i32>(), 3), [36_000_250, 0, 0]);
+        assert_eq!(std::slice::from_raw_parts(vals(5).cast::<u8>(), 2), [255, 7]);
+        (a.release.unwrap())(&mut a);
+        (stream.release.unwrap())(&mut stream);
+    }
+    // A value out of its type's range is an error at its record.
+    let mut cols = Columns::new(Reader::from_slice(b"n\n1\n300\n")).unwrap();
+    cols.set_types(vec![DataType::Int8]).unwrap();
+    assert_eq!(cols.next_batch().unwrap().unwrap().rows(), 1);
+    let e = cols.next_batch().unwrap_err();
+    assert_eq!(e.to_string(), "line 3: record 2, byte 4: field 0 is not a valid int8: \"300\"");
 }
 
 #[test]

@@ -541,6 +541,7 @@ def read_arrow(
     false_values: Any = None,
     strings_can_be_null: bool = False,
     *,
+    infer_rows: int | None = None,
     usecols: Any = None,
     dtype: Any = None,
     na_values: Any = None,
@@ -561,24 +562,44 @@ def read_arrow(
     The columns are strings (``utf8``), as the ``csv`` module gives them,
     unless ``types`` says otherwise:
 
-    - ``types="infer"``: each column gets the first of ``int64``, ``bool``,
+    - ``types="infer"``: each column gets the narrowest type that holds
+      every one of its values: the first of ``int64``, ``bool``,
       ``date32[day]``, ``timestamp[s]`` / ``timestamp[ns]`` (without a
-      zone, then with: ``tz=UTC``), ``float64`` that all its values in the
-      first 65536 rows fit, else ``utf8``, by the rules of
-      ``pyarrow.csv.read_csv`` (an integer is an optional ``-`` and digits,
-      or ``0x`` and hex digits; ``1``/``0``/``true``/``True``/``TRUE`` and
-      the false ones are booleans; dates and times are ISO 8601:
-      ``2024-08-18``, ``2024-08-18T10:10:32.5+01:00``; a float is a decimal
-      number, ``inf`` or ``nan``), with its default null values (the empty
-      value, ``NA``, ``NULL``, ``NaN``, ``n/a``, ``#N/A``, ...) as nulls in
-      typed columns. A column whose sampled values are all null stays
-      ``utf8`` (pyarrow's ``null`` type), and so does a time alone
-      (pyarrow's ``time32``).
+      zone, then with: ``tz=UTC``), ``float64`` that all its values fit,
+      else ``utf8``, by the rules of ``pyarrow.csv.read_csv`` (an integer
+      is an optional ``-`` and digits, or ``0x`` and hex digits;
+      ``1``/``0``/``true``/``True``/``TRUE`` and the false ones are
+      booleans; dates and times are ISO 8601: ``2024-08-18``,
+      ``2024-08-18T10:10:32.5+01:00``; a float is a decimal number,
+      ``inf`` or ``nan``), with its default null values (the empty value,
+      ``NA``, ``NULL``, ``NaN``, ``n/a``, ``#N/A``, ...) as nulls in typed
+      columns. So a typed read never fails on a value: a ``1.5`` after a
+      million integers makes the column ``float64``. A column whose values
+      are all null stays ``utf8`` (pyarrow's ``null`` type), and so does
+      a time alone (pyarrow's ``time32``). The whole input is read and
+      typed in this call (on ``threads`` threads, the GIL released) and
+      held in memory until the stream is read, for every input (paths,
+      pipes, file objects, ``bytes``): a path read on several threads as
+      typed columns (it is read again if a value widens a column after
+      the first 65536 rows), any other input as text while it is typed.
+    - ``types="infer", infer_rows=N``: the types of the first ``N`` rows
+      only (pyarrow's way), found in this call; the rest is read as the
+      stream is, with little memory, but a later value that does not fit
+      its column's type (a ``1.5`` after ``N`` integers) is an error then,
+      after the rows before it.
     - ``types={"price": "float64", 0: "int64"}``: those columns (by name
-      or index) get those types (``"int64"``, ``"float64"``, ``"bool"``,
-      ``"date32"``, ``"timestamp[s]"``, ``"timestamp[ns, tz=UTC]"``, ...,
-      ``"utf8"``, or a pyarrow type such as ``pa.float64()``); the others
-      are ``utf8``.
+      or index) get those types, honoured exactly: a pyarrow type
+      (``pa.int32()``, ``pa.timestamp("us", tz="UTC")``,
+      ``pa.dictionary(pa.int32(), pa.string())``, ...) or its name as
+      ``str()`` gives it: ``int8`` to ``int64``, ``uint8`` to ``uint64``,
+      ``float`` (32 bits) and ``double`` (or ``float32``, ``float64``),
+      ``bool``, ``utf8`` / ``string``, ``large_string``, ``string_view``,
+      ``dictionary<values=string, indices=int32>`` (a categorical),
+      ``decimal128(P, S)``, ``date32``, ``time32[s|ms]``,
+      ``time64[us|ns]``, ``timestamp[s|ms|us|ns]`` with or without
+      ``, tz=ZONE``; values convert as ``pyarrow.csv.read_csv`` converts
+      them (``300`` is no ``int8``: an error at its row). An unknown type
+      is a ``TypeError`` that lists these. The other columns are ``utf8``.
 
     ``null_values``, ``true_values`` and ``false_values`` (lists of str,
     as in pyarrow's ``ConvertOptions``) replace the default spellings of
@@ -591,8 +612,8 @@ def read_arrow(
 
     A value that does not fit its column's type is an error at its row
     (``path:line: record N, byte B: field F is not a valid int64: "x"``),
-    after the rows before it: with ``"infer"``, a value after the sampled
-    rows can be one; name the column's type in a dict then.
+    after the rows before it: with a dict of types, or with
+    ``infer_rows``, a value after the sampled rows.
     ``column_names`` and ``column_types`` give the stream's schema.
 
     ``columns=["id", "price"]`` (names or 0-based indices, in the order
@@ -708,6 +729,7 @@ def read_arrow(
             true_values,
             false_values,
             bool(strings_can_be_null),
+            _infer_rows(infer_rows),
         )
 
     try:
@@ -1138,6 +1160,17 @@ def _consume(stream: Any, kind: str) -> Any:
         if msg is None:
             raise
         raise Error(msg) from e
+
+
+def _infer_rows(n: Any) -> int | None:
+    """``read_arrow``'s ``infer_rows``, checked."""
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"infer_rows must be int or None, not {type(n).__name__}")
+    if n < 1:
+        raise ValueError("infer_rows must be at least 1")
+    return n
 
 
 def _default_threads() -> int:

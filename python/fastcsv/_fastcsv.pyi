@@ -58,7 +58,9 @@ class ArrowStream:
     @property
     def column_types(self) -> list[str]:
         """The column types: ``utf8``, ``int64``, ``float64``, ``bool``,
-        ``date32[day]`` or ``timestamp[s]`` (``[ns]``, ``[s, tz=UTC]``, ...)."""
+        ``date32[day]`` or ``timestamp[s]`` (``[ns]``, ``[s, tz=UTC]``, ...),
+        and the names of the types asked for (``int8``, ``float32``,
+        ``large_string``, ``decimal128(10, 2)``, ``time32[ms]``, ...)."""
 
     def read_all(self) -> Any:
         """Every batch as a ``pyarrow.Table``; a data error in any row is
@@ -72,7 +74,8 @@ class ArrowStream:
         """Every batch as a ``polars.DataFrame``; errors as ``read_all``."""
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        """A ``PyCapsule`` holding an ``ArrowArrayStream``."""
+        """A ``PyCapsule`` holding an ``ArrowArrayStream``; a
+        ``requested_schema`` other than the stream's is a ``ValueError``."""
 
     def __arrow_c_schema__(self) -> Any:
         """A ``PyCapsule`` holding the ``ArrowSchema`` of the batches."""
@@ -118,6 +121,7 @@ def _read_arrow(
     true_values: Any = None,
     false_values: Any = None,
     strings_can_be_null: bool = False,
+    infer_rows: int | None = None,
 ) -> ArrowStream:
     """The columns of a native input, as an Arrow stream."""
 

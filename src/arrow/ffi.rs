@@ -6,11 +6,13 @@
 //!
 //! [`export_stream`] turns a source of [`ColumnBatch`]es into an
 //! [`ArrowArrayStream`] that any Arrow implementation imports: each batch
-//! becomes a struct array (a record batch) of `utf8` children (or `int64`,
-//! `double` and `bool` ones, for typed columns), whose buffers are the
-//! batch's own vectors, moved, never copied. The schema is a struct of
-//! nullable fields (a text value is never null: a CSV field is at worst
-//! empty; a typed column's nulls are in its validity bitmap).
+//! becomes a struct array (a record batch) of `utf8` children (or of the
+//! columns' types: `int8` to `uint64`, `float`, `double`, `bool`,
+//! `large_utf8`, `utf8_view`, a dictionary array of `int32` indices with
+//! its `utf8` values, `decimal128`, dates, times and timestamps), whose
+//! buffers are the batch's own vectors, moved, never copied. The schema is
+//! a struct of nullable fields (a text value is never null: a CSV field is
+//! at worst empty; a typed column's nulls are in its validity bitmap).
 //!
 //! Whoever receives the stream owns it and must call its `release`; every
 //! array and schema it hands out likewise. A stream may be used from any
@@ -36,7 +38,7 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-use super::{Column, ColumnBatch, DataType};
+use super::{Column, ColumnBatch, DataType, PrimitiveColumn};
 
 /// `ARROW_FLAG_NULLABLE`.
 const NULLABLE: i64 = 2;
@@ -218,6 +220,9 @@ struct SchemaData {
     /// the array of pointers to them.
     children: Vec<ArrowSchema>,
     child_ptrs: Vec<*mut ArrowSchema>,
+    /// The dictionary's schema (values of a dictionary field), boxed so
+    /// that its address stays.
+    dictionary: Option<Box<ArrowSchema>>,
 }
 
 /// A schema of format `format` named `name`, with `children`.
@@ -229,6 +234,7 @@ fn schema(format: &str, name: &str, flags: i64, children: Vec<ArrowSchema>) -> A
         name: cut(name),
         children,
         child_ptrs: Vec::new(),
+        dictionary: None,
     });
     data.child_ptrs = data.children.iter_mut().map(|c| c as *mut ArrowSchema).collect();
     ArrowSchema {
@@ -303,14 +309,32 @@ pub fn export_schema_as(names: &[String], types: &[DataType], strings: Strings) 
         .iter()
         .enumerate()
         .map(|(j, n)| {
-            let format = match types.get(j).copied().unwrap_or(DataType::Utf8) {
+            let ty = types.get(j).copied().unwrap_or(DataType::Utf8);
+            let format = match ty {
                 DataType::Utf8 if strings == Strings::View => "vu",
                 ty => ty.format(),
             };
-            schema(format, n, NULLABLE, Vec::new())
+            let field = schema(format, n, NULLABLE, Vec::new());
+            match ty {
+                // The values: text, never null.
+                DataType::Dictionary => with_dictionary(field, schema("u", "", 0, Vec::new())),
+                _ => field,
+            }
         })
         .collect();
     schema("+s", "", 0, fields)
+}
+
+/// `field` (made by `schema`) with `values` as its dictionary, which it
+/// owns from now on.
+fn with_dictionary(mut field: ArrowSchema, values: ArrowSchema) -> ArrowSchema {
+    // SAFETY: `field` was made by `schema` and is not released: its
+    // private data is its `SchemaData`, which takes the values, boxed so
+    // that their address stays while it lives (released with it).
+    let data = unsafe { &mut *field.private_data.cast::<SchemaData>() };
+    let d = data.dictionary.insert(Box::new(values));
+    field.dictionary = &mut **d;
+    field
 }
 
 unsafe extern "C" fn release_schema(s: *mut ArrowSchema) {
@@ -328,6 +352,11 @@ unsafe extern "C" fn release_schema(s: *mut ArrowSchema) {
         for c in &mut data.children {
             if let Some(r) = c.release {
                 r(c);
+            }
+        }
+        if let Some(d) = &mut data.dictionary {
+            if let Some(r) = d.release {
+                r(&mut **d);
             }
         }
         drop(data);
@@ -348,47 +377,87 @@ struct ArrayData {
     /// As in `SchemaData`.
     children: Vec<ArrowArray>,
     child_ptrs: Vec<*mut ArrowArray>,
+    /// A dictionary column's values, boxed so that their address stays.
+    dictionary: Option<Box<ArrowArray>>,
 }
 
 /// The array of one column in the layout it has, owning its buffers:
-/// `utf8` (validity, offsets, data), `utf8_view` (validity, views, the one
-/// data buffer, the data buffers' sizes), or `int64`, `double`, `bool`,
-/// `date32` and `timestamp` (validity, values).
+/// `utf8` (validity, offsets, data), `large_utf8` (the same with 64-bit
+/// offsets), `utf8_view` (validity, views, the one data buffer, the data
+/// buffers' sizes), a fixed-width type (validity, values; booleans as
+/// bits), or a dictionary (validity, `int32` indices, and the values as
+/// the dictionary array).
 fn leaf_array(col: Column) -> ArrowArray {
     let len = col.len() as i64;
     let nulls = col.null_count() as i64;
     // The validity bitmap is null when no value is; the other buffers are
     // never null, even when empty (a dangling, aligned pointer).
     let bitmap = |v: Option<&[u8]>| v.map_or(ptr::null(), |v| v.as_ptr().cast());
+    fn fixed<T: Copy>(c: &PrimitiveColumn<T>) -> Vec<*const c_void> {
+        let v = c.validity().map_or(ptr::null(), |v| v.as_ptr().cast());
+        vec![v, c.values().as_ptr().cast()]
+    }
     let mut sizes = None;
-    let buffers: Vec<*const c_void> = match &col {
-        Column::Utf8(c) => {
-            vec![bitmap(c.validity()), c.offsets().as_ptr().cast(), c.data().as_ptr().cast()]
+    let mut dictionary = None;
+    let (col, buffers): (Option<Column>, Vec<*const c_void>) = match col {
+        Column::Dictionary(d) => {
+            let (keys, values) = d.into_parts();
+            dictionary = Some(Box::new(leaf_array(Column::Utf8(values))));
+            let b = fixed(&keys);
+            (Some(Column::Int32(keys)), b)
         }
-        Column::Utf8View(c) => {
-            let s: &[i64] = sizes.insert(vec![c.data().len() as i64]);
-            vec![
-                bitmap(c.validity()),
-                c.views().as_ptr().cast(),
-                c.data().as_ptr().cast(),
-                s.as_ptr().cast(),
-            ]
-        }
-        Column::Int64(c) => vec![bitmap(c.validity()), c.values().as_ptr().cast()],
-        Column::Float64(c) => vec![bitmap(c.validity()), c.values().as_ptr().cast()],
-        Column::Boolean(c) => vec![bitmap(c.validity()), c.bits().as_ptr().cast()],
-        Column::Date32(c) => vec![bitmap(c.validity()), c.values().as_ptr().cast()],
-        Column::Timestamp { values: c, .. } => {
-            vec![bitmap(c.validity()), c.values().as_ptr().cast()]
+        col => {
+            let b = match &col {
+                Column::Utf8(c) => vec![
+                    bitmap(c.validity()),
+                    c.offsets().as_ptr().cast(),
+                    c.data().as_ptr().cast(),
+                ],
+                Column::LargeUtf8(c) => vec![
+                    bitmap(c.validity()),
+                    c.offsets().as_ptr().cast(),
+                    c.data().as_ptr().cast(),
+                ],
+                Column::Utf8View(c) => {
+                    let s: &[i64] = sizes.insert(vec![c.data().len() as i64]);
+                    vec![
+                        bitmap(c.validity()),
+                        c.views().as_ptr().cast(),
+                        c.data().as_ptr().cast(),
+                        s.as_ptr().cast(),
+                    ]
+                }
+                Column::Boolean(c) => vec![bitmap(c.validity()), c.bits().as_ptr().cast()],
+                Column::Int64(c) => fixed(c),
+                Column::Float64(c) => fixed(c),
+                Column::Date32(c) => fixed(c),
+                Column::Int8(c) => fixed(c),
+                Column::Int16(c) => fixed(c),
+                Column::Int32(c) => fixed(c),
+                Column::UInt8(c) => fixed(c),
+                Column::UInt16(c) => fixed(c),
+                Column::UInt32(c) => fixed(c),
+                Column::UInt64(c) => fixed(c),
+                Column::Float32(c) => fixed(c),
+                Column::Decimal128 { values, .. } => fixed(values),
+                Column::Time32 { values, .. } => fixed(values),
+                Column::Time64 { values, .. }
+                | Column::Timestamp { values, .. }
+                | Column::TimestampIn { values, .. } => fixed(values),
+                Column::Dictionary(_) => unreachable!("matched above"),
+            };
+            (Some(col), b)
         }
     };
     let mut data = Box::new(ArrayData {
         buffers,
-        _column: Some(col),
+        _column: col,
         _views: sizes,
         children: Vec::new(),
         child_ptrs: Vec::new(),
+        dictionary,
     });
+    let dict = data.dictionary.as_mut().map_or(ptr::null_mut(), |d| &mut **d as *mut ArrowArray);
     ArrowArray {
         length: len,
         null_count: nulls,
@@ -397,7 +466,7 @@ fn leaf_array(col: Column) -> ArrowArray {
         n_children: 0,
         buffers: data.buffers.as_mut_ptr(),
         children: ptr::null_mut(),
-        dictionary: ptr::null_mut(),
+        dictionary: dict,
         release: Some(release_array),
         private_data: Box::into_raw(data).cast(),
     }
@@ -423,19 +492,26 @@ fn view_array(col: Column) -> ArrowArray {
     })
 }
 
-/// A batch as a struct array of `utf8` children.
-fn batch_array(b: ColumnBatch, strings: Strings) -> ArrowArray {
+/// A batch as a struct array of children in the layouts of `types`
+/// (`utf8` ones as `strings` says).
+fn batch_array(b: ColumnBatch, strings: Strings, types: &[DataType]) -> ArrowArray {
     let rows = b.rows() as i64;
-    let child = match strings {
+    let text = match strings {
         Strings::View => view_array,
         Strings::Utf8 => column_array,
+    };
+    let child = |(j, col): (usize, Column)| match types.get(j).copied().unwrap_or(DataType::Utf8) {
+        DataType::Utf8 => text(col),
+        // Another text layout asked for by its type, as it was made.
+        _ => leaf_array(col),
     };
     let mut data = Box::new(ArrayData {
         _column: None,
         _views: None,
         buffers: vec![ptr::null()],
-        children: b.into_columns().into_iter().map(child).collect(),
+        children: b.into_columns().into_iter().enumerate().map(child).collect(),
         child_ptrs: Vec::new(),
+        dictionary: None,
     });
     data.child_ptrs = data.children.iter_mut().map(|c| c as *mut ArrowArray).collect();
     ArrowArray {
@@ -469,6 +545,11 @@ unsafe extern "C" fn release_array(a: *mut ArrowArray) {
         for c in &mut data.children {
             if let Some(r) = c.release {
                 r(c);
+            }
+        }
+        if let Some(d) = &mut data.dictionary {
+            if let Some(r) = d.release {
+                r(&mut **d);
             }
         }
         drop(data);
@@ -554,7 +635,8 @@ unsafe extern "C" fn stream_get_next(s: *mut ArrowArrayStream, out: *mut ArrowAr
     }
     let strings = d.strings;
     let next = catch_unwind(AssertUnwindSafe(|| {
-        d.source.next_batch().map(|b| b.map(|b| batch_array(b, strings)))
+        let types = d.source.types();
+        d.source.next_batch().map(|b| b.map(|b| batch_array(b, strings, &types)))
     }));
     let array = match next {
         Ok(Ok(Some(a))) => a,

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
+use super::infer::Fits;
 use super::{ColumnBatch, Columns, DataType, Spellings, DEFAULT_BATCH_ROWS};
 use crate::error::{Error, Position, Result};
 use crate::part::Part;
@@ -237,6 +238,14 @@ impl ParColumns {
     /// [`Columns::infer_types`] does, and returns them: the first part's
     /// rows are read for it now (and again by its worker).
     pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
+        let types: Vec<DataType> = self.sample_fits(rows)?.iter().map(Fits::data_type).collect();
+        self.set_types(types.clone())?;
+        Ok(types)
+    }
+
+    /// What the values of each column's first `rows` rows fit (in the
+    /// first part, read for it now), as [`Columns::infer_types`] sees them.
+    pub(crate) fn sample_fits(&self, rows: usize) -> Result<Vec<Fits>> {
         let Some(job) = &self.job else {
             return Err(Error::config("the types are set before the first batch"));
         };
@@ -247,9 +256,7 @@ impl ParColumns {
             cols.select(s)?;
         }
         cols.set_spellings(job.spellings.clone());
-        let types = cols.infer_types(rows)?;
-        self.set_types(types.clone())?;
-        Ok(types)
+        Ok(cols.sample_fits(rows))
     }
 
     /// The next batch in the file's order; `None` at the end. After an

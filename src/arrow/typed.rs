@@ -27,7 +27,21 @@
 //!   make a `tz=UTC` column. A date alone in a column without zones is its
 //!   midnight. Spaces or tabs around are allowed for a date alone in a
 //!   `date32` column only (as in Arrow).
-//! - **Inference** ([`super::Columns::infer_types`]) picks, per column, the
+//! - **The types asked for by name** ([`DataType::from_name`]): `int8` to
+//!   `int32` and `uint8` to `uint64` (digits within range, no sign for
+//!   the unsigned; or `0x` and up to two hex digits a byte, the bits),
+//!   `float32` (rounded once from the text), `large_utf8`, `utf8_view`
+//!   and a dictionary of text (the text, in those layouts),
+//!   `decimal128(P, S)` (a decimal number, exponent allowed, at most `P`
+//!   significant digits as written and no digit but zeros lost to `S`),
+//!   `time32` / `time64` (`hh:mm[:ss[.f]]`, at most the unit's digits of
+//!   fraction, spaces around allowed) and timestamps in `ms` and `us` or
+//!   with another zone (a zoned type needs a zone on every value, which is
+//!   kept in UTC; an unzoned type none; the fraction at most the unit's
+//!   digits). The conversions are in `convert.rs`, the names in
+//!   `datatype.rs`.
+//! - **Inference** ([`super::Columns::infer_types`] on the first rows,
+//!   [`super::InferredColumns`] on every value) picks, per column, the
 //!   first type of `int64`, `bool`, `date32`, `timestamp[s]` or
 //!   `timestamp[ns]` without a zone, then with one, `float64` that every
 //!   value that is not null fits, and `utf8` otherwise, or when every
@@ -51,93 +65,10 @@
 //! assert_eq!(b.strings(3).get(1), "b");
 //! ```
 
+use super::temporal::parse_when;
 use super::StringColumn;
-use crate::error::ErrorKind;
 
-/// The type of a column.
-///
-/// ```
-/// use fastcsv::arrow::DataType;
-/// assert_eq!(DataType::from_name("float64"), Some(DataType::Float64));
-/// assert_eq!(DataType::Int64.name(), "int64");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum DataType {
-    /// Text (Arrow `utf8`): the field's bytes, never null.
-    Utf8,
-    /// 64-bit signed integers (Arrow `int64`).
-    Int64,
-    /// 64-bit floats (Arrow `double`).
-    Float64,
-    /// Booleans (Arrow `bool`).
-    Boolean,
-    /// Dates (Arrow `date32[day]`: days since 1970-01-01).
-    Date32,
-    /// Times (Arrow `timestamp`: seconds, or nanoseconds when `nanos`,
-    /// since 1970-01-01 00:00:00; in UTC, with the zone `UTC`, when `utc`,
-    /// else with no zone).
-    Timestamp {
-        /// Nanoseconds rather than seconds.
-        nanos: bool,
-        /// Zoned (`UTC`): the values had a zone (`Z`, `+01:00`).
-        utc: bool,
-    },
-}
-
-impl DataType {
-    /// The type's name: `utf8`, `int64`, `float64`, `bool`, and pyarrow's
-    /// names of the others (`date32[day]`, `timestamp[s]`,
-    /// `timestamp[ns, tz=UTC]`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            DataType::Utf8 => "utf8",
-            DataType::Int64 => "int64",
-            DataType::Float64 => "float64",
-            DataType::Boolean => "bool",
-            DataType::Date32 => "date32[day]",
-            DataType::Timestamp { nanos: false, utc: false } => "timestamp[s]",
-            DataType::Timestamp { nanos: true, utc: false } => "timestamp[ns]",
-            DataType::Timestamp { nanos: false, utc: true } => "timestamp[s, tz=UTC]",
-            DataType::Timestamp { nanos: true, utc: true } => "timestamp[ns, tz=UTC]",
-        }
-    }
-
-    /// The type named `name`: [`DataType::name`]'s names (which are
-    /// pyarrow's, as `str(pa.float64())` and the like give them, but
-    /// `double`), and `str`, `string`, `int`, `float`, `double`, `boolean`
-    /// and `date32`.
-    pub fn from_name(name: &str) -> Option<DataType> {
-        let ts = |nanos, utc| DataType::Timestamp { nanos, utc };
-        Some(match name {
-            "utf8" | "str" | "string" => DataType::Utf8,
-            "int64" | "int" => DataType::Int64,
-            "float64" | "float" | "double" => DataType::Float64,
-            "bool" | "boolean" => DataType::Boolean,
-            "date32" | "date32[day]" => DataType::Date32,
-            "timestamp[s]" => ts(false, false),
-            "timestamp[ns]" => ts(true, false),
-            "timestamp[s, tz=UTC]" => ts(false, true),
-            "timestamp[ns, tz=UTC]" => ts(true, true),
-            _ => return None,
-        })
-    }
-
-    /// The Arrow C data interface's format string.
-    pub(crate) fn format(self) -> &'static str {
-        match self {
-            DataType::Utf8 => "u",
-            DataType::Int64 => "l",
-            DataType::Float64 => "g",
-            DataType::Boolean => "b",
-            DataType::Date32 => "tdD",
-            DataType::Timestamp { nanos: false, utc: false } => "tss:",
-            DataType::Timestamp { nanos: true, utc: false } => "tsn:",
-            DataType::Timestamp { nanos: false, utc: true } => "tss:UTC",
-            DataType::Timestamp { nanos: true, utc: true } => "tsn:UTC",
-        }
-    }
-}
+pub use super::datatype::{DataType, TimeUnit, Zone};
 
 /// The values a typed column reads as null, besides the empty one:
 /// pyarrow's default `null_values`.
@@ -181,7 +112,7 @@ pub struct Spellings {
     strings_null: bool,
     /// A null spelling is also a value other than a NaN of some type:
     /// nulls are then looked for before values.
-    shadows: bool,
+    pub(crate) shadows: bool,
 }
 
 impl Default for Spellings {
@@ -405,9 +336,9 @@ fn is_null(v: &[u8]) -> bool {
 /// value is null). A null's value is 0.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PrimitiveColumn<T> {
-    values: Vec<T>,
-    validity: Option<Vec<u8>>,
-    nulls: usize,
+    pub(crate) values: Vec<T>,
+    pub(crate) validity: Option<Vec<u8>>,
+    pub(crate) nulls: usize,
 }
 
 impl<T: Copy> PrimitiveColumn<T> {
@@ -446,10 +377,10 @@ impl<T: Copy> PrimitiveColumn<T> {
 /// A column of booleans: Arrow's bit-packed values and validity bitmap.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BooleanColumn {
-    bits: Vec<u8>,
-    validity: Option<Vec<u8>>,
-    nulls: usize,
-    len: usize,
+    pub(crate) bits: Vec<u8>,
+    pub(crate) validity: Option<Vec<u8>>,
+    pub(crate) nulls: usize,
+    pub(crate) len: usize,
 }
 
 impl BooleanColumn {
@@ -516,6 +447,60 @@ pub enum Column {
         /// Zoned (`UTC`).
         utc: bool,
     },
+    /// `int8` values.
+    Int8(PrimitiveColumn<i8>),
+    /// `int16` values.
+    Int16(PrimitiveColumn<i16>),
+    /// `int32` values.
+    Int32(PrimitiveColumn<i32>),
+    /// `uint8` values.
+    UInt8(PrimitiveColumn<u8>),
+    /// `uint16` values.
+    UInt16(PrimitiveColumn<u16>),
+    /// `uint32` values.
+    UInt32(PrimitiveColumn<u32>),
+    /// `uint64` values.
+    UInt64(PrimitiveColumn<u64>),
+    /// `float` (32-bit) values.
+    Float32(PrimitiveColumn<f32>),
+    /// Text with 64-bit offsets (Arrow `large_utf8`).
+    LargeUtf8(LargeStringColumn),
+    /// Text as a dictionary of `int32` indices (see [`DictionaryColumn`]).
+    Dictionary(DictionaryColumn),
+    /// Decimals: the value times `10^scale`.
+    Decimal128 {
+        /// The values.
+        values: PrimitiveColumn<i128>,
+        /// Digits at most.
+        precision: u8,
+        /// Digits after the point.
+        scale: i8,
+    },
+    /// Times of day in seconds or milliseconds since midnight (`time32`).
+    Time32 {
+        /// The values.
+        values: PrimitiveColumn<i32>,
+        /// [`TimeUnit::Second`] or [`TimeUnit::Millisecond`].
+        unit: TimeUnit,
+    },
+    /// Times of day in microseconds or nanoseconds since midnight
+    /// (`time64`).
+    Time64 {
+        /// The values.
+        values: PrimitiveColumn<i64>,
+        /// [`TimeUnit::Microsecond`] or [`TimeUnit::Nanosecond`].
+        unit: TimeUnit,
+    },
+    /// Times since 1970-01-01 00:00:00 in `unit`, in UTC when zoned (see
+    /// [`DataType::TimestampIn`]).
+    TimestampIn {
+        /// The values.
+        values: PrimitiveColumn<i64>,
+        /// The unit.
+        unit: TimeUnit,
+        /// The zone.
+        zone: Option<Zone>,
+    },
 }
 
 impl Column {
@@ -530,20 +515,29 @@ impl Column {
             Column::Timestamp { nanos, utc, .. } => {
                 DataType::Timestamp { nanos: *nanos, utc: *utc }
             }
+            Column::Int8(_) => DataType::Int8,
+            Column::Int16(_) => DataType::Int16,
+            Column::Int32(_) => DataType::Int32,
+            Column::UInt8(_) => DataType::UInt8,
+            Column::UInt16(_) => DataType::UInt16,
+            Column::UInt32(_) => DataType::UInt32,
+            Column::UInt64(_) => DataType::UInt64,
+            Column::Float32(_) => DataType::Float32,
+            Column::LargeUtf8(_) => DataType::LargeUtf8,
+            Column::Dictionary(_) => DataType::Dictionary,
+            Column::Decimal128 { precision, scale, .. } => {
+                DataType::Decimal128 { precision: *precision, scale: *scale }
+            }
+            Column::Time32 { unit, .. } | Column::Time64 { unit, .. } => DataType::Time(*unit),
+            Column::TimestampIn { unit, zone, .. } => {
+                DataType::TimestampIn { unit: *unit, zone: *zone }
+            }
         }
     }
 
     /// Number of values.
     pub fn len(&self) -> usize {
-        match self {
-            Column::Utf8(c) => c.len(),
-            Column::Utf8View(c) => c.len(),
-            Column::Int64(c) => c.len(),
-            Column::Float64(c) => c.len(),
-            Column::Boolean(c) => c.len(),
-            Column::Date32(c) => c.len(),
-            Column::Timestamp { values, .. } => values.len(),
-        }
+        self.counts().0
     }
 
     /// True when the column holds no value.
@@ -554,14 +548,36 @@ impl Column {
     /// Number of nulls (0 for text, unless
     /// [`Spellings::strings_can_be_null`]).
     pub fn null_count(&self) -> usize {
+        self.counts().1
+    }
+
+    /// Values and nulls.
+    fn counts(&self) -> (usize, usize) {
+        fn p<T: Copy>(c: &PrimitiveColumn<T>) -> (usize, usize) {
+            (c.len(), c.nulls)
+        }
         match self {
-            Column::Utf8(c) => c.null_count(),
-            Column::Utf8View(c) => c.null_count(),
-            Column::Int64(c) => c.nulls,
-            Column::Float64(c) => c.nulls,
-            Column::Boolean(c) => c.nulls,
-            Column::Date32(c) => c.nulls,
-            Column::Timestamp { values, .. } => values.nulls,
+            Column::Utf8(c) => (c.len(), c.null_count()),
+            Column::Utf8View(c) => (c.len(), c.null_count()),
+            Column::LargeUtf8(c) => (c.len(), c.null_count()),
+            Column::Dictionary(c) => (c.len(), c.null_count()),
+            Column::Boolean(c) => (c.len(), c.nulls),
+            Column::Int64(c) => p(c),
+            Column::Float64(c) => p(c),
+            Column::Date32(c) => p(c),
+            Column::Int8(c) => p(c),
+            Column::Int16(c) => p(c),
+            Column::Int32(c) => p(c),
+            Column::UInt8(c) => p(c),
+            Column::UInt16(c) => p(c),
+            Column::UInt32(c) => p(c),
+            Column::UInt64(c) => p(c),
+            Column::Float32(c) => p(c),
+            Column::Decimal128 { values, .. } => p(values),
+            Column::Time32 { values, .. } => p(values),
+            Column::Time64 { values, .. }
+            | Column::Timestamp { values, .. }
+            | Column::TimestampIn { values, .. } => p(values),
         }
     }
 
@@ -571,6 +587,154 @@ impl Column {
             Column::Utf8(c) => Some(c),
             _ => None,
         }
+    }
+}
+
+/// A text column with 64-bit offsets (Arrow's `large_utf8` layout).
+///
+/// ```
+/// use fastcsv::arrow::{Column, Columns, DataType};
+/// let mut cols = Columns::new(fastcsv::Reader::from_slice(b"c\nx\nyz\n")).unwrap();
+/// cols.set_types(vec![DataType::from_name("large_string").unwrap()]).unwrap();
+/// let b = cols.next_batch().unwrap().unwrap();
+/// let Column::LargeUtf8(c) = b.column(0) else { panic!() };
+/// assert_eq!((c.get(1), c.offsets()), ("yz", &[0i64, 1, 3][..]));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LargeStringColumn {
+    offsets: Vec<i64>,
+    data: Vec<u8>,
+    nulls: Nulls,
+}
+
+impl LargeStringColumn {
+    /// The text column `c`, whose bytes it keeps.
+    pub(crate) fn from_strings(c: StringColumn) -> LargeStringColumn {
+        let offsets = c.offsets.iter().map(|&o| i64::from(o)).collect();
+        LargeStringColumn { offsets, data: c.data, nulls: c.nulls }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// True when the column holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Value `i` (panics if `i >= len()`).
+    pub fn get(&self, i: usize) -> &str {
+        let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        // Every value was checked to be UTF-8 when the batch was made.
+        std::str::from_utf8(&self.data[a..b]).expect("checked UTF-8")
+    }
+
+    /// The `len() + 1` offsets.
+    pub fn offsets(&self) -> &[i64] {
+        &self.offsets
+    }
+
+    /// The values' bytes.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Whether value `i` is null.
+    pub fn is_null(&self, i: usize) -> bool {
+        self.nulls.is_null(i)
+    }
+
+    /// The validity bitmap, `None` when no value is null.
+    pub fn validity(&self) -> Option<&[u8]> {
+        self.nulls.bits()
+    }
+
+    /// Number of nulls.
+    pub fn null_count(&self) -> usize {
+        self.nulls.count()
+    }
+}
+
+/// A text column as a dictionary: each value an `int32` index into the
+/// distinct values of the column's batch, in the order they first come.
+/// A null (see [`Spellings::strings_can_be_null`]) has index 0 and is not
+/// among the values.
+///
+/// ```
+/// use fastcsv::arrow::{Column, Columns, DataType};
+/// let mut cols = Columns::new(fastcsv::Reader::from_slice(b"c\nx\ny\nx\n")).unwrap();
+/// cols.set_types(vec![DataType::Dictionary]).unwrap();
+/// let b = cols.next_batch().unwrap().unwrap();
+/// let Column::Dictionary(d) = b.column(0) else { panic!() };
+/// assert_eq!((d.get(2), d.keys().values(), d.values().len()), (Some("x"), &[0, 1, 0][..], 2));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DictionaryColumn {
+    keys: PrimitiveColumn<i32>,
+    values: StringColumn,
+}
+
+impl DictionaryColumn {
+    /// The text column `c` as a dictionary.
+    pub(crate) fn from_strings(c: &StringColumn) -> DictionaryColumn {
+        use std::collections::HashMap;
+        let mut index: HashMap<&[u8], i32> = HashMap::new();
+        let mut values = StringColumn::new(0);
+        let mut keys = Vec::with_capacity(c.len());
+        for (i, w) in c.offsets.windows(2).enumerate() {
+            if c.nulls.is_null(i) {
+                keys.push(0);
+                continue;
+            }
+            let v = &c.data[w[0] as usize..w[1] as usize];
+            let next = index.len() as i32;
+            let k = *index.entry(v).or_insert_with(|| {
+                values.data.extend_from_slice(v);
+                values.offsets.push(values.data.len() as i32);
+                next
+            });
+            keys.push(k);
+        }
+        let nulls = c.nulls.count();
+        let validity = c.nulls.bits().map(<[u8]>::to_vec);
+        DictionaryColumn { keys: PrimitiveColumn { values: keys, validity, nulls }, values }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// True when the column holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Value `i`, `None` when null (panics if `i >= len()`).
+    pub fn get(&self, i: usize) -> Option<&str> {
+        self.keys.get(i).map(|k| self.values.get(k as usize))
+    }
+
+    /// The indices (with the validity bitmap).
+    pub fn keys(&self) -> &PrimitiveColumn<i32> {
+        &self.keys
+    }
+
+    /// The distinct values.
+    pub fn values(&self) -> &StringColumn {
+        &self.values
+    }
+
+    /// Number of nulls.
+    pub fn null_count(&self) -> usize {
+        self.keys.nulls
+    }
+
+    /// The indices and the values, for an owner that outlives the batch.
+    pub(crate) fn into_parts(self) -> (PrimitiveColumn<i32>, StringColumn) {
+        (self.keys, self.values)
     }
 }
 
@@ -682,7 +846,7 @@ impl ViewColumn {
 
 /// `v` without the spaces and tabs around it (as Arrow trims numbers).
 #[inline]
-fn trim(v: &[u8]) -> &[u8] {
+pub(crate) fn trim(v: &[u8]) -> &[u8] {
     let ws = |c: &u8| *c == b' ' || *c == b'\t';
     match (v.first(), v.last()) {
         (Some(a), Some(b)) if ws(a) || ws(b) => {
@@ -711,361 +875,11 @@ pub(crate) fn parse_f64(v: &[u8]) -> Option<f64> {
     super::number::parse_f64(v)
 }
 
-/// A date or a date and time, as Arrow's ISO-8601 parser reads them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct When {
-    /// Seconds since 1970-01-01 00:00:00 (in UTC, when zoned).
-    secs: i64,
-    /// The fraction of the second, in nanoseconds.
-    nanos: u32,
-    /// A fraction was written (`.5`).
-    frac: bool,
-    /// A date alone (`2024-08-18`).
-    date_only: bool,
-    /// A zone was written (`Z`, `+01`, `+0100`, `+01:00`).
-    utc: bool,
-    /// Spaces or tabs were around it (a date allows them, a timestamp
-    /// does not, as in Arrow).
-    padded: bool,
-}
-
-impl When {
-    /// Days since 1970-01-01, for a date alone.
-    fn days(&self) -> i64 {
-        self.secs.div_euclid(86_400)
-    }
-
-    /// Nanoseconds since 1970-01-01, if they fit `i64`.
-    fn ns(&self) -> Option<i64> {
-        self.secs.checked_mul(1_000_000_000)?.checked_add(i64::from(self.nanos))
-    }
-}
-
-/// Days from 1970-01-01 to the proleptic Gregorian date `y-m-d` (valid).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// `n` ASCII digits at `v[at..]` as a number.
-fn digits(v: &[u8], at: usize, n: usize) -> Option<u32> {
-    let d = v.get(at..at + n)?;
-    d.iter().try_fold(0u32, |acc, &c| c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0')))
-}
-
-/// Parses `YYYY-MM-DD`, optionally followed by `T` or a space, `hh`,
-/// `:mm`, `:ss`, `.fraction` (1 to 9 digits) and a zone (`Z`, `+hh`,
-/// `+hhmm`, `+hh:mm`, or with `-`), with spaces and tabs around (noted).
-pub(crate) fn parse_when(v: &[u8]) -> Option<When> {
-    let raw = v.len();
-    let v = trim(v);
-    let padded = v.len() != raw;
-    if v.len() < 10 || v[4] != b'-' || v[7] != b'-' {
-        return None;
-    }
-    let (y, m, d) = (digits(v, 0, 4)?, digits(v, 5, 2)?, digits(v, 8, 2)?);
-    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if !(1..=12).contains(&m) || d == 0 || d > month_days[m as usize - 1] {
-        return None;
-    }
-    let days = days_from_civil(i64::from(y), m, d);
-    let mut w =
-        When { secs: days * 86_400, nanos: 0, frac: false, date_only: true, utc: false, padded };
-    if v.len() == 10 {
-        return Some(w);
-    }
-    if v[10] != b'T' && v[10] != b' ' {
-        return None;
-    }
-    w.date_only = false;
-    let hh = digits(v, 11, 2)?;
-    let mut at = 13;
-    let (mut mm, mut ss) = (0, 0);
-    if v.get(at) == Some(&b':') {
-        mm = digits(v, at + 1, 2)?;
-        at += 3;
-        if v.get(at) == Some(&b':') {
-            ss = digits(v, at + 1, 2)?;
-            at += 3;
-            if v.get(at) == Some(&b'.') {
-                let n = v[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
-                if !(1..=9).contains(&n) {
-                    return None;
-                }
-                w.nanos = digits(v, at + 1, n)? * 10u32.pow(9 - n as u32);
-                w.frac = true;
-                at += 1 + n;
-            }
-        }
-    }
-    if hh > 23 || mm > 59 || ss > 59 {
-        return None;
-    }
-    w.secs += i64::from(hh * 3600 + mm * 60 + ss);
-    match &v[at..] {
-        [] => {}
-        [b'Z'] => w.utc = true,
-        [sign @ (b'+' | b'-'), zone @ ..] => {
-            let (zh, zm) = match zone.len() {
-                2 => (digits(zone, 0, 2)?, 0),
-                4 => (digits(zone, 0, 2)?, digits(zone, 2, 2)?),
-                5 if zone[2] == b':' => (digits(zone, 0, 2)?, digits(zone, 3, 2)?),
-                _ => return None,
-            };
-            if zh > 23 || zm > 59 {
-                return None;
-            }
-            let off = i64::from(zh * 3600 + zm * 60);
-            // The local time less its offset is UTC.
-            w.secs -= if *sign == b'+' { off } else { -off };
-            w.utc = true;
-        }
-        _ => return None,
-    }
-    Some(w)
-}
-
-/// Parses a value of a date or timestamp type `ty`: days, seconds or
-/// nanoseconds.
-fn parse_temporal(v: &[u8], ty: DataType) -> Option<i64> {
-    let w = parse_when(v)?;
-    match ty {
-        DataType::Date32 if w.date_only => Some(w.days()),
-        DataType::Timestamp { nanos, utc } => {
-            // A date alone is a naive time at midnight.
-            let zone_ok = if utc { w.utc } else { !w.utc };
-            if !zone_ok || (w.frac && !nanos) || w.padded {
-                return None;
-            }
-            if nanos {
-                w.ns()
-            } else {
-                Some(w.secs)
-            }
-        }
-        _ => None,
-    }
-}
-
-/// Inference of column types (see the [module docs](self)) from the
-/// values fed to it.
-#[derive(Clone, Debug)]
-pub(crate) struct Inference {
-    fits: Vec<Fits>,
-    /// Rows still to look at.
-    left: usize,
-    spellings: Spellings,
-}
-
-/// What every value of a column so far fits.
-#[derive(Clone, Copy, Debug)]
-struct Fits {
-    int: bool,
-    boolean: bool,
-    float: bool,
-    /// Dates alone.
-    date: bool,
-    /// Dates, or dates and times with no zone.
-    naive: bool,
-    /// Dates and times with a zone.
-    zoned: bool,
-    /// A time with a fraction of a second was seen.
-    frac: bool,
-    /// Every time fits nanoseconds in `i64`.
-    ns: bool,
-    /// A value was not null.
-    any: bool,
-}
-
-impl Fits {
-    fn any_left(&self) -> bool {
-        self.int || self.boolean || self.float || self.date || self.naive || self.zoned
-    }
-
-    /// The type: the first of `int64`, `bool`, `date32`, `timestamp`
-    /// (without a zone, then with), `float64` that fits, else `utf8`.
-    fn data_type(&self) -> DataType {
-        let ts = |utc| DataType::Timestamp { nanos: self.frac, utc };
-        if !self.any {
-            DataType::Utf8
-        } else if self.int {
-            DataType::Int64
-        } else if self.boolean {
-            DataType::Boolean
-        } else if self.date {
-            DataType::Date32
-        } else if self.naive && (self.ns || !self.frac) {
-            ts(false)
-        } else if self.zoned && (self.ns || !self.frac) {
-            ts(true)
-        } else if self.float {
-            DataType::Float64
-        } else {
-            DataType::Utf8
-        }
-    }
-}
-
-impl Inference {
-    /// Inference over the first `rows` rows of `width` columns, with
-    /// nulls and booleans spelt as `spellings` says.
-    pub(crate) fn new(width: usize, rows: usize, spellings: &Spellings) -> Inference {
-        let all = Fits {
-            int: true,
-            boolean: true,
-            float: true,
-            date: true,
-            naive: true,
-            zoned: true,
-            frac: false,
-            ns: true,
-            any: false,
-        };
-        Inference { fits: vec![all; width], left: rows, spellings: spellings.clone() }
-    }
-
-    /// Looks at the rows of `columns` (one batch's), up to the rows left.
-    pub(crate) fn feed(&mut self, columns: &[StringColumn]) {
-        let n = columns.first().map_or(0, StringColumn::len).min(self.left);
-        for (c, f) in columns.iter().zip(&mut self.fits) {
-            for i in 0..n {
-                if !f.any_left() {
-                    break;
-                }
-                let v = &c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize];
-                if self.spellings.is_null(v) {
-                    continue;
-                }
-                f.any = true;
-                f.int = f.int && parse_i64(v).is_some();
-                f.boolean = f.boolean && self.spellings.parse_bool(v).is_some();
-                f.float = f.float && parse_f64(v).is_some();
-                if f.date || f.naive || f.zoned {
-                    match parse_when(v) {
-                        Some(w) => {
-                            f.date &= w.date_only;
-                            f.naive &= !w.utc && !w.padded;
-                            f.zoned &= w.utc && !w.padded;
-                            f.frac |= w.frac;
-                            f.ns &= w.ns().is_some();
-                        }
-                        None => (f.date, f.naive, f.zoned) = (false, false, false),
-                    }
-                }
-            }
-        }
-        self.left -= n;
-    }
-
-    /// Whether more rows are wanted.
-    pub(crate) fn wants_more(&self) -> bool {
-        self.left > 0
-    }
-
-    /// The type of each column.
-    pub(crate) fn types(&self) -> Vec<DataType> {
-        self.fits.iter().map(Fits::data_type).collect()
-    }
-}
-
-/// Converts text column `c` (field `field` of its records) to `ty`, with
-/// nulls and booleans spelt as `sp` says; on a value that does not fit,
-/// the row it is in and the error.
-pub(crate) fn convert(
-    c: &StringColumn,
-    ty: DataType,
-    field: usize,
-    sp: &Spellings,
-) -> std::result::Result<Column, (usize, ErrorKind)> {
-    /// The values, the validity bitmap (made at the first null, with the
-    /// values before it valid) and the number of nulls.
-    type Parsed<T> = (Vec<T>, Option<Vec<u8>>, usize);
-    #[allow(clippy::eq_op)] // `x != x`: NaN, for any `T`.
-    fn each<T: Copy + Default + PartialEq>(
-        c: &StringColumn,
-        ty: DataType,
-        field: usize,
-        sp: &Spellings,
-        parse: impl Fn(&[u8]) -> Option<T>,
-    ) -> std::result::Result<Parsed<T>, (usize, ErrorKind)> {
-        let n = c.len();
-        let mut values = Vec::with_capacity(n);
-        let (mut validity, mut nulls): (Option<Vec<u8>>, usize) = (None, 0);
-        let data = &c.data[..];
-        for (i, w) in c.offsets.windows(2).enumerate() {
-            let v = data.get(w[0] as usize..w[1] as usize).unwrap_or_default();
-            // (Without `shadows`, a value that parses is null only as a NaN.)
-            let parsed = if sp.shadows && sp.is_null(v) { None } else { parse(v) };
-            let null = match parsed {
-                // Only a NaN can be spelt as a null (`NaN`, `-nan`): the
-                // null wins.
-                Some(x) if !(x != x && sp.is_null(v)) => {
-                    values.push(x);
-                    false
-                }
-                _ if sp.is_null(v) => {
-                    values.push(T::default());
-                    true
-                }
-                _ => {
-                    let shown: String = String::from_utf8_lossy(v).chars().take(40).collect();
-                    return Err((i, ErrorKind::Value { field, expected: ty.name(), value: shown }));
-                }
-            };
-            if null {
-                nulls += 1;
-                // At the first null, every value before it is valid.
-                validity.get_or_insert_with(|| {
-                    let mut b = vec![0u8; n.div_ceil(8)];
-                    b[..i / 8].fill(0xFF);
-                    b[i / 8] = (1u8 << (i % 8)) - 1;
-                    b
-                });
-            } else if let Some(bits) = &mut validity {
-                bits[i / 8] |= 1 << (i % 8);
-            }
-        }
-        Ok((values, validity, nulls))
-    }
-    Ok(match ty {
-        DataType::Utf8 => Column::Utf8(c.clone()),
-        DataType::Int64 => {
-            let (values, validity, nulls) = each(c, ty, field, sp, parse_i64)?;
-            Column::Int64(PrimitiveColumn { values, validity, nulls })
-        }
-        DataType::Float64 => {
-            let (values, validity, nulls) = each(c, ty, field, sp, parse_f64)?;
-            Column::Float64(PrimitiveColumn { values, validity, nulls })
-        }
-        DataType::Boolean => {
-            let (values, validity, nulls) = each(c, ty, field, sp, |v| sp.parse_bool(v))?;
-            let mut bits = vec![0u8; values.len().div_ceil(8)];
-            for (i, &b) in values.iter().enumerate() {
-                bits[i / 8] |= u8::from(b) << (i % 8);
-            }
-            Column::Boolean(BooleanColumn { bits, validity, nulls, len: values.len() })
-        }
-        DataType::Date32 => {
-            let parse = |v: &[u8]| parse_temporal(v, ty).and_then(|d| i32::try_from(d).ok());
-            let (values, validity, nulls) = each(c, ty, field, sp, parse)?;
-            Column::Date32(PrimitiveColumn { values, validity, nulls })
-        }
-        DataType::Timestamp { nanos, utc } => {
-            let (values, validity, nulls) = each(c, ty, field, sp, |v| parse_temporal(v, ty))?;
-            Column::Timestamp { values: PrimitiveColumn { values, validity, nulls }, nanos, utc }
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::convert::convert;
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn ints_as_pyarrow_reads_them() {
@@ -1139,81 +953,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn dates_and_times_as_arrow_reads_them() {
-        let secs = |v: &str| parse_when(v.as_bytes()).map(|w| (w.secs, w.nanos, w.utc));
-        assert_eq!(secs("1970-01-01"), Some((0, 0, false)));
-        assert_eq!(secs("2024-08-18T10:10:32Z"), Some((1_723_975_832, 0, true)));
-        assert_eq!(secs("2024-08-18 10:10:32"), Some((1_723_975_832, 0, false)));
-        assert_eq!(secs("2024-08-18T10"), Some((1_723_975_200, 0, false)));
-        assert_eq!(secs("2024-08-18T10:10:32+01:00"), Some((1_723_972_232, 0, true)));
-        assert_eq!(secs("2024-08-18T10:10:32+0100"), Some((1_723_972_232, 0, true)));
-        assert_eq!(secs("2024-08-18T10:10:32-05:30"), Some((1_723_995_632, 0, true)));
-        assert_eq!(secs("2024-08-18T10:10:32.25"), Some((1_723_975_832, 250_000_000, false)));
-        assert_eq!(secs("1969-12-31T23:59:59Z"), Some((-1, 0, true)));
-        assert_eq!(secs("9999-12-31T23:59:59"), Some((253_402_300_799, 0, false)));
-        assert_eq!(secs(" 2000-02-29\t"), Some((951_782_400, 0, false)));
-        assert_eq!(parse_when(b"0001-01-01").map(|w| w.days()), Some(-719_162));
-        for bad in [
-            "2024-8-18",
-            "2024-02-30",
-            "1900-02-29",
-            "2024-08-18T24:00:00",
-            "2024-08-18T10:10:60",
-            "2024-08-18Z",
-            "2024-08-18T10:10:32z",
-            "2024-08-18T10:10:32 Z",
-            "2024-08-18T1:10:32",
-            "2024-08-18T10:1:32",
-            "2024-08-18T10:10:32.",
-            "2024-08-18T10:10:32+1",
-            "-001-01-01",
-            "20240818",
-            "2024-08-18T10:10:32.1234567891",
-            "10:10:32",
-            "2024-08-18X10",
-        ] {
-            assert_eq!(parse_when(bad.as_bytes()), None, "{bad}");
-        }
-        let ts = |nanos, utc| DataType::Timestamp { nanos, utc };
-        assert_eq!(parse_temporal(b"2024-08-18", ts(false, false)), Some(1_723_939_200));
-        assert_eq!(parse_temporal(b"2024-08-18", ts(false, true)), None);
-        assert_eq!(parse_temporal(b"2024-08-18T00:00:00.5", ts(false, false)), None);
-        assert_eq!(
-            parse_temporal(b"2024-08-18T00:00:00.5", ts(true, false)),
-            Some(1_723_939_200_500_000_000)
-        );
-        assert_eq!(parse_temporal(b"9999-08-18T00:00:00", ts(true, false)), None);
-        assert_eq!(parse_temporal(b"2024-08-18T00:00:00", DataType::Date32), None);
-        assert_eq!(parse_temporal(b"2024-08-18", DataType::Date32), Some(19_953));
-        assert_eq!(parse_temporal(b" 2024-08-18", DataType::Date32), Some(19_953));
-        assert_eq!(parse_temporal(b" 2024-08-18", ts(false, false)), None);
-        assert_eq!(parse_temporal(b"2024-08-18T10:10:32 ", ts(false, false)), None);
-    }
-
-    #[test]
-    fn temporal_inference_follows_pyarrow() {
-        use DataType::*;
-        let ts = |nanos, utc| Timestamp { nanos, utc };
-        let cases: [(&[&str], DataType); 10] = [
-            (&["2024-08-18", "NA", ""], Date32),
-            (&["2024-08-18", "2024-08-18T10:10:32"], ts(false, false)),
-            (&["2024-08-18", "2024-08-18T10:10:32.5"], ts(true, false)),
-            (&["2024-08-18T10:10:32Z", "2024-08-18T10:10:32+01:00"], ts(false, true)),
-            (&["2024-08-18T10:10:32.5+01:00"], ts(true, true)),
-            (&["2024-08-18", "2024-08-18T10:10:32Z"], Utf8),
-            (&["2024-08-18T10:10:32Z", "2024-08-18T10:10:32"], Utf8),
-            (&["2024-08-18T10:10:32.5", "9999-08-18T10:10:32"], Utf8),
-            (&["20240818", "1"], Int64),
-            (&[" 2024-08-18", "2024-08-18T10:10:32"], Utf8),
-        ];
-        for (vals, want) in cases {
-            let mut inf = Inference::new(1, 100, &Spellings::default());
-            inf.feed(&[col(vals)]);
-            assert_eq!(inf.types(), [want], "{vals:?}");
-        }
-    }
-
     fn col(vals: &[&str]) -> StringColumn {
         let mut c = StringColumn::new(vals.len());
         for v in vals {
@@ -1221,30 +960,6 @@ mod tests {
             c.offsets.push(c.data.len() as i32);
         }
         c
-    }
-
-    #[test]
-    fn inference_takes_the_narrowest_type() {
-        let cols = [
-            col(&["1", "", "-3"]),
-            col(&["1", "2.5", "NA"]),
-            col(&["true", "0", "False"]),
-            col(&["1", "0", "1"]),
-            col(&["", "null", ""]),
-            col(&["1", "x", "2"]),
-            col(&["1", "+5", "2"]),
-        ];
-        use DataType::*;
-        let mut inf = Inference::new(cols.len(), 10, &Spellings::default());
-        inf.feed(&cols);
-        assert!(inf.wants_more());
-        assert_eq!(inf.types(), [Int64, Float64, Boolean, Int64, Utf8, Utf8, Float64]);
-        // Only the rows asked for, over the batches fed.
-        let mut inf = Inference::new(1, 2, &Spellings::default());
-        inf.feed(&[col(&["1"])]);
-        inf.feed(&[col(&["2", "x"])]);
-        assert!(!inf.wants_more());
-        assert_eq!(inf.types(), [Int64]);
     }
 
     #[test]

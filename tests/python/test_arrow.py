@@ -437,7 +437,7 @@ def test_types_by_name_and_index(tmp_path):
     assert s.column_types == ["utf8"] * 4
     assert fastcsv.read_arrow(data).column_types == ["utf8"] * 4
     assert fastcsv.read_arrow(data, types="infer").column_types == ["int64", "float64", "bool", "utf8"]
-    with pytest.raises(ValueError, match='unknown column type "decimal"'):
+    with pytest.raises(TypeError, match='unknown column type "decimal"'):
         fastcsv.read_arrow(data, types={"id": "decimal"})
     with pytest.raises(ValueError, match="column \"nope\" the file does not have"):
         fastcsv.read_arrow(data, types={"nope": "int64"})
@@ -473,10 +473,12 @@ def test_a_value_that_does_not_fit_is_an_error_at_its_row(tmp_path):
         a.release(ctypes.byref(a))
     assert got == 100
     del cap
-    # Inferred from the first 65536 rows, the types can miss a later value.
+    # Inferred from the first 65536 rows (infer_rows), the types can miss
+    # a later value; on the whole column (the default) they cannot.
     lines = ["n"] + [str(i) for i in range(70_000)] + ["1.5"]
     p.write_text("\n".join(lines) + "\n")
-    s = fastcsv.read_arrow(str(p), types="infer")
+    assert fastcsv.read_arrow(str(p), types="infer").column_types == ["float64"]
+    s = fastcsv.read_arrow(str(p), types="infer", infer_rows=65536)
     assert s.column_types == ["int64"]
     with pytest.raises(RuntimeError, match='t.csv:70002: record 70001, .* not a valid int64: "1.5"'):
         consume_typed(s)

@@ -128,6 +128,76 @@ pub struct ArrowStream {
     cols: Option<Mutex<BatchBox>>,
 }
 
+impl ArrowStream {
+    /// Whether `requested` (a capsule of an `ArrowSchema`) is the stream's
+    /// schema: its fields' names and formats (and dictionaries') the
+    /// stream's; else a `ValueError` naming the first that differs.
+    fn check_requested(&self, requested: &Bound<'_, PyAny>) -> PyResult<()> {
+        /// The names and formats (with a dictionary's) of a struct
+        /// schema's fields.
+        ///
+        /// # Safety
+        ///
+        /// `s` is a live `ArrowSchema`, as the C data interface lays it
+        /// out.
+        unsafe fn fields(s: &arrow::ffi::ArrowSchema) -> Vec<(String, String)> {
+            let text = |p: *const std::ffi::c_char| {
+                if p.is_null() {
+                    String::new()
+                } else {
+                    // SAFETY: a non-null name or format of a live schema
+                    // is a NUL-terminated string.
+                    unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
+                }
+            };
+            (0..usize::try_from(s.n_children).unwrap_or(0))
+                .filter_map(|k| {
+                    // SAFETY: a live schema has `n_children` live children.
+                    let c = unsafe { s.children.add(k).read().as_ref()? };
+                    let mut format = text(c.format);
+                    // SAFETY: a dictionary, when not null, is a live schema.
+                    if let Some(d) = unsafe { c.dictionary.as_ref() } {
+                        format = format!("{format} dictionary of {}", text(d.format));
+                    }
+                    Some((text(c.name), format))
+                })
+                .collect()
+        }
+        let name = arrow::ffi::ArrowSchema::NAME;
+        // SAFETY: `requested` is a live object; the pointer is checked for
+        // a capsule of that name, and the schema it holds is the
+        // caller's, read only here, while the capsule lives.
+        let wanted = unsafe {
+            let p = ffi::PyCapsule_GetPointer(requested.as_ptr(), name.as_ptr());
+            if p.is_null() {
+                ffi::PyErr_Clear();
+                return Err(PyTypeError::new_err(
+                    "requested_schema must be a PyCapsule of an arrow_schema",
+                ));
+            }
+            fields(&*p.cast::<arrow::ffi::ArrowSchema>())
+        };
+        let mut ours = arrow::ffi::export_schema_as(&self.names, &self.types, self.strings);
+        // SAFETY: just made; released once, below.
+        let have = unsafe { fields(&ours) };
+        ours.release();
+        if wanted == have {
+            return Ok(());
+        }
+        let shown = |f: Option<&(String, String)>| {
+            f.map_or("no column".to_owned(), |(n, t)| format!("column {n:?} of format {t:?}"))
+        };
+        let k = (0..wanted.len().max(have.len())).find(|&k| wanted.get(k) != have.get(k));
+        let k = k.unwrap_or(0);
+        Err(PyValueError::new_err(format!(
+            "read_arrow cannot cast its stream to the requested schema: field {k} is {}, \
+             {} was requested (ask for the types with read_arrow(types=...))",
+            shown(have.get(k)),
+            shown(wanted.get(k))
+        )))
+    }
+}
+
 #[pymethods]
 impl ArrowStream {
     /// The column names.
@@ -137,7 +207,8 @@ impl ArrowStream {
     }
 
     /// The column types' names (`utf8`, `int64`, `float64`, `bool`,
-    /// `date32[day]`, `timestamp[s]`, `timestamp[ns, tz=UTC]`, ...).
+    /// `date32[day]`, `timestamp[s]`, `timestamp[ns, tz=UTC]`, and those of
+    /// the types asked for: `int8`, `decimal128(10, 2)`, ...).
     #[getter]
     fn column_types(&self) -> Vec<&'static str> {
         self.types.iter().map(|t| t.name()).collect()
@@ -162,15 +233,19 @@ impl ArrowStream {
 
     /// The Arrow PyCapsule interface: a capsule holding an
     /// `ArrowArrayStream` of the batches, which the caller reads. A
-    /// `requested_schema` is not looked at (the columns are `utf8`, and
-    /// casting is the consumer's).
+    /// `requested_schema` (a capsule of an `ArrowSchema`) is honoured when
+    /// it is the stream's schema (same names and types); any other is a
+    /// `ValueError` naming the first column that differs: the stream is
+    /// not cast (ask for the types with `read_arrow(types=...)`).
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
         &mut self,
         py: Python<'py>,
         requested_schema: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let _ = requested_schema;
+        if let Some(r) = requested_schema.filter(|r| !r.is_none()) {
+            self.check_requested(r)?;
+        }
         let Some(cols) = self.cols.take() else {
             return Err(PyValueError::new_err("this Arrow stream was already read"));
         };
@@ -191,15 +266,14 @@ impl ArrowStream {
     }
 }
 
-/// Rows `read_arrow(types="infer")` infers the column types from.
-const INFER_ROWS: usize = 64 * 1024;
-
 /// What `read_arrow`'s `types` asks for.
 enum TypesArg {
     /// Every column `utf8`.
     Text,
-    /// Inferred from the first [`INFER_ROWS`] rows.
+    /// Inferred from every value of each column ([`arrow::InferredColumns`]).
     Infer,
+    /// Inferred from the first rows (`infer_rows`), as the stream is read.
+    Sampled(usize),
     /// Given for some columns (by index), the others `utf8`.
     Given(Vec<(ColumnKey, arrow::DataType)>),
 }
@@ -301,7 +375,16 @@ fn resolve_columns(keys: &[ColumnKey], names: &[String]) -> PyResult<Vec<usize>>
 }
 
 impl TypesArg {
-    fn from_py(types: Option<&Bound<'_, PyAny>>) -> PyResult<TypesArg> {
+    fn from_py(types: Option<&Bound<'_, PyAny>>, infer_rows: Option<usize>) -> PyResult<TypesArg> {
+        let is_infer = types.and_then(|t| t.extract::<String>().ok()).is_some_and(|s| s == "infer");
+        match infer_rows {
+            Some(0) => return Err(PyValueError::new_err("infer_rows must be at least 1")),
+            Some(n) if is_infer => return Ok(TypesArg::Sampled(n)),
+            Some(_) => {
+                return Err(PyValueError::new_err("infer_rows is given with types='infer' only"))
+            }
+            None => {}
+        }
         let Some(t) = types.filter(|t| !t.is_none()) else { return Ok(TypesArg::Text) };
         if let Ok(s) = t.extract::<String>() {
             return match s.as_str() {
@@ -320,15 +403,7 @@ impl TypesArg {
         let mut given = Vec::new();
         for (k, v) in d.iter() {
             let key = ColumnKey::from_py(&k, "types")?;
-            // A pyarrow type's `str` is its name (`int64`, `double`, ...).
-            let name = v.str()?.to_string();
-            let ty = arrow::DataType::from_name(&name).ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "unknown column type {name:?}: types are 'int64', 'float64', 'bool', \
-                     'date32', 'timestamp[s]', 'timestamp[ns]', 'timestamp[s, tz=UTC]', \
-                     'timestamp[ns, tz=UTC]' and 'utf8'"
-                ))
-            })?;
+            let ty = type_from_py(&v)?;
             given.push((key, ty));
         }
         Ok(TypesArg::Given(given))
@@ -363,9 +438,29 @@ fn consume(stream: &Bound<'_, ArrowStream>, kind: &str) -> PyResult<PyObject> {
     Ok(f.call1((stream, kind))?.unbind())
 }
 
+/// A column type given in `types`: a pyarrow type (`pa.int32()`, whose
+/// `str` is its name) or its name (`"int32"`, `"timestamp[us, tz=UTC]"`,
+/// `"decimal128(10, 2)"`, ...), honoured exactly; any other is a
+/// `TypeError` listing the names taken. This is the one place where type
+/// specs are read (pandas' `dtype=` maps onto it).
+pub(crate) fn type_from_py(v: &Bound<'_, PyAny>) -> PyResult<arrow::DataType> {
+    let name = if let Ok(s) = v.downcast::<PyString>() {
+        s.to_str()?.to_owned()
+    } else {
+        // A pyarrow DataType: its `str` is its name.
+        v.str()?.to_string()
+    };
+    arrow::DataType::from_name(&name).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "unknown column type {name:?}: types are {}",
+            arrow::TYPE_NAMES
+        ))
+    })
+}
+
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None, null_values=None, true_values=None, false_values=None, strings_can_be_null=false))]
+#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None, null_values=None, true_values=None, false_values=None, strings_can_be_null=false, infer_rows=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _read_arrow(
     py: Python<'_>,
@@ -382,9 +477,13 @@ pub(crate) fn _read_arrow(
     true_values: Option<&Bound<'_, PyAny>>,
     false_values: Option<&Bound<'_, PyAny>>,
     strings_can_be_null: bool,
+    infer_rows: Option<usize>,
 ) -> PyResult<ArrowStream> {
     let strings = if string_view { arrow::ffi::Strings::View } else { arrow::ffi::Strings::Utf8 };
-    let types = TypesArg::from_py(types)?;
+    let types = TypesArg::from_py(types, infer_rows)?;
+    // With types on the whole column, the views are built once the types
+    // are settled (a column's text is taken as `utf8`).
+    let source_views = string_view && !matches!(types, TypesArg::Infer);
     let keys = column_keys(columns)?;
     let mut spellings = arrow::Spellings::default().strings_can_be_null(strings_can_be_null);
     if let Some(v) = words(null_values, "null_values")? {
@@ -420,7 +519,7 @@ pub(crate) fn _read_arrow(
             let b = native_builder(py, &pd, &spec)?;
             let cols = py.allow_threads(|| {
                 let mut c = arrow::ParColumns::from_path(&b, &path, header, threads, part)?;
-                c.batch_rows(batch_rows).string_view(string_view);
+                c.batch_rows(batch_rows).string_view(source_views);
                 Ok::<_, CoreError>(c)
             });
             let mut cols = cols.map_err(|e| map_error(e, &stash))?;
@@ -429,13 +528,31 @@ pub(crate) fn _read_arrow(
             if let Some(p) = &picked {
                 cols.select(p).map_err(|e| map_error(e, &stash))?;
             }
-            cols.set_spellings(spellings);
+            cols.set_spellings(spellings.clone());
             let names = cols.names().to_vec();
             if let Some(t) = types.resolve(&all, picked.as_deref())? {
                 cols.set_types(t).map_err(|e| map_error(e, &stash))?;
-            } else if let TypesArg::Infer = types {
-                let inferred = py.allow_threads(|| cols.infer_types(INFER_ROWS));
+            } else if let TypesArg::Sampled(rows) = types {
+                let inferred = py.allow_threads(|| cols.infer_types(rows));
                 inferred.map_err(|e| map_error(e, &stash))?;
+            } else if let TypesArg::Infer = types {
+                // Opened again as this one was, for each pass.
+                let open = || {
+                    let mut c = arrow::ParColumns::from_path(&b, &path, header, threads, part)?;
+                    c.batch_rows(batch_rows);
+                    if let Some(p) = &picked {
+                        c.select(p)?;
+                    }
+                    c.set_spellings(spellings.clone());
+                    Ok(c)
+                };
+                let typed = py.allow_threads(|| {
+                    arrow::InferredColumns::read_par(cols, open, &spellings, threads, string_view)
+                });
+                let typed = typed.map_err(|e| map_error(e, &stash))?;
+                let (names, types) = (typed.names().to_vec(), typed.types());
+                let src: BatchBox = Box::new(typed);
+                return Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) });
             }
             let types = cols.types();
             let src: BatchBox = Box::new(GilFree(cols));
@@ -464,23 +581,43 @@ pub(crate) fn _read_arrow(
             }
         })
         .map_err(|e| map_error(e, &stash))?;
-    cols.batch_rows(batch_rows).string_view(string_view);
+    cols.batch_rows(batch_rows).string_view(source_views);
     let all = cols.names().to_vec();
     let picked = keys.as_deref().map(|k| resolve_columns(k, &all)).transpose()?;
     if let Some(p) = &picked {
         cols.select(p).map_err(|e| map_error(e, &stash))?;
     }
-    cols.set_spellings(spellings);
+    cols.set_spellings(spellings.clone());
     let names = cols.names().to_vec();
     if let Some(t) = types.resolve(&all, picked.as_deref())? {
         cols.set_types(t).map_err(|e| map_error(e, &stash))?;
-    } else if let TypesArg::Infer = types {
+    } else if let TypesArg::Sampled(rows) = types {
         let c = &mut cols;
-        let inferred = py.allow_threads(move || c.infer_types(INFER_ROWS));
+        let inferred = py.allow_threads(move || c.infer_types(rows));
         inferred.map_err(|e| map_error(e, &stash))?;
+    } else if let TypesArg::Infer = types {
+        return whole(py, cols, &spellings, threads, string_view, strings, &stash);
     }
     let types = cols.types();
     let src: BatchBox = Box::new(GilFree(cols));
+    Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) })
+}
+
+/// The stream of `cols` (text columns) typed on every value of each
+/// column: read whole now, without the GIL, on `threads` threads.
+fn whole<S: arrow::ffi::BatchSource + Send>(
+    py: Python<'_>,
+    cols: S,
+    spellings: &arrow::Spellings,
+    threads: usize,
+    views: bool,
+    strings: arrow::ffi::Strings,
+    stash: &PyErrStash,
+) -> PyResult<ArrowStream> {
+    let typed = py.allow_threads(|| arrow::InferredColumns::read(cols, spellings, threads, views));
+    let typed = typed.map_err(|e| map_error(e, stash))?;
+    let (names, types) = (typed.names().to_vec(), typed.types());
+    let src: BatchBox = Box::new(typed);
     Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) })
 }
 

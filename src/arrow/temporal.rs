@@ -1,0 +1,285 @@
+//! Dates and times as Arrow's ISO-8601 parser reads them (see
+//! [`super::typed`] for the rules).
+
+use super::typed::{trim, DataType, TimeUnit};
+
+/// A date or a date and time, as Arrow's ISO-8601 parser reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct When {
+    /// Seconds since 1970-01-01 00:00:00 (in UTC, when zoned).
+    pub(crate) secs: i64,
+    /// The fraction of the second, in nanoseconds.
+    pub(crate) nanos: u32,
+    /// A fraction was written (`.5`).
+    pub(crate) frac: bool,
+    /// Digits of the fraction (0 without one).
+    pub(crate) frac_digits: u32,
+    /// A date alone (`2024-08-18`).
+    pub(crate) date_only: bool,
+    /// A zone was written (`Z`, `+01`, `+0100`, `+01:00`).
+    pub(crate) utc: bool,
+    /// Spaces or tabs were around it (a date allows them, a timestamp
+    /// does not, as in Arrow).
+    pub(crate) padded: bool,
+}
+
+impl When {
+    /// Days since 1970-01-01, for a date alone.
+    pub(crate) fn days(&self) -> i64 {
+        self.secs.div_euclid(86_400)
+    }
+
+    /// Nanoseconds since 1970-01-01, if they fit `i64`.
+    pub(crate) fn ns(&self) -> Option<i64> {
+        self.secs.checked_mul(1_000_000_000)?.checked_add(i64::from(self.nanos))
+    }
+}
+
+/// Days from 1970-01-01 to the proleptic Gregorian date `y-m-d` (valid).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `n` ASCII digits at `v[at..]` as a number.
+fn digits(v: &[u8], at: usize, n: usize) -> Option<u32> {
+    let d = v.get(at..at + n)?;
+    d.iter().try_fold(0u32, |acc, &c| c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0')))
+}
+
+/// Parses `YYYY-MM-DD`, optionally followed by `T` or a space, `hh`,
+/// `:mm`, `:ss`, `.fraction` (1 to 9 digits) and a zone (`Z`, `+hh`,
+/// `+hhmm`, `+hh:mm`, or with `-`), with spaces and tabs around (noted).
+pub(crate) fn parse_when(v: &[u8]) -> Option<When> {
+    let raw = v.len();
+    let v = trim(v);
+    let padded = v.len() != raw;
+    if v.len() < 10 || v[4] != b'-' || v[7] != b'-' {
+        return None;
+    }
+    let (y, m, d) = (digits(v, 0, 4)?, digits(v, 5, 2)?, digits(v, 8, 2)?);
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&m) || d == 0 || d > month_days[m as usize - 1] {
+        return None;
+    }
+    let days = days_from_civil(i64::from(y), m, d);
+    let mut w = When {
+        secs: days * 86_400,
+        nanos: 0,
+        frac: false,
+        frac_digits: 0,
+        date_only: true,
+        utc: false,
+        padded,
+    };
+    if v.len() == 10 {
+        return Some(w);
+    }
+    if v[10] != b'T' && v[10] != b' ' {
+        return None;
+    }
+    w.date_only = false;
+    let hh = digits(v, 11, 2)?;
+    let mut at = 13;
+    let (mut mm, mut ss) = (0, 0);
+    if v.get(at) == Some(&b':') {
+        mm = digits(v, at + 1, 2)?;
+        at += 3;
+        if v.get(at) == Some(&b':') {
+            ss = digits(v, at + 1, 2)?;
+            at += 3;
+            if v.get(at) == Some(&b'.') {
+                let n = v[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                if !(1..=9).contains(&n) {
+                    return None;
+                }
+                w.nanos = digits(v, at + 1, n)? * 10u32.pow(9 - n as u32);
+                w.frac = true;
+                w.frac_digits = n as u32;
+                at += 1 + n;
+            }
+        }
+    }
+    if hh > 23 || mm > 59 || ss > 59 {
+        return None;
+    }
+    w.secs += i64::from(hh * 3600 + mm * 60 + ss);
+    match &v[at..] {
+        [] => {}
+        [b'Z'] => w.utc = true,
+        [sign @ (b'+' | b'-'), zone @ ..] => {
+            let (zh, zm) = match zone.len() {
+                2 => (digits(zone, 0, 2)?, 0),
+                4 => (digits(zone, 0, 2)?, digits(zone, 2, 2)?),
+                5 if zone[2] == b':' => (digits(zone, 0, 2)?, digits(zone, 3, 2)?),
+                _ => return None,
+            };
+            if zh > 23 || zm > 59 {
+                return None;
+            }
+            let off = i64::from(zh * 3600 + zm * 60);
+            // The local time less its offset is UTC.
+            w.secs -= if *sign == b'+' { off } else { -off };
+            w.utc = true;
+        }
+        _ => return None,
+    }
+    Some(w)
+}
+
+/// Parses a value of a date or timestamp type `ty`: days, seconds or
+/// nanoseconds.
+pub(crate) fn parse_temporal(v: &[u8], ty: DataType) -> Option<i64> {
+    let w = parse_when(v)?;
+    match ty {
+        DataType::Date32 if w.date_only => Some(w.days()),
+        DataType::Timestamp { nanos, utc } => {
+            // A date alone is a naive time at midnight.
+            let zone_ok = if utc { w.utc } else { !w.utc };
+            if !zone_ok || (w.frac && !nanos) || w.padded {
+                return None;
+            }
+            if nanos {
+                w.ns()
+            } else {
+                Some(w.secs)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Parses a timestamp in `unit` (`zoned`: the value must have a zone,
+/// and is taken to UTC; else it must not), as pyarrow does: a date alone
+/// is its midnight, and the fraction may have at most the unit's digits.
+pub(crate) fn parse_timestamp_in(v: &[u8], unit: TimeUnit, zoned: bool) -> Option<i64> {
+    let w = parse_when(v)?;
+    if w.utc != zoned || w.padded || w.frac_digits > unit.digits() {
+        return None;
+    }
+    let frac = i64::from(w.nanos) / 10i64.pow(9 - unit.digits());
+    w.secs.checked_mul(unit.per_second())?.checked_add(frac)
+}
+
+/// Parses a time of day in `unit`: `hh:mm`, `hh:mm:ss` or
+/// `hh:mm:ss.fraction` (at most the unit's digits), spaces and tabs
+/// around allowed, as pyarrow does; units since midnight.
+pub(crate) fn parse_time(v: &[u8], unit: TimeUnit) -> Option<i64> {
+    let v = trim(v);
+    if v.len() < 5 || v[2] != b':' {
+        return None;
+    }
+    let (hh, mm) = (digits(v, 0, 2)?, digits(v, 3, 2)?);
+    let (mut ss, mut frac, mut n) = (0, 0, 0);
+    match v.len() {
+        5 => {}
+        8.. if v[5] == b':' => {
+            ss = digits(v, 6, 2)?;
+            if v.len() > 8 {
+                n = v.len() - 9;
+                if v[8] != b'.' || n == 0 || n as u32 > unit.digits() {
+                    return None;
+                }
+                frac = digits(v, 9, n)?;
+            }
+        }
+        _ => return None,
+    }
+    if hh > 23 || mm > 59 || ss > 59 {
+        return None;
+    }
+    let secs = i64::from(hh * 3600 + mm * 60 + ss);
+    let frac = i64::from(frac) * 10i64.pow(unit.digits() - n as u32);
+    Some(secs * unit.per_second() + frac)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_and_units_as_pyarrow_reads_them() {
+        use TimeUnit::*;
+        assert_eq!(parse_time(b"10:00", Second), Some(36_000));
+        assert_eq!(parse_time(b" 10:00:01\t", Second), Some(36_001));
+        assert_eq!(parse_time(b"10:00:00.5", Millisecond), Some(36_000_500));
+        assert_eq!(parse_time(b"23:59:59.123456", Microsecond), Some(86_399_123_456));
+        for (bad, unit) in [
+            ("10:00:00.5", Second),
+            ("10:00:00.1000", Millisecond),
+            ("24:00:00", Second),
+            ("10", Second),
+            ("10:00Z", Second),
+            ("10:00:00Z", Second),
+            ("10:00:00.", Millisecond),
+            ("1:00:00", Second),
+        ] {
+            assert_eq!(parse_time(bad.as_bytes(), unit), None, "{bad}");
+        }
+        let ts = |v: &str, unit, zoned| parse_timestamp_in(v.as_bytes(), unit, zoned);
+        assert_eq!(ts("2024-01-01T10:00:00.1", Millisecond, false), Some(1_704_103_200_100));
+        assert_eq!(ts("2024-01-01", Microsecond, false), Some(1_704_067_200_000_000));
+        assert_eq!(ts("2024-01-01T10:00:00.1000", Millisecond, false), None);
+        assert_eq!(ts("2024-01-01T10:00:00+01:00", Millisecond, false), None);
+        assert_eq!(ts("2024-01-01T10:00:00", Millisecond, true), None);
+        assert_eq!(ts("2024-01-01T10:00:00Z", Second, true), Some(1_704_103_200));
+    }
+
+    #[test]
+    fn dates_and_times_as_arrow_reads_them() {
+        let secs = |v: &str| parse_when(v.as_bytes()).map(|w| (w.secs, w.nanos, w.utc));
+        assert_eq!(secs("1970-01-01"), Some((0, 0, false)));
+        assert_eq!(secs("2024-08-18T10:10:32Z"), Some((1_723_975_832, 0, true)));
+        assert_eq!(secs("2024-08-18 10:10:32"), Some((1_723_975_832, 0, false)));
+        assert_eq!(secs("2024-08-18T10"), Some((1_723_975_200, 0, false)));
+        assert_eq!(secs("2024-08-18T10:10:32+01:00"), Some((1_723_972_232, 0, true)));
+        assert_eq!(secs("2024-08-18T10:10:32+0100"), Some((1_723_972_232, 0, true)));
+        assert_eq!(secs("2024-08-18T10:10:32-05:30"), Some((1_723_995_632, 0, true)));
+        assert_eq!(secs("2024-08-18T10:10:32.25"), Some((1_723_975_832, 250_000_000, false)));
+        assert_eq!(secs("1969-12-31T23:59:59Z"), Some((-1, 0, true)));
+        assert_eq!(secs("9999-12-31T23:59:59"), Some((253_402_300_799, 0, false)));
+        assert_eq!(secs(" 2000-02-29\t"), Some((951_782_400, 0, false)));
+        assert_eq!(parse_when(b"0001-01-01").map(|w| w.days()), Some(-719_162));
+        for bad in [
+            "2024-8-18",
+            "2024-02-30",
+            "1900-02-29",
+            "2024-08-18T24:00:00",
+            "2024-08-18T10:10:60",
+            "2024-08-18Z",
+            "2024-08-18T10:10:32z",
+            "2024-08-18T10:10:32 Z",
+            "2024-08-18T1:10:32",
+            "2024-08-18T10:1:32",
+            "2024-08-18T10:10:32.",
+            "2024-08-18T10:10:32+1",
+            "-001-01-01",
+            "20240818",
+            "2024-08-18T10:10:32.1234567891",
+            "10:10:32",
+            "2024-08-18X10",
+        ] {
+            assert_eq!(parse_when(bad.as_bytes()), None, "{bad}");
+        }
+        let ts = |nanos, utc| DataType::Timestamp { nanos, utc };
+        assert_eq!(parse_temporal(b"2024-08-18", ts(false, false)), Some(1_723_939_200));
+        assert_eq!(parse_temporal(b"2024-08-18", ts(false, true)), None);
+        assert_eq!(parse_temporal(b"2024-08-18T00:00:00.5", ts(false, false)), None);
+        assert_eq!(
+            parse_temporal(b"2024-08-18T00:00:00.5", ts(true, false)),
+            Some(1_723_939_200_500_000_000)
+        );
+        assert_eq!(parse_temporal(b"9999-08-18T00:00:00", ts(true, false)), None);
+        assert_eq!(parse_temporal(b"2024-08-18T00:00:00", DataType::Date32), None);
+        assert_eq!(parse_temporal(b"2024-08-18", DataType::Date32), Some(19_953));
+        assert_eq!(parse_temporal(b" 2024-08-18", DataType::Date32), Some(19_953));
+        assert_eq!(parse_temporal(b" 2024-08-18", ts(false, false)), None);
+        assert_eq!(parse_temporal(b"2024-08-18T10:10:32 ", ts(false, false)), None);
+    }
+}
