@@ -25,7 +25,7 @@ use std::io::{self, Read};
 /// bzip2's block sequence is printable (`BZh91AY&SY`), so all 10 bytes are
 /// required: a CSV whose first field is `BZh9` stays a CSV, and only text
 /// that begins with exactly those 10 characters would be taken for bzip2
-/// (read it with [`Decompress::Off`]). A file shorter than a sequence
+/// (read it with [`Decompress::Off`](crate::Decompress::Off)). A file shorter than a sequence
 /// is not of that format. ZIP is recognised so that an archive is an error
 /// rather than rows of binary: reading one member of an archive is left to
 /// `unzip`.

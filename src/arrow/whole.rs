@@ -46,7 +46,7 @@ use crate::pool;
 pub const SAMPLE_ROWS: usize = DEFAULT_BATCH_ROWS;
 
 /// The batches of a source of text columns, with each column typed by
-/// every one of its values (see the [module docs](self)); the rows and
+/// every one of its values (see [`InferredColumns::read`] and [`InferredColumns::read_par`]); the rows and
 /// error of the source, the error after the rows before it.
 ///
 /// ```
@@ -95,7 +95,7 @@ impl InferredColumns {
     }
 
     /// [`InferredColumns::read`] with the candidate types taken from the
-    /// first `sample` rows rather than [`SAMPLE_ROWS`]: a matter of speed
+    /// first `sample` rows rather than the default sample (65,536 rows): a matter of speed
     /// only (a candidate that a later value does not fit costs that
     /// column a second look), never of the types, which are the whole
     /// columns'.
