@@ -167,6 +167,10 @@ impl Batch {
         joins: bool,
         bytes: usize,
     ) -> Result<bool, CoreError> {
+        if held.stopped {
+            self.clear();
+            return Ok(false);
+        }
         let end = self.load_rows(held.get(), nonnumeric, joins, bytes);
         // A file that shrank: the last row's bytes may have been copied
         // from a page of a mapping past the new end (zeros) after the

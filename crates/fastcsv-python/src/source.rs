@@ -160,19 +160,76 @@ pub(crate) struct HeldReader {
     rdr: Mutex<CoreReader<'static>>,
     cancel: Cancel,
     watch: Option<Watch>,
+    /// The watch reported a change: nothing more is read.
+    pub(crate) stopped: bool,
 }
 
 /// A file read with `read()` (not mapped), watched for shrinking: the
 /// file, and the size it must keep (its size when opened, or the end of
 /// the part read).
-struct Watch {
+pub(crate) struct Watch {
     file: File,
     size: u64,
 }
 
+impl Watch {
+    /// A second handle on the regular file at `path`, opened before its
+    /// reader opens it; `None` for anything else.
+    pub(crate) fn path(path: &std::path::Path) -> Option<Watch> {
+        watch(File::open(path).ok()?, None)
+    }
+
+    /// Whether the file is now shorter than it must be.
+    fn shrank(&self) -> bool {
+        self.file.metadata().is_ok_and(|m| m.len() < self.size)
+    }
+}
+
+/// An Arrow batch source over a file, which fails with `FileChanged` (naming
+/// `path`) rather than hand out a batch once the file is shorter than when
+/// it was opened: the batch may hold a record cut short by the new end.
+/// The core sees a mapped file shrink; a file read with `read()` ends
+/// early, which only its size tells.
+pub(crate) struct Watched<S> {
+    inner: S,
+    watch: Option<Watch>,
+    path: Option<std::path::PathBuf>,
+    stopped: bool,
+}
+
+impl<S> Watched<S> {
+    pub(crate) fn new(inner: S, watch: Option<Watch>, path: Option<std::path::PathBuf>) -> Self {
+        Watched { inner, watch, path, stopped: false }
+    }
+}
+
+impl<S: fastcsv::arrow::ffi::BatchSource> fastcsv::arrow::ffi::BatchSource for Watched<S> {
+    fn names(&self) -> &[String] {
+        self.inner.names()
+    }
+    fn types(&self) -> Vec<fastcsv::arrow::DataType> {
+        self.inner.types()
+    }
+    fn next_batch(&mut self) -> fastcsv::Result<Option<fastcsv::arrow::ColumnBatch>> {
+        if self.stopped {
+            return Ok(None);
+        }
+        let got = self.inner.next_batch();
+        if self.watch.as_ref().is_some_and(Watch::shrank) {
+            self.stopped = true;
+            let e = CoreError::new(ErrorKind::FileChanged);
+            return Err(match &self.path {
+                Some(p) => e.with_path(p),
+                None => e,
+            });
+        }
+        got
+    }
+}
+
 impl HeldReader {
     pub(crate) fn new(rdr: CoreReader<'static>) -> HeldReader {
-        HeldReader { rdr: Mutex::new(rdr), cancel: Cancel::default(), watch: None }
+        HeldReader { rdr: Mutex::new(rdr), cancel: Cancel::default(), watch: None, stopped: false }
     }
 
     /// The switch that makes a blocked read of this reader's input (a
@@ -187,8 +244,10 @@ impl HeldReader {
         self.rdr.get_mut().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(crate) fn into_inner(self) -> CoreReader<'static> {
-        self.rdr.into_inner().unwrap_or_else(PoisonError::into_inner)
+    /// The reader and its watch, if any.
+    pub(crate) fn into_parts(self) -> (CoreReader<'static>, Option<Watch>) {
+        let w = self.watch;
+        (self.rdr.into_inner().unwrap_or_else(PoisonError::into_inner), w)
     }
 
     /// Fails with `FileChanged` when the file under the reader shrank: a
@@ -206,13 +265,11 @@ impl HeldReader {
         if mapped {
             self.get().check_unchanged()?;
         }
-        let Some(w) = &self.watch else {
-            return Ok(());
-        };
-        if w.file.metadata().map_or(true, |m| m.len() >= w.size) {
+        if !self.watch.as_ref().is_some_and(Watch::shrank) {
             return Ok(());
         }
         self.watch = None;
+        self.stopped = true;
         let rdr = self.get();
         let pos = at.unwrap_or(Position {
             byte: rdr.byte_offset(),
@@ -441,7 +498,7 @@ pub(crate) fn open_native(
             let mut b = b;
             b.path(p);
             let rdr = Mutex::new(b.from_reader(fifo));
-            return Ok(HeldReader { rdr, cancel, watch: None });
+            return Ok(HeldReader { rdr, cancel, watch: None, stopped: false });
         }
         // Opened before the reader opens it, to know the size it had.
         let second = File::open(p).ok();
