@@ -96,6 +96,18 @@ pub enum ErrorKind {
     Config(String),
     /// An I/O error.
     Io(io::Error),
+    /// Compressed input could not be decoded: corrupt, cut short, or a
+    /// format that is recognised but not read (a ZIP archive). Rows read
+    /// before it are whole; no row is made of a partly decoded tail.
+    Decompress {
+        /// The input's format.
+        codec: crate::codec::Codec,
+        /// Bytes of the compressed input the decoder had consumed when it
+        /// failed, from the start of the file.
+        offset: Option<u64>,
+        /// What the decoder reported.
+        message: String,
+    },
 }
 
 struct Inner {
@@ -253,6 +265,12 @@ impl fmt::Display for ErrorKind {
             ErrorKind::FileChanged => f.write_str("file changed while reading"),
             ErrorKind::Config(msg) => f.write_str(msg),
             ErrorKind::Io(e) => write!(f, "{e}"),
+            ErrorKind::Decompress { codec, offset: Some(at), message } => {
+                write!(f, "{codec} data, at byte {at} of the compressed input: {message}")
+            }
+            ErrorKind::Decompress { codec, offset: None, message } => {
+                write!(f, "{codec} data: {message}")
+            }
         }
     }
 }
@@ -302,6 +320,16 @@ impl std::error::Error for Error {
 
 impl From<io::Error> for Error {
     fn from(e: io::Error) -> Error {
+        use crate::source::decompress::DecompressError;
+        // A decoder's failure travels through the read buffers as an
+        // `io::Error`; give it its own kind back.
+        if e.get_ref().is_some_and(|i| i.is::<DecompressError>()) {
+            let Some(Ok(d)) = e.into_inner().map(|i| i.downcast::<DecompressError>()) else {
+                unreachable!("the payload was checked to be a DecompressError");
+            };
+            let DecompressError { codec, offset, message } = *d;
+            return Error::new(ErrorKind::Decompress { codec, offset: Some(offset), message });
+        }
         Error::new(ErrorKind::Io(e))
     }
 }

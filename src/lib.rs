@@ -65,6 +65,7 @@
 
 pub mod arrow;
 pub mod bench;
+mod codec;
 mod dialect;
 mod error;
 mod filter;
@@ -85,6 +86,6 @@ pub use reader::{Reader, ReaderBuilder, Rows};
 pub use record::{Row, RowBuf};
 pub use select::{Batch, CsvPieces, FieldIter, RawFields, SelectedRow, Selection};
 pub use source::{
-    SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE, DEFAULT_MAX_BUFFER_SIZE,
-    DEFAULT_RELEASE_THRESHOLD, READ_AHEAD_MIN, SMALL_FILE,
+    Codec, Decompress, SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE,
+    DEFAULT_MAX_BUFFER_SIZE, DEFAULT_RELEASE_THRESHOLD, READ_AHEAD_MIN, SMALL_FILE,
 };

@@ -11,8 +11,8 @@ use crate::record::{Row, RowBuf};
 use crate::scan::{Fields, Scan, Scanner, SelectArgs, SelectedRecord, Span};
 use crate::select::{Batch, Selection, BATCH_BYTES, BATCH_RECORDS};
 use crate::source::{
-    self, Mapped, ReadBuffer, SourceChoice, SourceKind, SourceReason, DEFAULT_BUFFER_SIZE,
-    DEFAULT_MAX_BUFFER_SIZE, DEFAULT_RELEASE_THRESHOLD,
+    self, Decompress, Mapped, ReadBuffer, SourceChoice, SourceKind, SourceReason,
+    DEFAULT_BUFFER_SIZE, DEFAULT_MAX_BUFFER_SIZE, DEFAULT_RELEASE_THRESHOLD,
 };
 
 /// Configures and opens a [`Reader`].
@@ -38,6 +38,7 @@ pub struct ReaderBuilder {
     path: Option<PathBuf>,
     block_scan: bool,
     read_ahead: Option<bool>,
+    decompress: Decompress,
 }
 
 impl Default for ReaderBuilder {
@@ -63,6 +64,7 @@ impl ReaderBuilder {
             path: None,
             block_scan: true,
             read_ahead: None,
+            decompress: Decompress::Auto,
         }
     }
 
@@ -208,6 +210,39 @@ impl ReaderBuilder {
         self
     }
 
+    /// Whether to decompress input (default [`Decompress::Auto`]: gzip,
+    /// zstd, bzip2 and xz input, known by its first bytes, see
+    /// [`Codec`](crate::Codec)). A compressed file is decoded into the
+    /// `read()` buffer, on the read-ahead thread when there is one (see
+    /// [`read_ahead`](Self::read_ahead); it then decodes chunks of at least
+    /// 1 MiB, whatever the buffer size), and never mapped: its
+    /// [`source_reason`](Reader::source_reason) is
+    /// [`SourceReason::Compressed`]. [`from_reader`](Self::from_reader)
+    /// looks at the first bytes on its first read and decodes on the
+    /// parsing thread (a generic reader cannot be sent to another); its
+    /// reason stays [`SourceReason::NotAFile`]. Byte positions in rows and
+    /// errors count decompressed bytes; a decoding error is
+    /// [`ErrorKind::Decompress`], with the offset in the compressed file.
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// let mut gz = flate2::write::GzEncoder::new(Vec::new(), Default::default());
+    /// gz.write_all(b"a,b\n1,2\n").unwrap();
+    /// let gz = gz.finish().unwrap();
+    /// let p = std::env::temp_dir().join("fastcsv-doc-decompress.csv.gz");
+    /// std::fs::write(&p, &gz).unwrap();
+    /// let mut rdr = fastcsv::ReaderBuilder::new().from_path(&p).unwrap();
+    /// assert_eq!(rdr.source_reason(), fastcsv::SourceReason::Compressed(fastcsv::Codec::Gzip));
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(1), Some(&b"2"[..]));
+    /// // Off: the bytes as they are (here, not one valid row).
+    /// let mut raw = fastcsv::ReaderBuilder::new().decompress(fastcsv::Decompress::Off).from_reader(&gz[..]);
+    /// assert_ne!(raw.read_row().ok().flatten().and_then(|r| r.get(1).map(<[u8]>::to_vec)), Some(b"2".to_vec()));
+    /// ```
+    pub fn decompress(&mut self, d: Decompress) -> &mut Self {
+        self.decompress = d;
+        self
+    }
+
     /// The name to show in errors for inputs that are not opened by path
     /// (`from_reader`, `from_file`).
     ///
@@ -249,7 +284,11 @@ impl ReaderBuilder {
     /// assert_eq!(row.join().unwrap().get(0), Some(&b"1"[..]));
     /// ```
     pub fn from_reader<'a, R: Read + Send + 'a>(&self, rdr: R) -> Reader<'a> {
-        let buf = ReadBuffer::new(Box::new(rdr), self.buffer_size, self.max_buffer_size);
+        let rdr: Box<dyn Read + Send + 'a> = match self.decompress {
+            Decompress::Off => Box::new(rdr),
+            d => Box::new(source::decompress::Sniff::new(rdr, d)),
+        };
+        let buf = ReadBuffer::new(rdr, self.buffer_size, self.max_buffer_size);
         Reader::new(self, Src::Read(buf), SourceKind::Buffered, SourceReason::NotAFile, 0)
     }
 
@@ -377,6 +416,15 @@ impl ReaderBuilder {
         };
         // Where to start in a mapping (the file's current position).
         let offset = file.stream_position().unwrap_or(0);
+        if let Some(codec) = self.codec_of(&file, offset).map_err(with_path)? {
+            if limit.is_some() {
+                let msg = format!(
+                    "a {codec}-compressed file has no byte ranges of its CSV: decompress it first"
+                );
+                return Err(with_path(Error::config(msg)));
+            }
+            return self.open_compressed(file, codec, offset).map_err(with_path);
+        }
         let (kind, reason, src) = source::choose(file, self.source, &limits);
         match src {
             Ok(mut m) => {
@@ -405,11 +453,11 @@ impl ReaderBuilder {
                     let input = match regular {
                         #[cfg(unix)]
                         Some(_) => source::Input::At(std::sync::Arc::new(file), offset),
-                        _ => source::Input::Stream(Box::new(file)),
+                        _ => source::Input::Stream(self.stream(file, regular.is_some())),
                     };
                     ReadBuffer::read_ahead(input, size, max, regular.is_some())
                 } else {
-                    ReadBuffer::new(Box::new(file), size, max)
+                    ReadBuffer::new(self.stream(file, regular.is_some()), size, max)
                 };
                 let mut rdr = Reader::new(self, Src::Read(buf), kind, reason, 0);
                 // Byte positions are the file's offsets, as when mapped.
@@ -421,6 +469,55 @@ impl ReaderBuilder {
 }
 
 impl ReaderBuilder {
+    /// The codec to decode a regular file with from `offset` on, as
+    /// [`ReaderBuilder::decompress`] says. Other files are looked at on
+    /// their first read (see [`ReaderBuilder::stream`]).
+    fn codec_of(&self, file: &File, offset: u64) -> Result<Option<source::Codec>> {
+        if self.decompress == Decompress::Off || !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Ok(None);
+        }
+        match self.decompress {
+            Decompress::Force(c) => Ok(Some(c)),
+            _ => Ok(source::decompress::sniff_file(file, offset)?),
+        }
+    }
+
+    /// A compressed regular file, decoded from `offset` into the `read()`
+    /// buffer (on the read-ahead thread, unless read-ahead is off).
+    fn open_compressed(
+        &self,
+        file: File,
+        codec: source::Codec,
+        offset: u64,
+    ) -> Result<Reader<'static>> {
+        if codec == source::Codec::Zip {
+            let message = source::decompress::ZIP_MESSAGE.to_string();
+            return Err(Error::new(ErrorKind::Decompress { codec, offset: Some(offset), message }));
+        }
+        let dec = Box::new(source::decompress::Decoder::new(file, codec, offset)?);
+        let (size, max) = (self.buffer_size, self.max_buffer_size);
+        // Decoding costs more CPU than parsing: worth a thread at any size.
+        let buf = if self.read_ahead_for(None) {
+            // Larger chunks: fewer hand-overs per decoded byte.
+            let size = size.max(source::decompress::DECODED_CHUNK.min(max));
+            ReadBuffer::read_ahead(source::Input::Stream(dec), size, max, true)
+        } else {
+            ReadBuffer::new(dec, size, max)
+        };
+        let reason = SourceReason::Compressed(codec);
+        Ok(Reader::new(self, Src::Read(buf), SourceKind::Buffered, reason, 0))
+    }
+
+    /// A file read as a stream. One that is not regular has its first
+    /// bytes looked at on its first read (they cannot be read twice).
+    fn stream(&self, file: File, regular: bool) -> Box<dyn Read + Send> {
+        if regular || self.decompress == Decompress::Off {
+            Box::new(file)
+        } else {
+            Box::new(source::decompress::Sniff::new(file, self.decompress))
+        }
+    }
+
     /// The read-ahead rule (see [`ReaderBuilder::read_ahead`]) for a file
     /// with `left` bytes to read, `None` for a stream.
     fn read_ahead_for(&self, left: Option<u64>) -> bool {
@@ -1240,6 +1337,11 @@ impl<'a> Reader<'a> {
                                     let off = self.pos;
                                     return Err(match e.into_kind() {
                                         ErrorKind::Io(io) => self.decorate(io.into()),
+                                        // Where in the compressed input it
+                                        // failed is in the kind.
+                                        k @ ErrorKind::Decompress { .. } => {
+                                            self.decorate(Error::new(k))
+                                        }
                                         k => self.err_at(k, off),
                                     });
                                 }

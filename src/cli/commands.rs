@@ -113,12 +113,26 @@ pub fn count(a: &CountArgs) -> Result<(), Failure> {
     Ok(out.flush()?)
 }
 
+/// A usage error (exit status 2) for a compressed `path`: it `why`, so
+/// decompress it first. A file that cannot be opened passes (the command
+/// reports that itself).
+fn not_compressed(path: &Path, why: &str) -> Result<(), Failure> {
+    match fastcsv::Codec::of_path(path) {
+        Ok(Some(c)) => Err(Failure::Usage(format!(
+            "{}: a {c}-compressed file {why}; decompress it first",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `fastcsv parts`: the file's parts, one line each.
 pub fn parts(a: &PartsArgs) -> Result<(), Failure> {
     let path = a.file.as_path();
     if path == Path::new("-") {
         return Err(Failure::Usage("parts needs a file: standard input cannot be cut".into()));
     }
+    not_compressed(path, "has no byte ranges of its CSV (parts are byte ranges of the file)")?;
     let d = a.input.dialect(Some(path), false)?;
     let parts = fastcsv::split::Splitter::new(&d)
         .split_path(path, a.size as u64)
@@ -985,6 +999,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             "-: bench needs a regular file (it reads the file many times)".into(),
         ));
     }
+    not_compressed(&a.file, "is never mapped: bench compares mmap and read() on plain files")?;
     let mut opts = fastcsv::bench::BenchOptions {
         cold: a.cold,
         work: a.work,

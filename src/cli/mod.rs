@@ -153,6 +153,10 @@ impl Input {
                 }
             }
         };
+        // The bar counts decompressed bytes, which a compressed file's size
+        // does not bound: no total then.
+        let size = size
+            .filter(|_| !matches!(reader.source_reason(), fastcsv::SourceReason::Compressed(_)));
         let progress = Progress::new(size, args.quiet);
         let path = path.map(Path::to_path_buf);
         Ok(Input { reader, name, path, size, progress })

@@ -4,6 +4,7 @@
 //! The crate's only `unsafe` for mapping files lives in this module.
 
 mod buffer;
+pub(crate) mod decompress;
 #[cfg(target_os = "linux")]
 mod faultahead;
 mod readahead;
@@ -11,6 +12,7 @@ mod readahead;
 mod sigbus;
 
 pub(crate) use buffer::ReadBuffer;
+pub use decompress::{Codec, Decompress};
 pub(crate) use readahead::Input;
 
 use std::fs::File;
@@ -110,6 +112,10 @@ pub enum SourceReason {
     SmallFile,
     /// The input is a slice or a generic reader.
     NotAFile,
+    /// A compressed file (known by its first bytes, see [`Codec::detect`],
+    /// or as [`Decompress::Force`] says): decoded into the `read()`
+    /// buffer, never mapped, since its bytes are not the CSV.
+    Compressed(Codec),
 }
 
 impl std::fmt::Display for SourceReason {
@@ -123,6 +129,7 @@ impl std::fmt::Display for SourceReason {
             SourceReason::MapFailed => "mmap failed",
             SourceReason::SmallFile => "small file",
             SourceReason::NotAFile => "not a file",
+            SourceReason::Compressed(c) => return write!(f, "{c}-compressed file"),
         })
     }
 }
