@@ -388,3 +388,104 @@ def test_fifo_still_reads_like_a_file(tmp_path):
         assert fastcsv.read(str(fifo)) == ROWS[:3000]
     finally:
         w.wait(timeout=30)
+
+
+# -- Compressed input --------------------------------------------------------
+
+SMALL = ROWS[:20_000]
+
+
+def compress(data, fmt):
+    """`data` compressed as `fmt`: the standard library, or the `zstd`
+    command (the standard library of 3.11 has no zstd)."""
+    import bz2
+    import gzip
+    import lzma
+    import shutil
+    if fmt == "gz":
+        return gzip.compress(data)
+    if fmt == "bz2":
+        return bz2.compress(data)
+    if fmt == "xz":
+        return lzma.compress(data)
+    if shutil.which("zstd") is None:
+        pytest.skip("no zstd command")
+    return subprocess.run(["zstd", "-q", "-c"], input=data, capture_output=True,
+                          check=True).stdout
+
+
+FORMATS = ["gz", "zst", "bz2", "xz"]
+
+
+@pytest.fixture(params=FORMATS)
+def packed(request, tmp_path):
+    p = tmp_path / f"t.csv.{request.param}"
+    p.write_bytes(compress(encode(SMALL), request.param))
+    return p
+
+
+def test_compressed_paths_read_as_the_plain_file(packed):
+    assert list(fastcsv.reader(str(packed))) == SMALL
+    assert fastcsv.read(str(packed)) == SMALL
+    with open(packed, "rb") as f:
+        assert fastcsv.read(f) == SMALL
+    with open(packed, "rb") as f:
+        assert list(fastcsv.reader(f)) == SMALL
+    cols = fastcsv.read_columns(str(packed), header=False)
+    assert [list(r) for r in zip(*cols.values())] == SMALL
+    d = list(fastcsv.DictReader(str(packed), fieldnames=["a", "b", "c"]))
+    assert [[r["a"], r["b"], r["c"]] for r in d] == SMALL
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compressed_read_arrow(tmp_path, threads):
+    pa = pytest.importorskip("pyarrow")
+    # Larger than the parallel reader's threshold once decompressed.
+    p = tmp_path / "big.csv.gz"
+    p.write_bytes(compress(DATA + DATA, "gz"))
+    t = pa.table(fastcsv.read_arrow(str(p), header=False, threads=threads))
+    assert t.num_rows == 2 * len(ROWS)
+    assert t.slice(len(ROWS) - 2, 4).to_pylist() == [
+        dict(zip("012", r)) for r in (ROWS[-2:] + ROWS[:2])]
+
+
+def test_compressed_name_does_not_matter(tmp_path):
+    p = tmp_path / "plain.csv"
+    p.write_bytes(compress(encode(SMALL), "gz"))
+    assert fastcsv.read(str(p)) == SMALL
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("api", ["reader", "read", "read_columns", "read_arrow", "file"])
+def test_truncated_compressed_file_is_an_error(tmp_path, fmt, api):
+    p = tmp_path / f"cut.csv.{fmt}"
+    packed = compress(encode(SMALL), fmt)
+    p.write_bytes(packed[: len(packed) * 2 // 3])
+    with pytest.raises((fastcsv.Error, OSError, RuntimeError)) as ei:
+        if api == "reader":
+            list(fastcsv.reader(str(p)))
+        elif api == "read":
+            fastcsv.read(str(p))
+        elif api == "read_columns":
+            fastcsv.read_columns(str(p), header=False)
+        elif api == "file":
+            with open(p, "rb") as f:
+                fastcsv.read(f)
+        else:
+            pa = pytest.importorskip("pyarrow")
+            pa.table(fastcsv.read_arrow(str(p), header=False))
+    assert str(p) in str(ei.value), str(ei.value)
+
+
+def test_compressed_file_cut_while_read(tmp_path):
+    # Cut while the reader is in the middle: an error, never fewer rows.
+    p = tmp_path / "t.csv.gz"
+    packed = compress(DATA, "gz")
+    p.write_bytes(packed)
+    r = fastcsv.reader(str(p))
+    got = [next(r) for _ in range(100)]
+    os.truncate(p, len(packed) // 2)
+    with pytest.raises((fastcsv.Error, OSError)) as ei:
+        got.extend(r)
+    assert str(p) in str(ei.value)
+    check_prefix(got)
