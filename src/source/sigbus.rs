@@ -531,4 +531,89 @@ mod tests {
         drop(a);
         assert_eq!(REGISTRY[idx].state.load(Ordering::Acquire), FREE);
     }
+
+    /// The action a forwarding handler replaced (ours).
+    static FORWARDED_TO: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    static FORWARDS: AtomicUsize = AtomicUsize::new(0);
+
+    /// What CPython's `faulthandler` does on a fatal signal: put back the
+    /// action it replaced and `raise` the signal again.
+    extern "C" fn forwarder(sig: libc::c_int) {
+        FORWARDS.fetch_add(1, Ordering::Relaxed);
+        if let Some(&old) = FORWARDED_TO.get() {
+            // SAFETY: `old` points to a leaked, initialised `sigaction`;
+            // `sigaction` and `raise` are async-signal-safe.
+            unsafe {
+                libc::sigaction(sig, old as *const libc::sigaction, std::ptr::null_mut());
+                libc::raise(sig);
+            }
+        }
+    }
+
+    /// In a child process (this test binary again, as the crash would
+    /// take the test run with it): a forwarding handler installed after
+    /// the first mapping, then the file truncated under the reader. The
+    /// reader must report `FileChanged`, and the process live.
+    #[test]
+    fn a_handler_installed_after_ours_that_forwards_by_raise() {
+        const CHILD: &str = "FASTCSV_SIGBUS_FORWARDER_CHILD";
+        if let Some(path) = std::env::var_os(CHILD) {
+            let path = std::path::PathBuf::from(path);
+            let mut rdr = crate::ReaderBuilder::new()
+                .source(crate::SourceChoice::Mmap)
+                .from_path(&path)
+                .unwrap();
+            assert_eq!(rdr.source_kind(), crate::SourceKind::Mapped);
+            for _ in 0..10 {
+                rdr.read_row().unwrap().unwrap();
+            }
+            // SAFETY: all-zero is a valid `sigaction`; the old action is
+            // leaked so that the handler can read it at any time.
+            unsafe {
+                let old: &'static mut libc::sigaction = Box::leak(Box::new(std::mem::zeroed()));
+                let mut new: libc::sigaction = std::mem::zeroed();
+                new.sa_sigaction = forwarder as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                new.sa_flags = libc::SA_NODEFER;
+                assert_eq!(libc::sigaction(libc::SIGBUS, &new, old), 0);
+                FORWARDED_TO.set(old as *const libc::sigaction as usize).unwrap();
+            }
+            std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(1 << 20).unwrap();
+            let e = loop {
+                match rdr.read_row() {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => panic!("the cut file read as if whole"),
+                    Err(e) => break e,
+                }
+            };
+            assert!(matches!(e.kind(), crate::ErrorKind::FileChanged), "{e}");
+            println!("FileChanged after {} forwards", FORWARDS.load(Ordering::Relaxed));
+            return;
+        }
+        let path = std::env::temp_dir()
+            .join(format!("fastcsv-sigbus-forwarder-{}.csv", std::process::id()));
+        let row = b"12345,some text,more text,0.5\n";
+        std::fs::write(&path, row.repeat((4 << 20) / row.len())).unwrap();
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "source::sigbus::tests::a_handler_installed_after_ours_that_forwards_by_raise",
+            ])
+            .args(["--nocapture", "--test-threads=1"])
+            .env(CHILD, &path)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(&path);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{:?}\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The fault went through the forwarder (the path under test).
+        assert!(
+            stdout.contains("FileChanged after") && !stdout.contains("after 0 forwards"),
+            "{stdout}"
+        );
+    }
 }
