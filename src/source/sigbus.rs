@@ -31,7 +31,8 @@
 //! * Otherwise the fault is not ours: the handler calls the previous
 //!   handler (Rust's own stack-overflow handler, or the application's), or,
 //!   if there was none, restores the default action and returns, so that
-//!   the restarted access kills the process exactly as before. Only faults
+//!   the restarted access kills the process exactly as before (a signal
+//!   sent by a process is sent again, to take the default action). Only faults
 //!   raised by the kernel (`si_code > 0`) are looked up: a signal sent by a
 //!   process carries a pid where a fault carries its address.
 //! * The reader checks the flag (one relaxed atomic load per record, after a
@@ -62,6 +63,13 @@
 //! * A handler installed after ours that neither chains to the previous
 //!   action nor forwards with `raise` (it ends the process itself, say)
 //!   still wins until the next check puts ours back in front.
+//! * Mappings live at most as long as their owner (a reader, or the
+//!   splitter's one pass over a file, `source::map_path`), and faults come
+//!   only from the threads that owner uses (the splitter's workers are
+//!   scoped: they have ended before its mapping is dropped), so a fault can
+//!   never race with the removal of its own registration.
+//! * At most [`MAX_PREVIOUS`] actions are recorded to chain to; past that,
+//!   a handler found in front of ours keeps its place.
 //!
 //! # Other handlers
 //!
@@ -72,7 +80,11 @@
 //! `raise(SIGBUS)` to reach it. That signal is sent by the process itself,
 //! so it has no fault address, and before this module knew of it, it was
 //! passed on to the action before ours (the default) and the process died
-//! although the fault was in one of our mappings. Two measures cover it:
+//! although the fault was in one of our mappings. Two measures cover it,
+//! both needed: the first keeps faults from reaching such a handler at
+//! all (no false "fatal error" report), but cannot close the window
+//! between that handler's installation and the next check; the second
+//! closes it, at the price of that report:
 //!
 //! * *Put back in front.* Each new mapping and every [`CHECK_EVERY`] bytes
 //!   of mapped reading, [`keep_in_front`] reads the current action with
@@ -103,11 +115,6 @@
 //! the default action. Our handler is installed with `SA_NODEFER` so that
 //! such a forwarded signal arrives at once, while the chaining state is
 //! still set, rather than after our handler returns.
-//! * Mappings live at most as long as their owner (a reader, or the
-//!   splitter's one pass over a file, `source::map_path`), and faults come
-//!   only from the threads that owner uses (the splitter's workers are
-//!   scoped: they have ended before its mapping is dropped), so a fault can
-//!   never race with the removal of its own registration.
 
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
