@@ -608,6 +608,12 @@ impl<'a> Columns<'a> {
     pub fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
         loop {
             if let Some((mut b, starts)) = self.fill.ready.pop_front() {
+                // The rows were copied from the input after the reader
+                // checked them: a mapped file cut since may have put its
+                // zeros in them.
+                if let Some(e) = self.changed_at(starts.first().copied()) {
+                    return Err(e);
+                }
                 let fields = self.picked.as_ref().map_or(&[][..], |p| &p.1[..]);
                 let mut bad = check_utf8(&b, &starts, fields).err();
                 if let Some((i, _)) = bad {
@@ -641,6 +647,9 @@ impl<'a> Columns<'a> {
                 continue;
             }
             if let Some(e) = self.error.take() {
+                if let Some(e) = self.changed_at(e.position()) {
+                    return Err(e);
+                }
                 self.stop();
                 return Err(self.with_path(e));
             }
@@ -652,6 +661,22 @@ impl<'a> Columns<'a> {
             }
             self.pull();
         }
+    }
+
+    /// [`ErrorKind::FileChanged`] at `at` (the first row not handed out),
+    /// ending the read, when the reader's mapped file changed (see
+    /// `docs/reliability.md`); one `fstat`.
+    fn changed_at(&mut self, at: Option<Position>) -> Option<Error> {
+        if !self.rdr.source_changed() {
+            return None;
+        }
+        self.stop();
+        let e = Error::new(ErrorKind::FileChanged);
+        let e = match at {
+            Some(p) => e.with_position(p),
+            None => e,
+        };
+        Some(self.with_path(e))
     }
 
     /// Nothing more after an error.

@@ -4,52 +4,44 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 
-use crate::dialect::Terminator;
 use crate::error::{Error, Result};
 use crate::pool;
 use crate::reader::{Reader, ReaderBuilder, Src};
 use crate::select::{Batch, Selection};
 use crate::source::RELEASE_EVERY;
+use crate::split::Splitter;
 
 /// Default chunk size of a parallel read.
 pub const PARALLEL_CHUNK: usize = 4 << 20;
 
 /// How [`Reader::par_batches`] and [`Reader::par_count`] split their input.
 ///
-/// The input (a slice or a mapped file) is cut into chunks of a few MiB
-/// at arbitrary byte offsets. Each worker thread takes the next chunk,
-/// counts its quote bytes, learns from the chunks before it whether the
-/// chunk's first byte lies inside a quoted field (the parity of all quote
-/// bytes before it, as RFC 4180 quoting toggles on every quote byte), and
-/// from there finds the chunk's first line end outside quotes: the
-/// chunk's *speculative* first record start. It parses from there with an
-/// ordinary [`Reader`] over the rest of the input and hands the caller's
-/// `work` the records that start before the next chunk's speculative
-/// start.
+/// The input (a slice or a mapped file) is cut into chunks of a few MiB,
+/// and each chunk starts at the first record start at or after its cut,
+/// found exactly by the splitter's automaton (the crate's grammar; see
+/// [`crate::split`]): from the bytes just before each cut where they
+/// decide the state there whatever came earlier, which is almost always,
+/// else from a summary of every chunk. Nothing is guessed. Each worker
+/// thread takes the next chunk and parses it with an ordinary [`Reader`]
+/// over the rest of the input, handing the caller's `work` the records
+/// that start before the next chunk's start.
 ///
-/// Speculation is checked, never trusted. Chunk `k` is accepted only if
-/// its first record starts exactly where chunk `k - 1`, itself accepted,
-/// saw the first record at or after chunk `k`'s start: both parses are
-/// then at the start of the same record, and parsing is deterministic from
-/// there. Quoting that does not toggle on every quote byte (an escape
-/// byte, a quote inside an unquoted field that Python's lenient rules keep
-/// as data) can make a guess wrong; a chunk whose guess is wrong, which
-/// met an error of any kind, or whose mapped file changed is thrown away,
-/// the workers stop, and the reader itself carries on alone, on the
-/// calling thread, from the last accepted record start, with exact line
-/// and record numbers. So the records, the errors and their positions are always
-/// those of a sequential [`Reader::read_batch`] loop; only the speed
-/// differs.
-///
-/// The search for a chunk's first record looks at most one chunk's length
-/// ahead; a chunk where it finds none (a record longer than a chunk, or a
-/// parity made wrong by an earlier quote that did not toggle) fails the
-/// same way, so no worker ever scans far past its chunk.
+/// The calling thread still checks each chunk before handing it on: chunk
+/// `k` is accepted only if its first record starts exactly where chunk
+/// `k - 1`, itself accepted, saw the first record at or after chunk `k`'s
+/// start (true by construction: both parses are at the start of the same
+/// record). A chunk that met an error of any kind (a syntax error, a field
+/// over the limit, a ragged row, an error of `work`), or whose mapped
+/// file changed, is thrown away, the workers stop, and the reader itself
+/// carries on alone, on the calling thread, from the last accepted record
+/// start, with exact line and record numbers, and reports the error
+/// there. So the records, the errors and their positions are always those
+/// of a sequential [`Reader::read_batch`] loop; only the speed differs.
 ///
 /// [`Reader::par_count`] counts each chunk over exactly the bytes from its
-/// guessed start to the next chunk's, and accepts it only if the count
-/// ended at the end of a record. Large mapped files give back the pages of
-/// the records handed out, as a sequential read does.
+/// start to the next chunk's. Large mapped files give back the pages of
+/// the records handed out, as a sequential read does; the file's size is
+/// checked before each chunk is handed on (see `docs/reliability.md`).
 ///
 /// ```
 /// let p = fastcsv::Parallel::new().threads(3).chunk_size(1 << 20);
@@ -130,8 +122,8 @@ pub struct ParallelRun {
     /// Chunks parsed by worker threads and accepted.
     pub chunks: usize,
     /// Where the reader went on alone (a byte offset in the input): after
-    /// a chunk whose speculative start was wrong or that met an error.
-    /// `None` when the workers read everything, or nothing was split.
+    /// a chunk that met an error (or a mapped file that changed). `None`
+    /// when the workers read everything, or nothing was split.
     pub sequential_from: Option<u64>,
 }
 
@@ -141,8 +133,8 @@ struct Meta {
     /// Offset (in the parallel input) of the first record the worker
     /// parsed, or the input's length if none.
     first: usize,
-    /// Offset of the first record at or after the next chunk's
-    /// speculative start, or the input's length.
+    /// Offset of the first record at or after the next chunk's start, or
+    /// the input's length.
     next: usize,
     /// Lines consumed before `first` and before `next`, counted from the
     /// worker's own start.
@@ -165,11 +157,6 @@ struct Shared<T> {
     next: usize,
     /// Chunks handed to the sink.
     written: usize,
-    /// Parity of each chunk's quote bytes, once counted.
-    parity: Vec<Option<bool>>,
-    /// `inside[k]`: whether chunk `k`'s first byte is inside quotes (by
-    /// parity), known for `k < inside.len()`.
-    inside: Vec<bool>,
     done: Vec<Option<ChunkOut<T>>>,
     /// Emptied outputs, for reuse.
     pool: Vec<T>,
@@ -282,11 +269,11 @@ impl<'a> Reader<'a> {
     /// Counts the remaining records like [`Reader::count_rows`], on
     /// several threads when the input is in memory and at least two chunks
     /// long (see [`Reader::par_batches`]). Each chunk is counted over
-    /// exactly the bytes from its speculative start to the next one's, and
-    /// is accepted only if it ends at the end of a record (so the next
-    /// chunk starts at one); otherwise the reader counts on alone from the
-    /// chunk's start. Errors and the reader's state afterwards are those
-    /// of [`Reader::count_rows`].
+    /// exactly the bytes from its start to the next one's (both record
+    /// starts, found exactly); a chunk that fails, or does not end at the
+    /// end of a record, hands over to the reader, which counts on alone
+    /// from the chunk's start. Errors and the reader's state afterwards
+    /// are those of [`Reader::count_rows`].
     ///
     /// ```
     /// use fastcsv::{Parallel, Reader};
@@ -442,10 +429,14 @@ impl<'a> Reader<'a> {
             Src::Mapped(m) => m.bytes(),
             Src::Read(_) => return Ok((Err(start), 0)),
         };
-        // For the last chunk also the file's size: a file cut inside its
-        // last page reads as zeros there without a fault.
-        let changed = |last: bool| match &self.src {
-            Src::Mapped(m) => m.changed(last),
+        // Before each chunk is handed on, the guard's flag and the file's
+        // size: a file cut inside a page reads as zeros up to that page's
+        // end without a fault (no flag), and a page that another worker
+        // replaced by zeros may be read here before that worker's handler
+        // has set the flag; the truncation itself, which comes before
+        // either, shows in the size. One `fstat` per chunk.
+        let changed = || match &self.src {
+            Src::Mapped(m) => m.changed(true),
             _ => false,
         };
         // Large mapped files give back the pages of records written, as the
@@ -460,16 +451,23 @@ impl<'a> Reader<'a> {
             }
         };
         let data = &all[plan.start..plan.start + plan.len];
-        let n = plan.len.div_ceil(par.chunk);
+        let builder = self.chunk_builder();
+        // Each chunk's first record start, exactly (the plan starts at a
+        // record start, which the automaton's start state is).
+        let splitter = Splitter::new(builder.dialect_ref());
+        let bounds = match splitter.record_bounds(data, par.chunk, par.threads) {
+            Ok(b) => b.into_iter().map(|b| b as usize).collect::<Vec<usize>>(),
+            // Only a failed thread: the reader goes on alone.
+            Err(_) => return Ok((Err(start), 0)),
+        };
+        let n = bounds.len() - 1;
         let ctx = Ctx {
             data,
             origin: self.base + plan.start as u64,
-            chunk: par.chunk,
+            bounds,
             n,
             window: 2 * par.threads + 1,
-            quote: self.dialect.quote,
-            term: self.dialect.terminator,
-            builder: self.chunk_builder(),
+            builder,
             limit: self.scanner.field_limit(),
             expected: plan.expected,
             cancel: AtomicBool::new(false),
@@ -477,8 +475,6 @@ impl<'a> Reader<'a> {
             shared: Mutex::new(Shared {
                 next: 0,
                 written: 0,
-                parity: vec![None; n],
-                inside: vec![false],
                 done: (0..n).map(|_| None).collect(),
                 pool: Vec::new(),
             }),
@@ -510,7 +506,7 @@ impl<'a> Reader<'a> {
                     }
                 };
                 let m = o.meta;
-                if m.failed || (k > 0 && m.first != stop.at) || changed(k + 1 == n) {
+                if m.failed || (k > 0 && m.first != stop.at) || changed() {
                     ctx.cancel();
                     return Ok((Err(stop), accepted));
                 }
@@ -556,12 +552,12 @@ struct Ctx<'d, T> {
     data: &'d [u8],
     /// Absolute offset of `data[0]`.
     origin: u64,
-    chunk: usize,
+    /// Chunk `k` holds the records that start in `bounds[k]..bounds[k + 1]`
+    /// (record starts, or the input's end).
+    bounds: Vec<usize>,
     n: usize,
     /// Chunks a worker may run ahead of the sink.
     window: usize,
-    quote: Option<u8>,
-    term: Terminator,
     builder: ReaderBuilder,
     limit: Option<u64>,
     expected: Option<usize>,
@@ -624,35 +620,7 @@ impl<T> Ctx<'_, T> {
                 (g.next - 1, g.pool.pop())
             };
             let mut out = out.unwrap_or_else(make);
-            let c0 = k * self.chunk;
-            let c1 = (c0 + self.chunk).min(self.data.len());
-            let parity = self.quote.is_some_and(|q| quote_parity(&self.data[c0..c1], q));
-            let inside = {
-                let mut g = self.lock();
-                g.parity[k] = Some(parity);
-                while let Some(Some(p)) = g.parity.get(g.inside.len() - 1).copied() {
-                    let next = g.inside[g.inside.len() - 1] ^ p;
-                    g.inside.push(next);
-                }
-                self.cv.notify_all();
-                while g.inside.len() <= k {
-                    if self.cancelled() {
-                        return;
-                    }
-                    g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
-                }
-                g.inside[k]
-            };
-            let s = if k == 0 { Some(0) } else { self.boundary(c0, inside) };
-            let stop = if k + 1 == self.n {
-                Some(self.data.len())
-            } else {
-                self.boundary(c1, inside ^ parity)
-            };
-            let meta = match (s, stop) {
-                (Some(s), Some(stop)) => job(self, s, stop, &mut sel, &mut out),
-                _ => Meta { failed: true, ..Meta::default() },
-            };
+            let meta = job(self, self.bounds[k], self.bounds[k + 1], &mut sel, &mut out);
             let mut g = self.lock();
             g.done[k] = Some(ChunkOut { meta, out });
             drop(g);
@@ -662,43 +630,6 @@ impl<T> Ctx<'_, T> {
 }
 
 impl<T> Ctx<'_, T> {
-    /// The first record start after a line end outside quotes at or after
-    /// `from`, given whether `from` is inside quotes (by quote parity),
-    /// looking at most one chunk's length ahead: `None` when there is
-    /// none that close (a record longer than a chunk, or a wrong parity
-    /// that puts the rest of the input inside quotes; the chunk then fails
-    /// and the sequential reader takes over), the input's end when the
-    /// input ends first.
-    fn boundary(&self, from: usize, mut inside: bool) -> Option<usize> {
-        let data = self.data;
-        let limit = from.saturating_add(self.chunk).min(data.len());
-        let mut i = from;
-        loop {
-            let hay = &data[i..limit];
-            let found = match (self.quote, inside, self.term) {
-                (Some(q), true, _) => memchr::memchr(q, hay),
-                (Some(q), false, Terminator::Any) => memchr::memchr3(q, b'\n', b'\r', hay),
-                (Some(q), false, Terminator::Byte(t)) => memchr::memchr2(q, t, hay),
-                (None, _, Terminator::Any) => memchr::memchr2(b'\n', b'\r', hay),
-                (None, _, Terminator::Byte(t)) => memchr::memchr(t, hay),
-            };
-            let Some(j) = found else {
-                return (limit == data.len()).then_some(data.len());
-            };
-            let c = hay[j];
-            i += j + 1;
-            if Some(c) == self.quote {
-                inside = !inside;
-                continue;
-            }
-            // A line end outside quotes (CR LF counts as one).
-            if c == b'\r' && self.term == Terminator::Any && data.get(i) == Some(&b'\n') {
-                i += 1;
-            }
-            return Some(i);
-        }
-    }
-
     /// Parses from `s`, handing `work` the records that start before
     /// `stop`.
     fn run_chunk<E, W>(
@@ -789,38 +720,6 @@ impl Ctx<'_, (u64, u64)> {
                 }
             }
             _ => failed,
-        }
-    }
-}
-
-/// Whether `bytes` holds an odd number of `q` bytes.
-fn quote_parity(bytes: &[u8], q: u8) -> bool {
-    // Most chunks of most files hold no quote at all: one memchr pass.
-    let Some(at) = memchr::memchr(q, bytes) else {
-        return false;
-    };
-    let bytes = &bytes[at..];
-    let mut words = bytes.chunks_exact(16);
-    let mut acc = 0u64;
-    for w in &mut words {
-        acc ^= crate::scan::match_bits16(w, q);
-    }
-    let tail = words.remainder().iter().filter(|&&c| c == q).count() as u32;
-    (acc.count_ones() + tail) & 1 == 1
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parity_counts_every_quote() {
-        for n in [0usize, 1, 2, 31, 32, 33, 64, 65, 1000] {
-            let mut v = vec![b'x'; 3 * n + 7];
-            for i in 0..n {
-                v[3 * i + 1] = b'"';
-            }
-            assert_eq!(quote_parity(&v, b'"'), n % 2 == 1, "{n}");
         }
     }
 }

@@ -103,7 +103,17 @@ where
     U: Send,
     F: Fn(&T) -> Result<U> + Sync,
 {
-    let threads = cpus().min(items.len());
+    map_on(name, cpus(), items, f)
+}
+
+/// [`map`] on at most `threads` threads.
+pub(crate) fn map_on<T, U, F>(name: &str, threads: usize, items: &[T], f: F) -> Result<Vec<U>>
+where
+    T: Sync,
+    U: Send,
+    F: Fn(&T) -> Result<U> + Sync,
+{
+    let threads = threads.min(items.len());
     if threads <= 1 {
         return items.iter().map(f).collect();
     }

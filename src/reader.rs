@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::dialect::{Dialect, Terminator};
 use crate::error::{Error, ErrorKind, Position, Result};
@@ -346,9 +347,11 @@ impl ReaderBuilder {
         let path = path.as_ref();
         let mut file = source::open_path(path)?;
         let io = |e: std::io::Error| Error::from(e).with_path(path);
-        // A file now shorter than the part is not the file that was split.
+        // A file now shorter than the part is not the file that was split:
+        // the change is reported at the part's first record.
         if file.metadata().map_err(io)?.len() < part.end {
-            return Err(Error::new(ErrorKind::FileChanged).with_path(path));
+            let pos = Position { byte: part.start, line: part.lines + 1, record: part.records };
+            return Err(Error::new(ErrorKind::FileChanged).with_position(pos).with_path(path));
         }
         file.seek(SeekFrom::Start(part.start)).map_err(io)?;
         let mut b = self.for_part(part);
@@ -441,18 +444,30 @@ impl ReaderBuilder {
                     let e = std::io::Error::from_raw_os_error(libc::EISDIR);
                     return Err(with_path(e.into()));
                 }
-                let regular = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                let meta = file.metadata().ok().filter(|m| m.is_file());
+                let regular = meta.as_ref().map(|m| m.len());
+                let pseudo = meta.as_ref().is_some_and(no_blocks);
+                // One descriptor, shared by the reads and, for a regular
+                // file, the check of its end against its size at open (see
+                // `Reader::check_end`).
+                let file = Arc::new(file);
+                let file_end = regular.map(|size| FileEnd {
+                    file: Arc::clone(&file),
+                    size,
+                    end: limit.map_or(size, |n| size.min(offset.saturating_add(n))),
+                    pseudo,
+                });
                 let ahead = self.read_ahead_for(regular.map(|len| len.saturating_sub(offset)));
                 let (size, max) = (self.buffer_size, self.max_buffer_size);
                 let buf = if let Some(n) = limit {
-                    ReadBuffer::new(Box::new(file.take(n)), size, max)
+                    ReadBuffer::new(Box::new(SharedFile(file).take(n)), size, max)
                 } else if ahead {
                     // Only a regular file's `read()` is sure to return: join
                     // the thread on drop for those alone. A regular file is
                     // read at offsets, by the thread and by the parser.
                     let input = match regular {
                         #[cfg(unix)]
-                        Some(_) => source::Input::At(std::sync::Arc::new(file), offset),
+                        Some(_) => source::Input::At(file, offset),
                         _ => source::Input::Stream(self.stream(file, regular.is_some())),
                     };
                     ReadBuffer::read_ahead(input, size, max, regular.is_some())
@@ -462,6 +477,7 @@ impl ReaderBuilder {
                 let mut rdr = Reader::new(self, Src::Read(buf), kind, reason, 0);
                 // Byte positions are the file's offsets, as when mapped.
                 rdr.base = offset;
+                rdr.file_end = file_end;
                 Ok(rdr)
             }
         }
@@ -510,11 +526,11 @@ impl ReaderBuilder {
 
     /// A file read as a stream. One that is not regular has its first
     /// bytes looked at on its first read (they cannot be read twice).
-    fn stream(&self, file: File, regular: bool) -> Box<dyn Read + Send> {
+    fn stream(&self, file: Arc<File>, regular: bool) -> Box<dyn Read + Send> {
         if regular || self.decompress == Decompress::Off {
-            Box::new(file)
+            Box::new(SharedFile(file))
         } else {
-            Box::new(source::decompress::Sniff::new(file, self.decompress))
+            Box::new(source::decompress::Sniff::new(SharedFile(file), self.decompress))
         }
     }
 
@@ -577,6 +593,50 @@ pub struct Reader<'a> {
     /// The input ended inside a record (no terminator after it, or inside
     /// quotes): the scanner had to finish it at the end.
     pub(crate) tail_partial: bool,
+    /// A regular file read with `read()`: what its end must look like.
+    file_end: Option<FileEnd>,
+}
+
+/// A file shared by its reads and [`FileEnd`], read at its own position.
+struct SharedFile(Arc<File>);
+
+impl Read for SharedFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        (&*self.0).read(buf)
+    }
+}
+
+/// What the end of a regular file read with `read()` is checked against:
+/// a `read()` that returns 0 early (the file shrank) looks like the end.
+/// Whether a file with a size has no blocks on disk (see
+/// `FileEnd::pseudo`).
+fn no_blocks(m: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        m.len() > 0 && m.blocks() == 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        false
+    }
+}
+
+struct FileEnd {
+    /// The file being read, for `fstat`.
+    file: Arc<File>,
+    /// Its size when it was opened.
+    size: u64,
+    /// The offset the reads must reach: the size at open, or the end of
+    /// the part read.
+    end: u64,
+    /// A file whose size is not its length in bytes: a pseudo-file of
+    /// sysfs or procfs states a size (a page) but `read()` ends earlier.
+    /// Known by having a size and no blocks; for those only a smaller
+    /// size is a change. (A sparse regular file reads zeros up to its
+    /// size, so it still reaches `end`.)
+    pseudo: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -612,6 +672,7 @@ impl<'a> Reader<'a> {
             err_line: None,
             err_record: None,
             tail_partial: false,
+            file_end: None,
             ascii_structure: {
                 let d = &b.dialect;
                 let term = match d.terminator {
@@ -1110,7 +1171,7 @@ impl<'a> Reader<'a> {
         }
         self.err_line = None;
         if let Src::Mapped(m) = &self.src {
-            if m.changed(false) {
+            if m.changed_before(self.rec_start + self.pos) {
                 // None of the batch goes out: the change is reported at its
                 // first record, where reading stops (the scanner's record
                 // is the batch's last).
@@ -1319,7 +1380,7 @@ impl<'a> Reader<'a> {
             };
             match self.scanner.scan(data, &mut self.pos, &mut self.fields) {
                 Scan::Row => {
-                    self.check_mapped(false)?;
+                    self.check_out()?;
                     return self.accept();
                 }
                 Scan::NeedInput => {
@@ -1348,7 +1409,7 @@ impl<'a> Reader<'a> {
                             }
                         }
                     }
-                    self.check_mapped(true)?;
+                    self.check_end()?;
                     let data = match &self.src {
                         Src::Slice(s) => &s[self.rec_start..],
                         Src::Mapped(m) => &m.bytes()[self.rec_start..],
@@ -1364,6 +1425,7 @@ impl<'a> Reader<'a> {
                         Scan::Error(k, off) => {
                             self.done = true;
                             self.tail_partial = true;
+                            self.check_mapped(true)?;
                             self.note_error_record();
                             return Err(self.err_at(k, off));
                         }
@@ -1375,6 +1437,9 @@ impl<'a> Reader<'a> {
                     }
                 }
                 Scan::Error(k, off) => {
+                    // Zeros where a mapped file was cut make errors of
+                    // their own: the change is the error.
+                    self.check_mapped(true)?;
                     self.note_error_record();
                     let e = self.err_at(k, off);
                     self.err_line = e.position().map(|p| p.line);
@@ -1385,7 +1450,7 @@ impl<'a> Reader<'a> {
                     return Err(e);
                 }
                 Scan::End => {
-                    self.check_mapped(true)?;
+                    self.check_end()?;
                     self.done = true;
                     return Ok(false);
                 }
@@ -1394,9 +1459,10 @@ impl<'a> Reader<'a> {
     }
 
     /// For a mapped file: fails with [`ErrorKind::FileChanged`] when the file
-    /// shrank under the mapping (see `source/sigbus.rs`). Per record this is
-    /// one relaxed atomic load; with `at_end` it also compares the file's
-    /// current size with the mapping.
+    /// shrank under the mapping (see `source/sigbus.rs`); with `at_end` it
+    /// also compares the file's current size with the mapping. Called
+    /// before any error is reported (the zeros that replace the pages past
+    /// a new end make errors of their own) and at the end.
     #[inline]
     fn check_mapped(&mut self, at_end: bool) -> Result<()> {
         let Src::Mapped(m) = &self.src else {
@@ -1405,13 +1471,81 @@ impl<'a> Reader<'a> {
         if !m.changed(at_end) {
             return Ok(());
         }
+        self.file_changed(self.next_here())
+    }
+
+    /// Whether the mapped file being read shrank (the guard's flag, then
+    /// its size; see `Mapped::changed`): for readers of the rows handed
+    /// out that copy them later. Always false for other sources.
+    pub(crate) fn source_changed(&self) -> bool {
+        matches!(&self.src, Src::Mapped(m) if m.changed(true))
+    }
+
+    /// Before the record the scanner just read (up to `pos`) is handed
+    /// out: fails when the mapped file changed under it
+    /// (`Mapped::changed_before`, one load of the record's last byte and
+    /// one of the guard's flag).
+    #[inline]
+    fn check_out(&mut self) -> Result<()> {
+        let Src::Mapped(m) = &self.src else {
+            return Ok(());
+        };
+        if !m.changed_before(self.rec_start + self.pos) {
+            return Ok(());
+        }
+        self.file_changed(self.record_here())
+    }
+
+    /// At the end of the input: a mapped file must still be as long as
+    /// its mapping, and a regular file read with `read()` must have given
+    /// every byte it had when opened and be no shorter now (a `read()`
+    /// that returns 0 early is what a file cut during the read looks
+    /// like). A file that grew is fine: what was read is what it held.
+    fn check_end(&mut self) -> Result<()> {
+        self.check_mapped(true)?;
+        let (Src::Read(b), Some(f)) = (&self.src, &self.file_end) else {
+            return Ok(());
+        };
+        if !b.is_eof() {
+            return Ok(());
+        }
+        let read_to = self.base + b.data().len() as u64;
+        let shrank = f.file.metadata().is_ok_and(|m| m.len() < f.size);
+        if (read_to < f.end && !f.pseudo) || shrank {
+            return self.file_changed(self.next_here());
+        }
+        Ok(())
+    }
+
+    /// Stops reading with [`ErrorKind::FileChanged`] at the current record
+    /// (the first one not handed out).
+    #[cold]
+    fn file_changed(&mut self, pos: Position) -> Result<()> {
         self.done = true;
-        let pos = Position {
+        Err(self.decorate(Error::new(ErrorKind::FileChanged).with_position(pos)))
+    }
+
+    /// Where the record the scanner is in (or has just read) began.
+    fn record_here(&self) -> Position {
+        Position {
             byte: self.base + (self.rec_start + self.scanner.record_offset()) as u64,
             line: self.scanner.record_line(),
             record: self.records,
-        };
-        Err(self.decorate(Error::new(ErrorKind::FileChanged).with_position(pos)))
+        }
+    }
+
+    /// Where the next record begins, between records (the block scanner
+    /// leaves the scanner's record offset and line behind); inside one,
+    /// where it began.
+    fn next_here(&self) -> Position {
+        if !self.scanner.at_record_start() {
+            return self.record_here();
+        }
+        Position {
+            byte: self.base + (self.rec_start + self.pos) as u64,
+            line: self.scanner.lines() + 1,
+            record: self.records,
+        }
     }
 
     fn note_error_record(&mut self) {
@@ -1432,6 +1566,8 @@ impl<'a> Reader<'a> {
             match self.expected {
                 None => self.expected = Some(n),
                 Some(m) if m != n => {
+                    // The record was checked when read (`check_out`); its
+                    // width too is data from before any change.
                     let e = Error::new(ErrorKind::RaggedRow { expected: m, found: n })
                         .with_position(pos);
                     return Err(self.decorate(e));

@@ -32,8 +32,10 @@
 //! text, and then the record starts after it are known whatever came
 //! before ([`Splitter::sync_point`] from an offset;
 //! [`Splitter::split_path`] then counts each part's lines and records with
-//! a reader of the part, and [`crate::arrow::ParColumns`] leaves that
-//! count to its workers).
+//! a reader of the part; [`crate::arrow::ParColumns`],
+//! [`Reader::par_batches`](crate::Reader::par_batches) and
+//! [`Reader::par_count`](crate::Reader::par_count) leave that count to
+//! their workers).
 //!
 //! Errors the automaton models: the syntax errors a strict dialect raises
 //! (after which, as in Python, the rest of the line is skipped). A field over
@@ -928,13 +930,23 @@ impl Splitter {
     /// input's end), where the bytes before each cut decide the state
     /// there whatever came earlier; `None` where one does not.
     fn exact_cuts(&self, input: &[u8], chunk: usize) -> Result<Option<Vec<u64>>> {
+        self.exact_cuts_on(input, chunk, pool::cpus())
+    }
+
+    /// [`Splitter::exact_cuts`] on at most `threads` threads.
+    fn exact_cuts_on(
+        &self,
+        input: &[u8],
+        chunk: usize,
+        threads: usize,
+    ) -> Result<Option<Vec<u64>>> {
         let chunk = chunk.max(1);
         let all = (1 << STATES) - 1;
         let at: Vec<usize> = (1..).map(|k| k * chunk).take_while(|&c| c < input.len()).collect();
         // For each cut: its state when the bytes before it decide it
         // whatever came earlier, or else the last quote, escape or comment
         // byte in the range before it.
-        let found = pool::map("split", &at, |&c| {
+        let found = pool::map_on("split", threads, &at, |&c| {
             let loud = self.last_loud(&input[c - chunk..c]).map(|i| c - chunk + i);
             Ok(match loud.and_then(|_| self.state_at(input, c, all, 0)) {
                 Some(x) => (Some(x), None),
@@ -966,6 +978,34 @@ impl Splitter {
         }
         bounds.push(input.len() as u64);
         Ok(Some(bounds))
+    }
+
+    /// The bounds of the parts of `input` (which starts at a record start)
+    /// in ranges of `chunk` bytes, on at most `threads` threads: the
+    /// input's start, the first record start at or after each cut (as
+    /// [`Splitter::resolve`] places them), the input's end. Found from the
+    /// bytes before each cut where they decide the state there
+    /// ([`Splitter::exact_cuts`]), else from every range's summary: exact
+    /// either way, never guessed. The scheme behind
+    /// [`Reader::par_batches`](crate::Reader::par_batches) and
+    /// [`Reader::par_count`](crate::Reader::par_count).
+    pub(crate) fn record_bounds(
+        &self,
+        input: &[u8],
+        chunk: usize,
+        threads: usize,
+    ) -> Result<Vec<u64>> {
+        if let Some(bounds) = self.exact_cuts_on(input, chunk, threads)? {
+            return Ok(bounds);
+        }
+        let ranges = even_ranges(input.len() as u64, chunk.max(1) as u64);
+        let sums = pool::map_on("split", threads, &ranges, |r| {
+            self.summarize(input, r.start as usize..r.end as usize)
+        })?;
+        let parts = self.resolve(&sums)?;
+        let mut bounds: Vec<u64> = parts.iter().map(|p| p.start).collect();
+        bounds.push(input.len() as u64);
+        Ok(bounds)
     }
 
     /// The last quote, escape or comment byte in `bytes`.

@@ -242,11 +242,11 @@ fn a_panic_in_work_propagates() {
     assert!(r.is_err());
 }
 
-/// A quote inside an unquoted field (data under Python's lenient rules)
-/// makes the quote parity wrong for every later chunk: the first chunk
-/// whose start cannot be found within a chunk's length fails, and the
-/// reader finishes alone. (Without the bound on that search, every later
-/// chunk looked for a closing quote to the end of the input.)
+/// A stray quote inside an unquoted field (kept as data by Python's rules)
+/// once made the guessing scheme's quote parity wrong for every later
+/// chunk, and the reader finished alone. The chunks now start at record
+/// starts found exactly by the splitter: the rows, counts and positions
+/// are the sequential read's, and no chunk hands over to it.
 #[test]
 fn a_stray_quote_hands_over_early() {
     let mut data = b"a,b,c\n1,5\" screen,3\n".to_vec();
@@ -258,11 +258,11 @@ fn a_stray_quote_hands_over_early() {
     let mut rdr = Reader::from_slice(&data);
     let (got, run) = parallel(&mut rdr, &Selection::new([0, 2]), &par);
     assert_eq!(got, want);
-    assert!(run.sequential_from.is_some_and(|at| at < 200 << 10), "{run:?}");
+    assert!(run.sequential_from.is_none() && run.chunks > 10, "{run:?}");
     let mut rdr = Reader::from_slice(&data);
     let (n, run) = rdr.par_count(&par).unwrap();
     assert_eq!((n, rdr.line()), (200_001, 200_002));
-    assert!(run.sequential_from.is_some_and(|at| at < 200 << 10), "{run:?}");
+    assert!(run.sequential_from.is_none() && run.chunks > 10, "{run:?}");
 }
 
 /// The workers are named threads (`fastcsv-parallel`), started through

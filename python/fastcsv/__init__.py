@@ -25,6 +25,7 @@ import codecs
 import csv as _stdcsv
 import dataclasses
 import functools
+import importlib
 import io
 import os
 import stat
@@ -529,7 +530,7 @@ def read_arrow(
     source: Any,
     dialect: Any = _NO_DIALECT,
     /,
-    header: bool = True,
+    header: Any = True,
     batch_rows: int = 65536,
     threads: int | None = None,
     types: Any = None,
@@ -539,6 +540,17 @@ def read_arrow(
     true_values: Any = None,
     false_values: Any = None,
     strings_can_be_null: bool = False,
+    *,
+    usecols: Any = None,
+    dtype: Any = None,
+    na_values: Any = None,
+    keep_default_na: bool = True,
+    sep: str | None = None,
+    names: Any = None,
+    skiprows: Any = None,
+    nrows: int | None = None,
+    comment: str | None = None,
+    compression: str | None = "infer",
     **fmtparams: Any,
 ) -> _fastcsv.ArrowStream:
     """The columns of ``source`` as Arrow data: a stream of record batches,
@@ -597,12 +609,12 @@ def read_arrow(
     (it converts ``utf8`` columns, which on a 100 MiB file took longer than
     reading it); pyarrow (16 or later) and DuckDB read it too.
 
-    ``source`` is a path, a binary file or ``bytes``. With ``header=True``
-    the first non-empty row names the columns (else ``"0"``, ``"1"``,
+    ``source`` is a path, a binary file, ``bytes`` or a text file. With
+    ``header=True`` the first non-empty row names the columns (else ``"0"``, ``"1"``,
     ...); their number is fixed by that row: shorter rows are padded with
     ``""``, a longer one is an error, and empty rows are skipped, as in
-    :func:`read_columns`; so is a value that is not UTF-8 (``errors`` must
-    be ``'strict'``). ``quoting=QUOTE_NONNUMERIC`` is not supported.
+    :func:`read_columns`; so is a value that is not UTF-8 (unless
+    ``errors='replace'``). ``quoting=QUOTE_NONNUMERIC`` is not supported.
 
     The header (or first row) is read now, and an error before any row is
     a ``csv.Error`` here. The rest is read as the consumer reads the
@@ -622,11 +634,30 @@ def read_arrow(
     most) are held ahead of the consumer. ``threads=1`` reads on the
     consumer's thread.
     """
+    _check_keywords("read_arrow", fmtparams)
+    if usecols is not None:
+        if columns is not None:
+            raise TypeError("read_arrow() takes columns or usecols, not both")
+        columns = usecols
+    if na_values is not None:
+        if null_values is not None:
+            raise TypeError("read_arrow() takes null_values or na_values, not both")
+        given = [na_values] if isinstance(na_values, str) else [str(x) for x in na_values]
+        null_values = (list(_PANDAS_NA) if keep_default_na else []) + given
+        strings_can_be_null = True
+    if dtype is not None and types is not None:
+        raise TypeError("read_arrow() takes types or dtype, not both")
+    habits = _Habits(
+        "read_arrow",
+        {"sep": sep, "skiprows": skiprows, "nrows": nrows, "comment": comment,
+         "names": names, "header": header, "compression": compression},
+        fmtparams,
+    )
     extra = _pop_extra(fmtparams)
     kind, src = _classify(source, allow_bytes=True)
-    if kind == "lines":
+    if kind == "lines" and not callable(getattr(src, "read", None)):
         raise TypeError(
-            "read_arrow reads a path, a binary file or bytes, "
+            "read_arrow reads a path, a binary file or bytes, or a text file, "
             f"not {type(source).__name__}"
         )
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int):
@@ -640,26 +671,473 @@ def read_arrow(
     elif threads < 1:
         raise ValueError("threads must be at least 1")
     d = _csv.reader((), *_dialect_args(dialect), **fmtparams).dialect
-    spec = _spec(kind, src, extra)
-    names = _part_names(kind, src, header, dialect, fmtparams, extra)
-    try:
+    codec = habits.codec
+    if habits.needs_text(kind, extra):
+        src = habits.rewrite(kind, src, dialect, fmtparams, extra)
+        kind, codec = "binary", "none"
+    if kind == "path" and threads > 1 and (codec not in ("infer", "none") or _has_magic(src)):
+        # Compressed: there are no byte ranges to read on several threads.
+        threads = 1
+    # One dtype for every column: the names are read first, so a stream
+    # is held here to be read twice.
+    probe_names = dtype is not None and not isinstance(dtype, dict) and habits.names is None
+    if probe_names and kind == "binary" and not isinstance(src, io.BytesIO):
+        src = io.BytesIO(src.read())
+    pos = src.tell() if probe_names and kind == "binary" else 0
+
+    def call(types: Any, probe: bool = False) -> Any:
+        if probe_names and kind == "binary":
+            src.seek(pos)
+        spec = _spec(kind, src, extra)
+        spec["compression"] = codec
+        if habits.names is not None:
+            part_names: Any = habits.names
+        else:
+            part_names = _part_names(kind, src, habits.has_header, dialect, fmtparams, extra)
         return _fastcsv._read_arrow(
             d,
             spec,
-            bool(header),
+            bool(habits.has_header),
             batch_rows,
-            names,
+            part_names,
             threads,
             types,
             bool(string_view),
-            columns,
+            None if probe else columns,
             null_values,
             true_values,
             false_values,
             bool(strings_can_be_null),
         )
+
+    try:
+        if dtype is not None:
+            types = _dtype_types(
+                dtype, lambda: habits.names or call(None, probe=True).column_names
+            )
+        return call(types)
     except _Unsupported as e:
         raise ValueError(f"read_arrow cannot read this dialect natively: {e}") from None
+
+
+# --- pandas and polars habits for read_arrow and fastcsv.dask.read_csv ---
+
+# The keywords `_csv.reader` takes (a dialect's settings).
+_DIALECT_KEYS = frozenset(
+    (
+        "dialect",
+        "delimiter",
+        "doublequote",
+        "escapechar",
+        "lineterminator",
+        "quotechar",
+        "quoting",
+        "skipinitialspace",
+        "strict",
+    )
+)
+
+
+def _check_keywords(func: str, fmtparams: dict[str, Any]) -> None:
+    """A ``TypeError`` naming ``func`` for a keyword it does not take, as
+    Python raises it (``_csv.reader`` would say only "this function")."""
+    for k in fmtparams:
+        if k not in _DIALECT_KEYS and k not in _EXTRA:
+            raise TypeError(f"{func}() got an unexpected keyword argument {k!r}")
+
+
+# pandas' default null spellings (`keep_default_na=True`).
+_PANDAS_NA = (
+    "",
+    "#N/A",
+    "#N/A N/A",
+    "#NA",
+    "-1.#IND",
+    "-1.#QNAN",
+    "-NaN",
+    "-nan",
+    "1.#IND",
+    "1.#QNAN",
+    "<NA>",
+    "N/A",
+    "NA",
+    "NULL",
+    "NaN",
+    "None",
+    "n/a",
+    "nan",
+    "null",
+)
+
+# pandas / numpy dtype names and the Arrow type each is read as.
+_DTYPES = {
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "uint8": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "Int8": "int8",
+    "Int16": "int16",
+    "Int32": "int32",
+    "Int64": "int64",
+    "UInt8": "uint8",
+    "UInt16": "uint16",
+    "UInt32": "uint32",
+    "UInt64": "uint64",
+    "float32": "float32",
+    "float64": "float64",
+    "Float32": "float32",
+    "Float64": "float64",
+    "float": "float64",
+    "int": "int64",
+    "bool": "bool",
+    "boolean": "bool",
+    "string": "utf8",
+    "str": "utf8",
+    "object": "utf8",
+    "category": "dictionary<values=string, indices=int32, ordered=0>",
+    "datetime64[s]": "timestamp[s]",
+    "datetime64[ms]": "timestamp[ms]",
+    "datetime64[us]": "timestamp[us]",
+    "datetime64[ns]": "timestamp[ns]",
+    "date": "date32",
+}
+
+
+def _arrow_type(dtype: Any) -> Any:
+    """The Arrow type (a name ``types=`` takes) a pandas dtype is read as:
+    a name (``'int64'``, ``'Int64'``, ``'string'``, ``'category'``,
+    ``'datetime64[ns]'``...), a numpy or pandas dtype object, or a Python
+    type (``int``, ``float``, ``str``, ``bool``). A pyarrow type is passed
+    on as it is."""
+    if isinstance(dtype, type) and dtype in (int, float, str, bool, object):
+        return _DTYPES[dtype.__name__]
+    if type(dtype).__module__.startswith("pyarrow"):
+        return dtype
+    name = dtype if isinstance(dtype, str) else str(getattr(dtype, "name", dtype))
+    if name.startswith("string[") or name == "str":  # pandas' string dtypes
+        name = "string"
+    try:
+        return _DTYPES[name]
+    except KeyError:
+        raise ValueError(f"read_arrow cannot read a column as dtype {dtype!r}") from None
+
+
+def _dtype_types(dtype: Any, names: Any) -> Any:
+    """``dtype=`` (one dtype, or ``{column: dtype}``) as ``types=``."""
+    if isinstance(dtype, dict):
+        return {k: _arrow_type(v) for k, v in dtype.items()}
+    t = _arrow_type(dtype)
+    return {i: t for i in range(len(names()))}
+
+
+def _header_plan(header: Any, names: Any) -> tuple[bool, int, bool]:
+    """``header=`` as (the file has a header row, non-empty rows to skip
+    before it, the header row is replaced by ``names``).
+
+    ``True``/``False`` are fastcsv's; ``None`` is pandas' "no header";
+    an ``int`` N is pandas' row number: skip N rows, then the header.
+    With ``names``, ``True`` (the default) and ``None`` mean the file has
+    no header row; an int that it has one, replaced by ``names``."""
+    if header is None or header is False:
+        return False, 0, False
+    if header is True:
+        return names is None, 0, False
+    if isinstance(header, int):
+        if header < 0:
+            raise ValueError("header must be a row number (0 or more), None or a bool")
+        return True, header, names is not None
+    raise TypeError(f"header must be bool, int or None, not {type(header).__name__}")
+
+
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "xz"),
+)
+
+
+def _compression(value: Any) -> str:
+    """``compression=`` as the native option's name."""
+    if value is None:
+        return "none"
+    names = {
+        "infer": "infer",
+        "gzip": "gzip",
+        "gz": "gzip",
+        "zstd": "zstd",
+        "bz2": "bz2",
+        "bzip2": "bz2",
+        "xz": "xz",
+    }
+    if not isinstance(value, str) or value not in names:
+        raise ValueError(
+            f"compression must be 'infer', None, 'gzip', 'zstd', 'bz2' or 'xz', not {value!r}"
+        )
+    return names[value]
+
+
+def _has_magic(path: str) -> bool:
+    """Whether the file at ``path`` starts as a compressed one does (one
+    that cannot be opened is left to the native reader to report)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return False
+    return any(head.startswith(m) for m, _ in _MAGIC)
+
+
+def _decompress(data: bytes, codec: str) -> bytes:
+    """``data`` decoded in Python (for input read here rather than by the
+    native reader): ``codec`` as :func:`_compression` names it."""
+    if codec == "infer":
+        codec = next((c for m, c in _MAGIC if data.startswith(m)), "none")
+    if codec == "none":
+        return data
+    if codec == "gzip":
+        import gzip
+
+        return gzip.decompress(data)
+    if codec == "bz2":
+        import bz2
+
+        return bz2.decompress(data)
+    if codec == "xz":
+        import lzma
+
+        return lzma.decompress(data)
+    try:
+        zstandard: Any = importlib.import_module("zstandard")
+    except ImportError:
+        raise ValueError("zstd input read in Python needs the zstandard package") from None
+    out = io.BytesIO()
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as r:
+        out.write(r.read())
+    return out.getvalue()
+
+
+# Encodings read natively (the others are decoded to UTF-8 here first).
+_NATIVE_ENCODINGS = ("utf-8", "utf-8-sig")
+
+
+def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tuple[str, str | None]:
+    """The whole input as text, and its name for errors."""
+    name: str | None = None
+    if kind == "path":
+        name = src
+        with open(src, "rb") as f:
+            data: Any = f.read()
+    elif kind == "part":
+        raise ValueError("a Part is read natively: skiprows, nrows, comment, header=N "
+                         "and encodings other than UTF-8 need a whole file")
+    elif kind == "binary":
+        n = getattr(src, "name", None)
+        name = n if isinstance(n, str) else None
+        data = src.read()
+    else:
+        data = src.read()
+    if isinstance(data, str):
+        return data, name
+    data = _decompress(bytes(data), codec)
+    if codecs.lookup(encoding).name == "utf-8":
+        encoding = "utf-8-sig"
+    return data.decode(encoding, errors), name
+
+
+def _filter_rows(
+    text: str,
+    dialect: Any,
+    fmtparams: dict[str, Any],
+    skip: Any,
+    header_skip: int,
+    has_header: bool,
+    nrows: int | None,
+    comment: str | None,
+) -> str:
+    """``text`` with the rows pandas' ``skiprows``, ``header=N``,
+    ``comment`` and ``nrows`` leave out made empty (each of their line ends
+    kept, so that line numbers in errors are the file's; empty rows are
+    skipped), and cut after the last row ``nrows`` keeps."""
+    lines = list(io.StringIO(text, newline=""))
+    rows = _csv.reader(iter(lines), *_dialect_args(dialect), **fmtparams)
+    quote = rows.dialect.quotechar
+    out: list[str] = []
+    seen = 0  # lines consumed
+    index = 0  # records, empty ones included (pandas' row numbers)
+    nonempty = 0  # non-empty records kept so far
+    for row in rows:
+        rec = lines[seen : rows.line_num]
+        seen = rows.line_num
+        i = index
+        index += 1
+        drop = bool(skip(i)) if skip is not None else False
+        if not drop and comment is not None and row:
+            first = "".join(rec)
+            if first.lstrip(" ").startswith(comment):
+                drop = True
+            else:
+                rec = _cut_comment(rec, comment, quote)
+                if not "".join(rec).strip("\r\n"):
+                    drop = True
+        if drop or not row:
+            out.append("".join(_line_end(x) for x in rec))
+            continue
+        if nonempty < header_skip:
+            nonempty += 1
+            out.append("".join(_line_end(x) for x in rec))
+            continue
+        if nrows is not None and nonempty >= header_skip + int(has_header) + nrows:
+            break
+        nonempty += 1
+        out.append("".join(rec))
+    return "".join(out)
+
+
+def _line_end(line: str) -> str:
+    return line[len(line.rstrip("\r\n")) :] or "\n"
+
+
+def _cut_comment(rec: list[str], comment: str, quote: str | None) -> list[str]:
+    """The record's lines with its text from the first ``comment`` outside
+    quotes to its line end left out (pandas' trailing comments)."""
+    inq = False
+    for li, line in enumerate(rec):
+        for ci, ch in enumerate(line):
+            if quote and ch == quote:
+                inq = not inq
+            elif ch == comment and not inq:
+                return rec[:li] + [line[:ci] + _line_end(line)]
+    return rec
+
+
+class _Habits:
+    """The pandas keywords of one call, checked and mapped."""
+
+    def __init__(self, func: str, kw: dict[str, Any], fmtparams: dict[str, Any]) -> None:
+        self.func = func
+        sep = kw.get("sep")
+        if sep is not None:
+            if "delimiter" in fmtparams and fmtparams["delimiter"] != sep:
+                raise TypeError(f"{func}() takes sep or delimiter, not both")
+            fmtparams["delimiter"] = sep
+        self.skiprows = kw.get("skiprows")
+        self.nrows = kw.get("nrows")
+        self.comment = kw.get("comment")
+        self.names = kw.get("names")
+        n = self.nrows
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+            raise ValueError("nrows must be an int, 0 or more")
+        c = self.comment
+        if c is not None and (not isinstance(c, str) or len(c) != 1):
+            raise ValueError("comment must be one character")
+        if self.names is not None:
+            if isinstance(self.names, (str, bytes)):
+                raise TypeError("names must be a list of str")
+            self.names = [str(x) for x in self.names]
+            if len(set(self.names)) != len(self.names):
+                raise ValueError("names has a duplicate")
+        plan = _header_plan(kw.get("header", True), self.names)
+        self.has_header, self.header_skip, self.replace = plan
+        self.codec = _compression(kw.get("compression", "infer"))
+
+    def skip_fn(self) -> Any:
+        s = self.skiprows
+        if s is None:
+            return None
+        if callable(s):
+            return s
+        if isinstance(s, bool):
+            raise TypeError("skiprows must be an int, a list of row numbers or a callable")
+        if isinstance(s, int):
+            return lambda i: i < s
+        rows = set(s)
+        return lambda i: i in rows
+
+    def needs_text(self, kind: str, extra: dict[str, Any]) -> bool:
+        """Whether the input is read and rewritten here before parsing."""
+        enc = extra.get("encoding") or "utf-8"
+        errors = extra.get("errors") or "strict"
+        return (
+            kind == "lines"
+            or codecs.lookup(enc).name not in _NATIVE_ENCODINGS
+            or errors != "strict"
+            or self.skiprows is not None
+            or self.header_skip > 0
+            or self.replace
+            or self.nrows is not None
+            or self.comment is not None
+        )
+
+    def rewrite(
+        self, kind: str, src: Any, dialect: Any, fmtparams: dict[str, Any], extra: dict[str, Any]
+    ) -> Any:
+        """The input as UTF-8 bytes (named as the input, for errors), with
+        the left-out rows emptied."""
+        enc = extra.pop("encoding", None) or "utf-8"
+        errors = extra.pop("errors", None) or "strict"
+        codecs.lookup_error(errors)
+        text, name = _text_of(kind, src, enc, errors, self.codec)
+        skip = self.skip_fn()
+        rows_left_out = self.header_skip or self.replace or self.comment
+        if skip is not None or rows_left_out or self.nrows is not None:
+            text = _filter_rows(
+                text,
+                dialect,
+                fmtparams,
+                skip,
+                self.header_skip + int(self.replace),
+                self.has_header and not self.replace,
+                self.nrows,
+                self.comment,
+            )
+        # A lone surrogate (``errors='surrogateescape'``) goes back to its
+        # byte, which the native reader then reports.
+        back = "surrogateescape" if errors == "surrogateescape" else "strict"
+        out = io.BytesIO(text.encode("utf-8", back))
+        if name is not None:
+            out.name = name  # type: ignore[attr-defined]
+        return out
+
+
+def _error_text(e: BaseException) -> str | None:
+    """fastcsv's message inside a consumer's exception, if it is that of
+    a data error (``path:line: record N, byte B: ...``, or ``line L: ...``
+    for an input without a name): pyarrow gives it as it is, polars after
+    ``got external error: ``."""
+    import re
+
+    msg = str(e).strip()
+    msg = msg.removeprefix("got external error: ")
+    if re.search(r"(?:^|:)(?:\d+|line \d+): record \d+, byte \d+: ", msg) is None:
+        if re.match(r"line \d+: record \d+, byte \d+: ", msg) is None:
+            return None
+    return msg
+
+
+def _consume(stream: Any, kind: str) -> Any:
+    """``stream`` read whole by pyarrow, pandas (through pyarrow) or
+    polars; a data error comes out as :class:`fastcsv.Error` rather than
+    the consumer's class (``ArrowInvalid``, ``OSError``,
+    ``ComputeError``...), the consumer's exception as its cause."""
+    try:
+        if kind == "polars":
+            pl: Any = importlib.import_module("polars")
+            return pl.DataFrame(stream)
+        pa: Any = importlib.import_module("pyarrow")
+        table = pa.table(stream)
+        return table.to_pandas() if kind == "pandas" else table
+    except Error:
+        raise
+    except Exception as e:
+        msg = _error_text(e)
+        if msg is None:
+            raise
+        raise Error(msg) from e
 
 
 def _default_threads() -> int:

@@ -60,6 +60,17 @@ class ArrowStream:
         """The column types: ``utf8``, ``int64``, ``float64``, ``bool``,
         ``date32[day]`` or ``timestamp[s]`` (``[ns]``, ``[s, tz=UTC]``, ...)."""
 
+    def read_all(self) -> Any:
+        """Every batch as a ``pyarrow.Table``; a data error in any row is
+        raised as ``fastcsv.Error``."""
+
+    def to_pandas(self) -> Any:
+        """Every batch as a ``pandas.DataFrame`` (through pyarrow); errors
+        as ``read_all``."""
+
+    def to_polars(self) -> Any:
+        """Every batch as a ``polars.DataFrame``; errors as ``read_all``."""
+
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """A ``PyCapsule`` holding an ``ArrowArrayStream``."""
 

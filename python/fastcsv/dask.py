@@ -1,4 +1,4 @@
-"""A CSV file as a Dask DataFrame: one partition per exact part.
+"""CSV files as a Dask DataFrame: one partition per exact part.
 
 ``dask.dataframe.read_csv`` cuts a file at the first newline after each
 block boundary, so a quoted field holding a line end can be torn in two
@@ -7,14 +7,24 @@ it with :func:`fastcsv.split`, whose parts start exactly at records, and
 reads each part with :func:`fastcsv.read_arrow` on the workers, so the
 partitions hold exactly the rows of one reader of the whole file.
 
+It takes a path, a glob (``"exports/*.csv"``), a list of them, or fsspec
+URLs (``"file://..."``, ``"memory://..."``, ``"s3://..."``); a compressed
+file, a file read through fsspec and a file read with keywords that need
+the whole file (``skiprows``, ``comment``, an encoding other than UTF-8...)
+is one partition. With ``types="infer"`` the column types are decided on
+every partition, not only the first (see :func:`read_csv`).
+
 Needs ``dask[dataframe]`` and ``pyarrow``. Every column is a string column
-(as with ``csv``), unless ``types`` asks for typed ones (as
-:func:`fastcsv.read_arrow` takes it).
+(as with ``csv``), unless ``types`` or ``dtype`` asks for typed ones (as
+:func:`fastcsv.read_arrow` takes them).
 """
 
 from __future__ import annotations
 
+import glob
 import importlib
+import io
+import os
 from typing import Any
 
 import fastcsv
@@ -25,47 +35,83 @@ def _pyarrow() -> Any:
     # fastcsv (nor needed to type-check it).
     return importlib.import_module("pyarrow")
 
+
 __all__ = ["read_csv"]
+
+# pandas keywords that need the whole file read at once (as do `header=N`
+# and an encoding other than UTF-8): a file read with one is one partition.
+_WHOLE_FILE = ("skiprows", "comment")
+
+
+class _Piece:
+    """What one partition reads: a part of a local file, a whole local
+    file, or a whole file read through fsspec (picklable)."""
+
+    def __init__(self, path: str, part: fastcsv.Part | None, fs: Any = None) -> None:
+        self.path = path
+        self.part = part
+        self.fs = fs
+
+    def source(self) -> Any:
+        if self.fs is not None:
+            with self.fs.open(self.path, "rb") as f:
+                data = io.BytesIO(f.read())
+            data.name = self.path  # type: ignore[attr-defined]
+            return data
+        return self.part if self.part is not None else self.path
 
 
 class _ReadPart:
-    """Reads one part into a pandas DataFrame (picklable: sent to the
+    """Reads one piece into a pandas DataFrame (picklable: sent to the
     workers)."""
 
     def __init__(
         self,
         dialect: Any,
-        header: bool,
+        header: Any,
         names: list[str],
         fmtparams: dict[str, Any],
         types: dict[int, str] | None = None,
-        columns: list[int] | None = None,
+        columns: list[Any] | None = None,
         spellings: dict[str, Any] | None = None,
+        path_column: str | None = None,
     ) -> None:
         self.dialect = dialect
-        self.header = header
         self.names = names
-        self.fmtparams = fmtparams
+        # read_arrow's keywords (pandas' included).
+        self.kwargs = dict(fmtparams, header=header, columns=columns, **(spellings or {}))
         self.types = types
-        self.columns = columns
-        self.spellings = spellings or {}
+        self.path_column = path_column
 
-    def __call__(self, part: fastcsv.Part) -> Any:
-        pa = _pyarrow()
-        stream = fastcsv.read_arrow(
-            part,
-            self.dialect,
-            header=self.header,
-            types=self.types,
-            columns=self.columns,
-            **self.spellings,
-            **self.fmtparams,
-        )
-        table = pa.table(stream)
-        if not self.header:
+    def table(self, piece: _Piece, types: Any = None) -> Any:
+        """The piece as a pyarrow table (``types`` for ``types=``)."""
+        return _pyarrow().table(self.stream(piece, types))
+
+    def stream(self, piece: _Piece, types: Any = None) -> Any:
+        """The piece as an Arrow stream (``types`` for ``types=``)."""
+        kw = dict(self.kwargs)
+        if types is not None:
+            kw.pop("dtype", None)
+            kw["types"] = types
+        return fastcsv.read_arrow(piece.source(), self.dialect, **kw)
+
+    def __call__(self, piece: Any) -> Any:
+        if isinstance(piece, fastcsv.Part):
+            piece = _Piece(piece.path, piece)
+        table = self.table(piece, self.types)
+        if not _has_header(self.kwargs):
             # Numbered columns: a part may see fewer than the first one.
             table = _widen(table, self.names)
-        return _to_pandas(table)
+        df = _to_pandas(table)
+        if self.path_column is not None:
+            pd = importlib.import_module("pandas")
+            df[self.path_column] = pd.Series([piece.path] * len(df), dtype="string", index=df.index)
+        return df
+
+
+def _has_header(kw: dict[str, Any]) -> bool:
+    h = kw.get("header", True)
+    return h is not None and h is not False and kw.get("names") is None
 
 
 def _to_pandas(table: Any) -> Any:
@@ -85,13 +131,64 @@ def _widen(table: Any, names: list[str]) -> Any:
     if have == names:
         return table
     if len(have) > len(names):
-        raise fastcsv.Error(
-            f"a row has {len(have)} fields; the first row has {len(names)}"
-        )
+        raise fastcsv.Error(f"a row has {len(have)} fields; the first row has {len(names)}")
     cols = [table.column(i) for i in range(len(have))]
     n = table.num_rows
     cols += [pa.array([""] * n, pa.utf8()) for _ in names[len(have) :]]
     return pa.Table.from_arrays(cols, names=names)
+
+
+# Families of inferred types, for widening: two types of one family
+# widen to its wider one; of different families, to utf8.
+def _widen_type(a: str, b: str) -> str:
+    """The type both an ``a`` column and a ``b`` column fit: int64 →
+    float64 → utf8, date32 → timestamp → utf8, bool → utf8."""
+    if a == b:
+        return a
+    if {a, b} == {"int64", "float64"}:
+        return "float64"
+    stamps = [t for t in (a, b) if t.startswith("timestamp")]
+    dates = [t for t in (a, b) if t.startswith("date32")]
+    if len(stamps) == 1 and len(dates) == 1:
+        return stamps[0]
+    if len(stamps) == 2:
+        zone_a, zone_b = ("tz=" in a), ("tz=" in b)
+        if zone_a == zone_b:
+            return a if "ns" in a else b  # the finer unit
+    return "utf8"
+
+
+def _expand(path: Any) -> list[tuple[str, Any]]:
+    """The files ``path`` names, in order: ``(path, fs)`` with ``fs`` the
+    fsspec file system of a file that is not local (else ``None``)."""
+    items = [path] if isinstance(path, (str, os.PathLike, bytes)) else list(path)
+    if not items:
+        raise ValueError("fastcsv.dask.read_csv was given no files")
+    out: list[tuple[str, Any]] = []
+    for item in items:
+        p = os.fsdecode(os.fspath(item))
+        if "://" in p:
+            fsspec: Any = importlib.import_module("fsspec")
+            fs, _, paths = fsspec.get_fs_token_paths(p)
+            if not paths:
+                raise FileNotFoundError(f"no files match {p!r}")
+            protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+            local = protocol in ("file", "local")
+            out += [(q, None if local else fs) for q in sorted(paths)]
+        elif glob.has_magic(p):
+            found = sorted(glob.glob(p))
+            if not found:
+                raise FileNotFoundError(f"no files match {p!r}")
+            out += [(q, None) for q in found]
+        else:
+            if not os.path.exists(p):
+                raise FileNotFoundError(f"no such file: {p!r}")
+            out.append((p, None))
+    return out
+
+
+def _compressed(path: str) -> bool:
+    return fastcsv._has_magic(path)
 
 
 def read_csv(
@@ -99,8 +196,8 @@ def read_csv(
     dialect: Any = fastcsv._NO_DIALECT,
     /,
     *,
-    blocksize: int = 64 << 20,
-    header: bool = True,
+    blocksize: int | None = 64 << 20,
+    header: Any = True,
     types: Any = None,
     columns: Any = None,
     usecols: Any = None,
@@ -108,29 +205,46 @@ def read_csv(
     true_values: Any = None,
     false_values: Any = None,
     strings_can_be_null: bool = False,
+    include_path_column: bool | str = False,
     **fmtparams: Any,
 ) -> Any:
-    """The file at ``path`` as a ``dask.dataframe.DataFrame`` of string
-    columns, one partition per part of about ``blocksize`` bytes (see
-    :func:`fastcsv.split`). ``header``, the dialect and the keywords are
-    those of :func:`fastcsv.read_arrow`; errors carry the whole file's
-    line and record numbers.
+    """The files at ``path`` as one ``dask.dataframe.DataFrame`` of string
+    columns, one partition per part of about ``blocksize`` bytes of each
+    file (see :func:`fastcsv.split`; ``blocksize=None``: one per file).
+    ``header``, the dialect and the keywords are those of
+    :func:`fastcsv.read_arrow`, pandas' included (``sep``, ``dtype``,
+    ``na_values``, ``names``, ``skiprows``, ``comment``, ``encoding``,
+    ``errors``, ``compression``); errors carry each file's line and
+    record numbers.
 
-    ``types`` is :func:`fastcsv.read_arrow`'s (with ``header=True``):
-    ``"infer"`` infers the types from the first part's first rows, here,
-    and every part is read with those; integer and boolean columns are
-    pandas' nullable ``Int64`` and ``boolean``, floats ``float64``.
+    ``path`` is a path, a glob, an fsspec URL (``file://``,
+    ``memory://``, ``s3://``...; a URL may be a glob too) or a list of
+    them; the files are read in order, each with its header row. A
+    compressed file, one that is not local (read whole through fsspec on
+    the worker) and one read with ``skiprows`` or ``comment`` is one
+    partition. ``include_path_column=True`` (or a column name) adds a
+    ``path`` column holding each row's file.
+
+    ``types`` is :func:`fastcsv.read_arrow`'s (with a header row).
+    ``"infer"`` infers each column's type in every partition (its first
+    65536 rows), here, and merges them: int64 and float64 make float64,
+    a date and a timestamp the timestamp, anything else ``utf8`` (a
+    partition where a column is all nulls is checked against the others'
+    type rather than counted as text); every partition is then read with
+    the merged types, so a column of integers in one file and decimals in
+    the next is ``float64`` everywhere (``dask.dataframe.read_csv`` takes
+    the first block's types and fails on the later one). Integer and
+    boolean columns are pandas' nullable ``Int64`` and ``boolean``.
 
     ``columns`` (or ``usecols``, as pandas and dask name it) reads only
-    those columns, by name or 0-based index, in the order given, as
-    :func:`fastcsv.read_arrow` does (with ``header=True``).
-    ``null_values``, ``true_values``, ``false_values`` and
-    ``strings_can_be_null`` are :func:`fastcsv.read_arrow`'s too.
+    those columns, by name or 0-based index, in the order given.
+    ``nrows`` is not taken (``df.head(n)`` reads only the first
+    partitions).
 
-    The file is split now, on every CPU with the GIL released (mostly a
+    The files are split now, on every CPU with the GIL released (mostly a
     count of its records at the block scanner's speed); the parts are
-    read when the graph is computed, wherever its tasks run (the file must
-    be at the same path there)."""
+    read when the graph is computed, wherever its tasks run (local files
+    must be at the same path there)."""
     try:
         dd = importlib.import_module("dask.dataframe")
         pa = _pyarrow()
@@ -139,18 +253,19 @@ def read_csv(
             "fastcsv.dask.read_csv needs dask[dataframe] and pyarrow: "
             "pip install 'dask[dataframe]' pyarrow"
         ) from e
+    if "nrows" in fmtparams:
+        raise TypeError("fastcsv.dask.read_csv() does not take nrows: use df.head(n)")
+    for k in list(fmtparams):
+        if k not in _READ_ARROW_KEYS:
+            raise TypeError(f"read_csv() got an unexpected keyword argument {k!r}")
     if columns is not None and usecols is not None:
         raise TypeError("fastcsv.dask.read_csv takes columns or usecols, not both")
     if columns is None:
         columns = usecols
     if columns is not None and not isinstance(columns, (str, bytes, dict)):
         columns = list(columns)  # read twice below
-    if types is not None and not header:
-        raise ValueError("fastcsv.dask.read_csv takes types with header=True")
-    if columns is not None and not header:
-        raise ValueError("fastcsv.dask.read_csv takes columns with header=True")
-    parts = fastcsv.split(path, dialect, size=blocksize, **fmtparams)
-    # The names (and types), from the first part's header (or first row).
+    if blocksize is not None and (isinstance(blocksize, bool) or not isinstance(blocksize, int)):
+        raise TypeError(f"blocksize must be int or None, not {type(blocksize).__name__}")
     spellings: dict[str, Any] = {}
     for k, v in (
         ("null_values", null_values),
@@ -163,20 +278,118 @@ def read_csv(
             spellings[k] = list(v)
     if strings_can_be_null:
         spellings["strings_can_be_null"] = True
-    first = fastcsv.read_arrow(
-        parts[0], dialect, header=header, types=types, columns=columns, **spellings, **fmtparams
+    kwargs: dict[str, Any] = dict(fmtparams, header=header, columns=columns, **spellings)
+    has_header = _has_header(kwargs)
+    if types is not None and not has_header:
+        raise ValueError("fastcsv.dask.read_csv takes types with header=True (a header row)")
+    if columns is not None and not has_header and kwargs.get("names") is None:
+        raise ValueError("fastcsv.dask.read_csv takes columns with header=True (a header row)")
+    row_header = isinstance(header, int) and not isinstance(header, bool)
+    whole = (
+        any(fmtparams.get(k) is not None for k in _WHOLE_FILE)
+        or (row_header and (header > 0 or fmtparams.get("names") is not None))
+        or fmtparams.get("encoding") not in (None, "utf-8", "utf8", "utf-8-sig")
+        or fmtparams.get("errors") not in (None, "strict")
     )
-    names = first.column_names
-    # For every part: the columns and types the first part settled, by
-    # their indices in the file (names may repeat).
-    picked = None
-    if columns is not None:
-        every = fastcsv.read_arrow(parts[0], dialect, header=header, **fmtparams).column_names
-        picked = [c if isinstance(c, int) else every.index(c) for c in columns]
+    split_kw = {k: v for k, v in fmtparams.items() if k in fastcsv._DIALECT_KEYS}
+    if fmtparams.get("sep") is not None:
+        split_kw["delimiter"] = fmtparams["sep"]
+    pieces: list[_Piece] = []
+    for p, fs in _expand(path):
+        if fs is not None or whole or blocksize is None or _compressed(p):
+            pieces.append(_Piece(p, None, fs))
+        else:
+            parts = fastcsv.split(p, dialect, size=blocksize, **split_kw)
+            pieces += [_Piece(p, part) for part in parts]
+    read = _ReadPart(dialect, header, [], fmtparams, None, columns, spellings)
+    # The names (and types), from the first piece's header (or first row).
+    first = fastcsv.read_arrow(pieces[0].source(), dialect, types=types, **kwargs)
+    names = list(first.column_names)
+    # The types of the columns read, in their order.
+    chosen = list(first.column_types)
+    if types == "infer":
+        merged = _merged_types(read, pieces, chosen, names)
+        chosen = [merged[j] for j in range(len(chosen))]
     given = None
     if types is not None:
-        given = dict(zip(picked or range(len(names)), first.column_types))
-    # The stream's schema, through the Arrow PyCapsule interface.
-    meta = _to_pandas(pa.schema(first).empty_table())
-    read = _ReadPart(dialect, header, list(names), dict(fmtparams), given, picked, spellings)
-    return dd.from_map(read, parts, meta=meta, label="fastcsv-read-csv", enforce_metadata=False)
+        # read_arrow takes them by index in the file (`columns` keeps them).
+        at: list[int] = list(range(len(names)))
+        if columns is not None:
+            every = fastcsv.read_arrow(
+                pieces[0].source(), dialect, **dict(kwargs, columns=None)
+            ).column_names
+            at = [c if isinstance(c, int) else every.index(c) for c in columns]
+        given = dict(zip(at, chosen))
+    if fmtparams.get("dtype") is not None and types is None:
+        schema = pa.schema(first)
+    else:
+        schema = pa.schema([(n, _pa_type(pa, t)) for n, t in zip(names, chosen)])
+    meta = _to_pandas(schema.empty_table())
+    path_column = None
+    if include_path_column:
+        path_column = include_path_column if isinstance(include_path_column, str) else "path"
+        pd = importlib.import_module("pandas")
+        meta[path_column] = pd.Series([], dtype="string")
+    read = _ReadPart(dialect, header, names, fmtparams, given, columns, spellings, path_column)
+    return dd.from_map(read, pieces, meta=meta, label="fastcsv-read-csv", enforce_metadata=False)
+
+
+# read_arrow's keywords that read_csv passes on.
+_READ_ARROW_KEYS = frozenset(
+    (
+        "dtype",
+        "na_values",
+        "keep_default_na",
+        "sep",
+        "names",
+        "skiprows",
+        "comment",
+        "compression",
+        "string_view",
+        "threads",
+        "batch_rows",
+    )
+) | fastcsv._DIALECT_KEYS | frozenset(fastcsv._EXTRA)
+
+
+def _pa_type(pa: Any, name: str) -> Any:
+    """A pyarrow type from a ``column_types`` name."""
+    if name.startswith("timestamp"):
+        unit = name[len("timestamp[") :].split(",")[0].rstrip("]")
+        return pa.timestamp(unit, tz="UTC" if "tz=" in name else None)
+    if name.startswith("date32"):
+        return pa.date32()
+    simple = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}
+    return simple.get(name, pa.utf8())
+
+
+def _merged_types(
+    read: _ReadPart, pieces: list[_Piece], first: list[str], names: list[str]
+) -> dict[int, str]:
+    """The column types of every piece, merged (see :func:`read_csv`)."""
+    seen = [list(first)]
+    seen += [list(read.stream(piece, "infer").column_types) for piece in pieces[1:]]
+    merged = list(seen[0])
+    for got in seen[1:]:
+        if len(got) != len(merged):
+            raise fastcsv.Error(f"a file has {len(got)} columns; the first has {len(merged)}")
+    for j in range(len(merged)):
+        typed = [t[j] for t in seen if t[j] != "utf8"]
+        if not typed:
+            merged[j] = "utf8"
+            continue
+        m = typed[0]
+        for t in typed[1:]:
+            m = _widen_type(m, t)
+        merged[j] = m
+    # A piece that inferred utf8 where others found a type: all nulls
+    # there (then it reads with the type), or text (then text it is).
+    for i, got in enumerate(seen):
+        for j, t in enumerate(got):
+            if t == "utf8" and merged[j] != "utf8":
+                try:
+                    key = j if read.kwargs.get("columns") is None else names[j]
+                    read.table(pieces[i], {key: merged[j]})
+                except (fastcsv.Error, ValueError, OSError):
+                    merged[j] = "utf8"
+    return dict(enumerate(merged))

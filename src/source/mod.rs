@@ -326,6 +326,43 @@ impl Mapped {
         check_size && self.file.metadata().is_ok_and(|m| m.len() < self.map.len() as u64)
     }
 
+    /// Whether records that end at `end` (their bytes `..end`, already
+    /// parsed) may hold bytes of a changed file, so must not be handed
+    /// out: the guard's flag is set, or the byte at `end - 1` now reads as
+    /// zero and the file is shorter than the mapping.
+    ///
+    /// Why this suffices. A file cut to `m` bytes reads as zeros past `m`:
+    /// up to the end of the page holding `m` without any fault, and past
+    /// it after a fault whose handler sets the flag before the faulting
+    /// load is restarted. Suppose the parse read a zero that stands for a
+    /// byte at `i >= m` (`i < end`): the cut came before that read, so
+    /// before this call, and `end - 1 >= i >= m`. The byte at `end - 1` is
+    /// loaded again here (a volatile load: the compiler may neither drop
+    /// it nor reuse a value loaded before): in `m`'s page it reads zero,
+    /// which sends us to the file's size (shorter than the mapping); in a
+    /// later page it reads zero from a page replaced by an earlier fault
+    /// (on this thread: the flag is set; on another thread, whose handler
+    /// may not have set it yet: zero, and the size) or faults now, and
+    /// the handler runs and sets the flag before the load completes. The
+    /// flag is read after that load: `Registration::changed` puts a
+    /// compiler fence before its load, and a fault's handler runs on the
+    /// faulting thread, in program order. A terminator of 0 or a record
+    /// that ends in a NUL byte costs an `fstat`, nothing worse.
+    #[inline]
+    pub(crate) fn changed_before(&self, end: usize) -> bool {
+        let last = match end.checked_sub(1) {
+            Some(i) if i < self.end => {
+                // SAFETY: `i < self.end <= self.map.len()`: a byte of the
+                // mapping, which stays mapped while `self` lives (a page
+                // past the file's end faults and is replaced by zeros by
+                // the guard, so the load completes).
+                unsafe { std::ptr::read_volatile(self.map.as_ptr().add(i)) }
+            }
+            _ => 1,
+        };
+        self.changed(last == 0)
+    }
+
     /// Called with the offset of the current record's first byte; every
     /// 16 MiB, drops the pages wholly before it from this process
     /// (`MADV_DONTNEED`) and, for files larger than memory, from the page
@@ -373,7 +410,8 @@ impl Mapped {
     /// Drops the pages wholly before `offset` (see `release_before`). A
     /// parallel read calls it with the start of the records it has not
     /// handed out yet; a worker may still look at bytes just before that
-    /// (its chunk's speculative start), which then read back from the file.
+    /// (the end of the record before its chunk), which then read back from
+    /// the file.
     pub(crate) fn release(&self, offset: usize) {
         // Linux only: elsewhere (no posix_fadvise on macOS) pages stay until
         // the kernel reclaims them.

@@ -194,8 +194,8 @@ def test_errors(tmp_path):
         fastcsv.read_arrow(b"a\n", batch_rows=0)
     with pytest.raises(ValueError, match="QUOTE_NONNUMERIC"):
         fastcsv.read_arrow(b"a\n", quoting=csv.QUOTE_NONNUMERIC)
-    with pytest.raises(ValueError, match="strict"):
-        fastcsv.read_arrow(b"a\n", errors="replace")
+    # errors='replace' (issue 37): invalid UTF-8 read as U+FFFD.
+    assert consume(fastcsv.read_arrow(b"a\n\xff\n", errors="replace"))[1] == [["\ufffd"]]
     with pytest.raises(FileNotFoundError):
         fastcsv.read_arrow(str(tmp_path / "missing.csv"))
 

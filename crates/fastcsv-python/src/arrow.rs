@@ -143,6 +143,23 @@ impl ArrowStream {
         self.types.iter().map(|t| t.name()).collect()
     }
 
+    /// All the batches as a `pyarrow.Table`; a data error in any row is
+    /// raised as `fastcsv.Error` (`csv.Error`), whatever pyarrow raised.
+    fn read_all(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        consume(slf, "pyarrow")
+    }
+
+    /// All the batches as a `pandas.DataFrame` (through pyarrow), errors
+    /// as for `read_all`.
+    fn to_pandas(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        consume(slf, "pandas")
+    }
+
+    /// All the batches as a `polars.DataFrame`, errors as for `read_all`.
+    fn to_polars(slf: &Bound<'_, Self>) -> PyResult<PyObject> {
+        consume(slf, "polars")
+    }
+
     /// The Arrow PyCapsule interface: a capsule holding an
     /// `ArrowArrayStream` of the batches, which the caller reads. A
     /// `requested_schema` is not looked at (the columns are `utf8`, and
@@ -335,6 +352,15 @@ impl TypesArg {
             None => types,
         }))
     }
+}
+
+/// Reads `stream` whole with the consumer `kind`, through the Python
+/// layer's `fastcsv._consume` (which turns a data error into
+/// `fastcsv.Error`).
+fn consume(stream: &Bound<'_, ArrowStream>, kind: &str) -> PyResult<PyObject> {
+    let py = stream.py();
+    let f = py.import("fastcsv")?.getattr("_consume")?;
+    Ok(f.call1((stream, kind))?.unbind())
 }
 
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).

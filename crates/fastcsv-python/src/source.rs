@@ -14,8 +14,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use fastcsv::{
-    Error as CoreError, ErrorKind, Filter, Position, Reader as CoreReader, ReaderBuilder,
-    SourceChoice, SourceKind,
+    Codec, Decompress, Error as CoreError, ErrorKind, Filter, Position, Reader as CoreReader,
+    ReaderBuilder, SourceChoice, SourceKind,
 };
 
 use crate::dialect::{core_limit, field_limit, parse_filter, PyDialect};
@@ -406,6 +406,8 @@ pub(crate) struct Spec {
     /// One part of a split file (`path`): index, start, end, lines,
     /// records.
     pub(crate) part: Option<fastcsv::split::Part>,
+    /// Whether and how compressed input is decoded (`compression=`).
+    decompress: Decompress,
 }
 
 impl Spec {
@@ -434,7 +436,10 @@ impl Spec {
         if buffer_size == Some(0) {
             return Err(PyValueError::new_err("buffer_size must be positive"));
         }
+        let compression: Option<String> = get(d, "compression")?;
+        let decompress = parse_compression(compression.as_deref())?;
         Ok(Spec {
+            decompress,
             path: get(d, "path")?,
             fd,
             offset: get(d, "offset")?.unwrap_or(0),
@@ -459,6 +464,25 @@ impl Spec {
     }
 }
 
+/// `compression=` as the core's [`Decompress`]: pandas' names (`'infer'`,
+/// the default, detects the format by its magic bytes; `'none'` reads the
+/// bytes as they are).
+fn parse_compression(c: Option<&str>) -> PyResult<Decompress> {
+    Ok(match c {
+        None | Some("infer") => Decompress::Auto,
+        Some("none") => Decompress::Off,
+        Some("gzip") => Decompress::Force(Codec::Gzip),
+        Some("zstd") => Decompress::Force(Codec::Zstd),
+        Some("bz2") => Decompress::Force(Codec::Bzip2),
+        Some("xz") => Decompress::Force(Codec::Xz),
+        Some(s) => {
+            return Err(PyValueError::new_err(format!(
+                "compression must be 'infer', None, 'gzip', 'zstd', 'bz2' or 'xz', not {s:?}"
+            )))
+        }
+    })
+}
+
 /// The core reader's settings for `spec`.
 pub(crate) fn native_builder(
     py: Python<'_>,
@@ -467,7 +491,7 @@ pub(crate) fn native_builder(
 ) -> PyResult<ReaderBuilder> {
     let limit = core_limit(field_limit(py)?)?;
     let mut b = ReaderBuilder::new();
-    b.dialect(pd.core(spec.filter, limit, true)?).source(spec.source);
+    b.dialect(pd.core(spec.filter, limit, true)?).source(spec.source).decompress(spec.decompress);
     if let Some(n) = spec.buffer_size {
         b.buffer_size(n);
     }

@@ -126,27 +126,3 @@ pub(crate) fn match16(w: &[u8], needles: &[u8; 8]) -> u32 {
     }
     m
 }
-
-/// A mask whose popcount has the parity of the number of `q` bytes in the
-/// 16 bytes `w`.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(crate) fn match_bits16(w: &[u8], q: u8) -> u64 {
-    x86_64::match_bits16_sse2(w, q)
-}
-
-/// A mask whose popcount has the parity of the number of `q` bytes in the
-/// 16 bytes `w` (SWAR: the high bit of each byte equal to `q`).
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-pub(crate) fn match_bits16(w: &[u8], q: u8) -> u64 {
-    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let splat = u64::from_ne_bytes([q; 8]);
-    let mut acc = 0;
-    for half in w.chunks_exact(8) {
-        let y = u64::from_ne_bytes(half.try_into().unwrap_or([0; 8])) ^ splat;
-        // High bit set exactly in the bytes of `y` that are zero.
-        acc ^= !(((y & LO7) + LO7) | y | LO7);
-    }
-    acc
-}

@@ -121,8 +121,8 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
 
+pub(crate) use bytes::match16;
 pub use bytes::ByteSet;
-pub(crate) use bytes::{match16, match_bits16};
 pub(crate) use classify::{Cache, Classifier};
 pub(crate) use select::{ColMasks, SelectArgs, Selected, SelectedRecord, NO_COPY};
 

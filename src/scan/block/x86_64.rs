@@ -642,16 +642,3 @@ pub(super) fn match16_sse2(w: &[u8], needles: &[u8; 8]) -> u32 {
         _mm_movemask_epi8(hit) as u32
     }
 }
-
-/// A mask whose popcount has the parity of the number of `q` bytes in the
-/// 16 bytes `w`. SSE2 is part of x86-64: safe.
-#[inline(always)]
-pub(super) fn match_bits16_sse2(w: &[u8], q: u8) -> u64 {
-    assert_eq!(w.len(), 16);
-    // SAFETY: SSE2 is part of the x86_64 baseline, and `w` holds 16 bytes
-    // (checked above), which an unaligned load reads.
-    unsafe {
-        let v = _mm_loadu_si128(w.as_ptr().cast::<__m128i>());
-        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(q as i8))) as u32 as u64
-    }
-}
