@@ -834,6 +834,28 @@ impl<'a> Reader<'a> {
         self.err_record
     }
 
+    /// Fails with [`ErrorKind::FileChanged`] when the mapped file under this
+    /// reader shrank since it was opened: a page past its new end was
+    /// touched (and read as zeros), by the reader or by the caller reading
+    /// the bytes of a row it was handed, or the file is now shorter than
+    /// the mapping. Reading stops there. An atomic load and an `fstat`;
+    /// always `Ok` for a source that is not a mapped file.
+    ///
+    /// A caller that copies rows' bytes cannot tell whether the last copy
+    /// read zeros after the reader checked them: it calls this after its
+    /// copies (and before it reports an error of its own about them), and
+    /// on an error drops the last copy and reports this error instead.
+    ///
+    /// ```
+    /// let mut rdr = fastcsv::Reader::from_slice(b"a\n1\n");
+    /// let row = rdr.read_row().unwrap().unwrap().get(0).unwrap().to_vec();
+    /// assert!(rdr.check_unchanged().is_ok());
+    /// assert_eq!(row, b"1");
+    /// ```
+    pub fn check_unchanged(&mut self) -> Result<()> {
+        self.check_mapped(true)
+    }
+
     /// Bytes consumed so far, from the start of the input.
     ///
     /// ```

@@ -195,6 +195,9 @@ pub(crate) struct Mapped {
     /// Let the fault-ahead helper go further once the cursor passes this
     /// offset (`usize::MAX`: no helper for rows).
     next_window: usize,
+    /// Check that the `SIGBUS` guard's handler is still in front once the
+    /// cursor passes this offset (`usize::MAX`: not on this system).
+    next_guard: usize,
     /// Also drop released pages from the page cache (files larger than the
     /// memory available: they would not stay cached anyway).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -236,6 +239,10 @@ impl Mapped {
             file,
             next_release,
             next_window: usize::MAX,
+            #[cfg(target_os = "linux")]
+            next_guard: sigbus::CHECK_EVERY,
+            #[cfg(not(target_os = "linux"))]
+            next_guard: usize::MAX,
             evict_cache: len > avail,
         })
     }
@@ -370,7 +377,7 @@ impl Mapped {
     /// parser takes no page faults.
     #[inline]
     pub(crate) fn release_before(&mut self, offset: usize) {
-        if offset < self.next_release && offset < self.next_window {
+        if offset < self.next_release && offset < self.next_window && offset < self.next_guard {
             return;
         }
         self.release_and_map_ahead(offset);
@@ -378,6 +385,11 @@ impl Mapped {
 
     #[cold]
     fn release_and_map_ahead(&mut self, offset: usize) {
+        #[cfg(target_os = "linux")]
+        if offset >= self.next_guard {
+            self.next_guard = offset.saturating_add(sigbus::CHECK_EVERY);
+            sigbus::keep_in_front();
+        }
         #[cfg(target_os = "linux")]
         if offset >= self.next_window {
             self.next_window = offset.saturating_add(MAP_AHEAD_EVERY);

@@ -13,7 +13,7 @@ use fastcsv::{Error as CoreError, ErrorKind};
 use crate::batch::{Batch, BATCH_BYTES};
 use crate::dialect::field_limit;
 use crate::errors::{map_error, text_error, PyErrStash};
-use crate::source::HeldReader;
+use crate::source::{Cancel, HeldReader, SIGNAL_CHECK};
 use crate::strings::StrMaker;
 use crate::text::{Feeder, Resume};
 
@@ -71,12 +71,25 @@ pub(crate) struct Ahead {
     /// (Text streams only.) Where to leave the stream if the reader goes
     /// away now, as `TextState::resume`.
     pub(crate) resume: Option<Resume>,
+    /// Stops the thread's wait for input (a FIFO) when this reader goes
+    /// away.
+    cancel: Option<Cancel>,
+}
+
+impl Drop for Ahead {
+    fn drop(&mut self) {
+        if let Some(c) = &self.cancel {
+            c.set();
+        }
+    }
 }
 
 impl Ahead {
     /// A reader with nothing (more) to give.
     pub(crate) fn new_done() -> Ahead {
-        Ahead { rdr: None, done: true, ..Ahead::new_fed(None, None) }
+        let mut a = Ahead::new_fed(None, None);
+        a.done = true;
+        a
     }
 
     pub(crate) fn new(rdr: HeldReader) -> Ahead {
@@ -100,6 +113,7 @@ impl Ahead {
             done: false,
             waiting: Arc::default(),
             resume: None,
+            cancel: None,
         }
     }
 
@@ -213,20 +227,31 @@ impl Ahead {
                 let _ = empty.send(spent);
             }
             self.waiting.store(true, Ordering::Relaxed);
+            let mut top_up = true;
             let got = loop {
-                if let Some(f) = fed.as_deref_mut() {
+                if let Some(f) = fed.as_deref_mut().filter(|_| top_up) {
                     f.top_up(py);
                 }
+                top_up = false;
                 // The receiver goes to the GIL-free closure and comes back.
                 let (back, got) = py.allow_threads(move || {
-                    let got = full.recv();
+                    let got = full.recv_timeout(SIGNAL_CHECK);
                     (full, got)
                 });
                 full = back;
                 match got {
-                    Ok(Msg::Need) => continue,
+                    Ok(Msg::Need) => top_up = true,
                     Ok(Msg::Filled(b, end)) => break Some((b, end)),
-                    Err(_) => break None,
+                    // Ctrl-C while the thread waits for input (a FIFO): the
+                    // exception now; the batch is taken on the next call.
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        if let Err(e) = py.check_signals() {
+                            self.waiting.store(false, Ordering::Relaxed);
+                            self.full = Some(Mutex::new(full));
+                            return Err(e);
+                        }
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break None,
                 }
             };
             self.waiting.store(false, Ordering::Relaxed);
@@ -248,7 +273,7 @@ impl Ahead {
         };
         let mut b = spent;
         let end = py.allow_threads(|| {
-            let end = b.load(rdr.get(), nonnumeric, joins, BATCH_BYTES);
+            let end = b.load(rdr, nonnumeric, joins, BATCH_BYTES);
             b.prepare();
             end
         });
@@ -279,7 +304,7 @@ impl Ahead {
                 // Reads on after an error, as the row-by-row reader does,
                 // until the input ends or the Python reader is dropped.
                 while let Ok(mut b) = empty_rx.recv() {
-                    let end = b.load_for(rdr.get(), nonnumeric, joins, &waiting);
+                    let end = b.load_for(&mut rdr, nonnumeric, joins, &waiting);
                     let last = matches!(end, Ok(false));
                     if full_tx.send(Msg::Filled(b, end)).is_err() || last {
                         return;
@@ -290,6 +315,7 @@ impl Ahead {
             return;
         }
         let rdr = self.rdr.take().expect("the reader is here until now");
+        self.cancel = Some(rdr.cancel());
         if rdr_tx.send(rdr).is_err() {
             return; // the thread is gone already (cannot happen)
         }

@@ -14,7 +14,7 @@ use fastcsv::{arrow, Error as CoreError};
 
 use crate::dialect::PyDialect;
 use crate::errors::{map_error, PyErrStash};
-use crate::source::{native_builder, open_native, HeldReader, PyStream, Spec};
+use crate::source::{native_builder, open_native, HeldReader, PyStream, Spec, Watch, Watched};
 
 /// A core reader's columns that may move between threads: built only by
 /// A source of batches that parses (or waits for its threads) without the
@@ -517,6 +517,7 @@ pub(crate) fn _read_arrow(
         if size >= 2 * PAR_ARROW_MIN_PART {
             let part = (size / (4 * threads as u64)).clamp(PAR_ARROW_MIN_PART, 64 << 20);
             let b = native_builder(py, &pd, &spec)?;
+            let watch = Watch::path(&path);
             let cols = py.allow_threads(|| {
                 let mut c = arrow::ParColumns::from_path(&b, &path, header, threads, part)?;
                 c.batch_rows(batch_rows).string_view(source_views);
@@ -555,7 +556,7 @@ pub(crate) fn _read_arrow(
                 return Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) });
             }
             let types = cols.types();
-            let src: BatchBox = Box::new(GilFree(cols));
+            let src: BatchBox = Box::new(GilFree(Watched::new(cols, watch, Some(path))));
             return Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) });
         }
     }
@@ -571,13 +572,15 @@ pub(crate) fn _read_arrow(
         }
         None => open_native(py, &pd, &mut spec, &stash)?,
     };
+    let (rdr, watch) = rdr.into_parts();
+    let path = spec.name.clone().map(std::path::PathBuf::from).or_else(|| spec.path.clone());
     // The header (or first record) is read without the GIL.
     let mut cols = py
         .allow_threads(move || {
             let rdr = rdr;
             match names {
-                Some(names) => arrow::Columns::with_names(rdr.into_inner(), names),
-                None => arrow::Columns::with_header_row(rdr.into_inner(), header),
+                Some(names) => arrow::Columns::with_names(rdr, names),
+                None => arrow::Columns::with_header_row(rdr, header),
             }
         })
         .map_err(|e| map_error(e, &stash))?;
@@ -599,7 +602,7 @@ pub(crate) fn _read_arrow(
         return whole(py, cols, &spellings, threads, string_view, strings, &stash);
     }
     let types = cols.types();
-    let src: BatchBox = Box::new(GilFree(cols));
+    let src: BatchBox = Box::new(GilFree(Watched::new(cols, watch, path)));
     Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) })
 }
 

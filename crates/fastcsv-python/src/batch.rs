@@ -8,6 +8,7 @@ use pyo3::types::PyList;
 
 use fastcsv::{Error as CoreError, Position, Reader as CoreReader};
 
+use crate::source::HeldReader;
 use crate::strings::{
     build_list, decode_bmp, decode_then_parse, decode_utf8_into, position_text, to_float,
     utf8_shape, StrMaker, Text,
@@ -161,6 +162,42 @@ impl Batch {
     /// With `joins`, rows for [`decode_then_parse`] are marked.
     pub(crate) fn load(
         &mut self,
+        held: &mut HeldReader,
+        nonnumeric: bool,
+        joins: bool,
+        bytes: usize,
+    ) -> Result<bool, CoreError> {
+        if held.stopped {
+            self.clear();
+            return Ok(false);
+        }
+        let end = self.load_rows(held.get(), nonnumeric, joins, bytes);
+        // A file that shrank: the last row's bytes may have been copied
+        // from a page of a mapping past the new end (zeros) after the
+        // reader checked them, or cut short by the new end of a file read
+        // with `read()`. It is dropped, and the change reported, whatever
+        // ended the batch (an error about zeros is no error of the file).
+        // (A mapping is not asked again of a reader that reported it and
+        // stopped: the core checks its size itself at the end.)
+        let mapped = !self.rows.is_empty() || end.is_err();
+        let at = self.rows.last().map(|&(_, p)| p);
+        match held.check_unchanged(mapped, at) {
+            Ok(()) => end,
+            Err(e) => {
+                if let Some(pos) = self.drop_last_row() {
+                    self.err_start = Some((pos.byte, pos.line));
+                    self.end_byte = pos.byte;
+                    self.end_lf = false;
+                }
+                self.end_line = self.lines.last().copied().unwrap_or(self.end_line);
+                Err(e)
+            }
+        }
+    }
+
+    /// [`Batch::load`]'s reading of the rows.
+    fn load_rows(
+        &mut self,
         rdr: &mut CoreReader<'_>,
         nonnumeric: bool,
         joins: bool,
@@ -207,13 +244,28 @@ impl Batch {
         end
     }
 
+    /// Removes the last row loaded (not yet prepared); its position.
+    fn drop_last_row(&mut self) -> Option<Position> {
+        let (_, pos) = self.rows.pop()?;
+        self.lines.pop();
+        let fields = self.rows.last().map_or(0, |r| r.0);
+        self.ends.truncate(fields);
+        self.data.truncate(self.ends.last().copied().unwrap_or(0));
+        self.numeric.truncate(fields.min(self.numeric.len()));
+        if self.reparse.last().is_some_and(|r| r.0 == self.rows.len()) {
+            let (_, raw) = self.reparse.pop().expect("checked");
+            self.raw.truncate(raw.start);
+        }
+        Some(pos)
+    }
+
     /// [`Batch::load`], then [`Batch::prepare`] until `defer` says that the
     /// thread that takes the batch waits for it: that thread prepares the
     /// rest, so that between a scanning thread and a calling thread that
     /// makes objects, whichever is ahead decodes.
     pub(crate) fn load_for(
         &mut self,
-        rdr: &mut CoreReader<'_>,
+        rdr: &mut HeldReader,
         nonnumeric: bool,
         joins: bool,
         defer: &AtomicBool,

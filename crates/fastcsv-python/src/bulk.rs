@@ -13,7 +13,7 @@ use fastcsv::Error as CoreError;
 use crate::batch::{Batch, BATCH_BYTES};
 use crate::dialect::PyDialect;
 use crate::errors::{exc, map_error, PyErrStash};
-use crate::source::{open_native, HeldReader, Spec};
+use crate::source::{open_native, HeldReader, Spec, SIGNAL_CHECK};
 use crate::strings::{list_from, GcPause, StrMaker};
 
 /// Scans `rdr` in batches without the GIL, handing each batch (and the
@@ -46,7 +46,7 @@ pub(crate) fn bulk<'py>(
     let mut batch = Batch::default();
     let mut load = |batch: &mut Batch| {
         py.allow_threads(|| {
-            let end = batch.load(rdr.get(), nonnumeric, joins, BATCH_BYTES);
+            let end = batch.load(rdr, nonnumeric, joins, BATCH_BYTES);
             batch.prepare();
             end
         })
@@ -66,13 +66,14 @@ pub(crate) fn bulk<'py>(
         let _ = empty_tx.send(Batch::reserved(BATCH_BYTES));
     }
     let waiting = AtomicBool::new(false);
+    let cancel = rdr.cancel();
     std::thread::scope(|s| {
         let waiting = &waiting;
         let worker = s.spawn(move || loop {
             let Ok(mut b) = empty_rx.recv() else {
                 return; // the calling thread is done
             };
-            let end = b.load_for(rdr.get(), nonnumeric, joins, waiting);
+            let end = b.load_for(rdr, nonnumeric, joins, waiting);
             let more = matches!(end, Ok(true));
             if full_tx.send((b, end)).is_err() || !more {
                 return;
@@ -86,13 +87,22 @@ pub(crate) fn bulk<'py>(
             let r = rx.take().expect("receiver");
             waiting.store(true, Ordering::Relaxed);
             let (r, got) = py.allow_threads(move || {
-                let got = r.recv();
+                let got = r.recv_timeout(SIGNAL_CHECK);
                 (r, got)
             });
             waiting.store(false, Ordering::Relaxed);
             rx = Some(r);
-            let Ok((mut b, end)) = got else {
-                break; // the worker panicked: reported by join below
+            let (mut b, end) = match got {
+                Ok(got) => got,
+                // Ctrl-C while the worker waits for input (a FIFO).
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        result = Err(e);
+                    }
+                    continue;
+                }
+                // The worker panicked: reported by join below.
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
             };
             if !b.prepared {
                 py.allow_threads(|| b.prepare());
@@ -104,6 +114,8 @@ pub(crate) fn bulk<'py>(
         // batch (or wakes it from waiting for an empty one).
         drop(rx);
         drop(empty_tx);
+        // And makes it give up waiting for input.
+        cancel.set();
         let joined = py.allow_threads(move || worker.join());
         match joined {
             Err(_) => Err(PyRuntimeError::new_err("fastcsv: the scanning thread panicked")),

@@ -5,14 +5,18 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use fastcsv::{Codec, Decompress, Filter, Reader as CoreReader, ReaderBuilder, SourceChoice};
+use fastcsv::{
+    Codec, Decompress, Error as CoreError, ErrorKind, Filter, Position, Reader as CoreReader,
+    ReaderBuilder, SourceChoice, SourceKind,
+};
 
 use crate::dialect::{core_limit, field_limit, parse_filter, PyDialect};
 use crate::errors::{io_error, map_error, PyErrStash};
@@ -152,21 +156,238 @@ impl Read for PyStream {
 /// reader is `Send`; the `Mutex` only makes it `Sync` too, as a `#[pyclass]`
 /// must be (its stream need not be `Sync`). It is reached through
 /// `&mut self` alone ([`Mutex::get_mut`]), so it is never locked.
-pub(crate) struct HeldReader(Mutex<CoreReader<'static>>);
+pub(crate) struct HeldReader {
+    rdr: Mutex<CoreReader<'static>>,
+    cancel: Cancel,
+    watch: Option<Watch>,
+    /// The watch reported a change: nothing more is read.
+    pub(crate) stopped: bool,
+}
+
+/// A file read with `read()` (not mapped), watched for shrinking: the
+/// file, and the size it must keep (its size when opened, or the end of
+/// the part read).
+pub(crate) struct Watch {
+    file: File,
+    size: u64,
+}
+
+impl Watch {
+    /// A second handle on the regular file at `path`, opened before its
+    /// reader opens it; `None` for anything else.
+    pub(crate) fn path(path: &std::path::Path) -> Option<Watch> {
+        watch(File::open(path).ok()?, None)
+    }
+
+    /// Whether the file is now shorter than it must be.
+    fn shrank(&self) -> bool {
+        self.file.metadata().is_ok_and(|m| m.len() < self.size)
+    }
+}
+
+/// An Arrow batch source over a file, which fails with `FileChanged` (naming
+/// `path`) rather than hand out a batch once the file is shorter than when
+/// it was opened: the batch may hold a record cut short by the new end.
+/// The core sees a mapped file shrink; a file read with `read()` ends
+/// early, which only its size tells.
+pub(crate) struct Watched<S> {
+    inner: S,
+    watch: Option<Watch>,
+    path: Option<std::path::PathBuf>,
+    stopped: bool,
+}
+
+impl<S> Watched<S> {
+    pub(crate) fn new(inner: S, watch: Option<Watch>, path: Option<std::path::PathBuf>) -> Self {
+        Watched { inner, watch, path, stopped: false }
+    }
+}
+
+impl<S: fastcsv::arrow::ffi::BatchSource> fastcsv::arrow::ffi::BatchSource for Watched<S> {
+    fn names(&self) -> &[String] {
+        self.inner.names()
+    }
+    fn types(&self) -> Vec<fastcsv::arrow::DataType> {
+        self.inner.types()
+    }
+    fn next_batch(&mut self) -> fastcsv::Result<Option<fastcsv::arrow::ColumnBatch>> {
+        if self.stopped {
+            return Ok(None);
+        }
+        let got = self.inner.next_batch();
+        if self.watch.as_ref().is_some_and(Watch::shrank) {
+            self.stopped = true;
+            let e = CoreError::new(ErrorKind::FileChanged);
+            return Err(match &self.path {
+                Some(p) => e.with_path(p),
+                None => e,
+            });
+        }
+        got
+    }
+}
 
 impl HeldReader {
     pub(crate) fn new(rdr: CoreReader<'static>) -> HeldReader {
-        HeldReader(Mutex::new(rdr))
+        HeldReader { rdr: Mutex::new(rdr), cancel: Cancel::default(), watch: None, stopped: false }
+    }
+
+    /// The switch that makes a blocked read of this reader's input (a
+    /// FIFO, see [`PolledFifo`]) give up, for a consumer that stops
+    /// waiting for it.
+    pub(crate) fn cancel(&self) -> Cancel {
+        self.cancel.clone()
     }
 
     pub(crate) fn get(&mut self) -> &mut CoreReader<'static> {
         // Never locked, so never poisoned.
-        self.0.get_mut().unwrap_or_else(PoisonError::into_inner)
+        self.rdr.get_mut().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(crate) fn into_inner(self) -> CoreReader<'static> {
-        self.0.into_inner().unwrap_or_else(PoisonError::into_inner)
+    /// The reader and its watch, if any.
+    pub(crate) fn into_parts(self) -> (CoreReader<'static>, Option<Watch>) {
+        let w = self.watch;
+        (self.rdr.into_inner().unwrap_or_else(PoisonError::into_inner), w)
     }
+
+    /// Fails with `FileChanged` when the file under the reader shrank: a
+    /// mapped file as the core sees it ([`CoreReader::check_unchanged`],
+    /// asked only with `mapped`: not of a reader that reported the change
+    /// and stopped), a file read with `read()` when it is now shorter than
+    /// the size it had to keep (reported once). `at` is the position to
+    /// report for the latter (the record the caller could not trust; by
+    /// default the reader's next one).
+    pub(crate) fn check_unchanged(
+        &mut self,
+        mapped: bool,
+        at: Option<Position>,
+    ) -> Result<(), CoreError> {
+        if mapped {
+            self.get().check_unchanged()?;
+        }
+        if !self.watch.as_ref().is_some_and(Watch::shrank) {
+            return Ok(());
+        }
+        self.watch = None;
+        self.stopped = true;
+        let rdr = self.get();
+        let pos = at.unwrap_or(Position {
+            byte: rdr.byte_offset(),
+            line: rdr.line() + 1,
+            record: rdr.records_read(),
+        });
+        let mut e = CoreError::new(ErrorKind::FileChanged).with_position(pos);
+        if let Some(p) = rdr.path() {
+            e = e.with_path(p);
+        }
+        Err(e)
+    }
+}
+
+/// A second handle on a regular file that a reader opened for `read()`,
+/// to see it shrink; `size` is what it must keep (`None`: its size now).
+fn watch(file: File, size: Option<u64>) -> Option<Watch> {
+    let m = file.metadata().ok().filter(|m| m.is_file())?;
+    Some(Watch { file, size: size.unwrap_or(m.len()) })
+}
+
+/// A switch, shared by a consumer and the input it reads, that tells the
+/// input to stop waiting: set when the consumer gives up (an exception
+/// while it waits, or the reader going away).
+#[derive(Clone, Default)]
+pub(crate) struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub(crate) fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// How long a wait for input or for a read-ahead thread lasts before
+/// Python's signal handlers get to run (Ctrl-C raises
+/// `KeyboardInterrupt`).
+pub(crate) const SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A FIFO (a named pipe, or `/dev/stdin` on a pipe) read without blocking
+/// in the kernel for longer than [`SIGNAL_CHECK`], so that Ctrl-C
+/// interrupts a read that waits for a writer: it is opened with
+/// `O_NONBLOCK` (which does not wait for a writer either) and each read
+/// first waits in `poll` for a writer's bytes or hang-up, 100 ms at a
+/// time, checking for signals in between (on Python's main thread; other
+/// threads' readers end when their consumer sets [`Cancel`]). Otherwise
+/// it reads as a blocking descriptor does: nothing until a writer comes,
+/// and the end once the writers have gone.
+#[cfg(unix)]
+pub(crate) struct PolledFifo {
+    file: File,
+    stash: PyErrStash,
+    cancel: Cancel,
+}
+
+#[cfg(unix)]
+impl PolledFifo {
+    fn open(path: &std::path::Path, stash: &PyErrStash, cancel: Cancel) -> io::Result<PolledFifo> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file =
+            std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+        Ok(PolledFifo { file, stash: stash.clone(), cancel })
+    }
+
+    /// Waits until the FIFO has bytes or its writers hung up.
+    fn wait(&self) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        loop {
+            let mut p =
+                libc::pollfd { fd: self.file.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            let ms = SIGNAL_CHECK.as_millis() as libc::c_int;
+            // SAFETY: `p` is one valid `pollfd` over a descriptor that
+            // `self.file` keeps open.
+            let n = unsafe { libc::poll(&mut p, 1, ms) };
+            if n > 0 {
+                return Ok(());
+            }
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            if self.cancel.is_set() {
+                return Err(io::Error::other("the reader was stopped"));
+            }
+            // On the main thread, runs the handlers of signals received
+            // (elsewhere this does nothing: the consumer checks).
+            if let Err(e) = Python::with_gil(|py| py.check_signals()) {
+                self.stash.put(e);
+                return Err(io::Error::other("interrupted by a signal"));
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+impl Read for PolledFifo {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            self.wait()?;
+            match self.file.read(buf) {
+                // Another reader of the FIFO took the bytes first.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                r => return r,
+            }
+        }
+    }
+}
+
+/// Whether `path` names a FIFO (following links: `/dev/stdin`).
+#[cfg(unix)]
+fn is_fifo(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
 }
 
 /// What the Python layer resolved the input to, plus the native options.
@@ -293,11 +514,27 @@ pub(crate) fn open_native(
         return open_fd(&b, file, spec.offset);
     }
     if let Some(p) = &spec.path {
+        #[cfg(unix)]
+        if spec.part.is_none() && is_fifo(p) {
+            let cancel = Cancel::default();
+            let fifo = PolledFifo::open(p, stash, cancel.clone())
+                .map_err(|e| io_error(e, Some(p.display().to_string())))?;
+            let mut b = b;
+            b.path(p);
+            let rdr = Mutex::new(b.from_reader(fifo));
+            return Ok(HeldReader { rdr, cancel, watch: None, stopped: false });
+        }
+        // Opened before the reader opens it, to know the size it had.
+        let second = File::open(p).ok();
         let rdr = match &spec.part {
             Some(part) => b.from_path_part(p, part),
             None => b.from_path(p),
         };
-        return rdr.map(HeldReader::new).map_err(|e| map_error(e, &no_stash));
+        let mut rdr = rdr.map(HeldReader::new).map_err(|e| map_error(e, &no_stash))?;
+        if rdr.get().source_kind() == SourceKind::Buffered {
+            rdr.watch = second.and_then(|f| watch(f, spec.part.as_ref().map(|p| p.end)));
+        }
+        return Ok(rdr);
     }
     if let Some(obj) = &spec.stream {
         let s = PyStream::new(py, obj.bind(py), stash)?;
@@ -329,5 +566,10 @@ fn open_fd(b: &ReaderBuilder, mut file: File, offset: u64) -> PyResult<HeldReade
     use std::io::{Seek, SeekFrom};
     let none = PyErrStash::default();
     file.seek(SeekFrom::Start(offset)).map_err(|e| io_error(e, None))?;
-    b.from_file(file).map(HeldReader::new).map_err(|e| map_error(e, &none))
+    let second = file.try_clone().ok();
+    let mut rdr = b.from_file(file).map(HeldReader::new).map_err(|e| map_error(e, &none))?;
+    if rdr.get().source_kind() == SourceKind::Buffered {
+        rdr.watch = second.and_then(|f| watch(f, None));
+    }
+    Ok(rdr)
 }
