@@ -2,7 +2,7 @@
 ``pyarrow.table(fastcsv.read_arrow(path, types="infer"))`` against the
 same with ``infer_rows=65536``, CPU seconds (user + sys of this process,
 every thread) and wall seconds, medians of ``--runs`` runs, the two modes
-alternating. Results and the commands: docs/bench-types.md.
+alternating. Results and the commands: docs/BENCHMARKS.md ("Round 2").
 
     python3 benches/python_types.py FILE [FILE ...] [--runs 5] [--threads N]
 """

@@ -7,7 +7,7 @@
 //!
 //! `SIZE` is a byte count with an optional `K`, `M` or `G` suffix (powers
 //! of 1024); rows are written until the file reaches at least `SIZE`.
-//! `OUT` is the file to write. See `docs/bench-types.md`.
+//! `OUT` is the file to write. See `docs/BENCHMARKS.md ("Round 2")`.
 
 use std::io::{self, BufWriter, Write};
 

@@ -95,7 +95,7 @@ pub(crate) const ZIP_MESSAGE: &str = "zip archives are not supported; unzip firs
 /// reader's buffer size when larger): a decoder fills a chunk far faster
 /// than a disk does, and with 128 KiB chunks the hand-overs between the
 /// threads cost a tenth of the time of counting a gzip or zstd file
-/// (docs/compression.md).
+/// (docs/BENCHMARKS.md, "Compressed input").
 pub(crate) const DECODED_CHUNK: usize = 1024 * 1024;
 
 /// Size of the buffer of compressed bytes in front of a decoder.
