@@ -34,6 +34,12 @@ fn main() -> ExitCode {
         Command::Frequency(a) => commands::frequency(a),
         Command::Bench(a) => commands::bench(a),
         Command::Parts(a) => commands::parts(a),
+        Command::Sort(a) => cli::sort::sort(a),
+        Command::Join(a) => cli::join::join(a),
+        Command::Sample(a) => cli::sample::sample(a),
+        Command::Split(a) => cli::split::split(a),
+        Command::Partition(a) => cli::partition::partition(a),
+        Command::Dedup(a) => cli::dedup::dedup(a),
     };
     // Closing standard output is the last chance for a write error to
     // show (a full disk behind NFS): it fails the command too.

@@ -24,13 +24,13 @@ fn stdout() -> BufWriter<Stdout> {
 }
 
 /// Where `select` and `cat` write: standard output, or the `-o` file.
-type Sink = BufWriter<Box<dyn Write>>;
+pub(super) type Sink = BufWriter<Box<dyn Write>>;
 
 /// Opens the output: the `-o` file (created or truncated; errors name it)
 /// or standard output; buffered either way. A file that is also
 /// one of the `inputs` is refused before it is touched: truncating it
 /// would lose the data (and a mapped input would fault).
-fn sink(path: Option<&Path>, inputs: &[Option<&Path>]) -> Result<Sink, Failure> {
+pub(super) fn sink(path: Option<&Path>, inputs: &[Option<&Path>]) -> Result<Sink, Failure> {
     let w: Box<dyn Write> = match path {
         None => Box::new(Stdout::new()),
         Some(p) => {
@@ -376,7 +376,7 @@ pub fn search(a: &SearchArgs) -> Result<(), Failure> {
 /// The writer of whole records of the input `name` with `header` (if
 /// any): the output named by `out` (checked not to be the input `file`),
 /// the header row written first (JSON Lines keys checked instead).
-fn whole_records_writer(
+pub(super) fn whole_records_writer(
     name: &str,
     header: Option<&RowBuf>,
     out: &OutputArgs,

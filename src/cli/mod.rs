@@ -7,9 +7,15 @@
 
 pub mod args;
 pub mod commands;
+pub mod dedup;
 pub mod frequency;
+pub mod join;
 pub mod output;
+pub mod partition;
+pub mod sample;
 pub mod selection;
+pub mod sort;
+pub mod split;
 pub mod stats;
 pub mod stdout;
 
