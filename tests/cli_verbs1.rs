@@ -505,6 +505,16 @@ fn sample_options() {
     }
     assert!(counts.iter().all(|&c| (30..=90).contains(&c)), "{counts:?}");
     fails(&d, &["sample", "x", "S"], 2, "invalid");
+    // A mapped file (two passes) and a pipe (one) pick the same records.
+    let g = generated(20_000);
+    let f = d.write("g.csv", &g);
+    for seed in ["1", "2", "3"] {
+        let o = run_in(&d, &["sample", "--seed", seed, "25"], g.as_bytes());
+        assert_eq!(o.status.code(), Some(0));
+        let piped = String::from_utf8(o.stdout).unwrap();
+        assert_eq!(piped.lines().count(), 26);
+        assert_eq!(ok(&d, &["sample", "--seed", seed, "25", &f]), piped);
+    }
 }
 
 fn files(dir: &Path) -> Vec<(String, String)> {

@@ -7,14 +7,23 @@
 //! Replacing reuses the slot's buffers: nothing is allocated per record.
 //! The generator (SplitMix64, with unbiased ranges) is not xsv's, so the
 //! same records are not drawn; the distribution is the same.
+//!
+//! Which records end in the reservoir depends only on the number of
+//! records and the draws, so a mapped file is read in two passes, both on
+//! every CPU: one counts the records (finding their boundaries only), the
+//! draws pick the indices, and the second copies the records at those
+//! indices alone. The same seed picks the same records either way.
 
 use std::io::Write;
 
 use fastcsv::RowBuf;
 
-use super::args::SampleArgs;
+use super::args::{ParallelArgs, SampleArgs};
 use super::commands::whole_records_writer;
 use super::{path_arg, write_failure, Failure, Input};
+
+/// A record picked by the second pass: its position and fields.
+type Picked = (fastcsv::Position, Vec<Vec<u8>>);
 
 /// SplitMix64: small, fast, and good enough for sampling.
 pub struct Rng(u64);
@@ -63,6 +72,53 @@ pub fn sample(a: &SampleArgs) -> Result<(), Failure> {
     let header = input.reader.headers()?.cloned();
     let mut rng = Rng::new(a.seed.unwrap_or_else(Rng::seed_from_clock));
     let n = a.size;
+    if let (Some(path), fastcsv::SourceKind::Mapped) = (file, input.reader.source_kind()) {
+        let par = ParallelArgs { jobs: None, chunk_size: None }.parallel();
+        let total = input.count(&par)?;
+        // The reservoir's record indices, drawn as the one-pass loop draws.
+        let mut slots: Vec<u64> = (0..n.min(total)).collect();
+        for i in n..total {
+            let j = rng.below(i + 1);
+            if j < n {
+                slots[j as usize] = i;
+            }
+        }
+        let mut wanted: Vec<(u64, usize)> =
+            slots.iter().enumerate().map(|(s, &i)| (i, s)).collect();
+        wanted.sort_unstable();
+        let mut again = Input::open(Some(path), &a.input, false)?;
+        again.reader.headers()?;
+        let base = again.reader.records_read();
+        let mut picked: Vec<Option<Picked>> = vec![None; slots.len()];
+        let wanted = &wanted;
+        again.par_each_batch(
+            &fastcsv::Selection::all(),
+            &par,
+            Vec::new,
+            |batch, out: &mut Vec<(usize, Picked)>| -> Result<(), Failure> {
+                for row in batch.iter() {
+                    let i = row.position().record - base;
+                    if let Ok(k) = wanted.binary_search_by_key(&i, |w| w.0) {
+                        let fields = row.iter().map(<[u8]>::to_vec).collect();
+                        out.push((wanted[k].1, (row.position(), fields)));
+                    }
+                }
+                Ok(())
+            },
+            |out| {
+                for (slot, fields) in out.drain(..) {
+                    picked[slot] = Some(fields);
+                }
+                Ok(())
+            },
+        )?;
+        let mut w = whole_records_writer(&name, header.as_ref(), &a.output, file)?;
+        for (pos, r) in picked.iter().flatten() {
+            w.write(r.iter().map(Vec::as_slice))
+                .map_err(|e| write_failure(&name, e, *pos, |f| f))?;
+        }
+        return Ok(w.into_inner()?.flush()?);
+    }
     let mut reservoir: Vec<RowBuf> = Vec::new();
     let mut i = 0u64;
     input.each_row(|row| {
