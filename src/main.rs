@@ -39,6 +39,12 @@ fn main() -> ExitCode {
         Command::Flatten(a) => cli::flatten::run(a),
         Command::Fixlengths(a) => cli::fixlengths::run(a),
         Command::Input(a) => cli::input::run(a),
+        Command::Sort(a) => cli::sort::sort(a),
+        Command::Join(a) => cli::join::join(a),
+        Command::Sample(a) => cli::sample::sample(a),
+        Command::Split(a) => cli::split::split(a),
+        Command::Partition(a) => cli::partition::partition(a),
+        Command::Dedup(a) => cli::dedup::dedup(a),
     };
     // Closing standard output is the last chance for a write error to
     // show (a full disk behind NFS): it fails the command too.

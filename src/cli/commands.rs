@@ -390,7 +390,7 @@ pub fn search(a: &SearchArgs) -> Result<(), Failure> {
 /// The writer of whole records of the input `name` with `header` (if
 /// any): the output named by `out` (checked not to be the input `file`),
 /// the header row written first (JSON Lines keys checked instead).
-fn whole_records_writer(
+pub(super) fn whole_records_writer(
     name: &str,
     header: Option<&RowBuf>,
     out: &OutputArgs,

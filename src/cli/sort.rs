@@ -1,0 +1,568 @@
+//! `fastcsv sort`: records ordered by some columns, as `xsv sort` orders
+//! them, in bounded memory.
+//!
+//! Records are read once. Each is kept as the bytes the output writes for
+//! it (re-quoted as xsv writes it) beside its sort key, in an arena; the
+//! arena's entries are sorted (on several threads) and written. When the
+//! arena reaches the `--memory` budget, its sorted entries go to a
+//! temporary file (a run) and the arena starts again; at the end the runs
+//! are merged, k ways. Ties keep input order everywhere: the sort is
+//! stable, and the merge takes the earlier run first.
+//!
+//! Keys compare as xsv compares them. Text: field by field, as bytes. The
+//! key is encoded so that comparing the encodings as bytes gives that
+//! order: each field with its 0x00 bytes written 0x00 0xFF and ended by
+//! 0x00 0x00. Numbers (`-N`): a field is an `i64` if Rust parses it as
+//! one, else an `f64` if it parses as one, else not a number; xsv stops
+//! comparing at the first field that is not a number in either record: a
+//! record whose field is not a number sorts before one whose field is,
+//! and two such records are equal (input order). NaN is equal to
+//! everything, as in xsv.
+
+use std::cmp::Ordering;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use fastcsv::RowBuf;
+
+use super::args::{Format, SortArgs};
+use super::commands::whole_records_writer;
+use super::output::RecordWriter;
+use super::selection::Selection;
+use super::{json_keys_utf8, path_arg, write_failure, Failure, Input};
+
+/// The default `--memory`: a quarter of physical memory (1 GiB where it is
+/// not known).
+pub fn default_memory() -> usize {
+    #[cfg(unix)]
+    {
+        // SAFETY: `sysconf` reads system constants; it has no
+        // preconditions and returns -1 when a name is unknown.
+        let (pages, size) =
+            unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+        if pages > 0 && size > 0 {
+            return (pages as u64 * size as u64 / 4).min(usize::MAX as u64) as usize;
+        }
+    }
+    1 << 30
+}
+
+/// How keys compare.
+#[derive(Clone, Copy)]
+pub struct Order {
+    /// `-N`: as numbers (see the module's documentation).
+    pub numeric: bool,
+    /// `-R`: the opposite order (ties still in input order).
+    pub reverse: bool,
+}
+
+impl Order {
+    /// Compares two encoded keys (see [`encode_key`]).
+    pub fn cmp(self, a: &[u8], b: &[u8]) -> Ordering {
+        let o = if self.numeric { cmp_numeric(a, b) } else { a.cmp(b) };
+        if self.reverse {
+            o.reverse()
+        } else {
+            o
+        }
+    }
+}
+
+/// A field read as a number, as xsv reads it.
+#[derive(Clone, Copy)]
+enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+const TAG_NONE: u8 = 0;
+const TAG_INT: u8 = 1;
+const TAG_FLOAT: u8 = 2;
+
+fn parse_number(f: &[u8]) -> Option<Number> {
+    let s = std::str::from_utf8(f).ok()?;
+    if let Ok(i) = s.parse::<i64>() {
+        return Some(Number::Int(i));
+    }
+    s.parse::<f64>().ok().map(Number::Float)
+}
+
+/// Appends the key of `fields` to `out`: for text, an encoding whose byte
+/// order is the fields' order; for numbers, a tag and 8 bytes per field.
+pub fn encode_key<'a>(out: &mut Vec<u8>, numeric: bool, fields: impl Iterator<Item = &'a [u8]>) {
+    for f in fields {
+        if numeric {
+            match parse_number(f) {
+                Some(Number::Int(i)) => {
+                    out.push(TAG_INT);
+                    out.extend_from_slice(&i.to_le_bytes());
+                }
+                Some(Number::Float(x)) => {
+                    out.push(TAG_FLOAT);
+                    out.extend_from_slice(&x.to_bits().to_le_bytes());
+                }
+                None => out.extend_from_slice(&[TAG_NONE; 9]),
+            }
+        } else {
+            let mut rest = f;
+            while let Some(i) = memchr::memchr(0, rest) {
+                out.extend_from_slice(&rest[..=i]);
+                out.push(0xFF);
+                rest = &rest[i + 1..];
+            }
+            out.extend_from_slice(rest);
+            out.extend_from_slice(&[0, 0]);
+        }
+    }
+}
+
+fn decode_number(k: &[u8]) -> Option<Number> {
+    let v = u64::from_le_bytes(k[1..9].try_into().expect("9-byte numeric key fields"));
+    match k[0] {
+        TAG_INT => Some(Number::Int(v as i64)),
+        TAG_FLOAT => Some(Number::Float(f64::from_bits(v))),
+        _ => None,
+    }
+}
+
+/// xsv's `iter_cmp_num` over encoded numeric keys.
+fn cmp_numeric(a: &[u8], b: &[u8]) -> Ordering {
+    let (mut a, mut b) = (a.chunks_exact(9), b.chunks_exact(9));
+    loop {
+        let (x, y) = (a.next().and_then(decode_number), b.next().and_then(decode_number));
+        let o = match (x, y) {
+            (None, None) => return Ordering::Equal,
+            (None, _) => return Ordering::Less,
+            (_, None) => return Ordering::Greater,
+            (Some(Number::Int(i)), Some(Number::Int(j))) => i.cmp(&j),
+            (Some(x), Some(y)) => {
+                let f = |n| match n {
+                    Number::Int(i) => i as f64,
+                    Number::Float(f) => f,
+                };
+                f(x).partial_cmp(&f(y)).unwrap_or(Ordering::Equal)
+            }
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+}
+
+/// A record in the arena: its key at `key..key+klen` of the keys, its
+/// output bytes at `rec..rec+rlen` of the records; `prefix` is the key's
+/// first 8 bytes as a big-endian number (text keys), to settle most
+/// comparisons without reading the arena.
+#[derive(Clone, Copy)]
+struct Entry {
+    prefix: u64,
+    key: usize,
+    rec: usize,
+    klen: u32,
+    rlen: u32,
+}
+
+/// The records read since the last run was written.
+struct Arena {
+    keys: Vec<u8>,
+    recs: Vec<u8>,
+    entries: Vec<Entry>,
+}
+
+impl Arena {
+    fn key(&self, e: &Entry) -> &[u8] {
+        &self.keys[e.key..e.key + e.klen as usize]
+    }
+
+    fn rec(&self, e: &Entry) -> &[u8] {
+        &self.recs[e.rec..e.rec + e.rlen as usize]
+    }
+
+    /// Bytes held, counting the entries twice and a half (the sort's merge
+    /// buffers).
+    fn held(&self) -> usize {
+        self.keys.len() + self.recs.len() + self.entries.len() * size_of::<Entry>() * 5 / 2
+    }
+
+    fn cmp(&self, order: Order, a: &Entry, b: &Entry) -> Ordering {
+        if !order.numeric {
+            let o = a.prefix.cmp(&b.prefix).then_with(|| self.key(a).cmp(self.key(b)));
+            return if order.reverse { o.reverse() } else { o };
+        }
+        order.cmp(self.key(a), self.key(b))
+    }
+
+    /// Sorts the entries, stably, on up to `threads` threads.
+    fn sort(&mut self, order: Order, threads: usize) {
+        let mut entries = std::mem::take(&mut self.entries);
+        let this = &*self;
+        let cmp = |a: &Entry, b: &Entry| this.cmp(order, a, b);
+        let parts = threads.min(entries.len() / 65_536).max(1);
+        if parts == 1 {
+            entries.sort_by(cmp);
+        } else {
+            let size = entries.len().div_ceil(parts);
+            std::thread::scope(|s| {
+                for chunk in entries.chunks_mut(size) {
+                    s.spawn(move || chunk.sort_by(cmp));
+                }
+            });
+            // Merge the sorted chunks pairwise, the earlier first on ties.
+            let mut runs: Vec<Vec<Entry>> = entries.chunks(size).map(<[Entry]>::to_vec).collect();
+            drop(entries);
+            while runs.len() > 1 {
+                let mut next = Vec::with_capacity(runs.len().div_ceil(2));
+                let mut it = runs.into_iter();
+                while let Some(a) = it.next() {
+                    match it.next() {
+                        Some(b) => next.push(merge(a, b, &cmp)),
+                        None => next.push(a),
+                    }
+                }
+                runs = next;
+            }
+            entries = runs.pop().unwrap_or_default();
+        }
+        self.entries = entries;
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.recs.clear();
+        self.entries.clear();
+    }
+}
+
+/// Merges two sorted vectors, `a`'s entry first on ties.
+fn merge(a: Vec<Entry>, b: Vec<Entry>, cmp: &impl Fn(&Entry, &Entry) -> Ordering) -> Vec<Entry> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if cmp(&b[j], &a[i]) == Ordering::Less {
+            out.push(b[j]);
+            j += 1;
+        } else {
+            out.push(a[i]);
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// A temporary file, removed from its directory as soon as it is created
+/// (on Unix), so nothing is left behind whatever happens.
+fn temp_file(dir: &Path, n: usize) -> Result<File, Failure> {
+    let pid = std::process::id();
+    for attempt in 0..100 {
+        let p = dir.join(format!(".fastcsv-sort-{pid}-{n}-{attempt}.tmp"));
+        match File::options().read(true).write(true).create_new(true).open(&p) {
+            Ok(f) => {
+                #[cfg(unix)]
+                let _ = std::fs::remove_file(&p);
+                return Ok(f);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(Failure::Fatal(format!(
+                    "{}: cannot create a temporary file: {e}",
+                    dir.display()
+                )))
+            }
+        }
+    }
+    Err(Failure::Fatal(format!("{}: cannot create a temporary file", dir.display())))
+}
+
+/// Writes the arena's sorted entries as a run: `klen rlen key rec` each.
+fn write_run(arena: &Arena, dir: &Path, n: usize) -> Result<File, Failure> {
+    let tmp_err = |e: io::Error| {
+        Failure::Fatal(format!("{}: write error (temporary file): {e}", dir.display()))
+    };
+    let mut w = BufWriter::with_capacity(1 << 20, temp_file(dir, n)?);
+    for e in &arena.entries {
+        w.write_all(&e.klen.to_le_bytes()).map_err(tmp_err)?;
+        w.write_all(&e.rlen.to_le_bytes()).map_err(tmp_err)?;
+        w.write_all(arena.key(e)).map_err(tmp_err)?;
+        w.write_all(arena.rec(e)).map_err(tmp_err)?;
+    }
+    let mut f = w.into_inner().map_err(|e| tmp_err(e.into_error()))?;
+    f.rewind().map_err(tmp_err)?;
+    Ok(f)
+}
+
+/// One run being merged: its reader and its current record.
+struct RunReader {
+    r: BufReader<File>,
+    key: Vec<u8>,
+    rec: Vec<u8>,
+}
+
+impl RunReader {
+    /// Reads the next record; false at the run's end.
+    fn advance(&mut self) -> io::Result<bool> {
+        let mut lens = [0u8; 8];
+        match self.r.read_exact(&mut lens) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(false),
+            Err(e) => return Err(e),
+        }
+        let klen = u32::from_le_bytes(lens[..4].try_into().expect("4 bytes")) as usize;
+        let rlen = u32::from_le_bytes(lens[4..].try_into().expect("4 bytes")) as usize;
+        self.key.resize(klen, 0);
+        self.r.read_exact(&mut self.key)?;
+        self.rec.resize(rlen, 0);
+        self.r.read_exact(&mut self.rec)?;
+        Ok(true)
+    }
+}
+
+/// `fastcsv sort`.
+pub fn sort(a: &SortArgs) -> Result<(), Failure> {
+    let file = path_arg(a.file.as_deref());
+    let memory = a.memory.unwrap_or_else(default_memory);
+    let tmp_dir: PathBuf = a.tmp_dir.clone().unwrap_or_else(std::env::temp_dir);
+    // A mapped file's pages count in the process's resident memory: a
+    // file that does not fit the budget easily is read with read().
+    let mut args = a.input.clone();
+    let size = file.and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
+    if size > (memory / 4) as u64 {
+        args.source = fastcsv::SourceChoice::Buffered;
+    }
+    let mut input = Input::open(file, &args, false)?;
+    let name = input.name.clone();
+    let header = input.reader.headers()?.cloned();
+    let (cols, first) = resolve(&mut input, a.select.as_ref(), header.as_ref())?;
+    let order = Order { numeric: a.numeric, reverse: a.reverse };
+    let threads = a.par.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |n| n as usize,
+    );
+    let format = a.output.to;
+    let delimiter = a.output.delimiter().map_err(Failure::Usage)?;
+    let names: Option<Vec<&[u8]>> = header.as_ref().map(|h| h.iter().collect());
+    if let (Some(h), Some(n), Format::Jsonl) = (&header, &names, format) {
+        json_keys_utf8(&name, n, h.position(), |f| f)?;
+    }
+    let mut enc = RecordWriter::new(Vec::new(), format, delimiter, names.as_deref());
+    let mut arena = Arena { keys: Vec::new(), recs: Vec::new(), entries: Vec::new() };
+    let mut runs: Vec<File> = Vec::new();
+    let push = |row: &dyn RowLike, arena: &mut Arena, enc: &mut RecordWriter<Vec<u8>>| {
+        let key = arena.keys.len();
+        match &cols {
+            Some(c) => encode_key(&mut arena.keys, order.numeric, c.iter().map(|&i| row.field(i))),
+            None => {
+                encode_key(&mut arena.keys, order.numeric, (0..row.len()).map(|i| row.field(i)))
+            }
+        }
+        let klen = arena.keys.len() - key;
+        let mut p = [0u8; 8];
+        let n = klen.min(8);
+        p[..n].copy_from_slice(&arena.keys[key..key + n]);
+        std::mem::swap(enc.get_mut(), &mut arena.recs);
+        let rec = enc.get_mut().len();
+        let r = enc.write((0..row.len()).map(|i| row.field(i)));
+        std::mem::swap(enc.get_mut(), &mut arena.recs);
+        r.map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
+        let rlen = arena.recs.len() - rec;
+        if klen > u32::MAX as usize || rlen > u32::MAX as usize {
+            return Err(Failure::Fatal(format!(
+                "{name}:{}: record {}, byte {}: a record of 4 GiB or more cannot be sorted",
+                row.position().line,
+                row.position().record,
+                row.position().byte
+            )));
+        }
+        arena.entries.push(Entry {
+            prefix: u64::from_be_bytes(p),
+            key,
+            rec,
+            klen: klen as u32,
+            rlen: rlen as u32,
+        });
+        Ok(())
+    };
+    if let Some(row) = &first {
+        push(row, &mut arena, &mut enc)?;
+    }
+    input.each_row(|row| {
+        push(row, &mut arena, &mut enc)?;
+        if arena.held() >= memory / 10 * 7 {
+            arena.sort(order, threads);
+            runs.push(write_run(&arena, &tmp_dir, runs.len())?);
+            arena.clear();
+        }
+        Ok(())
+    })?;
+    arena.sort(order, threads);
+    let mut w = whole_records_writer(&name, header.as_ref(), &a.output, file)?;
+    let out = w.get_mut();
+    if runs.is_empty() {
+        for e in &arena.entries {
+            out.write_all(arena.rec(e))?;
+        }
+        return Ok(w.into_inner()?.flush()?);
+    }
+    if !arena.entries.is_empty() {
+        runs.push(write_run(&arena, &tmp_dir, runs.len())?);
+    }
+    drop(arena);
+    drop(input);
+    merge_runs(runs, order, memory, &tmp_dir, out)?;
+    Ok(w.into_inner()?.flush()?)
+}
+
+/// Merges the sorted runs (in input order) into `out`.
+fn merge_runs(
+    runs: Vec<File>,
+    order: Order,
+    memory: usize,
+    dir: &Path,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let read_err = |e: io::Error| {
+        Failure::Fatal(format!("{}: read error (temporary file): {e}", dir.display()))
+    };
+    let buf = (memory / 4 / runs.len()).clamp(64 << 10, 8 << 20);
+    let mut readers: Vec<RunReader> = Vec::with_capacity(runs.len());
+    for f in runs {
+        let mut r =
+            RunReader { r: BufReader::with_capacity(buf, f), key: Vec::new(), rec: Vec::new() };
+        if r.advance().map_err(read_err)? {
+            readers.push(r);
+        }
+    }
+    // A binary heap of reader indices, ordered by key then run index.
+    let less = |rs: &[RunReader], i: usize, j: usize| match order.cmp(&rs[i].key, &rs[j].key) {
+        Ordering::Equal => i < j,
+        o => o == Ordering::Less,
+    };
+    let mut heap: Vec<usize> = (0..readers.len()).collect();
+    let sift_down = |rs: &[RunReader], heap: &mut [usize], mut at: usize| loop {
+        let (l, r) = (2 * at + 1, 2 * at + 2);
+        let mut m = at;
+        if l < heap.len() && less(rs, heap[l], heap[m]) {
+            m = l;
+        }
+        if r < heap.len() && less(rs, heap[r], heap[m]) {
+            m = r;
+        }
+        if m == at {
+            return;
+        }
+        heap.swap(at, m);
+        at = m;
+    };
+    for i in (0..heap.len() / 2).rev() {
+        sift_down(&readers, &mut heap, i);
+    }
+    while let Some(&top) = heap.first() {
+        out.write_all(&readers[top].rec)?;
+        if !readers[top].advance().map_err(read_err)? {
+            let last = heap.len() - 1;
+            heap.swap(0, last);
+            heap.pop();
+        }
+        sift_down(&readers, &mut heap, 0);
+    }
+    Ok(())
+}
+
+/// A record as the sort and its helpers read it: parsed fields by index
+/// (empty past the record's end) and a position for messages.
+pub trait RowLike {
+    /// Field `i`, empty when the record is shorter.
+    fn field(&self, i: usize) -> &[u8];
+    /// The number of fields.
+    fn len(&self) -> usize;
+    /// Where the record starts.
+    fn position(&self) -> fastcsv::Position;
+}
+
+impl RowLike for fastcsv::Row<'_> {
+    fn field(&self, i: usize) -> &[u8] {
+        self.get(i).unwrap_or_default()
+    }
+    fn len(&self) -> usize {
+        fastcsv::Row::len(self)
+    }
+    fn position(&self) -> fastcsv::Position {
+        fastcsv::Row::position(self)
+    }
+}
+
+impl RowLike for RowBuf {
+    fn field(&self, i: usize) -> &[u8] {
+        self.get(i).unwrap_or_default()
+    }
+    fn len(&self) -> usize {
+        RowBuf::len(self)
+    }
+    fn position(&self) -> fastcsv::Position {
+        RowBuf::position(self)
+    }
+}
+
+/// The columns of `sel` (`None`: every field of each record), resolved
+/// against the header row, or without one against the first record, which
+/// is read and returned so that it is not lost.
+pub fn resolve(
+    input: &mut Input,
+    sel: Option<&Selection>,
+    header: Option<&RowBuf>,
+) -> Result<(Option<Vec<usize>>, Option<RowBuf>), Failure> {
+    let Some(sel) = sel else { return Ok((None, None)) };
+    if let Some(h) = header {
+        let names: Vec<&[u8]> = h.iter().collect();
+        return Ok((Some(sel.resolve(Some(&names), names.len()).map_err(Failure::Usage)?), None));
+    }
+    if input.reader.dialect().headers() {
+        // An empty input: no column to resolve, no record to write.
+        return Ok((Some(Vec::new()), None));
+    }
+    match input.reader.read_row()? {
+        Some(row) => {
+            let c = sel.resolve(None, row.len()).map_err(Failure::Usage)?;
+            Ok((Some(c), Some(row.to_owned())))
+        }
+        None => Ok((Some(Vec::new()), None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(numeric: bool, fields: &[&str]) -> Vec<u8> {
+        let mut v = Vec::new();
+        encode_key(&mut v, numeric, fields.iter().map(|f| f.as_bytes()));
+        v
+    }
+
+    #[test]
+    fn text_keys_order_as_fields() {
+        let o = Order { numeric: false, reverse: false };
+        let c = |a: &[&str], b: &[&str]| o.cmp(&key(false, a), &key(false, b));
+        assert_eq!(c(&["ab"], &["abc"]), Ordering::Less);
+        assert_eq!(c(&["ab", "z"], &["abc", "a"]), Ordering::Less);
+        assert_eq!(c(&["a\0"], &["a"]), Ordering::Greater);
+        assert_eq!(c(&["a\0"], &["a\u{1}"]), Ordering::Less);
+        assert_eq!(c(&["a", "b"], &["a", "b"]), Ordering::Equal);
+        assert_eq!(c(&["", "b"], &["a", ""]), Ordering::Less);
+    }
+
+    #[test]
+    fn numeric_keys_order_as_xsv() {
+        let o = Order { numeric: true, reverse: false };
+        let c = |a: &[&str], b: &[&str]| o.cmp(&key(true, a), &key(true, b));
+        assert_eq!(c(&["10"], &["9"]), Ordering::Greater);
+        assert_eq!(c(&["1.5"], &["2"]), Ordering::Less);
+        assert_eq!(c(&["x"], &["-5"]), Ordering::Less);
+        assert_eq!(c(&["x", "2"], &["y", "1"]), Ordering::Equal);
+        assert_eq!(c(&["1", "x"], &["1", "2"]), Ordering::Less);
+        assert_eq!(c(&["NaN"], &["1"]), Ordering::Equal);
+        assert_eq!(c(&["9223372036854775807"], &["9223372036854775806"]), Ordering::Greater);
+    }
+}
