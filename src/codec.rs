@@ -185,3 +185,29 @@ impl fmt::Display for Codec {
         f.write_str(self.name())
     }
 }
+
+/// A decoder failure, carried inside an `io::Error` through the read
+/// buffers and turned into
+/// [`ErrorKind::Decompress`](crate::ErrorKind::Decompress) by the
+/// `From<io::Error>` conversion.
+#[derive(Debug)]
+pub(crate) struct DecompressError {
+    pub(crate) codec: Codec,
+    /// Bytes of compressed input consumed when the decoder failed.
+    pub(crate) offset: u64,
+    pub(crate) message: String,
+}
+
+impl fmt::Display for DecompressError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} data at byte {}: {}", self.codec, self.offset, self.message)
+    }
+}
+
+impl std::error::Error for DecompressError {}
+
+impl DecompressError {
+    pub(crate) fn into_io(self) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidData, self)
+    }
+}

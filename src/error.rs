@@ -320,7 +320,7 @@ impl std::error::Error for Error {
 
 impl From<io::Error> for Error {
     fn from(e: io::Error) -> Error {
-        use crate::source::decompress::DecompressError;
+        use crate::codec::DecompressError;
         // A decoder's failure travels through the read buffers as an
         // `io::Error`; give it its own kind back.
         if e.get_ref().is_some_and(|i| i.is::<DecompressError>()) {

@@ -926,14 +926,6 @@ pub fn write_xsv(
     Ok(())
 }
 
-#[cfg(test)]
-/// Renders summaries as an aligned text table.
-pub fn table(rows: &[Summary]) -> String {
-    let mut v = Vec::new();
-    write_table(&mut v, rows.len(), |i| rows[i].clone()).expect("a writer to memory");
-    String::from_utf8(v).expect("a table built from strings is UTF-8")
-}
-
 /// The table's 13 cells of summary `s` (of 1-based column `i`), or of the
 /// header row for `None`.
 fn table_cells(row: Option<(usize, &Summary)>) -> [String; 13] {
@@ -1042,16 +1034,6 @@ fn short_float(x: f64) -> String {
     }
 }
 
-#[cfg(test)]
-/// Renders summaries as CSV, one record per column (names as far as they
-/// go as in `xsv stats`: `field`, `min_length`, `max_length`); an
-/// unknown length is empty.
-pub fn csv(rows: &[Summary]) -> String {
-    let mut v = Vec::new();
-    write_csv(&mut v, rows.len(), |i| rows[i].clone()).expect("a writer to memory");
-    String::from_utf8(v).expect("CSV built from strings is UTF-8")
-}
-
 /// Writes the `n` summaries `row(0..n)` as CSV to `out`, one at a time.
 pub fn write_csv(out: &mut impl Write, n: usize, row: impl Fn(usize) -> Summary) -> io::Result<()> {
     let mut w = super::output::RecordWriter::new(out, super::args::Format::Csv, b',', None);
@@ -1106,14 +1088,6 @@ pub fn write_csv(out: &mut impl Write, n: usize, row: impl Fn(usize) -> Summary)
     Ok(())
 }
 
-#[cfg(test)]
-/// Renders summaries as a JSON array, one object per column.
-pub fn json(rows: &[Summary]) -> String {
-    let mut v = Vec::new();
-    write_json(&mut v, rows.len(), |i| rows[i].clone()).expect("a writer to memory");
-    String::from_utf8(v).expect("JSON built from strings is UTF-8")
-}
-
 /// Writes the `n` summaries `row(0..n)` as a JSON array to `out`, one at a
 /// time.
 pub fn write_json(
@@ -1166,181 +1140,4 @@ pub fn write_json(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hyperloglog_is_within_a_few_percent() {
-        for n in [1_000u64, 40_000, 41_500, 43_000, 46_000, 50_000, 80_000, 1_000_000] {
-            let mut h = HyperLogLog::default();
-            for i in 0..n {
-                h.insert(hash64(format!("value-{i}").as_bytes()));
-            }
-            let err = (h.estimate() as f64 - n as f64).abs() / n as f64;
-            assert!(err < 0.03, "n={n}: estimate {} off by {err}", h.estimate());
-        }
-    }
-
-    #[test]
-    fn exact_then_estimated() {
-        let mut c = Column::new();
-        for i in 0..EXACT_LIMIT as u64 {
-            c.add(i.to_string().as_bytes());
-            c.add(i.to_string().as_bytes());
-        }
-        assert_eq!(c.distinct.count(), (EXACT_LIMIT as u64, true));
-        for i in 0..EXACT_LIMIT as u64 {
-            c.add(format!("x{i}").as_bytes());
-        }
-        let (n, exact) = c.distinct.count();
-        assert!(!exact);
-        assert!((n as f64 - 20_000.0).abs() < 600.0, "{n}");
-    }
-
-    #[test]
-    fn types_lengths_and_counts() {
-        let mut s = Stats::default();
-        let rows: &[&[&[u8]]] = &[
-            &[b"1", b"1.5", b"x", b""],
-            &[b"-20", b"2", b"\xc3\xa9t\xc3\xa9", b""],
-            &[b"", b"1e3", b"3", b""],
-        ];
-        for r in rows {
-            s.add(r.len(), r.iter().copied());
-        }
-        let names: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
-        let out = s.finish(&names);
-        assert_eq!((out[0].non_empty, out[0].empty, out[0].distinct), (2, 1, 2));
-        assert!(out[0].integer && out[0].float);
-        assert!(!out[1].integer && out[1].float);
-        assert!(!out[2].integer && !out[2].float);
-        assert_eq!((out[2].min_len, out[2].max_len), (Some(1), 3));
-        assert!(!out[3].integer && out[3].min_len.is_none());
-        // Numbers: exact for integers, the population's deviation.
-        assert_eq!((out[0].min.as_deref(), out[0].max.as_deref()), (Some("-20"), Some("1")));
-        assert_eq!((out[0].sum.as_deref(), out[0].mean), (Some("-19"), Some(-9.5)));
-        assert_eq!(out[0].stddev, Some(10.5));
-        assert_eq!((out[1].min.as_deref(), out[1].max.as_deref()), (Some("1.5"), Some("1000")));
-        assert_eq!(out[1].sum.as_deref(), Some("1003.5"));
-        // Text: the order of code points.
-        assert_eq!((out[2].min.as_deref(), out[2].max.as_deref()), (Some("3"), Some("été")));
-        assert!(out[2].sum.is_none() && out[2].mean.is_none());
-        assert!(out[3].min.is_none() && out[3].stddev.is_none());
-        let t = table(&out);
-        assert!(t.lines().nth(1).unwrap().starts_with("1  a "), "{t}");
-        assert!(json(&out).contains("\"column\":\"d\",\"non_empty\":0,\"empty\":3"));
-        assert!(
-            json(&out).contains("\"sum\":-19,\"min\":-20,\"max\":1,\"mean\":-9.5,\"stddev\":10.5}")
-        );
-        assert!(json(&out).contains("\"sum\":null,\"min\":\"3\",\"max\":\"été\""));
-        let c = csv(&out);
-        assert!(c.lines().next().unwrap().ends_with(",float,sum,min,max,mean,stddev"), "{c}");
-        assert!(c.lines().nth(1).unwrap().ends_with(",true,true,-19,-20,1,-9.5,10.5"), "{c}");
-    }
-
-    #[test]
-    fn integers_past_f64_stay_exact() {
-        let mut s = Stats::default();
-        for v in ["9007199254740993", "9223372036854775807", "-9223372036854775808"] {
-            s.add(1, std::iter::once(v.as_bytes()));
-        }
-        let out = s.finish(&[]);
-        assert_eq!(out[0].max.as_deref(), Some("9223372036854775807"));
-        assert_eq!(out[0].min.as_deref(), Some("-9223372036854775808"));
-        assert_eq!(out[0].sum.as_deref(), Some("9007199254740992"));
-        // Far from 0, no cancellation.
-        let mut s = Stats::default();
-        for v in ["1000000000.5", "1000000001.5", "1000000002.5"] {
-            s.add(1, std::iter::once(v.as_bytes()));
-        }
-        let out = s.finish(&[]);
-        assert_eq!(out[0].mean, Some(1_000_000_001.5));
-        assert!((out[0].stddev.unwrap() - (2.0f64 / 3.0).sqrt()).abs() < 1e-9);
-        assert_eq!(shorten("abcdef", 4), "abc…");
-        assert_eq!(shorten("a\nb", 4), "a?b");
-        assert_eq!((short_float(2.0), short_float(1.0 / 3.0)), ("2".into(), "0.333333".into()));
-    }
-
-    /// Statistics merged from parts equal those of the whole, across the
-    /// switch from exact counting to the sketch (part by part or only
-    /// after merging) and with ragged widths.
-    #[test]
-    fn merged_parts_equal_the_whole() {
-        let rows: Vec<Vec<Vec<u8>>> = (0..30_000u64)
-            .map(|i| {
-                let mut r = vec![
-                    (i % 7).to_string().into_bytes(),
-                    i.to_string().into_bytes(),
-                    format!("{}.5", i % 9_000).into_bytes(),
-                    if i % 11 == 0 { Vec::new() } else { format!("w{}", i % 12_000).into_bytes() },
-                ];
-                r.truncate(2 + (i % 3) as usize);
-                r
-            })
-            .collect();
-        let add = |s: &mut Stats, rows: &[Vec<Vec<u8>>]| {
-            for r in rows {
-                s.add(r.len(), r.iter().map(Vec::as_slice));
-            }
-        };
-        let names = vec!["a".to_string()];
-        let mut whole = Stats::default();
-        add(&mut whole, &rows);
-        let whole = whole.finish(&names);
-        let want = json(&without_moments(&whole));
-        // Means and deviations merged by Chan's formula: equal but for
-        // rounding.
-        let close = |got: &[Summary]| {
-            for (g, w) in got.iter().zip(&whole) {
-                for (a, b) in [(g.mean, w.mean), (g.stddev, w.stddev)] {
-                    let (a, b) = (a.unwrap_or(0.0), b.unwrap_or(0.0));
-                    assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} {b}");
-                }
-            }
-        };
-        for parts in [2, 3, 7, 100] {
-            let mut merged = Stats::default();
-            for part in rows.chunks(rows.len().div_ceil(parts)) {
-                let mut s = Stats::default();
-                add(&mut s, part);
-                merged.merge(s);
-            }
-            let got = merged.finish(&names);
-            close(&got);
-            assert_eq!(json(&without_moments(&got)), want, "{parts} parts");
-            // Parts started as sketches where the total already is one.
-            let mut merged = Stats::default();
-            for part in rows.chunks(rows.len().div_ceil(parts)) {
-                let mut s = Stats::with_sketches(&merged.sketched());
-                add(&mut s, part);
-                merged.merge(s);
-            }
-            let got = merged.finish(&names);
-            close(&got);
-            assert_eq!(json(&without_moments(&got)), want, "{parts} parts, sketched");
-        }
-    }
-
-    /// The summaries without means and deviations.
-    fn without_moments(rows: &[Summary]) -> Vec<Summary> {
-        rows.iter()
-            .map(|s| Summary {
-                mean: None,
-                stddev: None,
-                min: s.min.clone(),
-                max: s.max.clone(),
-                sum: s.sum.clone(),
-                name: s.name.clone(),
-                ..*s
-            })
-            .collect()
-    }
-
-    #[test]
-    fn hash_spreads_short_keys() {
-        let a = hash64(b"a");
-        assert_ne!(a, hash64(b"a\0"));
-        assert_ne!(hash64(b""), hash64(b"\0"));
-        assert_ne!(a, hash64(b"b"));
-    }
-}
+mod tests;

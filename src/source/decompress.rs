@@ -18,10 +18,10 @@
 //! streams or xz streams one after another decode as one input, as
 //! `gzip -dc`, `zstd -dc`, `bzip2 -dc` and `xz -dc` do.
 
-use std::fmt;
 use std::io::{self, BufRead, BufReader, Chain, Cursor, Read};
 
 pub use crate::codec::Codec;
+pub(crate) use crate::codec::DecompressError;
 use crate::codec::{undecided, MAGIC_LEN};
 
 /// Whether a reader decompresses its input (see
@@ -59,32 +59,6 @@ impl Decompress {
             "off" | "none" => Some(Decompress::Off),
             _ => Codec::parse(s).map(Decompress::Force),
         }
-    }
-}
-
-/// A decoder failure, carried inside an `io::Error` through the read
-/// buffers and turned into
-/// [`ErrorKind::Decompress`](crate::ErrorKind::Decompress) by the
-/// `From<io::Error>` conversion.
-#[derive(Debug)]
-pub(crate) struct DecompressError {
-    pub(crate) codec: Codec,
-    /// Bytes of compressed input consumed when the decoder failed.
-    pub(crate) offset: u64,
-    pub(crate) message: String,
-}
-
-impl fmt::Display for DecompressError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} data at byte {}: {}", self.codec, self.offset, self.message)
-    }
-}
-
-impl std::error::Error for DecompressError {}
-
-impl DecompressError {
-    fn into_io(self) -> io::Error {
-        io::Error::new(io::ErrorKind::InvalidData, self)
     }
 }
 
