@@ -844,19 +844,7 @@ impl ViewColumn {
     }
 }
 
-/// `v` without the spaces and tabs around it (as Arrow trims numbers).
-#[inline]
-pub(crate) fn trim(v: &[u8]) -> &[u8] {
-    let ws = |c: &u8| *c == b' ' || *c == b'\t';
-    match (v.first(), v.last()) {
-        (Some(a), Some(b)) if ws(a) || ws(b) => {
-            let s = v.iter().position(|c| !ws(c)).unwrap_or(v.len());
-            let e = v.iter().rposition(|c| !ws(c)).map_or(s, |e| e + 1);
-            &v[s..e]
-        }
-        _ => v,
-    }
-}
+pub(crate) use super::number::trim;
 
 /// Parses an `int64` as pyarrow does: an optional `-`, then digits; or
 /// `0x` and up to 16 hex digits; spaces and tabs around
