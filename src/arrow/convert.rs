@@ -240,32 +240,7 @@ pub(crate) fn parse_decimal(v: &[u8], precision: u8, scale: i8) -> Option<i128> 
     if !any {
         return None;
     }
-    let mut exp = 0i64;
-    if i < s.len() && (s[i] == b'e' || s[i] == b'E') {
-        i += 1;
-        let eneg = match s.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
-        let at = i;
-        while i < s.len() && s[i].is_ascii_digit() {
-            exp = (exp * 10 + i64::from(s[i] - b'0')).min(1 << 20);
-            i += 1;
-        }
-        if i == at {
-            return None;
-        }
-        if eneg {
-            exp = -exp;
-        }
-    }
+    let exp = super::number::exponent(s, &mut i)?;
     if i != s.len() || digits > u32::from(precision) {
         return None;
     }

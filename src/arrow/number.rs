@@ -200,32 +200,7 @@ pub fn parse_f64(v: &[u8]) -> Option<f64> {
         // No digit: an infinity or a NaN.
         return parse_special(s).map(|x| if neg { -x } else { x });
     }
-    let mut exp: i64 = 0;
-    if i < s.len() && (s[i] | 0x20) == b'e' {
-        i += 1;
-        let eneg = match s.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
-        let at = i;
-        while i < s.len() && s[i].is_ascii_digit() {
-            exp = (exp * 10 + i64::from(s[i] - b'0')).min(1 << 20);
-            i += 1;
-        }
-        if i == at {
-            return None;
-        }
-        if eneg {
-            exp = -exp;
-        }
-    }
+    let exp = exponent(s, &mut i)?;
     if i != s.len() {
         return None;
     }
@@ -266,6 +241,41 @@ fn parse_special(s: &[u8]) -> Option<f64> {
     } else {
         None
     }
+}
+
+/// The exponent of a number at `s[*i..]` (`e` or `E`, an optional sign,
+/// digits; capped at 2^20 in size, past which every value overflows or
+/// underflows), moving `*i` past it; `Some(0)` when there is none, `None`
+/// for an `e` without digits.
+#[inline(always)]
+pub(crate) fn exponent(s: &[u8], i: &mut usize) -> Option<i64> {
+    let mut exp: i64 = 0;
+    if *i < s.len() && (s[*i] | 0x20) == b'e' {
+        *i += 1;
+        let eneg = match s.get(*i) {
+            Some(b'-') => {
+                *i += 1;
+                true
+            }
+            Some(b'+') => {
+                *i += 1;
+                false
+            }
+            _ => false,
+        };
+        let at = *i;
+        while *i < s.len() && s[*i].is_ascii_digit() {
+            exp = (exp * 10 + i64::from(s[*i] - b'0')).min(1 << 20);
+            *i += 1;
+        }
+        if *i == at {
+            return None;
+        }
+        if eneg {
+            exp = -exp;
+        }
+    }
+    Some(exp)
 }
 
 #[cfg(test)]
