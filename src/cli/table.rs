@@ -189,7 +189,8 @@ impl<W: Write> TabAligner<W> {
 
     #[inline]
     fn push_cell(&mut self, len: usize, width: usize) -> io::Result<()> {
-        let big = || io::Error::new(io::ErrorKind::InvalidData, "a field of 4 GiB or more");
+        let big =
+            || io::Error::new(io::ErrorKind::InvalidData, "cannot align a field of 4 GiB or more");
         let len = u32::try_from(len).map_err(|_| big())?;
         let width = u32::try_from(width).map_err(|_| big())?;
         self.cells.push(Cell { len, width });
