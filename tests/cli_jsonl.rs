@@ -246,3 +246,40 @@ fn write_errors_fail_with_one_line() {
         );
     }
 }
+
+/// A record with non-ASCII text is written whole when it is valid UTF-8;
+/// one that is not fails with the column and byte of the first invalid
+/// byte, after the records before it.
+#[test]
+fn jsonl_refuses_invalid_utf8_in_a_non_ascii_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = b"a,b,c\n".to_vec();
+    for i in 0..2000 {
+        text.extend_from_slice(format!("{i},\u{e9}t\u{e9},\u{540d}\n").as_bytes());
+    }
+    let good = text.clone();
+    text.extend_from_slice(b"\xc3\xa9,x,ab\xff\n4,5,6\n");
+    let (g, b) = (dir.path().join("good.csv"), dir.path().join("bad.csv"));
+    std::fs::write(&g, &good).unwrap();
+    std::fs::write(&b, &text).unwrap();
+    let (g, b) = (g.display().to_string(), b.display().to_string());
+    let out = ok(&["cat", "-j", "1", "--to", "jsonl", &g]);
+    assert_eq!(out, ok(&["select", "-j", "1", "1-", "--to", "jsonl", &g]));
+    assert!(String::from_utf8(out.clone())
+        .unwrap()
+        .ends_with("{\"a\":\"1999\",\"b\":\"\u{e9}t\u{e9}\",\"c\":\"\u{540d}\"}\n"));
+    for jobs in ["1", "2"] {
+        let o = run(&["cat", "-j", jobs, "--to", "jsonl", &b]);
+        assert_eq!(o.status.code(), Some(1));
+        // The header row is record 0.
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!(
+                "fastcsv: {b}:2002: record 2001, byte {}: invalid UTF-8 in column 3 (byte 2 \
+                 of the field); JSON output needs UTF-8\n",
+                good.len()
+            )
+        );
+        assert!(out.starts_with(&o.stdout));
+    }
+}

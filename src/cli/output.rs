@@ -466,19 +466,25 @@ fn append(v: &mut Vec<u8>, s: &[u8]) {
     }
 }
 
-/// True when the record `raw` (fields joined by `d`) holds only printable
-/// ASCII other than `"` and `\\`, and `d`: its fields are then JSON
-/// strings as they are. One pass without branches (vectorised).
+/// True when the fields of the record `raw` (joined by `d`, an ASCII byte
+/// other than `"` and `\\`) are JSON strings as they are: no control byte
+/// (but `d`), `"` or `\\`, and valid UTF-8. One pass without branches
+/// (vectorised), then UTF-8 validation of the whole record only if it
+/// holds a non-ASCII byte (a record of valid UTF-8 split at ASCII bytes
+/// gives valid UTF-8 fields).
 #[inline]
 fn json_plain(raw: &[u8], d: u8) -> bool {
-    // As signed bytes, controls and non-ASCII bytes are both below 0x20.
-    let low = |b: u8| (b as i8) < 0x20;
-    let bad = if d >= 0x20 {
-        raw.iter().fold(0u8, |a, &b| a | (low(b) | (b == b'"') | (b == b'\\')) as u8)
+    let bits = |b: u8| (b >= 0x80) as u8 | (((b < 0x20) | (b == b'"') | (b == b'\\')) as u8) << 1;
+    let seen = if d >= 0x20 {
+        raw.iter().fold(0u8, |a, &b| a | bits(b))
     } else {
-        raw.iter().fold(0u8, |a, &b| a | ((low(b) & (b != d)) | (b == b'"') | (b == b'\\')) as u8)
+        raw.iter().fold(0u8, |a, &b| a | (bits(b) & !(((b == d) as u8) << 1)))
     };
-    bad == 0
+    match seen {
+        0 => true,
+        1 => d < 0x80 && simdutf8::basic::from_utf8(raw).is_ok(),
+        _ => false,
+    }
 }
 
 /// Appends the JSON line of the `n` fields of a record that
