@@ -595,7 +595,7 @@ pub fn cat(a: &CatArgs) -> Result<(), Failure> {
                     i += 1;
                     let fail = |e| write_failure(&name, e, row.position(), |f| f);
                     if let Some(raw) = row.raw() {
-                        if w.write_plain(raw, in_delim)
+                        if w.write_plain_row(&row, in_delim)
                             || w.write_raw(raw, in_delim).map_err(fail)?
                         {
                             continue;

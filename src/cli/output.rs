@@ -53,7 +53,64 @@ enum Kind {
     Jsonl {
         keys: Vec<Vec<u8>>,
         line: Vec<u8>,
+        seps: JsonSeps,
     },
+}
+
+/// What JSON lines output writes around the fields of a record that needs
+/// no escaping (see [`RecordWriter::write_plain_row`]): before each field,
+/// the end of the previous one and the next key (`{"name":"`, then
+/// `","name":"`; `["` then `","` for arrays), and after the last field
+/// the record's end. Every separator is in one buffer, followed by
+/// [`SEP_PAD`] zero bytes, so that the first 16 bytes of any of them can
+/// be copied with one unaligned move.
+struct JsonSeps {
+    bytes: Vec<u8>,
+    /// Separator `i` is `bytes[at[i]..at[i + 1]]`.
+    at: Vec<u32>,
+    /// Arrays: fields from the second on all take separator 1.
+    array: bool,
+    /// `"}\n` or `"]\n`.
+    end: [u8; 3],
+}
+
+/// Zero bytes after the last separator of a [`JsonSeps`].
+const SEP_PAD: usize = 16;
+
+impl JsonSeps {
+    /// From the escaped keys (`"name":`); arrays when there are none.
+    fn new(keys: &[Vec<u8>]) -> JsonSeps {
+        let mut bytes = Vec::new();
+        let mut at = vec![0u32];
+        let array = keys.is_empty();
+        let mut push = |bytes: &mut Vec<u8>, parts: &[&[u8]]| {
+            for p in parts {
+                bytes.extend_from_slice(p);
+            }
+            at.push(u32::try_from(bytes.len()).expect("header keys under 4 GiB"));
+        };
+        if array {
+            push(&mut bytes, &[b"[\""]);
+            push(&mut bytes, &[b"\",\""]);
+        } else {
+            for (i, k) in keys.iter().enumerate() {
+                let open: &[u8] = if i == 0 { b"{" } else { b"\"," };
+                push(&mut bytes, &[open, k, b"\""]);
+            }
+        }
+        bytes.resize(bytes.len() + SEP_PAD, 0);
+        let end = if array { *b"\"]\n" } else { *b"\"}\n" };
+        JsonSeps { bytes, at, array, end }
+    }
+
+    /// Bytes the separators of a record of `n` fields take, with its end;
+    /// `None` when an object record has more fields than keys.
+    #[inline]
+    fn total(&self, n: usize) -> Option<usize> {
+        let bytes =
+            if self.array { 2 + 3 * n.saturating_sub(1) } else { *self.at.get(n)? as usize };
+        Some(bytes + self.end.len())
+    }
 }
 
 /// Writes records in one output format.
@@ -67,7 +124,7 @@ impl<W: Write> RecordWriter<W> {
     /// the JSON object keys (the header row, checked to be UTF-8 by the
     /// caller: see `json_keys_utf8`), or `None` for JSON arrays.
     pub fn new(out: W, format: Format, delimiter: u8, keys: Option<&[&[u8]]>) -> Self {
-        let kind = match format {
+        let mut kind = match format {
             Format::Csv => Kind::Csv {
                 needles: Needles::new([delimiter, b'"', b'\r', b'\n'], false),
                 delimiter,
@@ -85,8 +142,12 @@ impl<W: Write> RecordWriter<W> {
                     })
                     .collect(),
                 line: Vec::new(),
+                seps: JsonSeps::new(&[]),
             },
         };
+        if let Kind::Jsonl { keys, seps, .. } = &mut kind {
+            *seps = JsonSeps::new(keys);
+        }
         RecordWriter { out, kind }
     }
 
@@ -124,7 +185,7 @@ impl<W: Write> RecordWriter<W> {
                 }
                 out.write_all(b"\n")?;
             }
-            Kind::Jsonl { keys, line } => {
+            Kind::Jsonl { keys, line, .. } => {
                 let object = !keys.is_empty();
                 line.clear();
                 let out = line;
@@ -284,10 +345,11 @@ impl RecordWriter<Vec<u8>> {
                 let start = v.len();
                 v.extend_from_slice(raw);
                 if d != b'\t' {
+                    // Every byte stored, a select rather than a branch:
+                    // this vectorises into compares and blends (a store
+                    // only where the byte matches does not).
                     for b in &mut v[start..] {
-                        if *b == d {
-                            *b = b'\t';
-                        }
+                        *b = if *b == d { b'\t' } else { *b };
                     }
                 }
                 v.push(b'\n');
@@ -295,6 +357,31 @@ impl RecordWriter<Vec<u8>> {
             }
             Kind::Csv { .. } => false,
         }
+    }
+
+    /// [`RecordWriter::write_plain`] for a record of a batch read with
+    /// [`fastcsv::Selection::all`]: JSON lines are written from the
+    /// delimiter offsets the scanner found (see
+    /// [`fastcsv::SelectedRow::raw_fields`]) rather than by looking for
+    /// the delimiter again, each field with its precomputed separator.
+    /// False, having written nothing, when the record is not plain (see
+    /// [`fastcsv::SelectedRow::raw`]) or needs escaping.
+    #[inline]
+    pub fn write_plain_row(&mut self, row: &fastcsv::SelectedRow<'_>, input_delimiter: u8) -> bool {
+        let Some(raw) = row.raw() else {
+            return false;
+        };
+        let d = input_delimiter;
+        if let Kind::Jsonl { seps, .. } = &self.kind {
+            if let (Some(fields), Some(total)) = (row.raw_fields(), seps.total(row.len())) {
+                if raw.is_empty() || d == b'"' || d == b'\\' || !json_plain(raw, d) {
+                    return false;
+                }
+                json_fields(&mut self.out, seps, &fields, row.len(), total);
+                return true;
+            }
+        }
+        self.write_plain(raw, d)
     }
 
     /// Writes the columns `cols` of a record (empty where the record has no
@@ -376,6 +463,130 @@ fn append(v: &mut Vec<u8>, s: &[u8]) {
             *d.add(n - 1) = *p.add(n - 1);
         }
         v.set_len(len + n);
+    }
+}
+
+/// True when the fields of the record `raw` (joined by `d`, an ASCII byte
+/// other than `"` and `\\`) are JSON strings as they are: no control byte
+/// (but `d`), `"` or `\\`, and valid UTF-8. One pass without branches
+/// (vectorised), then UTF-8 validation of the whole record only if it
+/// holds a non-ASCII byte (a record of valid UTF-8 split at ASCII bytes
+/// gives valid UTF-8 fields).
+#[inline]
+fn json_plain(raw: &[u8], d: u8) -> bool {
+    let bits = |b: u8| (b >= 0x80) as u8 | (((b < 0x20) | (b == b'"') | (b == b'\\')) as u8) << 1;
+    let seen = if d >= 0x20 {
+        raw.iter().fold(0u8, |a, &b| a | bits(b))
+    } else {
+        raw.iter().fold(0u8, |a, &b| a | (bits(b) & !(((b == d) as u8) << 1)))
+    };
+    match seen {
+        0 => true,
+        1 => d < 0x80 && simdutf8::basic::from_utf8(raw).is_ok(),
+        _ => false,
+    }
+}
+
+/// Appends the JSON line of the `n` fields of a record that
+/// [`json_plain`] accepts, given by their ranges of `fields.record()`;
+/// `total` is `seps.total(n)`. Separators and fields are copied with
+/// 16-byte moves that may write past their end (the next copy overwrites
+/// those bytes; the space is reserved), so that a short field costs no
+/// branch on its length.
+#[inline(always)]
+fn json_fields(
+    v: &mut Vec<u8>,
+    seps: &JsonSeps,
+    fields: &fastcsv::RawFields<'_>,
+    n: usize,
+    total: usize,
+) {
+    /// Room for the moves past the end of the last copy.
+    const SLACK: usize = 2 * 16;
+    let rec = fields.record();
+    v.reserve(rec.len() + total + SLACK);
+    let cap = v.capacity();
+    let mut o = v.len();
+    let base = v.as_mut_ptr();
+    let sb = &seps.bytes;
+    for j in 0..n {
+        let k = if seps.array { j.min(1) } else { j };
+        let (a, e) = (seps.at[k] as usize, seps.at[k + 1] as usize);
+        let r = fields.get(j).expect("a record has its field count of fields");
+        let f = &rec[r.clone()];
+        // Whatever the ranges, no write goes past the capacity.
+        assert!(o + (e - a) + f.len() + SLACK <= cap, "JSON line past its reserved size");
+        // SAFETY: `sb[a..a + 16]` is inside `sb`: `a` is at most the
+        // offset of the last separator's end, which `SEP_PAD` bytes follow.
+        // The writes are at `o`, below `o + (e - a) + 16` and then at
+        // `o + (e - a)`, below that plus `max(16, f.len())`: all inside
+        // the capacity by the assertion. Reads of the field are inside
+        // `rec`: 16 bytes from its start only when they fit before
+        // `rec`'s end, else `f.len() < 16` bytes by the moves of
+        // `copy_short`.
+        unsafe {
+            let d = base.add(o);
+            let s = sb.as_ptr().add(a);
+            (d as *mut u128).write_unaligned((s as *const u128).read_unaligned());
+            if e - a > 16 {
+                std::ptr::copy_nonoverlapping(s, d, e - a);
+            }
+            o += e - a;
+            let d = base.add(o);
+            let src = f.as_ptr();
+            if r.start + 16 <= rec.len() {
+                (d as *mut u128).write_unaligned((src as *const u128).read_unaligned());
+                if f.len() > 16 {
+                    std::ptr::copy_nonoverlapping(src, d, f.len());
+                }
+            } else {
+                copy_short(src, d, f.len());
+            }
+            o += f.len();
+        }
+    }
+    assert!(o + seps.end.len() <= cap, "JSON line past its reserved size");
+    // SAFETY: the 3 end bytes fit in the capacity (asserted); every byte
+    // up to `o` was written above (the separators and fields are
+    // contiguous), so the new length covers only written bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(seps.end.as_ptr(), base.add(o), seps.end.len());
+        v.set_len(o + seps.end.len());
+    }
+}
+
+/// Copies `n < 16` bytes from `src` to `dst` with overlapping moves.
+///
+/// # Safety
+///
+/// `src` is valid for reading `n` bytes, `dst` for writing `n` bytes, and
+/// the two do not overlap.
+#[inline(always)]
+unsafe fn copy_short(src: *const u8, dst: *mut u8, n: usize) {
+    debug_assert!(n < 16);
+    // SAFETY: each read is `W <= n` bytes at offset 0 or `n - W` of `src`,
+    // each write the same of `dst`: inside the `n` bytes of both.
+    unsafe {
+        macro_rules! two {
+            ($t:ty) => {{
+                const W: usize = std::mem::size_of::<$t>();
+                let (a, b) = (
+                    (src as *const $t).read_unaligned(),
+                    (src.add(n - W) as *const $t).read_unaligned(),
+                );
+                (dst as *mut $t).write_unaligned(a);
+                (dst.add(n - W) as *mut $t).write_unaligned(b);
+            }};
+        }
+        if n >= 8 {
+            two!(u64);
+        } else if n >= 4 {
+            two!(u32);
+        } else if n > 0 {
+            *dst = *src;
+            *dst.add(n / 2) = *src.add(n / 2);
+            *dst.add(n - 1) = *src.add(n - 1);
+        }
     }
 }
 
@@ -667,6 +878,81 @@ mod tests {
                             || raw.contains(&b'\\')
                             || format == Format::Csv;
                         assert!(needs, "{format:?} {raw:?} could be written plain");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records written by `write_plain_row` (from the scanner's delimiter
+    /// offsets) equal those written from their parsed fields, or nothing
+    /// is written and the record needs the slow path: keys needing
+    /// escapes, long keys and fields (past the 16-byte moves), empty
+    /// fields, fields at a record's end, non-ASCII and control bytes,
+    /// quotes, ragged records (more fields than keys), TAB delimiters.
+    #[test]
+    fn plain_rows_equal_written_fields() {
+        let long = "x".repeat(40);
+        let mid = "y".repeat(16);
+        let keys_text =
+            ["a,b,c".to_string(), format!("\"q\"\"k\",{long},\"t\tab\",\u{e9}"), "k".to_string()];
+        let bodies = [
+            "1,2,3\n,,\n4,,\n,,5\n".to_string(),
+            format!("{long},{mid},1\n{mid},{long},{mid}\n{mid}1,2,{long}{mid}\n"),
+            "1,2,3,4,5\n1\n\n7,8\n".to_string(),
+            "\u{e9},a,b\na\u{1},b,c\n\"q\",b,c\na\\b,c,d\na\"b,c,d\n".to_string(),
+            "a;b,c\n\u{7f},x,y\n".to_string(),
+        ];
+        for d in [b',', b'\t', b';'] {
+            for keys in &keys_text {
+                for body in &bodies {
+                    let text = format!("{keys}\n{body}").replace(',', &(d as char).to_string());
+                    for headers in [true, false] {
+                        let dialect = fastcsv::Dialect::builder()
+                            .delimiter(d)
+                            .headers(headers)
+                            .flexible(true)
+                            .build()
+                            .unwrap();
+                        let reader = || {
+                            fastcsv::Reader::builder()
+                                .dialect(dialect.clone())
+                                .from_slice(text.as_bytes())
+                        };
+                        let names: Option<Vec<Vec<u8>>> = reader()
+                            .headers()
+                            .unwrap()
+                            .map(|h| h.iter().map(<[u8]>::to_vec).collect());
+                        let names: Option<Vec<&[u8]>> =
+                            names.as_ref().map(|n| n.iter().map(Vec::as_slice).collect());
+                        for format in [Format::Jsonl, Format::Tsv] {
+                            let new =
+                                || RecordWriter::new(Vec::new(), format, b',', names.as_deref());
+                            let (mut fast, mut each) = (new(), new());
+                            let (mut rdr, mut sel) = (reader(), fastcsv::Selection::all());
+                            rdr.headers().unwrap();
+                            let mut plain = 0;
+                            while let Some(b) = rdr.read_batch(&mut sel).unwrap() {
+                                for row in b.iter() {
+                                    let before = fast.get_mut().len();
+                                    if fast.write_plain_row(&row, d) {
+                                        plain += 1;
+                                    } else {
+                                        assert_eq!(fast.get_mut().len(), before);
+                                        let _ = fast.write(row.iter());
+                                    }
+                                    let _ = each.write(row.iter());
+                                }
+                            }
+                            let (a, b) = (fast.into_inner().unwrap(), each.into_inner().unwrap());
+                            assert_eq!(
+                                String::from_utf8_lossy(&a),
+                                String::from_utf8_lossy(&b),
+                                "{format:?} {text:?} {headers}"
+                            );
+                            // The records that need escaping are in one body.
+                            assert!(plain > 0 || body.contains('q'), "{format:?} {text:?}");
+                        }
                     }
                 }
             }
