@@ -198,3 +198,77 @@ fn hash_spreads_short_keys() {
     assert_ne!(hash64(b""), hash64(b"\0"));
     assert_ne!(a, hash64(b"b"));
 }
+
+/// The prefix words order strings of bytes as the strings do, and
+/// `same_prefix_cmp` finishes the comparison where they are equal.
+#[test]
+fn prefix_words_order_bytes() {
+    let vals: Vec<&[u8]> = vec![
+        b"",
+        b"\0",
+        b"a",
+        b"a\0",
+        b"a\0\0\0\0\0\0\0\0",
+        b"ab",
+        b"abc",
+        b"abcd",
+        b"abcd\0",
+        b"abcde",
+        b"abcdefg",
+        b"abcdefgh",
+        b"abcdefgh\0",
+        b"abcdefghi",
+        b"abcdefgz",
+        b"b",
+        b"\xff",
+        b"\xff\xff\xff\xff\xff",
+        b"zzzzzzzzzzzz",
+        b"item 999999",
+        b"item 99",
+        b"item 0",
+    ];
+    for a in &vals {
+        for b in &vals {
+            let (ka, kb) = (prefix(a), prefix(b));
+            let got = ka.cmp(&kb).then_with(|| same_prefix_cmp(a, b));
+            assert_eq!(got, a.cmp(b), "{a:?} {b:?}");
+        }
+    }
+    assert_eq!(prefix(b"abcde"), u64::from_be_bytes(*b"abcde\0\0\0"));
+    assert_eq!(prefix(b"ab"), u64::from_be_bytes(*b"ab\0\0\0\0\0\0"));
+}
+
+/// Counting only what the default output shows changes none of its cells;
+/// plain and other spellings of numbers mix as the standard parsers read
+/// them (`-0` is a negative zero among floats, `+3` and `1e2` numbers).
+#[test]
+fn xsv_only_changes_no_cell() {
+    let rows: &[&[&[u8]]] = &[
+        &[b"1", b"1.5", b"x", b"-0", b"7", b"+3"],
+        &[b"-20", b"2", b"\xc3\xa9t\xc3\xa9", b"0.25", b"", b"1e2"],
+        &[b"", b"-0", b"3", b"-1", b"007", b"-4"],
+        &[b"12345678901234567890", b"0.1", b"\xff", b"2", b"-8", b"5"],
+    ];
+    let which = Which { median: true, mode: true, cardinality: true, nulls: false };
+    let cells = |xsv_only: bool, keep: bool| {
+        let mut s = Stats::default().keeping_values(keep).xsv_only(xsv_only);
+        for r in rows {
+            s.add(r.len(), r.iter().copied());
+        }
+        (0..6).map(|i| s.xsv_cells(i, &which)).collect::<Vec<_>>()
+    };
+    let want = cells(false, true);
+    assert_eq!(cells(true, true), want);
+    let t = |i: usize| (want[i][0].as_str(), want[i][1].as_str(), want[i][2].as_str());
+    assert_eq!(t(0), ("Float", "12345678901234567000", "-20"));
+    assert_eq!(t(1), ("Float", "3.6", "-0"));
+    assert_eq!(t(2), ("Unknown", "", "3"));
+    assert_eq!(t(3), ("Float", "1.25", "-1"));
+    assert_eq!(t(4), ("Integer", "6", "-8"));
+    assert_eq!(t(5), ("Float", "104", "-4"));
+    // Without the values, the same first cells.
+    let lean = cells(true, false);
+    for (a, b) in lean.iter().zip(&want) {
+        assert_eq!(a[..8], b[..8]);
+    }
+}
