@@ -862,6 +862,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
         median: a.median || a.everything,
         mode: a.mode || a.everything,
         cardinality: a.cardinality || a.everything,
+        quartiles: a.everything,
         nulls: a.nulls,
     };
     let keep = which.keeps_values();

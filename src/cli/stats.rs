@@ -867,6 +867,9 @@ pub struct Which {
     pub mode: bool,
     /// The number of distinct values, the empty one included.
     pub cardinality: bool,
+    /// The lower and upper quartiles of a column of numbers (see
+    /// [`quartiles`]), after xsv's columns: not in xsv.
+    pub quartiles: bool,
     /// Empty values count as zeros in the mean and standard deviation.
     pub nulls: bool,
 }
@@ -874,7 +877,7 @@ pub struct Which {
 impl Which {
     /// Whether the statistics need every value kept.
     pub fn keeps_values(&self) -> bool {
-        self.median || self.mode || self.cardinality
+        self.median || self.mode || self.cardinality || self.quartiles
     }
 
     /// The header row of the default output.
@@ -899,8 +902,36 @@ impl Which {
         if self.cardinality {
             h.push("cardinality");
         }
+        if self.quartiles {
+            h.extend(["q1", "q3"]);
+        }
         h
     }
+}
+
+/// xsv's median of the sorted numbers `v`: the middle one, or the mean of
+/// the two middle ones for an even count; `None` for none.
+pub fn median(v: &[f64]) -> Option<f64> {
+    match v.len() {
+        0 => None,
+        k if k % 2 == 0 => Some((v[k / 2 - 1] + v[k / 2]) / 2.0),
+        k => Some(v[k / 2]),
+    }
+}
+
+/// The lower and upper quartiles (`q1`, `q3`) of the sorted numbers `v`:
+/// the [`median`] of the lower half and of the upper half, the middle
+/// value belonging to neither half when the count is odd (method 1 of
+/// Wikipedia's article "Quartile"; qsv's `q1` and `q3` for 3 values or
+/// more, where qsv gives none for 1 or 2); for one value, that value;
+/// `None` for none. For 1 to 7: halves 1, 2, 3 and 5, 6, 7, so `q1` = 2
+/// and `q3` = 6; for 1 to 8: halves 1 to 4 and 5 to 8, so 2.5 and 6.5.
+pub fn quartiles(v: &[f64]) -> Option<(f64, f64)> {
+    let half = v.len() / 2;
+    if half == 0 {
+        return v.first().map(|&x| (x, x));
+    }
+    Some((median(&v[..half])?, median(&v[v.len() - half..])?))
 }
 
 /// xsv's mode of the sorted `(value, count)` pairs: its streaming rule,
@@ -995,15 +1026,16 @@ impl Stats {
             let mut cells = vec![typ.to_string(), sum, min, max, min_len, max_len, mean, stddev];
             let no_values = Values::default();
             let values = c.values.as_deref().unwrap_or(&no_values);
-            if which.median {
-                let mut v = if number { values.numbers.clone() } else { Vec::new() };
+            let sorted = if number && (which.median || which.quartiles) {
+                let mut v = values.numbers.clone();
                 v.sort_unstable_by(f64::total_cmp);
-                let median = match v.len() {
-                    0 => String::new(),
-                    k if k % 2 == 0 => ((v[k / 2 - 1] + v[k / 2]) / 2.0).to_string(),
-                    k => v[k / 2].to_string(),
-                };
-                cells.push(median);
+                v
+            } else {
+                Vec::new()
+            };
+            let cell = |x: Option<f64>| x.map(|x| x.to_string()).unwrap_or_default();
+            if which.median {
+                cells.push(cell(median(&sorted)));
             }
             let counted =
                 if which.mode || which.cardinality { values.counted() } else { Vec::new() };
@@ -1019,6 +1051,10 @@ impl Stats {
             }
             if which.cardinality {
                 cells.push((counted.len() as u64 + u64::from(c.empty > 0)).to_string());
+            }
+            if which.quartiles {
+                let q = quartiles(&sorted);
+                cells.extend([cell(q.map(|q| q.0)), cell(q.map(|q| q.1))]);
             }
             cells
         })
