@@ -226,7 +226,10 @@ Examples:
 const STATS_HELP: &str = "\
 Default output: CSV as `xsv stats` writes it, one record per column:
 field,type,sum,min,max,min_length,max_length,mean,stddev (then median, mode,
-cardinality with --everything, or each with its flag). type is NULL (no
+cardinality with --everything, or each with its flag; --everything then adds
+q1,q3, not in xsv: the lower and upper quartiles of a column of numbers, the
+medians of its lower and upper halves, the middle value in neither when the
+count is odd). type is NULL (no
 non-empty value), Integer (every non-empty value a 64-bit integer), Float
 (every one a float), Unicode, or Unknown (a value that is not UTF-8). sum,
 mean and stddev (of the population) are given for numbers; min and max are
@@ -681,8 +684,9 @@ pub struct StatsArgs {
     /// Write fastcsv's statistics as an aligned table, for people.
     #[arg(long)]
     pub table: bool,
-    /// Add the median, mode and cardinality to the default output (each
-    /// column's values are kept in memory: see below).
+    /// Add the median, mode and cardinality to the default output, then
+    /// the quartiles q1 and q3 (each column's values are kept in memory:
+    /// see below).
     #[arg(long, conflicts_with_all = ["csv", "table", "json"])]
     pub everything: bool,
     /// Add the median (of a column of numbers) to the default output.

@@ -862,10 +862,14 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
         median: a.median || a.everything,
         mode: a.mode || a.everything,
         cardinality: a.cardinality || a.everything,
+        quartiles: a.everything,
         nulls: a.nulls,
     };
     let keep = which.keeps_values();
-    let mut st = Stats::default().keeping_values(keep);
+    // The default (xsv) output needs no distinct counts nor lengths in
+    // characters.
+    let xsv_only = !(a.json || a.csv || a.table);
+    let mut st = Stats::default().keeping_values(keep).xsv_only(xsv_only);
     // Columns whose distinct count is already a sketch: chunks count them
     // with a sketch from the start (the same result, without an exact set
     // per chunk).
@@ -874,7 +878,7 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     input.par_each_batch::<_, Failure>(
         &visit,
         &a.par.parallel(),
-        || Stats::with_sketches(&hint()).keeping_values(keep),
+        || Stats::with_sketches(&hint()).keeping_values(keep).xsv_only(xsv_only),
         |batch, s| {
             for row in batch.iter() {
                 match picked {
@@ -888,7 +892,8 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
             Ok(())
         },
         |s| {
-            let seeded = Stats::with_sketches(&st.sketched()).keeping_values(keep);
+            let seeded =
+                Stats::with_sketches(&st.sketched()).keeping_values(keep).xsv_only(xsv_only);
             st.merge(std::mem::replace(s, seeded));
             if let Ok(mut h) = sketched.write() {
                 *h = st.sketched();

@@ -1,46 +1,49 @@
 //! `fastcsv frequency`: exact counts of each column's values, the most
 //! frequent first, as `xsv frequency` gives them.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Mutex;
+use std::hash::BuildHasher;
+use std::sync::{Mutex, OnceLock};
 
-use super::stats::hash64;
+use hashbrown::hash_table::{Entry, HashTable};
 
-/// Hashes a field's bytes with [`hash64`] (`[u8]` keys write their length,
-/// then their bytes).
-#[derive(Default)]
-pub struct FieldHasher(u64);
-
-impl Hasher for FieldHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = self.0.rotate_left(5) ^ hash64(bytes);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.0 = self.0.rotate_left(5) ^ n as u64;
-    }
+/// The hash of a value: foldhash, seeded at random once per run and the
+/// same on every thread (a value moves into its shard with the hash its
+/// counting thread computed).
+#[inline]
+fn hash(v: &[u8]) -> u64 {
+    static STATE: OnceLock<foldhash::fast::RandomState> = OnceLock::new();
+    STATE.get_or_init(Default::default).hash_one(v)
 }
 
-type Counts = HashMap<Box<[u8]>, u64, BuildHasherDefault<FieldHasher>>;
+/// A distinct value of a column: its hash, where its bytes are in the
+/// [`Frequencies`]' arena, and its count.
+#[derive(Clone, Copy)]
+struct Slot {
+    hash: u64,
+    start: usize,
+    len: usize,
+    count: u64,
+}
 
 /// One column's counts. Empty values are counted apart: a column that has
 /// seen only those takes 40 bytes and no allocation, so that records of
-/// many empty fields take little memory.
+/// many empty fields take little memory. The values' bytes are in the
+/// arena of the [`Frequencies`] the column belongs to.
 #[derive(Default)]
 struct Column {
     empty: u64,
-    values: Counts,
+    values: HashTable<Slot>,
 }
 
-/// Exact counts of the values of each column seen.
+/// Exact counts of the values of each column seen. Each distinct value's
+/// bytes are stored once, one after the other in `arena` (shared by the
+/// columns), and each column's table holds where they are, their hash and
+/// their count: no allocation per value, and a value moves into a shard
+/// without being hashed again.
 #[derive(Default)]
 pub struct Frequencies {
     columns: Vec<Column>,
+    arena: Vec<u8>,
 }
 
 impl Frequencies {
@@ -59,18 +62,33 @@ impl Frequencies {
                 self.columns.push(Column::default());
             }
             let Some(f) = f else { continue };
-            let c = &mut self.columns[j];
             if f.is_empty() {
-                c.empty += 1;
+                self.columns[j].empty += 1;
                 continue;
             }
-            match c.values.get_mut(f) {
-                Some(n) => *n += 1,
-                None => {
-                    c.values.insert(f.into(), 1);
-                }
+            self.count(j, f, hash(f), 1);
+        }
+    }
+
+    /// Adds `n` to the count of value `v` (whose hash is `h`) of column
+    /// `j`.
+    #[inline]
+    fn count(&mut self, j: usize, v: &[u8], h: u64, n: u64) {
+        let arena = &mut self.arena;
+        let same = |s: &Slot| s.hash == h && &arena[s.start..s.start + s.len] == v;
+        match self.columns[j].values.entry(h, same, |s| s.hash) {
+            Entry::Occupied(mut o) => o.get_mut().count += n,
+            Entry::Vacant(e) => {
+                e.insert(Slot { hash: h, start: arena.len(), len: v.len(), count: n });
+                arena.extend_from_slice(v);
             }
         }
+    }
+
+    /// The bytes of a value.
+    #[inline]
+    fn bytes(&self, s: &Slot) -> &[u8] {
+        &self.arena[s.start..s.start + s.len]
     }
 
     /// Adds what `other` counted (chunks read in parallel).
@@ -79,18 +97,10 @@ impl Frequencies {
         if other.columns.len() > self.columns.len() {
             self.columns.resize_with(other.columns.len(), Column::default);
         }
-        for (mine, theirs) in self.columns.iter_mut().zip(other.columns) {
-            mine.empty += theirs.empty;
-            let (mine, theirs) = (&mut mine.values, theirs.values);
-            if mine.len() < theirs.len() {
-                let small = std::mem::replace(mine, theirs);
-                for (k, n) in small {
-                    *mine.entry(k).or_insert(0) += n;
-                }
-            } else {
-                for (k, n) in theirs {
-                    *mine.entry(k).or_insert(0) += n;
-                }
+        for (j, c) in other.columns.iter().enumerate() {
+            self.columns[j].empty += c.empty;
+            for s in &c.values {
+                self.count(j, other.bytes(s), s.hash, s.count);
             }
         }
     }
@@ -100,9 +110,10 @@ impl Frequencies {
         self.columns.len()
     }
 
-    /// Moves everything counted here into `shared` (and empties this).
-    /// The values are first grouped by shard in `buckets` (kept between
-    /// calls to save allocations), then each shard is locked once.
+    /// Moves everything counted here into `shared` (and empties this,
+    /// keeping its memory for the next batch). The values are first
+    /// grouped by shard in `buckets` (kept between calls to save
+    /// allocations), then each shard is locked once.
     pub fn drain_into(&mut self, shared: &Shards, buckets: &mut Buckets) {
         buckets.0.resize_with(SHARDS, Vec::new);
         let mut empty: Vec<(usize, u64)> = Vec::new();
@@ -110,8 +121,8 @@ impl Frequencies {
             if c.empty > 0 {
                 empty.push((j, std::mem::take(&mut c.empty)));
             }
-            for (k, n) in c.values.drain() {
-                buckets.0[shard_of(&k)].push((j, k, n));
+            for s in &c.values {
+                buckets.0[shard_of(s.hash)].push((j, *s));
             }
         }
         let width = self.columns.len();
@@ -129,10 +140,14 @@ impl Frequencies {
                     f.columns[j].empty += n;
                 }
             }
-            for (j, k, n) in bucket.drain(..) {
-                *f.columns[j].values.entry(k).or_insert(0) += n;
+            for (j, v) in bucket.drain(..) {
+                f.count(j, self.bytes(&v), v.hash, v.count);
             }
         }
+        for c in &mut self.columns {
+            c.values.clear();
+        }
+        self.arena.clear();
     }
 
     /// Column `j`'s values and counts: the most frequent first (the least
@@ -151,8 +166,8 @@ pub const SHARDS: usize = 64;
 /// The shard of a value: bits of its hash that neither the maps' bucket
 /// index (low bits) nor their control bytes (top bits) use, so that the
 /// values of one shard still spread over its map.
-fn shard_of(k: &[u8]) -> usize {
-    (hash64(k) >> 40) as usize % SHARDS
+fn shard_of(hash: u64) -> usize {
+    (hash >> 40) as usize % SHARDS
 }
 
 /// Counts shared by the threads: [`SHARDS`] parts, each holding the
@@ -176,8 +191,9 @@ impl Shards {
     }
 }
 
-/// A value of a column and its count, on its way to a shard.
-type Moved = (usize, Box<[u8]>, u64);
+/// A value of a column (its bytes still in the counting thread's arena)
+/// and its count, on its way to a shard.
+type Moved = (usize, Slot);
 
 /// A thread's values grouped by shard before they are moved in.
 #[derive(Default)]
@@ -198,11 +214,13 @@ pub fn top(
     asc: bool,
     no_nulls: bool,
 ) -> Vec<(&[u8], u64)> {
-    let cols = || parts.iter().filter_map(|p| p.columns.get(j));
-    let empty: u64 = cols().map(|c| c.empty).sum();
+    let cols = || parts.iter().filter_map(|p| Some((p, p.columns.get(j)?)));
+    let empty: u64 = cols().map(|(_, c)| c.empty).sum();
     let empty = (empty > 0 && !no_nulls).then_some((&b""[..], empty));
-    let mut v: Vec<(&[u8], u64)> =
-        cols().flat_map(|c| c.values.iter().map(|(k, &n)| (&k[..], n))).chain(empty).collect();
+    let mut v: Vec<(&[u8], u64)> = cols()
+        .flat_map(|(p, c)| c.values.iter().map(|s| (p.bytes(s), s.count)))
+        .chain(empty)
+        .collect();
     let order = |a: &(&[u8], u64), b: &(&[u8], u64)| {
         let by_count = if asc { a.1.cmp(&b.1) } else { b.1.cmp(&a.1) };
         by_count.then_with(|| a.0.cmp(b.0))

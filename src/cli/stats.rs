@@ -11,6 +11,9 @@ use std::io::{self, Write};
 
 use super::output::json_string;
 
+mod number;
+use number::Simple;
+
 /// Distinct values counted exactly per column before estimating.
 pub const EXACT_LIMIT: usize = 10_000;
 
@@ -181,9 +184,11 @@ pub struct Column {
     all_int: bool,
     all_float: bool,
     /// The smallest and largest non-empty values, byte by byte (the order
-    /// of code points, for UTF-8).
+    /// of code points, for UTF-8), and their [`prefix`] words.
     min: Option<Vec<u8>>,
     max: Option<Vec<u8>>,
+    min_key: u64,
+    max_key: u64,
     /// While every value is a number: their count, sum (exact for
     /// integers), smallest, largest, mean and sum of squared differences
     /// from the mean (Welford's, merged by Chan's formula).
@@ -197,6 +202,19 @@ pub struct Column {
     /// With `--everything` (or `--mode`, `--median`, `--cardinality`):
     /// every value kept, for the median, mode and cardinality.
     values: Option<Box<Values>>,
+    /// Only the default (xsv) output is made: the distinct values and the
+    /// lengths in characters, which only [`Stats::summary`] reports, are
+    /// not counted.
+    xsv_only: bool,
+}
+
+/// What each column keeps beyond the statistics every output needs.
+#[derive(Clone, Copy, Default)]
+struct Track {
+    /// Every value (see [`Values`]).
+    values: bool,
+    /// See [`Column::xsv_only`].
+    xsv_only: bool,
 }
 
 /// The values a column keeps for the statistics that need them all: every
@@ -363,6 +381,38 @@ impl Numbers {
     }
 }
 
+/// The first 8 bytes of `f` as a big-endian word, zeros past its end: a
+/// smaller word means a smaller string of bytes, and a larger word a larger
+/// one (at the first byte where the words differ, the strings differ, or
+/// the one with the zero has ended); equal words decide nothing.
+#[inline]
+fn prefix(f: &[u8]) -> u64 {
+    if let Some(w) = f.first_chunk::<8>() {
+        return u64::from_be_bytes(*w);
+    }
+    if let Some(w) = f.first_chunk::<4>() {
+        // 4 to 7 bytes: the first four, then the last four shifted so that
+        // only the bytes past the fourth stay (no call to copy a few
+        // bytes).
+        let n = f.len();
+        let last = u32::from_be_bytes(f[n - 4..].try_into().expect("4 bytes"));
+        let tail = (u64::from(last) << (8 * (8 - n))) & 0xFFFF_FFFF;
+        return u64::from(u32::from_be_bytes(*w)) << 32 | tail;
+    }
+    f.iter().enumerate().fold(0, |w, (i, &b)| w | u64::from(b) << (56 - 8 * i))
+}
+
+/// The order of `f` and `m`, whose [`prefix`] words are equal: that of
+/// their bytes past the eighth when both have more, else that of their
+/// lengths (the shorter one's word ends in the zeros the other has).
+#[inline]
+fn same_prefix_cmp(f: &[u8], m: &[u8]) -> std::cmp::Ordering {
+    match (f.get(8..), m.get(8..)) {
+        (Some(a), Some(b)) => a.cmp(b),
+        _ => f.len().cmp(&m.len()),
+    }
+}
+
 /// Number of UTF-8 characters (bytes that do not continue a character).
 fn char_len(f: &[u8]) -> u64 {
     f.iter().filter(|&&b| (b as i8) >= -0x40).count() as u64
@@ -373,11 +423,11 @@ impl Column {
         Column { all_int: true, all_float: true, min_bytes: u64::MAX, ..Column::default() }
     }
 
-    /// A column that has seen `n` empty values only; keeping its values
-    /// with `keep`.
-    fn empty(n: u64, keep: bool) -> Column {
-        let values = keep.then(Box::default);
-        Column { empty: n, values, ..Column::new() }
+    /// A column that has seen `n` empty values only, keeping what `track`
+    /// says.
+    fn empty(n: u64, track: Track) -> Column {
+        let values = track.values.then(Box::default);
+        Column { empty: n, values, xsv_only: track.xsv_only, ..Column::new() }
     }
 
     /// Adds one value.
@@ -388,66 +438,112 @@ impl Column {
             return;
         }
         self.non_empty += 1;
-        self.distinct.insert(hash64(f));
         let bytes = f.len() as u64;
         self.min_bytes = self.min_bytes.min(bytes);
         self.max_bytes = self.max_bytes.max(bytes);
+        if !self.xsv_only {
+            self.distinct.insert(hash64(f));
+            let len = char_len(f);
+            self.min_len = Some(self.min_len.map_or(len, |m| m.min(len)));
+            self.max_len = self.max_len.max(len);
+        }
         if let Some(v) = &mut self.values {
             v.push(f);
         }
-        let len = char_len(f);
-        self.min_len = Some(self.min_len.map_or(len, |m| m.min(len)));
-        self.max_len = self.max_len.max(len);
-        // Most values differ from the extremes in their first byte: the
-        // whole comparison only when it is the same.
+        self.extremes(f);
+        if self.all_float {
+            self.number(f);
+        } else if !self.non_utf8 && !f.is_ascii() && simdutf8::basic::from_utf8(f).is_err() {
+            self.non_utf8 = true;
+        }
+    }
+
+    /// Keeps `f` if it is the smallest or largest value so far. Most
+    /// values differ from the extremes in their first 8 bytes: the rest
+    /// is compared only when those are the same.
+    #[inline]
+    fn extremes(&mut self, f: &[u8]) {
+        let k = prefix(f);
         match &mut self.min {
-            Some(m) if f[0] < m[0] || (f[0] == m[0] && f < &m[..]) => {
+            Some(m) if k < self.min_key || (k == self.min_key && same_prefix_cmp(f, m).is_lt()) => {
                 m.clear();
                 m.extend_from_slice(f);
+                self.min_key = k;
             }
             Some(_) => {}
-            None => self.min = Some(f.to_vec()),
+            None => (self.min, self.min_key) = (Some(f.to_vec()), k),
         }
         match &mut self.max {
-            Some(m) if f[0] > m[0] || (f[0] == m[0] && f > &m[..]) => {
+            Some(m) if k > self.max_key || (k == self.max_key && same_prefix_cmp(f, m).is_gt()) => {
                 m.clear();
                 m.extend_from_slice(f);
+                self.max_key = k;
             }
             Some(_) => {}
-            None => self.max = Some(f.to_vec()),
+            None => (self.max, self.max_key) = (Some(f.to_vec()), k),
         }
-        if self.all_float {
-            let s = match simdutf8::basic::from_utf8(f) {
-                Ok(s) => s,
-                Err(_) => {
-                    self.non_utf8 = true;
-                    self.not_numbers();
+    }
+
+    /// Adds the non-empty value `f` of a column whose values all were
+    /// numbers so far: the plain spellings read here, the others by the
+    /// standard library's parsers (the same numbers either way).
+    #[inline]
+    fn number(&mut self, f: &[u8]) {
+        match number::simple(f) {
+            Simple::Int { neg, mag } if self.all_int => {
+                // Below 10^18: no overflow either way.
+                let i = if neg { -(mag as i64) } else { mag as i64 };
+                self.num.add_int(i);
+                if let Some(v) = &mut self.values {
+                    v.numbers.push(i as f64);
+                }
+            }
+            // `as` rounds to the nearest, as parsing does; `-0` stays
+            // negative, as a float.
+            Simple::Int { neg, mag } => self.float(if neg { -(mag as f64) } else { mag as f64 }),
+            Simple::Float(x) => {
+                self.all_int = false;
+                self.float(x);
+            }
+            Simple::Other => self.number_slow(f),
+        }
+    }
+
+    #[inline]
+    fn float(&mut self, x: f64) {
+        self.num.add(x);
+        if let Some(v) = &mut self.values {
+            v.numbers.push(x);
+        }
+    }
+
+    /// [`Column::number`] for the spellings of numbers that are not plain
+    /// (and for values that are not numbers).
+    #[inline(never)]
+    fn number_slow(&mut self, f: &[u8]) {
+        let s = match simdutf8::basic::from_utf8(f) {
+            Ok(s) => s,
+            Err(_) => {
+                self.non_utf8 = true;
+                self.not_numbers();
+                return;
+            }
+        };
+        if self.all_int {
+            match s.parse::<i64>() {
+                Ok(i) => {
+                    self.num.add_int(i);
+                    if let Some(v) = &mut self.values {
+                        v.numbers.push(i as f64);
+                    }
                     return;
                 }
-            };
-            if self.all_int {
-                match s.parse::<i64>() {
-                    Ok(i) => {
-                        self.num.add_int(i);
-                        if let Some(v) = &mut self.values {
-                            v.numbers.push(i as f64);
-                        }
-                        return;
-                    }
-                    Err(_) => self.all_int = false,
-                }
+                Err(_) => self.all_int = false,
             }
-            match s.parse::<f64>() {
-                Ok(x) => {
-                    self.num.add(x);
-                    if let Some(v) = &mut self.values {
-                        v.numbers.push(x);
-                    }
-                }
-                Err(_) => self.not_numbers(),
-            }
-        } else if !self.non_utf8 && simdutf8::basic::from_utf8(f).is_err() {
-            self.non_utf8 = true;
+        }
+        match s.parse::<f64>() {
+            Ok(x) => self.float(x),
+            Err(_) => self.not_numbers(),
         }
     }
 
@@ -483,6 +579,8 @@ impl Column {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
+        self.min_key = self.min.as_deref().map_or(0, prefix);
+        self.max_key = self.max.as_deref().map_or(0, prefix);
         self.num.merge(o.num);
         self.min_bytes = self.min_bytes.min(o.min_bytes);
         self.max_bytes = self.max_bytes.max(o.max_bytes);
@@ -516,12 +614,12 @@ impl Default for Slot {
 
 impl Slot {
     #[inline]
-    fn add(&mut self, f: &[u8], keep: bool) {
+    fn add(&mut self, f: &[u8], track: Track) {
         match self {
             Slot::Full(c) => c.add(f),
             Slot::Empty(n) if f.is_empty() => *n += 1,
             Slot::Empty(n) => {
-                let mut c = Column::empty(*n, keep);
+                let mut c = Column::empty(*n, track);
                 c.add(f);
                 *self = Slot::Full(Box::new(c));
             }
@@ -531,7 +629,7 @@ impl Slot {
     /// Calls `f` with the column's state in full.
     fn with<R>(&self, f: impl FnOnce(&Column) -> R) -> R {
         match self {
-            Slot::Empty(n) => f(&Column::empty(*n, false)),
+            Slot::Empty(n) => f(&Column::empty(*n, Track::default())),
             Slot::Full(c) => f(c),
         }
     }
@@ -543,7 +641,10 @@ impl Slot {
             (_, Slot::Full(o)) => {
                 let mut c = match std::mem::take(self) {
                     Slot::Full(c) => c,
-                    Slot::Empty(n) => Box::new(Column::empty(n, false)),
+                    Slot::Empty(n) => {
+                        let track = Track { values: false, xsv_only: o.xsv_only };
+                        Box::new(Column::empty(n, track))
+                    }
                 };
                 c.merge(*o);
                 *self = Slot::Full(c);
@@ -556,8 +657,10 @@ impl Slot {
 #[derive(Default)]
 pub struct Stats {
     columns: Vec<Slot>,
-    /// Keep every value (for the median, mode and cardinality).
-    keep: bool,
+    /// What the columns keep (every value for the median, quartiles, mode
+    /// and cardinality; the distinct count and character lengths unless
+    /// only the default output is made).
+    track: Track,
 }
 
 /// One finished column, ready to print.
@@ -604,7 +707,7 @@ impl Stats {
             self.columns.resize_with(n, Slot::default);
         }
         for (c, f) in self.columns.iter_mut().zip(fields) {
-            c.add(f, self.keep);
+            c.add(f, self.track);
         }
     }
 
@@ -617,7 +720,7 @@ impl Stats {
         }
         for (c, f) in self.columns.iter_mut().zip(fields) {
             if let Some(f) = f {
-                c.add(f, self.keep);
+                c.add(f, self.track);
             }
         }
     }
@@ -639,18 +742,31 @@ impl Stats {
                 Slot::Full(Box::new(c))
             })
             .collect();
-        Stats { columns, keep: false }
+        Stats { columns, track: Track::default() }
     }
 
     /// These statistics, keeping every value of each column (for
     /// [`Stats::xsv_cells`]'s median, mode and cardinality) with `keep`.
     pub fn keeping_values(mut self, keep: bool) -> Stats {
-        self.keep = keep;
+        self.track.values = keep;
         for c in &mut self.columns {
             if let Slot::Full(c) = c {
                 if keep && c.values.is_none() {
                     c.values = Some(Box::default());
                 }
+            }
+        }
+        self
+    }
+
+    /// These statistics, counting only what the default (xsv) output
+    /// shows with `on` ([`Stats::xsv_cells`]): no distinct values and no
+    /// lengths in characters, which [`Stats::summary`] then lacks.
+    pub fn xsv_only(mut self, on: bool) -> Stats {
+        self.track.xsv_only = on;
+        for c in &mut self.columns {
+            if let Slot::Full(c) = c {
+                c.xsv_only = on;
             }
         }
         self
@@ -751,6 +867,9 @@ pub struct Which {
     pub mode: bool,
     /// The number of distinct values, the empty one included.
     pub cardinality: bool,
+    /// The lower and upper quartiles of a column of numbers (see
+    /// [`quartiles`]), after xsv's columns: not in xsv.
+    pub quartiles: bool,
     /// Empty values count as zeros in the mean and standard deviation.
     pub nulls: bool,
 }
@@ -758,7 +877,7 @@ pub struct Which {
 impl Which {
     /// Whether the statistics need every value kept.
     pub fn keeps_values(&self) -> bool {
-        self.median || self.mode || self.cardinality
+        self.median || self.mode || self.cardinality || self.quartiles
     }
 
     /// The header row of the default output.
@@ -783,8 +902,36 @@ impl Which {
         if self.cardinality {
             h.push("cardinality");
         }
+        if self.quartiles {
+            h.extend(["q1", "q3"]);
+        }
         h
     }
+}
+
+/// xsv's median of the sorted numbers `v`: the middle one, or the mean of
+/// the two middle ones for an even count; `None` for none.
+pub fn median(v: &[f64]) -> Option<f64> {
+    match v.len() {
+        0 => None,
+        k if k % 2 == 0 => Some((v[k / 2 - 1] + v[k / 2]) / 2.0),
+        k => Some(v[k / 2]),
+    }
+}
+
+/// The lower and upper quartiles (`q1`, `q3`) of the sorted numbers `v`:
+/// the [`median`] of the lower half and of the upper half, the middle
+/// value belonging to neither half when the count is odd (method 1 of
+/// Wikipedia's article "Quartile"; qsv's `q1` and `q3` for 3 values or
+/// more, where qsv gives none for 1 or 2); for one value, that value;
+/// `None` for none. For 1 to 7: halves 1, 2, 3 and 5, 6, 7, so `q1` = 2
+/// and `q3` = 6; for 1 to 8: halves 1 to 4 and 5 to 8, so 2.5 and 6.5.
+pub fn quartiles(v: &[f64]) -> Option<(f64, f64)> {
+    let half = v.len() / 2;
+    if half == 0 {
+        return v.first().map(|&x| (x, x));
+    }
+    Some((median(&v[..half])?, median(&v[v.len() - half..])?))
 }
 
 /// xsv's mode of the sorted `(value, count)` pairs: its streaming rule,
@@ -879,15 +1026,16 @@ impl Stats {
             let mut cells = vec![typ.to_string(), sum, min, max, min_len, max_len, mean, stddev];
             let no_values = Values::default();
             let values = c.values.as_deref().unwrap_or(&no_values);
-            if which.median {
-                let mut v = if number { values.numbers.clone() } else { Vec::new() };
+            let sorted = if number && (which.median || which.quartiles) {
+                let mut v = values.numbers.clone();
                 v.sort_unstable_by(f64::total_cmp);
-                let median = match v.len() {
-                    0 => String::new(),
-                    k if k % 2 == 0 => ((v[k / 2 - 1] + v[k / 2]) / 2.0).to_string(),
-                    k => v[k / 2].to_string(),
-                };
-                cells.push(median);
+                v
+            } else {
+                Vec::new()
+            };
+            let cell = |x: Option<f64>| x.map(|x| x.to_string()).unwrap_or_default();
+            if which.median {
+                cells.push(cell(median(&sorted)));
             }
             let counted =
                 if which.mode || which.cardinality { values.counted() } else { Vec::new() };
@@ -903,6 +1051,10 @@ impl Stats {
             }
             if which.cardinality {
                 cells.push((counted.len() as u64 + u64::from(c.empty > 0)).to_string());
+            }
+            if which.quartiles {
+                let q = quartiles(&sorted);
+                cells.extend([cell(q.map(|q| q.0)), cell(q.map(|q| q.1))]);
             }
             cells
         })

@@ -198,3 +198,125 @@ fn hash_spreads_short_keys() {
     assert_ne!(hash64(b""), hash64(b"\0"));
     assert_ne!(a, hash64(b"b"));
 }
+
+/// The prefix words order strings of bytes as the strings do, and
+/// `same_prefix_cmp` finishes the comparison where they are equal.
+#[test]
+fn prefix_words_order_bytes() {
+    let vals: Vec<&[u8]> = vec![
+        b"",
+        b"\0",
+        b"a",
+        b"a\0",
+        b"a\0\0\0\0\0\0\0\0",
+        b"ab",
+        b"abc",
+        b"abcd",
+        b"abcd\0",
+        b"abcde",
+        b"abcdefg",
+        b"abcdefgh",
+        b"abcdefgh\0",
+        b"abcdefghi",
+        b"abcdefgz",
+        b"b",
+        b"\xff",
+        b"\xff\xff\xff\xff\xff",
+        b"zzzzzzzzzzzz",
+        b"item 999999",
+        b"item 99",
+        b"item 0",
+    ];
+    for a in &vals {
+        for b in &vals {
+            let (ka, kb) = (prefix(a), prefix(b));
+            let got = ka.cmp(&kb).then_with(|| same_prefix_cmp(a, b));
+            assert_eq!(got, a.cmp(b), "{a:?} {b:?}");
+        }
+    }
+    assert_eq!(prefix(b"abcde"), u64::from_be_bytes(*b"abcde\0\0\0"));
+    assert_eq!(prefix(b"ab"), u64::from_be_bytes(*b"ab\0\0\0\0\0\0"));
+}
+
+/// Counting only what the default output shows changes none of its cells;
+/// plain and other spellings of numbers mix as the standard parsers read
+/// them (`-0` is a negative zero among floats, `+3` and `1e2` numbers).
+#[test]
+fn xsv_only_changes_no_cell() {
+    let rows: &[&[&[u8]]] = &[
+        &[b"1", b"1.5", b"x", b"-0", b"7", b"+3"],
+        &[b"-20", b"2", b"\xc3\xa9t\xc3\xa9", b"0.25", b"", b"1e2"],
+        &[b"", b"-0", b"3", b"-1", b"007", b"-4"],
+        &[b"12345678901234567890", b"0.1", b"\xff", b"2", b"-8", b"5"],
+    ];
+    let which =
+        Which { median: true, mode: true, cardinality: true, quartiles: true, nulls: false };
+    let cells = |xsv_only: bool, keep: bool| {
+        let mut s = Stats::default().keeping_values(keep).xsv_only(xsv_only);
+        for r in rows {
+            s.add(r.len(), r.iter().copied());
+        }
+        (0..6).map(|i| s.xsv_cells(i, &which)).collect::<Vec<_>>()
+    };
+    let want = cells(false, true);
+    assert_eq!(cells(true, true), want);
+    let t = |i: usize| (want[i][0].as_str(), want[i][1].as_str(), want[i][2].as_str());
+    assert_eq!(t(0), ("Float", "12345678901234567000", "-20"));
+    assert_eq!(t(1), ("Float", "3.6", "-0"));
+    assert_eq!(t(2), ("Unknown", "", "3"));
+    assert_eq!(t(3), ("Float", "1.25", "-1"));
+    assert_eq!(t(4), ("Integer", "6", "-8"));
+    assert_eq!(t(5), ("Float", "104", "-4"));
+    // Without the values, the same first cells.
+    let lean = cells(true, false);
+    for (a, b) in lean.iter().zip(&want) {
+        assert_eq!(a[..8], b[..8]);
+    }
+}
+
+#[test]
+fn quartiles_of_small_inputs() {
+    let q = |v: &[f64]| quartiles(v);
+    assert_eq!(q(&[]), None);
+    assert_eq!(q(&[4.0]), Some((4.0, 4.0)));
+    assert_eq!(q(&[1.0, 2.0]), Some((1.0, 2.0)));
+    assert_eq!(q(&[1.0, 2.0, 3.0]), Some((1.0, 3.0)));
+    assert_eq!(q(&[1.0, 2.0, 3.0, 4.0]), Some((1.5, 3.5)));
+    assert_eq!(q(&[1.0, 2.0, 3.0, 4.0, 5.0]), Some((1.5, 4.5)));
+    assert_eq!(q(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), Some((2.0, 5.0)));
+    let seven: Vec<f64> = (1..=7).map(f64::from).collect();
+    assert_eq!(q(&seven), Some((2.0, 6.0)));
+    let eight: Vec<f64> = (1..=8).map(f64::from).collect();
+    assert_eq!(q(&eight), Some((2.5, 6.5)));
+    assert_eq!(median(&eight), Some(4.5));
+    assert_eq!(median(&[]), None);
+}
+
+/// The quartiles in the default output: the last two cells, after xsv's;
+/// of the numbers only (empty values ignored), in any input order; empty
+/// for text and for a column of empty values, as the median is.
+#[test]
+fn quartile_cells() {
+    let which =
+        Which { median: true, mode: false, cardinality: false, quartiles: true, nulls: false };
+    assert_eq!(which.header()[9..], ["median", "q1", "q3"]);
+    let cells = |col: &[&str]| {
+        let mut s = Stats::default().keeping_values(true).xsv_only(true);
+        for v in col {
+            s.add(1, std::iter::once(v.as_bytes()));
+        }
+        let c = s.xsv_cells(0, &which);
+        (c[0].clone(), c[8].clone(), c[9].clone(), c[10].clone())
+    };
+    let t = |a: &str, b: &str, c: &str, d: &str| (a.into(), b.into(), c.into(), d.into());
+    assert_eq!(cells(&["7"]), t("Integer", "7", "7", "7"));
+    assert_eq!(cells(&["9", "", "1"]), t("Integer", "5", "1", "9"));
+    assert_eq!(cells(&["3", "1", "2"]), t("Integer", "2", "1", "3"));
+    assert_eq!(cells(&["4", "2", "", "3", "1"]), t("Integer", "2.5", "1.5", "3.5"));
+    assert_eq!(cells(&["5", "1", "4", "2", "3"]), t("Integer", "3", "1.5", "4.5"));
+    assert_eq!(cells(&["0.5", "-1", "2.25", "", "10", "3"]), t("Float", "2.25", "-0.25", "6.5"));
+    assert_eq!(cells(&["1.5", "2.5", "3.5", "4.5", "5.5", "6.5"]), t("Float", "4", "2.5", "5.5"));
+    assert_eq!(cells(&["1", "x", "3"]), t("Unicode", "", "", ""));
+    assert_eq!(cells(&["", ""]), t("NULL", "", "", ""));
+    assert_eq!(cells(&["1", "\u{ff}"]).1, "");
+}
