@@ -8,9 +8,16 @@
 //! stays open until the end, with a small buffer each.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+use std::io::Write;
+
+use fastcsv::SelectedRow;
 
 use super::args::PartitionArgs;
-use super::split::{create, create_dir, finish, FileWriter, Template};
+use super::fmt::one_thread;
+use super::frequency::FieldHasher;
+use super::output::CsvRewrite;
+use super::split::{create, create_dir, file_style, finish, FileWriter, Template};
 use super::{path_arg, write_failure, Failure, Input};
 
 /// Gives each value a unique, shell-safe name, as xsv does.
@@ -71,30 +78,117 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
     let names: Option<Vec<&[u8]>> = header
         .as_ref()
         .map(|h| h.iter().enumerate().filter(|(i, _)| keep(i)).map(|(_, f)| f).collect());
-    let mut files: HashMap<Vec<u8>, FileWriter> = HashMap::new();
+    let mut files: Files = HashMap::default();
     let mut gen = Names::default();
-    let mut one = |row: &dyn super::sort::RowLike| -> Result<(), Failure> {
-        let value = row.field(col);
-        let key = match a.prefix_length {
-            Some(n) if n < value.len() => &value[..n],
-            _ => value,
-        };
+    // The file for a key, opened the first time.
+    let mut file = |files: &mut Files, key: &[u8]| -> Result<(), Failure> {
         if !files.contains_key(key) {
             let path = template.path(&a.outdir, &gen.unique(key));
             files.insert(key.to_vec(), create(&path, names.as_deref(), 32 << 10)?);
         }
-        let w = files.get_mut(key).expect("just inserted");
+        Ok(())
+    };
+    let prefix = |value: &[u8]| match a.prefix_length {
+        Some(n) if n < value.len() => n,
+        _ => value.len(),
+    };
+    let mut one = |files: &mut Files, row: &dyn super::sort::RowLike| -> Result<(), Failure> {
+        let value = row.field(col);
+        let key = &value[..prefix(value)];
+        file(files, key)?;
+        let w = files.get_mut(key).expect("just opened");
         w.write((0..row.len()).filter(|i| keep(i)).map(|i| row.field(i)))
             .map_err(|e| write_failure(&name, e, row.position(), |f| f))
     };
     if let Some(row) = &first {
-        one(row)?;
+        one(&mut files, row)?;
     }
-    input.each_row(|row| one(row))?;
+    if !template.fixed_extension() {
+        // Whether a file is tab-separated depends on its name: each record
+        // goes field by field to its file.
+        input.each_row(|row| one(&mut files, row))?;
+    } else {
+        let style = file_style(&template.path(&a.outdir, "0"));
+        let rw = CsvRewrite::new(input.reader.dialect(), style, false);
+        let quote = input.reader.dialect().quote();
+        input.par_each_batch(
+            &rw.selection(),
+            &one_thread(),
+            Parted::default,
+            |b, p: &mut Parted| -> Result<(), Failure> {
+                for row in b.iter() {
+                    let k = p.keys.len();
+                    push_value(&row, col, quote, &mut p.keys);
+                    let n = prefix(&p.keys[k..]);
+                    p.keys.truncate(k + n);
+                    let wrote = if a.drop {
+                        rw.line_without(&row, col, &mut p.bytes)
+                    } else {
+                        rw.line(&row, &mut p.bytes)
+                    };
+                    rw.end(wrote, &mut p.bytes);
+                    p.ends.push((p.keys.len(), p.bytes.len()));
+                }
+                Ok(())
+            },
+            |p| {
+                let (mut k, mut r) = (0, 0);
+                for &(ke, re) in &p.ends {
+                    let key = &p.keys[k..ke];
+                    let bytes = &p.bytes[r..re];
+                    (k, r) = (ke, re);
+                    if let Some(w) = files.get_mut(key) {
+                        w.get_mut().write_all(bytes)?;
+                        continue;
+                    }
+                    file(&mut files, key)?;
+                    files.get_mut(key).expect("just opened").get_mut().write_all(bytes)?;
+                }
+                p.keys.clear();
+                p.bytes.clear();
+                p.ends.clear();
+                Ok(())
+            },
+        )?;
+    }
     for (_, w) in files {
         finish(w)?;
     }
     Ok(())
+}
+
+/// The open files, by key.
+type Files = HashMap<Vec<u8>, FileWriter, BuildHasherDefault<FieldHasher>>;
+
+/// Records as CSV with their keys, one after the other.
+#[derive(Default)]
+struct Parted {
+    keys: Vec<u8>,
+    bytes: Vec<u8>,
+    /// Where each record's key and CSV end in `keys` and `bytes`.
+    ends: Vec<(usize, usize)>,
+}
+
+/// Appends the value of field `col` of `row` (empty past its end), read
+/// with the quote `quote` by `Selection::raw` (or `all`).
+fn push_value(row: &SelectedRow<'_>, col: usize, quote: Option<u8>, out: &mut Vec<u8>) {
+    if let Some(f) = row.raw_fields() {
+        let Some(r) = f.get(col) else { return };
+        match &f.record()[r] {
+            // Quoted: its quotes doubled.
+            [q, inner @ .., _] if Some(*q) == quote => {
+                let mut rest = inner;
+                while let Some(i) = memchr::memchr(*q, rest) {
+                    out.extend_from_slice(&rest[..=i]);
+                    rest = &rest[(i + 2).min(rest.len())..];
+                }
+                out.extend_from_slice(rest);
+            }
+            raw => out.extend_from_slice(raw),
+        }
+    } else if col < row.len() {
+        out.extend_from_slice(row.get(col));
+    }
 }
 
 #[cfg(test)]
