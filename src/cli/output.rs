@@ -215,6 +215,14 @@ impl<W: Write> RecordWriter<W> {
         Ok(true)
     }
 
+    /// The CSV delimiter (a comma for the other formats).
+    pub fn delimiter(&self) -> u8 {
+        match &self.kind {
+            Kind::Csv { delimiter, .. } => *delimiter,
+            _ => b',',
+        }
+    }
+
     /// The inner writer.
     pub fn get_mut(&mut self) -> &mut W {
         &mut self.out
