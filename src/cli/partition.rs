@@ -126,8 +126,7 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
         let mut scratch = Vec::new();
         let mut sel = rw.selection();
         let mut key = Vec::new();
-        loop {
-            let Some(b) = input.reader.read_batch(&mut sel)? else { break };
+        while let Some(b) = input.reader.read_batch(&mut sel)? {
             for row in b.iter() {
                 key.clear();
                 push_value(&row, col, dq, &mut scratch, &mut key);

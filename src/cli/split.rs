@@ -136,7 +136,7 @@ pub fn split(a: &SplitArgs) -> Result<(), Failure> {
                 let i = i0 + at as u64;
                 let to = (i / a.size + 1) * a.size;
                 let end = b.len().min(at + usize::try_from(to - i).unwrap_or(usize::MAX));
-                if i > 0 && i % a.size == 0 {
+                if i > 0 && i.is_multiple_of(a.size) {
                     p.starts.push((p.bytes.len(), i));
                 }
                 rw.append(b, at..end, &mut p.bytes);
