@@ -4,9 +4,73 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use fastcsv::Selection;
+
 use super::args::InputArgs;
-use super::fmt::{open_all_rows, CsvOut, CsvStyle};
-use super::{inputs, Failure};
+use super::fmt::{open_all_rows, CsvStyle};
+use super::output::CsvRewrite;
+use super::{inputs, Failure, Input};
+
+/// Records of one input read ahead, as CSV lines without terminators.
+struct Lines {
+    input: Input,
+    rw: CsvRewrite,
+    sel: Selection,
+    bytes: Vec<u8>,
+    /// Where each line ends in `bytes`, and its record's field count.
+    ends: Vec<(usize, usize)>,
+    /// The next line to hand out.
+    next: usize,
+    /// Where that line starts.
+    from: usize,
+    /// The input's width (that of its first record), once known.
+    width: Option<usize>,
+    /// The input has no more records; the error that ended it, if any
+    /// (reported only if its records are needed).
+    done: Option<Option<fastcsv::Error>>,
+}
+
+impl Lines {
+    /// The next line and its field count: `None` at the input's end.
+    fn next(&mut self) -> Result<Option<(usize, usize, usize)>, Failure> {
+        if self.next == self.ends.len() {
+            self.fill()?;
+            if self.next == self.ends.len() {
+                return match self.done.as_mut().and_then(Option::take) {
+                    Some(e) => Err(e.into()),
+                    None => Ok(None),
+                };
+            }
+        }
+        let (end, fields) = self.ends[self.next];
+        let from = self.from;
+        self.next += 1;
+        self.from = end;
+        Ok(Some((from, end, fields)))
+    }
+
+    /// Reads the next batch of records, once those read are handed out.
+    fn fill(&mut self) -> Result<(), Failure> {
+        self.bytes.clear();
+        self.ends.clear();
+        (self.next, self.from) = (0, 0);
+        if self.done.is_some() {
+            return Ok(());
+        }
+        match self.input.reader.read_batch(&mut self.sel) {
+            Ok(Some(b)) => {
+                for row in b.iter() {
+                    self.rw.line(&row, &mut self.bytes);
+                    self.width.get_or_insert(row.field_count());
+                    self.ends.push((self.bytes.len(), row.field_count()));
+                }
+            }
+            Ok(None) => self.done = Some(None),
+            Err(e) => self.done = Some(Some(e)),
+        }
+        Ok(())
+    }
+}
 
 /// `fastcsv cat columns FILE...`: record N of the output is record N of
 /// each input, one after the other (header rows are records here, as in
@@ -22,44 +86,60 @@ pub fn run(
     let paths = inputs(files)?;
     let mut open = Vec::with_capacity(paths.len());
     for p in &paths {
-        open.push(open_all_rows(*p, args)?);
+        let input = open_all_rows(*p, args)?;
+        let rw = CsvRewrite::new(input.reader.dialect(), CsvStyle::default(), true);
+        let sel = rw.selection();
+        let (bytes, ends) = (Vec::new(), Vec::new());
+        let (next, from, width, done) = (0, 0, None, None);
+        open.push(Lines { input, rw, sel, bytes, ends, next, from, width, done });
     }
-    let mut w = CsvOut::new(super::commands::sink(output, &paths)?, CsvStyle::default());
-    // Each input's width (that of its first record) for padding, once
-    // known; the fields of the output record.
-    let mut widths: Vec<Option<usize>> = vec![None; open.len()];
-    let mut bytes: Vec<u8> = Vec::new();
-    let mut ends: Vec<usize> = Vec::new();
+    let mut out = super::commands::sink(output, &paths)?;
+    let style = CsvStyle::default();
+    let mut line: Vec<u8> = Vec::new();
     loop {
-        bytes.clear();
-        ends.clear();
-        let mut done = 0;
-        for (input, width) in open.iter_mut().zip(&mut widths) {
-            match input.reader.read_row()? {
-                Some(row) => {
-                    width.get_or_insert(row.len());
-                    for f in row.iter() {
-                        bytes.extend_from_slice(f);
-                        ends.push(bytes.len());
-                    }
-                }
+        // Each input's line, in turn: an input that ended stops the output
+        // (or, with `pad`, gives empty fields), one that failed fails it.
+        let start = line.len();
+        let (mut fields, mut ended) = (0, 0);
+        for lines in &mut open {
+            let (bytes, n) = match lines.next()? {
+                Some((from, end, n)) => (Some(&lines.bytes[from..end]), n),
                 None if pad => {
-                    done += 1;
-                    let n = bytes.len();
-                    ends.extend(std::iter::repeat_n(n, width.unwrap_or(0)));
+                    ended += 1;
+                    (None, lines.width.unwrap_or(0))
                 }
-                None => return Ok(w.into_inner().flush()?),
+                None => {
+                    line.truncate(start);
+                    out.write_all(&line)?;
+                    return Ok(out.flush()?);
+                }
+            };
+            if n == 0 {
+                continue;
             }
+            if fields > 0 {
+                line.push(style.delimiter);
+            }
+            match bytes {
+                Some(b) => line.extend_from_slice(b),
+                None => line.extend(std::iter::repeat_n(style.delimiter, n - 1)),
+            }
+            fields += n;
         }
-        if done == open.len() {
+        if ended == open.len() {
+            line.truncate(start);
             break;
         }
-        let fields = ends.iter().scan(0, |start, &end| {
-            let f = &bytes[*start..end];
-            *start = end;
-            Some(f)
-        });
-        w.record(fields)?;
+        // A record with no bytes (one empty field) is written `""`.
+        if line.len() == start {
+            line.extend_from_slice(b"\"\"");
+        }
+        line.push(b'\n');
+        if line.len() >= 64 << 10 {
+            out.write_all(&line)?;
+            line.clear();
+        }
     }
-    Ok(w.into_inner().flush()?)
+    out.write_all(&line)?;
+    Ok(out.flush()?)
 }

@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::fmt::{open_all_rows, CommonArgs, CsvOut, CsvStyle};
+use fastcsv::{SelectedRow, Selection};
+
+use super::fmt::{one_thread, open_all_rows, CommonArgs, CsvStyle};
+use super::output::CsvRewrite;
 use super::{path_arg, Failure};
 
 /// `fastcsv fixlengths --help`'s text after the options.
@@ -55,27 +58,68 @@ pub fn run(a: &FixlengthsArgs) -> Result<(), Failure> {
                         .into(),
                 ));
             }
-            let mut max = 0;
             let mut input = open_all_rows(file, &args)?;
-            input.each_row(|row| {
-                // The last non-empty field (the first counts even empty).
-                let last = row.iter().enumerate().filter(|(_, f)| !f.is_empty()).last();
-                let n = last.map_or(1, |(i, _)| i + 1);
-                max = max.max(n);
-                Ok(())
-            })?;
+            let d = input.reader.dialect();
+            let (delim, quote) = (d.delimiter(), d.quote());
+            let mut max = 0;
+            input.par_each_batch(
+                &Selection::raw(),
+                &one_thread(),
+                || 0usize,
+                |b, max: &mut usize| -> Result<(), Failure> {
+                    for row in b.iter() {
+                        *max = (*max).max(kept_width(&row, delim, quote));
+                    }
+                    Ok(())
+                },
+                |m| {
+                    max = max.max(*m);
+                    Ok(())
+                },
+            )?;
             max
         }
     };
     let mut input = open_all_rows(file, &args)?;
-    let mut w = CsvOut::new(
-        super::commands::sink(a.common.output.as_deref(), &[file])?,
-        CsvStyle::default(),
-    );
-    let pad: &[u8] = b"";
-    input.each_row(|row| {
-        let fields = row.iter().chain(std::iter::repeat(pad)).take(length);
-        Ok(w.record(fields)?)
-    })?;
-    Ok(w.into_inner().flush()?)
+    let w = CsvRewrite::new(input.reader.dialect(), CsvStyle::default(), false);
+    let mut out = super::commands::sink(a.common.output.as_deref(), &[file])?;
+    input.par_each_batch(
+        &w.selection(),
+        &one_thread(),
+        Vec::new,
+        |b, buf: &mut Vec<u8>| -> Result<(), Failure> {
+            w.append_fixed(b, 0..b.len(), length, buf);
+            Ok(())
+        },
+        |buf| {
+            out.write_all(buf)?;
+            buf.clear();
+            Ok(())
+        },
+    )?;
+    Ok(out.flush()?)
+}
+
+/// The number of fields of `row` up to its last non-empty one (at least
+/// 1: the first field counts even empty), read with delimiter `delim` and
+/// quote `quote` by `Selection::raw`.
+fn kept_width(row: &SelectedRow<'_>, delim: u8, quote: Option<u8>) -> usize {
+    let n = row.field_count();
+    if let Some(raw) = row.raw() {
+        // Its fields joined by the delimiter: the trailing empty ones are
+        // the delimiters that end it.
+        let trailing = raw.iter().rev().take_while(|&&b| b == delim).count();
+        return n - trailing.min(n - 1);
+    }
+    if let Some(f) = row.raw_fields() {
+        // As in the input: an empty field is empty or two quotes.
+        let rec = f.record();
+        let empty =
+            |r: &[u8]| r.is_empty() || (r.len() == 2 && quote == Some(r[0]) && r[1] == r[0]);
+        let last = (0..n).rev().find(|&j| !empty(&rec[f.get(j).unwrap_or_default()]));
+        return last.map_or(1, |j| j + 1);
+    }
+    // The last non-empty field (the first counts even empty).
+    let last = row.iter().enumerate().filter(|(_, f)| !f.is_empty()).last();
+    last.map_or(1, |(i, _)| i + 1)
 }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{parse_byte, InputArgs};
+use super::output::CsvRewrite;
 use super::{path_arg, Failure, Input};
 
 /// `fastcsv fmt --help`'s text after the options.
@@ -116,6 +117,28 @@ pub enum Terminator {
     Byte(u8),
 }
 
+impl CsvStyle {
+    /// The bytes for which a field is quoted (unless every field is): the
+    /// delimiter, the quote, the escape (when quotes are escaped), CR and
+    /// LF (or the terminator when it is another byte).
+    pub fn needs(&self) -> [bool; 256] {
+        let mut needs = [false; 256];
+        needs[self.delimiter as usize] = true;
+        needs[self.quote as usize] = true;
+        if let Some(e) = self.escape {
+            needs[e as usize] = true;
+        }
+        match self.terminator {
+            Terminator::Crlf | Terminator::Byte(b'\n' | b'\r') => {
+                needs[b'\r' as usize] = true;
+                needs[b'\n' as usize] = true;
+            }
+            Terminator::Byte(b) => needs[b as usize] = true,
+        }
+        needs
+    }
+}
+
 impl Default for CsvStyle {
     fn default() -> CsvStyle {
         CsvStyle {
@@ -142,20 +165,7 @@ pub struct CsvOut<W: Write> {
 impl<W: Write> CsvOut<W> {
     /// A writer to `out` in `style`.
     pub fn new(out: W, style: CsvStyle) -> CsvOut<W> {
-        let mut needs = [false; 256];
-        needs[style.delimiter as usize] = true;
-        needs[style.quote as usize] = true;
-        if let Some(e) = style.escape {
-            needs[e as usize] = true;
-        }
-        match style.terminator {
-            Terminator::Crlf | Terminator::Byte(b'\n' | b'\r') => {
-                needs[b'\r' as usize] = true;
-                needs[b'\n' as usize] = true;
-            }
-            Terminator::Byte(b) => needs[b as usize] = true,
-        }
-        CsvOut { out, style, needs }
+        CsvOut { out, style, needs: style.needs() }
     }
 
     /// Writes one record.
@@ -248,9 +258,36 @@ pub fn run(a: &FmtArgs) -> Result<(), Failure> {
         style.delimiter = 0x1f;
         style.terminator = Terminator::Byte(0x1e);
     }
-    let mut w = CsvOut::new(super::commands::sink(a.common.output.as_deref(), &paths)?, style);
-    input.each_row(|row| Ok(w.record(row.iter())?))?;
-    Ok(w.into_inner().flush()?)
+    let out = super::commands::sink(a.common.output.as_deref(), &paths)?;
+    rewrite(&mut input, style, out)
+}
+
+/// Reading on the calling thread alone, handing the output over every
+/// 256 KiB of input (while it is still in the cache).
+pub fn one_thread() -> fastcsv::Parallel {
+    fastcsv::Parallel::new().threads(1).chunk_size(256 << 10)
+}
+
+/// Writes every remaining record of `input` to `out` as CSV in `style`,
+/// copying input bytes where they already are the output's (see
+/// [`CsvRewrite`]); on one thread.
+pub fn rewrite(input: &mut Input, style: CsvStyle, mut out: impl Write) -> Result<(), Failure> {
+    let w = CsvRewrite::new(input.reader.dialect(), style, true);
+    input.par_each_batch(
+        &w.selection(),
+        &one_thread(),
+        Vec::new,
+        |b, buf: &mut Vec<u8>| -> Result<(), Failure> {
+            w.append(b, 0..b.len(), buf);
+            Ok(())
+        },
+        |buf| {
+            out.write_all(buf)?;
+            buf.clear();
+            Ok(())
+        },
+    )?;
+    Ok(out.flush()?)
 }
 
 #[cfg(test)]

@@ -2,13 +2,12 @@
 //! an escape byte, no quoting at all) and write it as plain RFC 4180
 //! CSV, as `xsv input` does.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::args::InputArgs;
-use super::fmt::{open_all_rows, CsvOut, CsvStyle};
+use super::fmt::{open_all_rows, rewrite, CsvStyle};
 use super::{path_arg, Failure};
 
 /// `fastcsv input --help`'s text after the options.
@@ -49,7 +48,5 @@ pub fn run(a: &InputCmdArgs) -> Result<(), Failure> {
     args.no_quote |= a.no_quoting;
     let mut input = open_all_rows(file, &args)?;
     let out = super::commands::sink(a.output.as_deref(), &[file])?;
-    let mut w = CsvOut::new(out, CsvStyle::default());
-    input.each_row(|row| Ok(w.record(row.iter())?))?;
-    Ok(w.into_inner().flush()?)
+    rewrite(&mut input, CsvStyle::default(), out)
 }

@@ -8,9 +8,14 @@
 //! stays open until the end, with a small buffer each.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::Write;
 
-use super::args::PartitionArgs;
-use super::split::{create, create_dir, finish, FileWriter, Template};
+use fastcsv::SelectedRow;
+
+use super::args::{Format, PartitionArgs};
+use super::output::{CsvRewrite, RecordWriter};
+use super::split::{create, create_dir, file_style, finish, FileWriter, Template};
 use super::{path_arg, write_failure, Failure, Input};
 
 /// Gives each value a unique, shell-safe name, as xsv does.
@@ -71,30 +76,250 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
     let names: Option<Vec<&[u8]>> = header
         .as_ref()
         .map(|h| h.iter().enumerate().filter(|(i, _)| keep(i)).map(|(_, f)| f).collect());
-    let mut files: HashMap<Vec<u8>, FileWriter> = HashMap::new();
+    let mut files: Files = HashMap::default();
     let mut gen = Names::default();
-    let mut one = |row: &dyn super::sort::RowLike| -> Result<(), Failure> {
-        let value = row.field(col);
-        let key = match a.prefix_length {
-            Some(n) if n < value.len() => &value[..n],
-            _ => value,
-        };
-        if !files.contains_key(key) {
+    let prefix = |value: &[u8]| match a.prefix_length {
+        Some(n) if n < value.len() => n,
+        _ => value.len(),
+    };
+    let mut parts: Vec<Part> = Vec::new();
+    // The file for a key (its index in `parts`), opened the first time.
+    let mut file =
+        |files: &mut Files, parts: &mut Vec<Part>, key: &[u8]| -> Result<usize, Failure> {
+            if let Some(&i) = files.get(key) {
+                return Ok(i);
+            }
             let path = template.path(&a.outdir, &gen.unique(key));
-            files.insert(key.to_vec(), create(&path, names.as_deref(), 32 << 10)?);
-        }
-        let w = files.get_mut(key).expect("just inserted");
+            let w = create(&path, names.as_deref(), 4 << 10)?;
+            files.insert(key.to_vec(), parts.len());
+            parts.push(Part { w, buf: Vec::new() });
+            Ok(parts.len() - 1)
+        };
+    let mut one = |files: &mut Files,
+                   parts: &mut Vec<Part>,
+                   row: &dyn super::sort::RowLike|
+     -> Result<(), Failure> {
+        let value = row.field(col);
+        let key = &value[..prefix(value)];
+        let i = file(files, parts, key)?;
+        let part = &mut parts[i];
+        let mut w = RecordWriter::new(&mut part.buf, Format::Csv, part.w.delimiter(), None);
         w.write((0..row.len()).filter(|i| keep(i)).map(|i| row.field(i)))
-            .map_err(|e| write_failure(&name, e, row.position(), |f| f))
+            .map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
+        part.flush_some()
     };
     if let Some(row) = &first {
-        one(row)?;
+        one(&mut files, &mut parts, row)?;
     }
-    input.each_row(|row| one(row))?;
-    for (_, w) in files {
+    if !template.fixed_extension() {
+        // Whether a file is tab-separated depends on its name: each record
+        // goes field by field to its file.
+        input.each_row(|row| one(&mut files, &mut parts, row))?;
+    } else {
+        // Each record straight into its file's buffer.
+        let style = file_style(&template.path(&a.outdir, "0"));
+        // The CSV of whole records as pieces (the cheapest to read), but
+        // without a column each record's fields are needed.
+        let rw = CsvRewrite::new(input.reader.dialect(), style, !a.drop);
+        let d = input.reader.dialect();
+        let dq = (d.delimiter(), d.quote());
+        let mut scratch = Vec::new();
+        let mut sel = rw.selection();
+        let mut key = Vec::new();
+        while let Some(b) = input.reader.read_batch(&mut sel)? {
+            for row in b.iter() {
+                key.clear();
+                push_value(&row, col, dq, &mut scratch, &mut key);
+                key.truncate(prefix(&key));
+                let i = file(&mut files, &mut parts, &key)?;
+                let part = &mut parts[i];
+                let wrote = if a.drop {
+                    rw.line_without(&row, col, &mut part.buf)
+                } else {
+                    rw.line(&row, &mut part.buf)
+                };
+                rw.end(wrote, &mut part.buf);
+                part.flush_some()?;
+            }
+            input.progress.set(input.reader.byte_offset());
+        }
+        input.progress.finish();
+    }
+    for Part { mut w, buf } in parts {
+        w.get_mut().write_all(&buf)?;
         finish(w)?;
     }
     Ok(())
+}
+
+/// An open file, and the records for it not written yet.
+struct Part {
+    w: FileWriter,
+    buf: Vec<u8>,
+}
+
+impl Part {
+    /// Writes the records held once they are 32 KiB or more (every file
+    /// stays open: each holds at most that much).
+    #[inline]
+    fn flush_some(&mut self) -> Result<(), Failure> {
+        if self.buf.len() >= 32 << 10 {
+            self.w.get_mut().write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+/// The open files' indices, by key.
+type Files = HashMap<Vec<u8>, usize, BuildHasherDefault<KeyHasher>>;
+
+/// A hasher for the short keys of `partition` (one lookup per record):
+/// the key's bytes as 8-byte words (two overlapping loads up to 16
+/// bytes), each folded in with a 64x64->128-bit multiply.
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl KeyHasher {
+    #[inline(always)]
+    fn fold(&mut self, w: u64) {
+        const K: u64 = 0xA076_1D64_78BD_642F;
+        const M: u64 = 0xE703_7ED1_A0B4_28DB;
+        let r = u128::from(self.0 ^ w ^ K) * u128::from(M);
+        self.0 = (r as u64) ^ ((r >> 64) as u64);
+    }
+}
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    #[inline]
+    fn write(&mut self, b: &[u8]) {
+        let word = |s: &[u8]| u64::from_le_bytes(s.try_into().expect("8 bytes"));
+        let n = b.len();
+        if n >= 8 {
+            let mut chunks = b.chunks_exact(8);
+            for c in &mut chunks {
+                self.fold(word(c));
+            }
+            if !chunks.remainder().is_empty() {
+                self.fold(word(&b[n - 8..]));
+            }
+        } else if n >= 4 {
+            let half = |s: &[u8]| u64::from(u32::from_le_bytes(s.try_into().expect("4 bytes")));
+            self.fold(half(&b[..4]) | half(&b[n - 4..]) << 32);
+        } else if n > 0 {
+            self.fold(u64::from(b[0]) | u64::from(b[n / 2]) << 8 | u64::from(b[n - 1]) << 16);
+        }
+    }
+
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.fold(n as u64);
+    }
+}
+
+/// Appends the value of field `col` of `row` (empty past its end), read
+/// with the delimiter `delim` and quote `quote` by `Selection::csv`, `raw`
+/// or `all`; `scratch` holds a record's CSV.
+fn push_value(
+    row: &SelectedRow<'_>,
+    col: usize,
+    (delim, quote): (u8, Option<u8>),
+    scratch: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) {
+    if let Some(raw) = row.raw() {
+        // Its fields joined by the delimiter: counted from the nearer end.
+        let n = row.field_count();
+        if col >= n {
+            return;
+        }
+        let (a, e) = if col < n / 2 {
+            let (a, e) = kth_and_next(memchr::memchr_iter(delim, raw), col);
+            (a.map_or(0, |p| p + 1), e.unwrap_or(raw.len()))
+        } else {
+            // A loop: the last fields are a few bytes from the end.
+            let delims = raw.iter().enumerate().rev().filter(|x| *x.1 == delim).map(|x| x.0);
+            let (e, a) = kth_and_next(delims, n - 1 - col);
+            (a.map_or(0, |p| p + 1), e.unwrap_or(raw.len()))
+        };
+        out.extend_from_slice(&raw[a..e]);
+    } else if let Some(f) = row.raw_fields() {
+        let Some(r) = f.get(col) else { return };
+        match &f.record()[r] {
+            // Quoted: its quotes doubled.
+            [q, inner @ .., _] if Some(*q) == quote => {
+                let mut rest = inner;
+                while let Some(i) = memchr::memchr(*q, rest) {
+                    out.extend_from_slice(&rest[..=i]);
+                    rest = &rest[(i + 2).min(rest.len())..];
+                }
+                out.extend_from_slice(rest);
+            }
+            raw => out.extend_from_slice(raw),
+        }
+    } else if let Some(p) = row.csv_pieces() {
+        // Its CSV with the input's delimiter and a quote `"`.
+        scratch.clear();
+        p.append_to(scratch);
+        csv_field(scratch, col, delim, out);
+    } else if col < row.len() {
+        out.extend_from_slice(row.get(col));
+    }
+}
+
+/// From the delimiter offsets `it`: the `k`-th (1-based; `None` for 0)
+/// and the one after it.
+#[inline(always)]
+fn kth_and_next(mut it: impl Iterator<Item = usize>, k: usize) -> (Option<usize>, Option<usize>) {
+    let a = if k == 0 { None } else { it.nth(k - 1) };
+    (a, it.next())
+}
+
+/// Appends the value of field `col` (empty past the end) of `rec`, a
+/// record written as RFC 4180 CSV with delimiter `delim` and quote `"`.
+fn csv_field(rec: &[u8], col: usize, delim: u8, out: &mut Vec<u8>) {
+    let mut at = 0;
+    for j in 0.. {
+        let quoted = rec.get(at) == Some(&b'"');
+        let mut i = at + usize::from(quoted);
+        // The field's end: past its closing quote, or at the delimiter.
+        if quoted {
+            loop {
+                match memchr::memchr(b'"', &rec[i..]) {
+                    Some(q) if rec.get(i + q + 1) == Some(&b'"') => {
+                        if j == col {
+                            out.extend_from_slice(&rec[i..=i + q]);
+                        }
+                        i += q + 2;
+                    }
+                    Some(q) => {
+                        if j == col {
+                            out.extend_from_slice(&rec[i..i + q]);
+                        }
+                        i += q + 1;
+                        break;
+                    }
+                    None => {
+                        i = rec.len();
+                        break;
+                    }
+                }
+            }
+        } else {
+            i = memchr::memchr(delim, &rec[at..]).map_or(rec.len(), |e| at + e);
+            if j == col {
+                out.extend_from_slice(&rec[at..i]);
+            }
+        }
+        if j == col || i >= rec.len() {
+            return;
+        }
+        at = i + 1;
+    }
 }
 
 #[cfg(test)]

@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 use fastcsv::{ReaderBuilder, RowBuf};
 
 use super::args::{tab_separated_name, Format, SplitArgs};
-use super::output::RecordWriter;
-use super::{path_arg, write_failure, Failure, Input, OutputFileError};
+use super::fmt::{one_thread, CsvStyle};
+use super::output::{CsvRewrite, RecordWriter};
+use super::{path_arg, Failure, Input, OutputFileError};
 
 /// A `--filename` template: the text before and after its one `{}`.
 pub struct Template(String, String);
@@ -31,6 +32,13 @@ impl Template {
             )));
         }
         Ok(Template(parts[0].into(), parts[1].into()))
+    }
+
+    /// True when the extension of the file names does not depend on the
+    /// value (which [`partition`](super::partition) gives without dots):
+    /// the text after `{}` holds a dot, or the text before holds none.
+    pub fn fixed_extension(&self) -> bool {
+        self.1.contains('.') || !self.0.contains('.')
     }
 
     /// The path in `dir` for `value`.
@@ -75,9 +83,8 @@ pub fn create_dir(dir: &Path) -> Result<(), Failure> {
 pub fn create(path: &Path, header: Option<&[&[u8]]>, buffer: usize) -> Result<FileWriter, Failure> {
     let name = path.display().to_string();
     let file = File::create(path).map_err(|e| Failure::Fatal(format!("{name}: {e}")))?;
-    let delimiter = if tab_separated_name(path) { b'\t' } else { b',' };
     let out = BufWriter::with_capacity(buffer, Named { file, name });
-    let mut w = RecordWriter::new(out, Format::Csv, delimiter, None);
+    let mut w = RecordWriter::new(out, Format::Csv, file_style(path).delimiter, None);
     if let Some(h) = header {
         w.write(h.iter().copied()).map_err(|e| match e {
             super::output::WriteError::Io(e) => Failure::from(e),
@@ -106,23 +113,71 @@ pub fn split(a: &SplitArgs) -> Result<(), Failure> {
         return chunks(a, path, n, &template);
     }
     let mut input = Input::open(file, &a.input, false)?;
-    let name = input.name.clone();
     let header = input.reader.headers()?.cloned();
     let names: Option<Vec<&[u8]>> = header.as_ref().map(|h| h.iter().collect());
     create_dir(&a.outdir)?;
     let mut w = create(&template.path(&a.outdir, "0"), names.as_deref(), 256 << 10)?;
-    let mut i = 0u64;
-    input.each_row(|row| {
-        if i > 0 && i.is_multiple_of(a.size) {
-            let next =
-                create(&template.path(&a.outdir, &i.to_string()), names.as_deref(), 256 << 10)?;
-            finish(std::mem::replace(&mut w, next))?;
-        }
-        w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
-        i += 1;
-        Ok(())
-    })?;
+    let rw =
+        CsvRewrite::new(input.reader.dialect(), file_style(&template.path(&a.outdir, "0")), true);
+    // Records are numbered from the first after the header row.
+    let first = input.reader.records_read();
+    // Each batch's records as CSV, and where files start in it: the
+    // offset, and the index of the file's first record.
+    let mut next = a.size;
+    input.par_each_batch(
+        &rw.selection(),
+        &one_thread(),
+        Pending::default,
+        |b, p: &mut Pending| -> Result<(), Failure> {
+            let i0 = b.row(0).position().record - first;
+            // The records of the batch up to each multiple of the size.
+            let mut at = 0;
+            while at < b.len() {
+                let i = i0 + at as u64;
+                let to = (i / a.size + 1) * a.size;
+                let end = b.len().min(at + usize::try_from(to - i).unwrap_or(usize::MAX));
+                if i > 0 && i.is_multiple_of(a.size) {
+                    p.starts.push((p.bytes.len(), i));
+                }
+                rw.append(b, at..end, &mut p.bytes);
+                at = end;
+            }
+            Ok(())
+        },
+        |p| {
+            let mut from = 0;
+            for &(at, i) in &p.starts {
+                w.get_mut().write_all(&p.bytes[from..at])?;
+                from = at;
+                debug_assert_eq!(i, next);
+                next = i + a.size;
+                let new =
+                    create(&template.path(&a.outdir, &i.to_string()), names.as_deref(), 256 << 10)?;
+                finish(std::mem::replace(&mut w, new))?;
+            }
+            w.get_mut().write_all(&p.bytes[from..])?;
+            p.bytes.clear();
+            p.starts.clear();
+            Ok(())
+        },
+    )?;
     finish(w)
+}
+
+/// Records as CSV, and where new files start in them.
+#[derive(Default)]
+struct Pending {
+    bytes: Vec<u8>,
+    /// The offset in `bytes` where each new file starts, and the index of
+    /// its first record.
+    starts: Vec<(usize, u64)>,
+}
+
+/// How [`create`] writes the file `path`: CSV with a tab for a name ending
+/// in `.tsv` or `.tab`, else with a comma.
+pub fn file_style(path: &Path) -> CsvStyle {
+    let delimiter = if tab_separated_name(path) { b'\t' } else { b',' };
+    CsvStyle { delimiter, ..CsvStyle::default() }
 }
 
 /// `split --chunks N`: N byte ranges of about equal size, moved to record
@@ -139,6 +194,9 @@ fn chunks(a: &SplitArgs, path: &Path, n: u64, template: &Template) -> Result<(),
     let mut header: Option<RowBuf> = None;
     create_dir(&a.outdir)?;
     let skip = u64::from(d.headers());
+    let rw = CsvRewrite::new(&d, file_style(&template.path(&a.outdir, "0")), true);
+    let mut sel = rw.selection();
+    let mut buf = Vec::new();
     for p in &parts {
         let mut rdr = b.from_path_part(path, p)?;
         if p.index == 0 {
@@ -147,7 +205,7 @@ fn chunks(a: &SplitArgs, path: &Path, n: u64, template: &Template) -> Result<(),
         let start = p.records.saturating_sub(skip);
         let names: Option<Vec<&[u8]>> = header.as_ref().map(|h| h.iter().collect());
         let mut w = None;
-        while let Some(row) = rdr.read_row()? {
+        while let Some(batch) = rdr.read_batch(&mut sel)? {
             let w = match &mut w {
                 Some(w) => w,
                 None => w.insert(create(
@@ -156,7 +214,9 @@ fn chunks(a: &SplitArgs, path: &Path, n: u64, template: &Template) -> Result<(),
                     256 << 10,
                 )?),
             };
-            w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
+            buf.clear();
+            rw.append(&batch, 0..batch.len(), &mut buf);
+            w.get_mut().write_all(&buf)?;
         }
         // A file with no records is written only for an input with none.
         if w.is_none() && p.index == 0 && parts.len() == 1 {
