@@ -1,0 +1,266 @@
+//! `fastcsv search`: the records where a regular expression matches a
+//! field, on every CPU for a mapped file (through
+//! [`Input::par_each_batch`], like `select` and `cat`).
+//!
+//! Calling the regex on each field costs more than the match itself for
+//! short fields, so a record is first looked at whole: every match starts
+//! with one of the regex's prefix literals (when it has a finite set of
+//! them, none empty), and a field's value lies in the record's input bytes
+//! for the records the block scanner takes (see [`Prefilter`]). Records
+//! where no literal occurs cannot match, and their fields are not visited.
+
+use std::io::Write;
+
+use fastcsv::{Batch, RowBuf, SelectedRow, Selection};
+use memchr::memmem;
+use regex::bytes::Regex;
+
+use super::args::SearchArgs;
+use super::commands::{drain, fields, whole_records_writer};
+use super::output::RecordWriter;
+use super::{path_arg, write_failure, Failure, Input};
+
+/// `fastcsv search`: the header row, then the records where the regex
+/// matches one of the searched fields (none, with `--invert-match`).
+pub fn search(a: &SearchArgs) -> Result<(), Failure> {
+    let re = regex::bytes::RegexBuilder::new(&a.pattern)
+        .case_insensitive(a.ignore_case)
+        .build()
+        .map_err(|e| Failure::Usage(format!("invalid regular expression: {e}")))?;
+    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
+    let name = input.name.clone();
+    let header = input.reader.headers()?.cloned();
+    // The columns searched, resolved against the header row, or without
+    // one against the first record (kept to be searched too).
+    let mut first: Option<RowBuf> = None;
+    let cols = match (&a.select, &header) {
+        (None, _) => None,
+        (Some(sel), Some(h)) => {
+            let names = fields(h);
+            Some(sel.resolve(Some(&names), names.len()).map_err(Failure::Usage)?)
+        }
+        (Some(sel), None) => match input.reader.read_row()? {
+            Some(row) => {
+                let c = sel.resolve(None, row.len()).map_err(Failure::Usage)?;
+                first = Some(row.to_owned());
+                Some(c)
+            }
+            None => Some(Vec::new()),
+        },
+    };
+    let mut w = whole_records_writer(&name, header.as_ref(), &a.output, a.file.as_deref())?;
+    let (cols, invert) = (cols.as_deref(), a.invert_match);
+    if let Some(row) = &first {
+        let f: Vec<&[u8]> = row.iter().collect();
+        if field_matches(&re, cols, f.len(), |i| f[i]) != invert {
+            w.write(f.iter().copied())
+                .map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
+        }
+    }
+    let mut out = w.into_inner()?;
+    let d = input.reader.dialect();
+    let search = Search {
+        re: &re,
+        pre: Prefilter::new(&a.pattern, a.ignore_case, d.quote()),
+        cols,
+        invert,
+        delimiter: d.delimiter(),
+        name: &name,
+    };
+    let format = a.output.to;
+    let delimiter = a.output.delimiter().map_err(Failure::Usage)?;
+    let keys = header.as_ref().map(fields);
+    let make = || RecordWriter::new(Vec::new(), format, delimiter, keys.as_deref());
+    input.par_each_batch(
+        &Selection::all(),
+        &a.par.parallel(),
+        make,
+        |batch, w| search.batch(batch, w),
+        |w| drain(w, &mut out),
+    )?;
+    Ok(out.flush()?)
+}
+
+/// What a worker needs to search a batch.
+struct Search<'a> {
+    re: &'a Regex,
+    pre: Option<Prefilter>,
+    /// The columns searched (`None`: all).
+    cols: Option<&'a [usize]>,
+    invert: bool,
+    /// The input's delimiter (records copied whole need the output's).
+    delimiter: u8,
+    /// The input's name, for messages.
+    name: &'a str,
+}
+
+impl Search<'_> {
+    /// Writes the batch's records that are wanted to `w`.
+    fn batch(&self, batch: &Batch<'_>, w: &mut RecordWriter<Vec<u8>>) -> Result<(), Failure> {
+        for row in batch.iter() {
+            if self.matches(&row) == self.invert {
+                continue;
+            }
+            let fail = |e| write_failure(self.name, e, row.position(), |f| f);
+            if let Some(raw) = row.raw() {
+                if w.write_plain(raw, self.delimiter)
+                    || w.write_raw(raw, self.delimiter).map_err(fail)?
+                {
+                    continue;
+                }
+            }
+            w.write(row.iter()).map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the regex matches one of the searched fields of `row`.
+    fn matches(&self, row: &SelectedRow<'_>) -> bool {
+        if let Some(pre) = &self.pre {
+            if pre.rules_out(row) {
+                return false;
+            }
+        }
+        match self.cols {
+            None => row.iter().any(|f| self.re.is_match(f)),
+            Some(_) => field_matches(self.re, self.cols, row.len(), |i| row.get(i)),
+        }
+    }
+}
+
+/// Whether `re` matches one of a record's `n` fields (`get(i)`), or of the
+/// columns `cols` (a missing one is empty).
+fn field_matches<'a>(
+    re: &Regex,
+    cols: Option<&[usize]>,
+    n: usize,
+    get: impl Fn(usize) -> &'a [u8],
+) -> bool {
+    match cols {
+        None => (0..n).any(|i| re.is_match(get(i))),
+        Some(c) => c.iter().any(|&i| re.is_match(if i < n { get(i) } else { &[] })),
+    }
+}
+
+/// The literals every match of a regex starts with, looked for in a
+/// record's input bytes before its fields are matched one by one.
+///
+/// Sound because a field's parsed value is a run of the record's bytes
+/// (so a literal in the value is in the record) for the records the block
+/// scanner takes: a record without a quote byte is its fields joined by
+/// delimiters ([`SelectedRow::raw`]); one with quotes is plain RFC 4180
+/// ([`SelectedRow::raw_fields`]), a quoted value lying between its quotes
+/// with only its quote bytes doubled, so that a literal without the quote
+/// byte is in the record when it is in the value. Other records (parsed
+/// by the state machine: escapes, text after a closing quote) are always
+/// matched field by field.
+struct Prefilter {
+    find: Find,
+    /// None of the literals holds the dialect's quote byte: the records
+    /// with quotes can be ruled out too.
+    quoted_ok: bool,
+}
+
+/// How the literals are looked for.
+enum Find {
+    /// One literal (boxed: the finder is large, the regex small).
+    One(Box<memmem::Finder<'static>>),
+    /// Several, as one regex of their alternation.
+    Many(Regex),
+}
+
+impl Prefilter {
+    /// The prefilter of `pattern` (with `ignore_case`), `None` when its
+    /// matches do not all start with one of a small set of non-empty
+    /// literals (`x*`, `\w+`, `^`), or where looking for them would not
+    /// pay.
+    fn new(pattern: &str, ignore_case: bool, quote: Option<u8>) -> Option<Prefilter> {
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let hir = regex_syntax::ParserBuilder::new()
+            .utf8(false)
+            .case_insensitive(ignore_case)
+            .build()
+            .parse(pattern)
+            .ok()?;
+        let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+        // Shortens or drops literals that would find too much to help.
+        seq.optimize_for_prefix_by_preference();
+        let lits = seq.literals()?;
+        if lits.is_empty() || lits.iter().any(|l| l.as_bytes().is_empty()) {
+            return None;
+        }
+        let quoted_ok = quote.is_none_or(|q| lits.iter().all(|l| !l.as_bytes().contains(&q)));
+        let find = if let [one] = lits {
+            Find::One(Box::new(memmem::Finder::new(one.as_bytes()).into_owned()))
+        } else {
+            // Each byte spelt `\xHH` with Unicode off: any bytes, exactly.
+            let alt: Vec<String> = lits
+                .iter()
+                .map(|l| l.as_bytes().iter().map(|b| format!("\\x{b:02x}")).collect())
+                .collect();
+            Find::Many(Regex::new(&format!("(?-u:{})", alt.join("|"))).ok()?)
+        };
+        Some(Prefilter { find, quoted_ok })
+    }
+
+    /// True when no searched field of `row` can match: none of the
+    /// literals is in its bytes (and they are the fields' bytes; see
+    /// [`Prefilter`]).
+    #[inline]
+    fn rules_out(&self, row: &SelectedRow<'_>) -> bool {
+        let bytes = match row.raw() {
+            Some(raw) => raw,
+            None if self.quoted_ok => match row.raw_fields() {
+                Some(f) => f.record(),
+                None => return false,
+            },
+            None => return false,
+        };
+        !match &self.find {
+            Find::One(f) => f.find(bytes).is_some(),
+            Find::Many(re) => re.is_match(bytes),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn literals(p: &str, ci: bool) -> Option<bool> {
+        Prefilter::new(p, ci, Some(b'"')).map(|p| p.quoted_ok)
+    }
+
+    #[test]
+    fn prefilter_only_for_literal_prefixes() {
+        assert_eq!(literals("Paris", false), Some(true));
+        assert_eq!(literals("Paris|Oslo", false), Some(true));
+        assert_eq!(literals("^fr", true), Some(true));
+        assert_eq!(literals("a\"b", false), Some(false));
+        assert_eq!(literals("x*", false), None);
+        assert_eq!(literals(".", false), None);
+        assert_eq!(literals("^", false), None);
+        assert_eq!(literals("(", false), None);
+    }
+
+    /// Every record where a field matches is kept by the prefilter, for
+    /// plain records, quoted ones and ones the state machine parses.
+    #[test]
+    fn prefilter_keeps_every_match() {
+        let data = "h1,h2\nParis,x\n\"a,Paris\",y\n\"P\"\"aris\",z\n\"Par\"is,w\nno,pe\n\
+                    \"Oslo\"\"\",q\nOSLO,r\n\"\"\"Paris\",s\n";
+        let d = fastcsv::Dialect::builder().strict(false).build().unwrap();
+        for (p, ci) in [("Paris", false), ("Paris|Oslo", false), ("oslo", true), ("s\"", false)] {
+            let re = regex::bytes::RegexBuilder::new(p).case_insensitive(ci).build().unwrap();
+            let pre = Prefilter::new(p, ci, Some(b'"')).unwrap();
+            let mut rdr = fastcsv::Reader::builder().dialect(d.clone()).from_slice(data.as_bytes());
+            let mut sel = Selection::all();
+            while let Some(b) = rdr.read_batch(&mut sel).unwrap() {
+                for row in b.iter() {
+                    let hit = row.iter().any(|f| re.is_match(f));
+                    assert!(!(hit && pre.rules_out(&row)), "{p}: {:?}", row.position());
+                }
+            }
+        }
+    }
+}
