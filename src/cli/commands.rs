@@ -324,14 +324,19 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
 }
 
 /// `fastcsv slice`: the header row, then the records in a range of
-/// indices; reading stops at the range's end.
+/// indices; the records before it are skipped by their ends alone, and
+/// reading stops at the range's end.
 pub fn slice(a: &SliceArgs) -> Result<(), Failure> {
     let (start, end) = a.range();
     let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let name = input.name.clone();
     let header = input.reader.headers()?.cloned();
     let mut w = whole_records_writer(&name, header.as_ref(), &a.output, a.file.as_deref())?;
-    let mut i = 0u64;
+    // The records before the range are only counted (no field is built),
+    // a mapped file's whole chunks on several threads; never past the
+    // range's end, where reading stops.
+    let skip = end.map_or(start, |e| start.min(e));
+    let mut i = input.reader.par_skip_rows(skip, &a.par.parallel())?;
     while end.is_none_or(|e| i < e) {
         let Some(row) = input.reader.read_row()? else { break };
         if i >= start {
