@@ -1145,7 +1145,8 @@ pub struct BenchArgs {
     /// Threads for count and select on one file (default: the CPUs
     /// available, as `fastcsv count` uses; a mapped file is split across
     /// them, a read() stream is parsed on one).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(short = 'j', long, visible_alias = "jobs", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
     /// Write the report as JSON (every run included) instead of a table.
     #[arg(long)]

@@ -3,11 +3,15 @@
 //! [`Input::par_each_batch`], like `select` and `cat`).
 //!
 //! Calling the regex on each field costs more than the match itself for
-//! short fields, so a record is first looked at whole: every match starts
-//! with one of the regex's prefix literals (when it has a finite set of
-//! them, none empty), and a field's value lies in the record's input bytes
-//! for the records the block scanner takes (see [`Prefilter`]). Records
-//! where no literal occurs cannot match, and their fields are not visited.
+//! short fields, so a record is first looked at whole (see [`Prefilter`]):
+//! every match starts with one of the regex's prefix literals (when it has
+//! a finite set of them, none empty), and a field's value lies in the
+//! record's input bytes for the records the block scanner takes, so
+//! records where no literal occurs cannot match. A regex without
+//! assertions (`^`, `$`, `\b`) matches a field exactly when it matches
+//! those bytes of the record, so a record without quotes is matched once,
+//! whole: no match, no field matches; a match within one field (searching
+//! every field), a field matches.
 
 use std::io::Write;
 
@@ -117,8 +121,9 @@ impl Search<'_> {
     /// Whether the regex matches one of the searched fields of `row`.
     fn matches(&self, row: &SelectedRow<'_>) -> bool {
         if let Some(pre) = &self.pre {
-            if pre.rules_out(row) {
-                return false;
+            let every = self.cols.is_none();
+            if let Some(known) = pre.decide(row, self.re, every, self.delimiter) {
+                return known;
             }
         }
         match self.cols {
@@ -154,11 +159,20 @@ fn field_matches<'a>(
 /// byte is in the record when it is in the value. Other records (parsed
 /// by the state machine: escapes, text after a closing quote) are always
 /// matched field by field.
+///
+/// A regex without assertions matches a run of bytes whatever surrounds
+/// it, so it matches a field of a record without quote bytes exactly when
+/// it has a match within that field's bytes in the record: no match in the
+/// record, no field matches; the leftmost match holding no delimiter lies
+/// within a field.
 struct Prefilter {
-    find: Find,
+    /// The literals, if every match starts with one of a few.
+    find: Option<Find>,
     /// None of the literals holds the dialect's quote byte: the records
     /// with quotes can be ruled out too.
     quoted_ok: bool,
+    /// The regex has no assertions: it can be run on a whole record.
+    whole: bool,
 }
 
 /// How the literals are looked for.
@@ -170,19 +184,31 @@ enum Find {
 }
 
 impl Prefilter {
-    /// The prefilter of `pattern` (with `ignore_case`), `None` when its
-    /// matches do not all start with one of a small set of non-empty
-    /// literals (`x*`, `\w+`, `^`), or where looking for them would not
-    /// pay.
+    /// The prefilter of `pattern` (with `ignore_case`): its literals, none
+    /// when its matches do not all start with one of a small set of
+    /// non-empty literals (`x*`, `\w+`, `^`) or where looking for them
+    /// would not pay, and whether it has assertions. `None` when neither
+    /// helps.
     fn new(pattern: &str, ignore_case: bool, quote: Option<u8>) -> Option<Prefilter> {
-        use regex_syntax::hir::literal::{ExtractKind, Extractor};
         let hir = regex_syntax::ParserBuilder::new()
             .utf8(false)
             .case_insensitive(ignore_case)
             .build()
             .parse(pattern)
             .ok()?;
-        let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+        let whole = hir.properties().look_set().is_empty();
+        let (find, quoted_ok) = match Prefilter::literals(&hir, quote) {
+            Some((f, q)) => (Some(f), q),
+            None => (None, false),
+        };
+        (find.is_some() || whole).then_some(Prefilter { find, quoted_ok, whole })
+    }
+
+    /// How to look for the prefix literals of `hir`, and whether none
+    /// holds `quote`.
+    fn literals(hir: &regex_syntax::hir::Hir, quote: Option<u8>) -> Option<(Find, bool)> {
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
         // Shortens or drops literals that would find too much to help.
         seq.optimize_for_prefix_by_preference();
         let lits = seq.literals()?;
@@ -200,26 +226,39 @@ impl Prefilter {
                 .collect();
             Find::Many(Regex::new(&format!("(?-u:{})", alt.join("|"))).ok()?)
         };
-        Some(Prefilter { find, quoted_ok })
+        Some((find, quoted_ok))
     }
 
-    /// True when no searched field of `row` can match: none of the
-    /// literals is in its bytes (and they are the fields' bytes; see
-    /// [`Prefilter`]).
+    /// Whether `re` matches a searched field of `row` (`every`: all of
+    /// them are searched), when the record's bytes tell (see
+    /// [`Prefilter`]); `None` when its fields must be matched one by one.
     #[inline]
-    fn rules_out(&self, row: &SelectedRow<'_>) -> bool {
-        let bytes = match row.raw() {
-            Some(raw) => raw,
-            None if self.quoted_ok => match row.raw_fields() {
-                Some(f) => f.record(),
-                None => return false,
-            },
-            None => return false,
-        };
-        !match &self.find {
-            Find::One(f) => f.find(bytes).is_some(),
-            Find::Many(re) => re.is_match(bytes),
+    fn decide(&self, row: &SelectedRow<'_>, re: &Regex, every: bool, delim: u8) -> Option<bool> {
+        let plain = row.raw();
+        if let Some(find) = &self.find {
+            let bytes = match plain {
+                Some(raw) => Some(raw),
+                None if self.quoted_ok => row.raw_fields().map(|f| f.record()),
+                None => None,
+            };
+            if let Some(b) = bytes {
+                let found = match find {
+                    Find::One(f) => f.find(b).is_some(),
+                    Find::Many(re) => re.is_match(b),
+                };
+                if !found {
+                    return Some(false);
+                }
+            }
         }
+        if let (true, Some(raw)) = (self.whole, plain) {
+            match re.find(raw) {
+                None => return Some(false),
+                Some(m) if every && !m.as_bytes().contains(&delim) => return Some(true),
+                Some(_) => {}
+            }
+        }
+        None
     }
 }
 
@@ -227,38 +266,58 @@ impl Prefilter {
 mod tests {
     use super::*;
 
-    fn literals(p: &str, ci: bool) -> Option<bool> {
-        Prefilter::new(p, ci, Some(b'"')).map(|p| p.quoted_ok)
+    /// Whether there are literals, whether none holds a quote, and whether
+    /// the regex runs on whole records.
+    fn pre(p: &str, ci: bool) -> Option<(bool, bool, bool)> {
+        Prefilter::new(p, ci, Some(b'"')).map(|p| (p.find.is_some(), p.quoted_ok, p.whole))
     }
 
     #[test]
-    fn prefilter_only_for_literal_prefixes() {
-        assert_eq!(literals("Paris", false), Some(true));
-        assert_eq!(literals("Paris|Oslo", false), Some(true));
-        assert_eq!(literals("^fr", true), Some(true));
-        assert_eq!(literals("a\"b", false), Some(false));
-        assert_eq!(literals("x*", false), None);
-        assert_eq!(literals(".", false), None);
-        assert_eq!(literals("^", false), None);
-        assert_eq!(literals("(", false), None);
+    fn prefilter_for_literal_prefixes_and_regexes_without_assertions() {
+        assert_eq!(pre("Paris", false), Some((true, true, true)));
+        assert_eq!(pre("Paris|Oslo", false), Some((true, true, true)));
+        assert_eq!(pre("^fr", true), Some((true, true, false)));
+        assert_eq!(pre("a\"b", false), Some((true, false, true)));
+        assert_eq!(pre("x*", false), Some((false, false, true)));
+        assert_eq!(pre(".", false), Some((false, false, true)));
+        assert_eq!(pre("\\bx?", false), None);
+        assert_eq!(pre("^", false), None);
+        assert_eq!(pre("(", false), None);
     }
 
-    /// Every record where a field matches is kept by the prefilter, for
-    /// plain records, quoted ones and ones the state machine parses.
+    /// What the prefilter decides is what matching the fields gives, for
+    /// plain records, quoted ones and ones the state machine parses:
+    /// searching every field, and one column (which it only rules out).
     #[test]
     fn prefilter_keeps_every_match() {
         let data = "h1,h2\nParis,x\n\"a,Paris\",y\n\"P\"\"aris\",z\n\"Par\"is,w\nno,pe\n\
                     \"Oslo\"\"\",q\nOSLO,r\n\"\"\"Paris\",s\n";
         let d = fastcsv::Dialect::builder().strict(false).build().unwrap();
-        for (p, ci) in [("Paris", false), ("Paris|Oslo", false), ("oslo", true), ("s\"", false)] {
+        let patterns = [
+            ("Paris", false),
+            ("Paris|Oslo", false),
+            ("oslo", true),
+            ("s\"", false),
+            ("^P", false),
+            ("s,", false),
+            ("[a-z],?x", false),
+            ("x*", false),
+            ("s$", false),
+        ];
+        for (p, ci) in patterns {
             let re = regex::bytes::RegexBuilder::new(p).case_insensitive(ci).build().unwrap();
             let pre = Prefilter::new(p, ci, Some(b'"')).unwrap();
             let mut rdr = fastcsv::Reader::builder().dialect(d.clone()).from_slice(data.as_bytes());
             let mut sel = Selection::all();
             while let Some(b) = rdr.read_batch(&mut sel).unwrap() {
                 for row in b.iter() {
-                    let hit = row.iter().any(|f| re.is_match(f));
-                    assert!(!(hit && pre.rules_out(&row)), "{p}: {:?}", row.position());
+                    let every = row.iter().any(|f| re.is_match(f));
+                    let first = re.is_match(row.get(0));
+                    let at = row.position();
+                    let d = pre.decide(&row, &re, true, b',');
+                    assert!(d.is_none_or(|k| k == every), "{p}: {at:?} {d:?}");
+                    let d = pre.decide(&row, &re, false, b',');
+                    assert!(d.is_none_or(|k| !k) && (!first || d.is_none()), "{p}: {at:?}");
                 }
             }
         }
