@@ -161,10 +161,11 @@ fn field_matches<'a>(
 /// matched field by field.
 ///
 /// A regex without assertions matches a run of bytes whatever surrounds
-/// it, so it matches a field of a record without quote bytes exactly when
-/// it has a match within that field's bytes in the record: no match in the
-/// record, no field matches; the leftmost match holding no delimiter lies
-/// within a field.
+/// it, so it matches a field whose value is a run of the record's bytes
+/// (a record without quote bytes, or one the block scanner took without a
+/// doubled quote) exactly when it has a match within that run: no match in
+/// the record, no field matches; a leftmost match holding no delimiter
+/// (nor quote) lies within a field's value.
 struct Prefilter {
     /// The literals, if every match starts with one of a few.
     find: Option<Find>,
@@ -173,6 +174,8 @@ struct Prefilter {
     quoted_ok: bool,
     /// The regex has no assertions: it can be run on a whole record.
     whole: bool,
+    /// The dialect's quote byte.
+    quote: Option<u8>,
 }
 
 /// How the literals are looked for.
@@ -201,7 +204,7 @@ impl Prefilter {
             Some((f, q)) => (Some(f), q),
             None => (None, false),
         };
-        (find.is_some() || whole).then_some(Prefilter { find, quoted_ok, whole })
+        (find.is_some() || whole).then_some(Prefilter { find, quoted_ok, whole, quote })
     }
 
     /// How to look for the prefix literals of `hir`, and whether none
@@ -251,14 +254,31 @@ impl Prefilter {
                 }
             }
         }
-        if let (true, Some(raw)) = (self.whole, plain) {
-            match re.find(raw) {
-                None => return Some(false),
-                Some(m) if every && !m.as_bytes().contains(&delim) => return Some(true),
-                Some(_) => {}
+        if !self.whole {
+            return None;
+        }
+        // The record's bytes, when each field's value is a run of them:
+        // a record without quotes, or one the block scanner took whose
+        // quoted values hold no quote (no doubled quote in the record).
+        let (bytes, quote) = match (plain, self.quote) {
+            (Some(raw), _) => (raw, None),
+            (None, Some(q)) => {
+                let rec = row.raw_fields()?.record();
+                if memmem::find(rec, &[q, q]).is_some() {
+                    return None;
+                }
+                (rec, Some(q))
+            }
+            (None, None) => return None,
+        };
+        match re.find(bytes) {
+            None => Some(false),
+            Some(m) => {
+                let m = m.as_bytes();
+                let within = !m.contains(&delim) && quote.is_none_or(|q| !m.contains(&q));
+                (every && within).then_some(true)
             }
         }
-        None
     }
 }
 
@@ -291,8 +311,11 @@ mod tests {
     #[test]
     fn prefilter_keeps_every_match() {
         let data = "h1,h2\nParis,x\n\"a,Paris\",y\n\"P\"\"aris\",z\n\"Par\"is,w\nno,pe\n\
-                    \"Oslo\"\"\",q\nOSLO,r\n\"\"\"Paris\",s\n";
-        let d = fastcsv::Dialect::builder().strict(false).build().unwrap();
+                    \"Oslo\"\"\",q\nOSLO,r\n\"\"\"Paris\",s\nx,\"s,\"\n\"\",\"\"\n\"x\ny\",\"\"\n";
+        // Many times over, so that the block scanner takes most records.
+        let data = data.repeat(50);
+        let d = fastcsv::Dialect::builder().strict(false).headers(false).build().unwrap();
+        let mut quoted = 0;
         let patterns = [
             ("Paris", false),
             ("Paris|Oslo", false),
@@ -303,6 +326,10 @@ mod tests {
             ("[a-z],?x", false),
             ("x*", false),
             ("s$", false),
+            ("a,P", false),
+            ("s\",y", false),
+            ("x\ny", false),
+            ("\"\"", false),
         ];
         for (p, ci) in patterns {
             let re = regex::bytes::RegexBuilder::new(p).case_insensitive(ci).build().unwrap();
@@ -311,6 +338,7 @@ mod tests {
             let mut sel = Selection::all();
             while let Some(b) = rdr.read_batch(&mut sel).unwrap() {
                 for row in b.iter() {
+                    quoted += usize::from(row.raw().is_none() && row.raw_fields().is_some());
                     let every = row.iter().any(|f| re.is_match(f));
                     let first = re.is_match(row.get(0));
                     let at = row.position();
@@ -321,5 +349,6 @@ mod tests {
                 }
             }
         }
+        assert!(quoted > 1000, "{quoted}");
     }
 }
