@@ -21,14 +21,15 @@ use cli::{commands, Failure};
 fn main() -> ExitCode {
     // Before anything is opened (see `cli::stdout`).
     cli::stdout::init();
-    let cli = Cli::parse();
+    let mut cli = Cli::parse_from(cli::args::headers_jobs(std::env::args_os()));
+    cli.command.cap_threads();
     let result = match &cli.command {
         Command::Count(a) => commands::count(a),
         Command::Headers(a) => commands::headers(a),
         Command::Select(a) => commands::select(a),
         Command::Cat(a) => commands::cat(a),
         Command::Slice(a) => commands::slice(a),
-        Command::Search(a) => commands::search(a),
+        Command::Search(a) => cli::search::search(a),
         Command::Check(a) => commands::check(a),
         Command::Stats(a) => commands::stats(a),
         Command::Frequency(a) => commands::frequency(a),

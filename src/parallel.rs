@@ -236,7 +236,8 @@ impl<'a> Reader<'a> {
             let job = |ctx: &Ctx<'_, T>, s, stop, sel: &mut Selection, out: &mut T| {
                 ctx.run_chunk(s, stop, sel, &work, out)
             };
-            let (end, chunks) = self.par_run(&plan, sel, par, &make, &job, &mut sink)?;
+            let mut accept = |out: &mut T| sink(out).map(|()| true);
+            let (end, chunks) = self.par_run(&plan, sel, par, &make, &job, &mut accept)?;
             run = self.par_resume(&plan, end, chunks);
         }
         // On one thread: `sink` after every batch of a stream (output keeps
@@ -317,16 +318,61 @@ impl<'a> Reader<'a> {
                 |ctx: &Ctx<'_, (u64, u64)>, s, stop, _: &mut Selection, out: &mut (u64, u64)| {
                     ctx.count_chunk(s, stop, out)
                 };
-            let mut sink = |(k, at): &mut (u64, u64)| -> Result<()> {
+            let mut sink = |(k, at): &mut (u64, u64)| -> Result<bool> {
                 n += std::mem::take(k);
                 progress(*at);
-                Ok(())
+                Ok(true)
             };
             let sel = Selection::new([]);
             let (end, chunks) = self.par_run(&plan, &sel, par, &|| (0, 0), &job, &mut sink)?;
             run = self.par_resume(&plan, end, chunks);
         }
         Ok((n + self.count_rows()?, run))
+    }
+
+    /// [`Reader::skip_rows`], with the records of whole chunks counted on
+    /// several threads when the input is in memory and at least two chunks
+    /// long (see [`Reader::par_count`]): the chunks are counted in order
+    /// until the one where record `n` is, and the reader skips the rest
+    /// from that chunk's start. Records, errors and the reader's state
+    /// afterwards are those of [`Reader::skip_rows`].
+    ///
+    /// ```
+    /// use fastcsv::{Parallel, Reader};
+    /// let mut data = b"id,note\n".to_vec();
+    /// for i in 0..10_000 {
+    ///     data.extend_from_slice(format!("{i},\"a\nb\"\n").as_bytes());
+    /// }
+    /// let mut rdr = Reader::from_slice(&data);
+    /// let par = Parallel::new().threads(2).chunk_size(4096);
+    /// assert_eq!(rdr.par_skip_rows(7_000, &par).unwrap(), 7_000);
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"7000"[..]));
+    /// assert_eq!((rdr.line(), rdr.records_read()), (14_003, 7_002));
+    /// ```
+    pub fn par_skip_rows(&mut self, n: u64, par: &Parallel) -> Result<u64> {
+        let mut skipped = 0u64;
+        if n > 0 {
+            if let Some(plan) = self.par_plan(par)? {
+                let job =
+                    |ctx: &Ctx<'_, (u64, u64)>,
+                     s,
+                     stop,
+                     _: &mut Selection,
+                     out: &mut (u64, u64)| ctx.count_chunk(s, stop, out);
+                // A chunk is taken whole only when record `n` is not in it.
+                let mut sink = |(k, _): &mut (u64, u64)| -> Result<bool> {
+                    if skipped + *k > n {
+                        return Ok(false);
+                    }
+                    skipped += std::mem::take(k);
+                    Ok(true)
+                };
+                let sel = Selection::new([]);
+                let (end, chunks) = self.par_run(&plan, &sel, par, &|| (0, 0), &job, &mut sink)?;
+                self.par_resume(&plan, end, chunks);
+            }
+        }
+        Ok(skipped + self.skip_rows(n - skipped)?)
     }
 
     /// Hands over to the sequential reader where the workers stopped (the
@@ -406,7 +452,9 @@ impl<'a> Reader<'a> {
     }
 
     /// The workers and the in-order hand-over; `Err(stop)` where the
-    /// sequential reader must take over.
+    /// sequential reader must take over after a failed chunk, `Ok(stop)`
+    /// where every chunk was handed to `sink` or it took no more (it
+    /// returns false for a chunk it leaves to the sequential reader).
     #[allow(clippy::type_complexity)]
     fn par_run<T, E, M, J, S>(
         &self,
@@ -421,7 +469,7 @@ impl<'a> Reader<'a> {
         T: Send,
         M: Fn() -> T + Sync,
         J: Fn(&Ctx<'_, T>, usize, usize, &mut Selection, &mut T) -> Meta + Sync,
-        S: FnMut(&mut T) -> std::result::Result<(), E>,
+        S: FnMut(&mut T) -> std::result::Result<bool, E>,
     {
         let start = Stop { at: 0, lines: plan.lines, records: plan.records };
         let all = match &self.src {
@@ -510,9 +558,18 @@ impl<'a> Reader<'a> {
                     ctx.cancel();
                     return Ok((Err(stop), accepted));
                 }
-                if let Err(e) = sink(&mut o.out) {
-                    ctx.cancel();
-                    return Err(e);
+                match sink(&mut o.out) {
+                    Ok(true) => {}
+                    // The caller wants no more chunks: the reader goes on
+                    // from this one's start.
+                    Ok(false) => {
+                        ctx.cancel();
+                        return Ok((Ok(stop), accepted));
+                    }
+                    Err(e) => {
+                        ctx.cancel();
+                        return Err(e);
+                    }
                 }
                 // Chunk 0 starts at the plan's start, counted from there.
                 let from = if k == 0 { 0 } else { m.lines_first };

@@ -4,6 +4,7 @@
 //! Every bad value is rejected here, so clap reports it as a usage error
 //! (exit status 2) before any input is opened.
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -371,16 +372,26 @@ pub struct InputArgs {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+    /// The command's `-j`, copied here by [`Command::cap_threads`]: with
+    /// one thread, a file read with read() is read on the calling thread
+    /// (no read-ahead thread), and a mapped file's pages are not mapped in
+    /// ahead by a helper thread.
+    #[arg(skip)]
+    pub jobs: Option<u32>,
 }
 
-/// How many threads parse one file: for the commands that read every
-/// record (`headers` reads one, and has `-j` for `--just-names` as in xsv).
+/// How many threads read one file, for every command (`headers` takes
+/// `--jobs N`, and `-j N` only with a number: its `-j` alone is
+/// `--just-names`, as in xsv). The commands that split a mapped file
+/// across threads are listed in docs/cli.md; the others parse on one
+/// thread whatever N is, and `-j 1` also turns their read-ahead thread off.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Input options")]
 pub struct ParallelArgs {
     /// Threads to parse one mapped file with (default: the CPUs available;
-    /// 1 parses on the main thread alone). Output is the same either way.
-    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// 1 reads on the main thread alone). Output is the same either way.
+    #[arg(short, long, visible_alias = "threads", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
     /// Bytes per chunk of a parallel read (for tests).
     #[arg(long, hide = true, value_name = "SIZE", value_parser = parse_size)]
@@ -398,6 +409,39 @@ impl ParallelArgs {
             Some(n) => p.threads(n as usize),
             None => p,
         }
+    }
+}
+
+impl Command {
+    /// Copies the command's `-j` into its input options
+    /// ([`InputArgs::jobs`]), where opening an input sees it (`table`,
+    /// `fmt` and `fixlengths` build theirs from their common options,
+    /// which carry it).
+    pub fn cap_threads(&mut self) {
+        let (input, jobs) = match self {
+            Command::Count(a) => (&mut a.input, a.par.jobs),
+            Command::Headers(a) => (&mut a.input, a.jobs),
+            Command::Select(a) => (&mut a.input, a.par.jobs),
+            Command::Cat(a) => (&mut a.input, a.par.jobs),
+            Command::Slice(a) => (&mut a.input, a.par.jobs),
+            Command::Search(a) => (&mut a.input, a.par.jobs),
+            Command::Check(a) => (&mut a.input, a.par.jobs),
+            Command::Frequency(a) => (&mut a.input, a.par.jobs),
+            Command::Stats(a) => (&mut a.input, a.par.jobs),
+            Command::Flatten(a) => (&mut a.input, a.par.jobs),
+            Command::Input(a) => (&mut a.input, a.par.jobs),
+            Command::Sort(a) => (&mut a.input, a.par.jobs),
+            Command::Join(a) => (&mut a.input, a.par.jobs),
+            Command::Sample(a) => (&mut a.input, a.par.jobs),
+            Command::Split(a) => (&mut a.input, a.par.jobs),
+            Command::Partition(a) => (&mut a.input, a.par.jobs),
+            Command::Dedup(a) => (&mut a.input, a.par.jobs),
+            Command::Table(_) | Command::Fmt(_) | Command::Fixlengths(_) => return,
+            // Their own options: `bench --threads`; `parts` cuts the file
+            // on every CPU, as a library call.
+            Command::Bench(_) | Command::Parts(_) => return,
+        };
+        input.jobs = jobs;
     }
 }
 
@@ -483,6 +527,11 @@ pub struct HeadersArgs {
     /// `--intersect`, which despite its name lists the union).
     #[arg(long)]
     pub intersect: bool,
+    /// Threads (as for the other commands; `headers` reads one record).
+    /// `-j N` with a number is this; `-j` otherwise is --just-names.
+    #[arg(long, visible_alias = "threads", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
@@ -582,6 +631,9 @@ pub struct SliceArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 impl SliceArgs {
@@ -621,6 +673,9 @@ pub struct SearchArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 /// `fastcsv cat`.
@@ -893,6 +948,9 @@ pub struct JoinArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 /// `fastcsv sample`.
@@ -913,6 +971,9 @@ pub struct SampleArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 /// `fastcsv split`.
@@ -937,6 +998,9 @@ pub struct SplitArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 /// `fastcsv partition`.
@@ -963,6 +1027,9 @@ pub struct PartitionArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 /// `fastcsv dedup`.
@@ -980,6 +1047,39 @@ pub struct DedupArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
+}
+
+/// The command line with `headers -j N` (a number, or `-jN`) spelt
+/// `--jobs N`, as every other command takes `-j N`; `headers -j` before
+/// anything else stays `--just-names`, as in xsv. Arguments after `--` are
+/// left alone.
+pub fn headers_jobs(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    if args.get(1).is_none_or(|c| c != "headers") {
+        return args;
+    }
+    let number = |s: &OsStr| {
+        s.to_str().is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let mut i = 2;
+    while i < args.len() {
+        if args[i] == "--" {
+            break;
+        }
+        if args[i] == "-j" && args.get(i + 1).is_some_and(|n| number(n)) {
+            args[i] = "--jobs".into();
+            i += 1;
+        } else if let Some(n) = args[i].to_str().and_then(|a| a.strip_prefix("-j")) {
+            if number(OsStr::new(n)) {
+                args[i] = format!("--jobs={n}").into();
+            }
+        }
+        i += 1;
+    }
+    args
 }
 
 /// Parses a one-byte option value: a single byte, `tab`, `\t`, or `\xHH`.
@@ -1049,7 +1149,8 @@ pub struct BenchArgs {
     /// Threads for count and select on one file (default: the CPUs
     /// available, as `fastcsv count` uses; a mapped file is split across
     /// them, a read() stream is parsed on one).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(short = 'j', long, visible_alias = "jobs", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
     /// Write the report as JSON (every run included) instead of a table.
     #[arg(long)]
@@ -1166,6 +1267,24 @@ mod tests {
         assert_eq!(input_delimiter(None, Some(Path::new("tsv"))), b',');
         assert_eq!(input_delimiter(None, None), b',');
         assert_eq!(input_delimiter(Some(b';'), Some(Path::new("a.tsv"))), b';');
+    }
+
+    #[test]
+    fn headers_takes_j_with_a_number() {
+        let v = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
+        let f = |a: &[&str]| headers_jobs(v(a));
+        assert_eq!(
+            f(&["x", "headers", "-j", "2", "a.csv"]),
+            v(&["x", "headers", "--jobs", "2", "a.csv"])
+        );
+        assert_eq!(f(&["x", "headers", "-j3", "a.csv"]), v(&["x", "headers", "--jobs=3", "a.csv"]));
+        assert_eq!(f(&["x", "headers", "-j", "0"]), v(&["x", "headers", "--jobs", "0"]));
+        // xsv's `-j`: just the names.
+        assert_eq!(f(&["x", "headers", "-j", "a.csv"]), v(&["x", "headers", "-j", "a.csv"]));
+        assert_eq!(f(&["x", "headers", "-j"]), v(&["x", "headers", "-j"]));
+        assert_eq!(f(&["x", "headers", "--", "-j", "2"]), v(&["x", "headers", "--", "-j", "2"]));
+        // Other commands parse `-j N` themselves.
+        assert_eq!(f(&["x", "count", "-j", "2"]), v(&["x", "count", "-j", "2"]));
     }
 
     #[test]

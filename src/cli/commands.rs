@@ -9,7 +9,7 @@ use fastcsv::{Position, RowBuf, Selection};
 
 use super::args::{
     BenchArgs, CatArgs, CheckArgs, CountArgs, Format, FrequencyArgs, HeadersArgs, InputArgs,
-    OutputArgs, PartsArgs, SearchArgs, SelectArgs, SliceArgs, StatsArgs,
+    OutputArgs, PartsArgs, SelectArgs, SliceArgs, StatsArgs,
 };
 use super::frequency::{self, Buckets, Frequencies, Shards};
 use super::output::RecordWriter;
@@ -198,7 +198,7 @@ fn first_record(input: &mut Input) -> Result<Option<RowBuf>, Failure> {
 }
 
 /// The header row's fields as slices.
-fn fields(h: &RowBuf) -> Vec<&[u8]> {
+pub(super) fn fields(h: &RowBuf) -> Vec<&[u8]> {
     h.iter().collect()
 }
 
@@ -324,65 +324,25 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
 }
 
 /// `fastcsv slice`: the header row, then the records in a range of
-/// indices; reading stops at the range's end.
+/// indices; the records before it are skipped by their ends alone, and
+/// reading stops at the range's end.
 pub fn slice(a: &SliceArgs) -> Result<(), Failure> {
     let (start, end) = a.range();
     let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let name = input.name.clone();
     let header = input.reader.headers()?.cloned();
     let mut w = whole_records_writer(&name, header.as_ref(), &a.output, a.file.as_deref())?;
-    let mut i = 0u64;
+    // The records before the range are only counted (no field is built),
+    // a mapped file's whole chunks on several threads; never past the
+    // range's end, where reading stops.
+    let skip = end.map_or(start, |e| start.min(e));
+    let mut i = input.reader.par_skip_rows(skip, &a.par.parallel())?;
     while end.is_none_or(|e| i < e) {
         let Some(row) = input.reader.read_row()? else { break };
         if i >= start {
             w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
         }
         i += 1;
-    }
-    Ok(w.into_inner()?.flush()?)
-}
-
-/// `fastcsv search`: the header row, then the records where the regex
-/// matches one of the searched fields (none, with `--invert-match`).
-pub fn search(a: &SearchArgs) -> Result<(), Failure> {
-    let re = regex::bytes::RegexBuilder::new(&a.pattern)
-        .case_insensitive(a.ignore_case)
-        .build()
-        .map_err(|e| Failure::Usage(format!("invalid regular expression: {e}")))?;
-    let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
-    let name = input.name.clone();
-    let header = input.reader.headers()?.cloned();
-    // The columns searched, resolved against the header row, or without
-    // one against the first record (kept to be searched too).
-    let mut first: Option<RowBuf> = None;
-    let cols = match (&a.select, &header) {
-        (None, _) => None,
-        (Some(sel), Some(h)) => {
-            let names = fields(h);
-            Some(sel.resolve(Some(&names), names.len()).map_err(Failure::Usage)?)
-        }
-        (Some(sel), None) => match input.reader.read_row()? {
-            Some(row) => {
-                let c = sel.resolve(None, row.len()).map_err(Failure::Usage)?;
-                first = Some(row.to_owned());
-                Some(c)
-            }
-            None => Some(Vec::new()),
-        },
-    };
-    let mut w = whole_records_writer(&name, header.as_ref(), &a.output, a.file.as_deref())?;
-    let (cols, invert) = (cols.as_deref(), a.invert_match);
-    if let Some(row) = &first {
-        let f: Vec<&[u8]> = row.iter().collect();
-        if matches(&re, cols, f.len(), |i| f[i], invert) {
-            w.write(f.iter().copied())
-                .map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
-        }
-    }
-    while let Some(row) = input.reader.read_row()? {
-        if matches(&re, cols, row.len(), |i| row.get(i).unwrap_or_default(), invert) {
-            w.write(row.iter()).map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
-        }
     }
     Ok(w.into_inner()?.flush()?)
 }
@@ -416,26 +376,10 @@ pub(super) fn whole_records_writer(
     })
 }
 
-/// Whether `re` matches one of a record's `n` fields (`get(i)`), or of the
-/// columns `cols` (a missing one is empty); the opposite with `invert`.
-fn matches<'a>(
-    re: &regex::bytes::Regex,
-    cols: Option<&[usize]>,
-    n: usize,
-    get: impl Fn(usize) -> &'a [u8],
-    invert: bool,
-) -> bool {
-    let found = match cols {
-        None => (0..n).any(|i| re.is_match(get(i))),
-        Some(c) => c.iter().any(|&i| re.is_match(if i < n { get(i) } else { &[] })),
-    };
-    found != invert
-}
-
 /// Moves what a worker's writer holds to standard output: straight to
 /// the file descriptor when it is large (a batch or a chunk of records),
 /// to save a copy through the buffer.
-fn drain(w: &mut RecordWriter<Vec<u8>>, out: &mut Sink) -> Result<(), Failure> {
+pub(super) fn drain(w: &mut RecordWriter<Vec<u8>>, out: &mut Sink) -> Result<(), Failure> {
     let v = w.get_mut();
     if v.len() >= 16 << 10 {
         out.flush()?;

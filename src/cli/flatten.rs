@@ -42,6 +42,9 @@ pub struct FlattenArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: super::args::ParallelArgs,
 }
 
 /// `fastcsv flatten`: the names and values are aligned record by record

@@ -72,16 +72,21 @@ pub struct CommonArgs {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: super::args::ParallelArgs,
 }
 
 impl CommonArgs {
     /// The input options these stand for: the defaults (see
-    /// [`default_input`]) with this delimiter, `--flexible` and `--quiet`.
+    /// [`default_input`]) with this delimiter, `--flexible`, `--quiet` and
+    /// `-j`.
     pub fn input(&self) -> InputArgs {
         let mut a = default_input();
         a.delimiter = self.delimiter;
         a.flexible = self.flexible;
         a.quiet = self.quiet;
+        a.jobs = self.par.jobs;
         a
     }
 }

@@ -38,6 +38,9 @@ pub struct InputCmdArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: super::args::ParallelArgs,
 }
 
 /// `fastcsv input`: every row (the header row too) written with minimal

@@ -18,6 +18,7 @@ pub mod join;
 pub mod output;
 pub mod partition;
 pub mod sample;
+pub mod search;
 pub mod selection;
 pub mod sort;
 pub mod split;
@@ -145,6 +146,10 @@ impl Input {
         let dialect = args.dialect(path, strict).map_err(|e| Failure::Usage(e.message()))?;
         let mut b = ReaderBuilder::new();
         b.dialect(dialect).source(args.source).buffer_size(args.buffer_size);
+        if args.jobs == Some(1) {
+            // One thread in all: no read-ahead or map-ahead helper.
+            b.read_ahead(false);
+        }
         let (reader, name, size) = match path {
             Some(p) => {
                 let name = p.display().to_string();

@@ -1,0 +1,318 @@
+//! `-j N` on every verb, `search` on several threads (the same output,
+//! errors and exit status as on one), and `slice` skipping to `--start` by
+//! record ends alone (on one thread and on several).
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fastcsv");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).stdin(Stdio::null()).output().expect("the binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts success and returns standard output.
+fn ok(args: &[&str]) -> Vec<u8> {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    assert_eq!(stderr(&o), "", "{args:?}");
+    o.stdout
+}
+
+/// Asserts exit status `code` and one `fastcsv: ` line (or clap's usage
+/// error) on standard error containing `needle`.
+fn fails(args: &[&str], code: i32, needle: &str) -> Output {
+    let o = run(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+    assert!(!err.contains("panicked"), "{err}");
+    if code == 1 {
+        assert!(err.starts_with("fastcsv: ") && err.lines().count() == 1, "{err}");
+    }
+    o
+}
+
+/// `args` with `extra` inserted after the verb.
+fn with<'a>(args: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    [&args[..1], extra, &args[1..]].concat()
+}
+
+/// A header row and `records` records of several shapes: plain, quoted
+/// with delimiters, doubled quotes and line ends, empty fields, non-ASCII
+/// text, LF and CRLF.
+fn data(records: usize) -> Vec<u8> {
+    let cities = ["Oslo", "Paris", "Zürich", "Rome", "Lagos"];
+    let mut v = b"id,name,city,note,n\n".to_vec();
+    for i in 0..records {
+        let note = match i % 6 {
+            0 => format!("\"a, b\nc {i}\""),
+            1 => format!("\"say \"\"hi {i}\"\"\""),
+            2 => String::new(),
+            3 => "x".repeat(i % 50),
+            4 => format!("\"Oslo, {i}\""),
+            _ => format!("plain {i}"),
+        };
+        let city = cities[i % cities.len()];
+        let end = if i % 7 == 0 { "\r\n" } else { "\n" };
+        v.extend_from_slice(format!("{i},n{},{city},{note},{}{end}", i % 13, i * 7).as_bytes());
+    }
+    v
+}
+
+fn write(dir: &Path, name: &str, data: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, data).unwrap();
+    p.display().to_string()
+}
+
+/// The records of CSV text, parsed by the `csv` crate.
+fn records(csv_text: &[u8], headers: bool) -> Vec<Vec<String>> {
+    let mut r = csv::ReaderBuilder::new().has_headers(headers).from_reader(csv_text);
+    r.records().map(|r| r.unwrap().iter().map(str::to_string).collect()).collect()
+}
+
+/// The files in `dir`, by name, with their bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_verb_takes_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "d.csv", &data(3000));
+    let f = f.as_str();
+    let verbs: Vec<Vec<&str>> = vec![
+        vec!["count", f],
+        vec!["headers", f],
+        vec!["select", "id,city", f],
+        vec!["cat", f],
+        vec!["cat", "columns", f, f],
+        vec!["slice", "-s", "5", "-l", "50", f],
+        vec!["search", "Oslo", f],
+        vec!["check", f],
+        vec!["frequency", "-s", "city", f],
+        vec!["stats", f],
+        vec!["table", f],
+        vec!["fmt", "-t", ";", f],
+        vec!["flatten", f],
+        vec!["fixlengths", f],
+        vec!["input", f],
+        vec!["sort", "-s", "city", f],
+        vec!["join", "id", f, "id", f],
+        vec!["sample", "--seed", "7", "20", f],
+        vec!["dedup", "-s", "city", f],
+    ];
+    for v in &verbs {
+        let one = ok(&with(v, &["-j", "1"]));
+        assert!(!one.is_empty(), "{v:?}");
+        assert_eq!(ok(&with(v, &["-j", "2"])), one, "{v:?}");
+        assert_eq!(ok(&with(v, &["-j2"])), one, "{v:?}");
+        assert_eq!(ok(&with(v, &["--threads", "2"])), one, "{v:?}");
+        assert_eq!(ok(&with(v, &["--jobs", "3"])), one, "{v:?}");
+        if v[0] != "headers" {
+            assert_eq!(ok(&with(v, &["-j", "3", "--chunk-size", "4K"])), one, "{v:?}");
+        }
+        // As every verb that had -j before reports it.
+        for bad in ["0", "x"] {
+            let want = format!("invalid value '{bad}' for '--jobs <N>'");
+            // `headers -j x`: the names of the file `x` (xsv's -j).
+            if v[0] != "headers" || bad == "0" {
+                fails(&with(v, &["-j", bad]), 2, &want);
+            }
+            fails(&with(v, &["--threads", bad]), 2, &want);
+        }
+    }
+    // The verbs that write files.
+    for v in [vec!["split", "-s", "500"], vec!["partition", "city"]] {
+        let mut got = Vec::new();
+        for j in ["1", "2"] {
+            let out = dir.path().join(format!("{}-{j}", v[0]));
+            let out = out.to_str().unwrap();
+            ok(&[&v[..], &["-j", j, out, f]].concat());
+            got.push(files(Path::new(out)));
+        }
+        assert!(got[0].len() > 1, "{v:?}");
+        assert_eq!(got[0], got[1], "{v:?}");
+        fails(&[&v[..], &["-j", "0", "out", f]].concat(), 2, "invalid value '0' for '--jobs <N>'");
+    }
+    // `headers -j` alone is xsv's --just-names; with a number, threads.
+    assert_eq!(ok(&["headers", "-j", f]), b"id\nname\ncity\nnote\nn\n");
+    assert_eq!(ok(&["headers", "-j", "-j", "2", f]), b"id\nname\ncity\nnote\nn\n");
+    fails(&["headers", "--jobs", "x", f], 2, "invalid value 'x' for '--jobs <N>'");
+    // `bench` names it --threads, and takes -j too.
+    fails(&["bench", "-j", "0", f], 2, "invalid value '0' for '--threads <N>'");
+}
+
+/// Searches of every kind, on one thread and on three with small chunks:
+/// the same bytes out, the same status and message.
+#[test]
+fn search_in_parallel_is_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "d.csv", &data(20_000));
+    let f = f.as_str();
+    let formats: [&[&str]; 4] =
+        [&[], &["--to", "tsv"], &["--to", "jsonl"], &["--out-delimiter", ";"]];
+    let searches: [&[&str]; 12] = [
+        &["Oslo"],
+        &["-v", "Oslo"],
+        &["-i", "oslo"],
+        &["-s", "city", "^Os"],
+        &["-s", "note,n", "hi 1"],
+        &["-s", "note", "y \"hi"],
+        &["Paris|Lagos"],
+        &["-i", "ZÜRICH"],
+        &["no such text"],
+        &["-v", "."],
+        &["."],
+        &["\\d{3}7$"],
+    ];
+    for s in searches {
+        for to in formats {
+            let args = [&["search"][..], s, to, &[f]].concat();
+            let one = run(&with(&args, &["-j", "1"]));
+            assert_eq!(one.status.code(), Some(0), "{args:?}: {}", stderr(&one));
+            let par = run(&with(&args, &["-j", "3", "--chunk-size", "4K"]));
+            assert_eq!((par.status.code(), stderr(&par)), (Some(0), String::new()), "{args:?}");
+            assert!(par.stdout == one.stdout, "{args:?}");
+        }
+    }
+    // Against the `csv` crate: the records with a field holding "Oslo".
+    let want: Vec<Vec<String>> = records(&data(20_000), true)
+        .into_iter()
+        .filter(|r| r.iter().any(|f| f.contains("Oslo")))
+        .collect();
+    let got = records(&ok(&["search", "-j", "3", "--chunk-size", "4K", "Oslo", f]), true);
+    assert!(want.len() > 5000);
+    assert_eq!(got, want);
+    // No match at all, and every record.
+    assert_eq!(
+        ok(&["search", "-j", "3", "--chunk-size", "4K", "no such", f]),
+        b"id,name,city,note,n\n"
+    );
+    let all = records(&ok(&["search", "-j", "3", "--chunk-size", "4K", ".", f]), true);
+    assert_eq!(all, records(&data(20_000), true));
+}
+
+/// A ragged record two thirds in: the records before it, then the error,
+/// exit status 1, whatever the threads.
+#[test]
+fn search_errors_are_those_of_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = data(20_000);
+    let at = d.len() * 2 / 3;
+    let nl = at + d[at..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    d.splice(nl..nl, b"oops\n".iter().copied());
+    let f = write(dir.path(), "bad.csv", &d);
+    for s in [&["Oslo"][..], &["-v", "Oslo"], &["-s", "city", "^Os"], &["."]] {
+        let args = [&["search"][..], s, &[&f]].concat();
+        let one = fails(&with(&args, &["-j", "1"]), 1, "found record with 1 fields");
+        let par = run(&with(&args, &["-j", "3", "--chunk-size", "4K"]));
+        assert_eq!(par.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&par), stderr(&one), "{args:?}");
+        assert!(par.stdout == one.stdout && one.stdout.len() > 1000, "{args:?}");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_device_fails_search_and_slice_on_every_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "d.csv", &data(20_000));
+    for args in [
+        vec!["search", "Oslo", &f],
+        vec!["search", "-v", "Oslo", "--to", "jsonl", &f],
+        vec!["slice", "-s", "15000", &f],
+    ] {
+        for j in [&["-j", "1"][..], &["-j", "3", "--chunk-size", "4K"]] {
+            let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+            let o = Command::new(BIN).args(with(&args, j)).stdout(full).output().unwrap();
+            assert_eq!(o.status.code(), Some(1), "{args:?}");
+            assert_eq!(
+                stderr(&o),
+                "fastcsv: write error: No space left on device (os error 28)\n",
+                "{args:?}"
+            );
+        }
+    }
+}
+
+/// Records `start..end` as the `csv` crate reads them, whatever the
+/// threads and the source.
+#[test]
+fn slice_skips_to_the_start_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = data(20_000);
+    let f = write(dir.path(), "d.csv", &d);
+    let all = records(&d, true);
+    let ways: [&[&str]; 4] = [
+        &["-j", "1"],
+        &["-j", "3", "--chunk-size", "4K"],
+        &["--source", "read", "--buffer-size", "1K"],
+        &["-j", "2", "--chunk-size", "64K", "--source", "mmap"],
+    ];
+    for (start, len) in [
+        (0, Some(3)),
+        (1, Some(1)),
+        (4999, Some(2)),
+        (12_345, None),
+        (19_999, None),
+        (20_000, None),
+    ] {
+        let s = start.to_string();
+        let l = len.map(|l: usize| l.to_string());
+        let mut args = vec!["slice", "-s", &s];
+        if let Some(l) = &l {
+            args.extend(["-l", l]);
+        }
+        args.push(&f);
+        let end = len.map_or(all.len(), |l| (start + l).min(all.len()));
+        for way in ways {
+            let got = records(&ok(&with(&args, way)), true);
+            assert_eq!(got, all[start.min(all.len())..end], "{args:?} {way:?}");
+        }
+    }
+    // Past the end: the header row alone.
+    assert_eq!(
+        ok(&["slice", "-s", "25000", "-j", "3", "--chunk-size", "4K", &f]),
+        b"id,name,city,note,n\n"
+    );
+    // -e before -s: reading stops at the end.
+    assert_eq!(ok(&["slice", "-s", "100", "-e", "50", &f]), b"id,name,city,note,n\n");
+    let jsonl = ok(&["slice", "-i", "19999", "--to", "jsonl", "-j", "3", "--chunk-size", "4K", &f]);
+    assert!(jsonl.starts_with(b"{\"id\":\"19999\","), "{}", String::from_utf8_lossy(&jsonl));
+}
+
+/// A ragged record before the start is reported where it is, on every
+/// path; one after the range's end is never read.
+#[test]
+fn slice_reports_errors_before_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = data(20_000);
+    let at = d.len() / 2;
+    let nl = at + d[at..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    d.splice(nl..nl, b"oops\n".iter().copied());
+    let f = write(dir.path(), "bad.csv", &d);
+    let mut msgs = Vec::new();
+    for way in [&["-j", "1"][..], &["-j", "3", "--chunk-size", "4K"], &["--source", "read"]] {
+        let o = fails(&with(&["slice", "-s", "15000", &f], way), 1, "found record with 1 fields");
+        assert_eq!(o.stdout, b"id,name,city,note,n\n");
+        msgs.push(stderr(&o));
+    }
+    assert!(msgs.iter().all(|m| *m == msgs[0]), "{msgs:?}");
+    // The range ends before the bad record: no error.
+    let o = ok(&["slice", "-s", "100", "-l", "5", "-j", "3", "--chunk-size", "4K", &f]);
+    assert_eq!(records(&o, true).len(), 5);
+}
