@@ -252,12 +252,13 @@ fn merge(a: Vec<Entry>, b: Vec<Entry>, cmp: &impl Fn(&Entry, &Entry) -> Ordering
     out
 }
 
-/// A temporary file, removed from its directory as soon as it is created
-/// (on Unix), so nothing is left behind whatever happens.
-fn temp_file(dir: &Path, n: usize) -> Result<File, Failure> {
+/// A temporary file for the command `what`, removed from its directory as
+/// soon as it is created (on Unix), so nothing is left behind whatever
+/// happens.
+pub fn temp_file(dir: &Path, what: &str, n: usize) -> Result<File, Failure> {
     let pid = std::process::id();
     for attempt in 0..100 {
-        let p = dir.join(format!(".fastcsv-sort-{pid}-{n}-{attempt}.tmp"));
+        let p = dir.join(format!(".fastcsv-{what}-{pid}-{n}-{attempt}.tmp"));
         match File::options().read(true).write(true).create_new(true).open(&p) {
             Ok(f) => {
                 #[cfg(unix)]
@@ -281,7 +282,7 @@ fn write_run(arena: &Arena, dir: &Path, n: usize) -> Result<File, Failure> {
     let tmp_err = |e: io::Error| {
         Failure::Fatal(format!("{}: write error (temporary file): {e}", dir.display()))
     };
-    let mut w = BufWriter::with_capacity(1 << 20, temp_file(dir, n)?);
+    let mut w = BufWriter::with_capacity(1 << 20, temp_file(dir, "sort", n)?);
     for e in &arena.entries {
         w.write_all(&e.klen.to_le_bytes()).map_err(tmp_err)?;
         w.write_all(&e.rlen.to_le_bytes()).map_err(tmp_err)?;
