@@ -1,13 +1,18 @@
 //! `fastcsv sort`: records ordered by some columns, as `xsv sort` orders
 //! them, in bounded memory.
 //!
-//! Records are read once. Each is kept as the bytes the output writes for
-//! it (re-quoted as xsv writes it) beside its sort key, in an arena; the
-//! arena's entries are sorted (on several threads) and written. When the
-//! arena reaches the `--memory` budget, its sorted entries go to a
-//! temporary file (a run) and the arena starts again; at the end the runs
-//! are merged, k ways. Ties keep input order everywhere: the sort is
-//! stable, and the merge takes the earlier run first.
+//! Records are read once, by batches. Each is kept as the bytes the output
+//! writes for it (its input bytes when it has no quote and the output's
+//! delimiter, else re-quoted as xsv writes it) with its sort key, in an
+//! arena; an entry per record holds the key's first 16 bytes and where
+//! the record is. Text keys are sorted by a radix sort on those 16 bytes
+//! (the buckets of the first byte that splits them on several threads),
+//! the rare ties between longer keys by comparing the whole keys; `-N`
+//! keys by a stable comparison sort. When the arena reaches the `--memory`
+//! budget, its sorted entries go to a temporary file (a run) and the arena
+//! starts again; at the end the runs are merged, k ways. Ties keep input
+//! order everywhere: the radix sort orders equal keys by their place in
+//! the arena, and the merge takes the earlier run first.
 //!
 //! Keys compare as xsv compares them. Text: field by field, as bytes. The
 //! key is encoded so that comparing the encodings as bytes gives that
@@ -260,9 +265,11 @@ impl Arena {
         self.parts(e).2
     }
 
-    /// Bytes held, counting the entries twice (the sort's second buffer).
+    /// Bytes held, counting the entries three times (the vector's room
+    /// to grow, up to twice its length, and the radix sort's second
+    /// buffer).
     fn held(&self) -> usize {
-        self.data.len() + self.entries.len() * size_of::<Entry>() * 2
+        self.data.len() + self.entries.len() * size_of::<Entry>() * 3
     }
 
     /// Adds a record of key `key` (encoded) whose output bytes are `rec`,
@@ -578,7 +585,6 @@ pub fn sort(a: &SortArgs) -> Result<(), Failure> {
     let reserve = (size as usize).saturating_add(size as usize / 2).min(memory / 10 * 7);
     let mut arena =
         Arena { data: Vec::with_capacity(reserve), entries: Vec::new(), numeric: order.numeric };
-    arena.entries.reserve(reserve / 48);
     let mut runs: Vec<File> = Vec::new();
     // A record without quotes whose delimiter is the output's is written
     // as it is in the input: what the writer would write.
