@@ -53,6 +53,9 @@ pub fn default_memory() -> usize {
     1 << 30
 }
 
+/// Writes a record with the writer (into its buffer).
+type WriteRecord<'a> = dyn Fn(&mut RecordWriter<Vec<u8>>) -> Result<(), WriteError> + 'a;
+
 /// How keys compare.
 #[derive(Clone, Copy)]
 pub struct Order {
@@ -600,7 +603,7 @@ pub fn sort(a: &SortArgs) -> Result<(), Failure> {
     let mut push = |arena: &mut Arena,
                     key: &dyn Fn(&mut Vec<u8>),
                     raw: Option<&[u8]>,
-                    write: &dyn Fn(&mut RecordWriter<Vec<u8>>) -> Result<(), WriteError>,
+                    write: &WriteRecord<'_>,
                     pos: fastcsv::Position|
      -> Result<(), Failure> {
         kbuf.clear();
