@@ -817,13 +817,17 @@ const JOIN_HELP: &str = "\
 Joins as xsv join: COLUMNS1 of FILE1 (as for `select`) against COLUMNS2 of
 FILE2, the same number of columns. Keys are compared after trimming spaces
 (UTF-8 fields), and with --no-case in lower case; a key with an empty field
-never matches, unless --nulls. FILE2 is held in memory (its records, as
-written, and a hash table of its keys); FILE1 is streamed, and each output
-record is a record of FILE1 followed by one of FILE2 (empty fields where one
-side has no match), in FILE1's order, the matches in FILE2's order.
---right streams FILE2 instead; --full writes the unmatched records of FILE2
-last; --cross writes every pair. The header rows are written first (joined),
-unless --no-headers.
+never matches, unless --nulls. Each output record is a record of FILE1
+followed by one of FILE2 (empty fields where one side has no match), in
+FILE1's order, the matches in FILE2's order; --right follows FILE2's order
+instead; --full writes the unmatched records of FILE2 last; --cross writes
+every pair. The header rows are written first (joined), unless --no-headers.
+
+The hash table is built on the smaller file (by size on disk; on xsv's
+side, FILE2 or FILE1 with --right, when a size is unknown, as for a pipe)
+and the other is streamed. When the table is on the side whose order the
+output follows, the streamed side's matched records are kept (each once)
+until the end, in --memory and past it in a temporary file in --tmp-dir.
 
 Examples:
   fastcsv join id users.csv user_id orders.csv
@@ -942,6 +946,14 @@ pub struct JoinArgs {
     /// Empty key fields match too.
     #[arg(long)]
     pub nulls: bool,
+    /// Memory for the larger file's matched records when the hash table is
+    /// built on the other one, before they go to a temporary file (K, M or
+    /// G suffix; default: a quarter of physical memory).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<usize>,
+    /// Directory of the temporary file (default: $TMPDIR or /tmp).
+    #[arg(long, value_name = "DIR")]
+    pub tmp_dir: Option<PathBuf>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,

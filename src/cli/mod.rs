@@ -196,6 +196,22 @@ impl Input {
         Ok(())
     }
 
+    /// Reads every remaining batch of records, keeping the columns of
+    /// `sel`, on this thread: `f` gets each batch; advances the progress
+    /// bar.
+    pub fn each_batch(
+        &mut self,
+        sel: &mut Selection,
+        mut f: impl FnMut(&Batch<'_>) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
+        while let Some(batch) = self.reader.read_batch(sel)? {
+            f(&batch)?;
+            self.progress.set(batch.row(batch.len() - 1).position().byte);
+        }
+        self.progress.finish();
+        Ok(())
+    }
+
     /// What [`SizeGuard::shrank`] needs to know about the input.
     pub fn size_guard(&self) -> SizeGuard {
         SizeGuard { path: self.path.clone(), size: self.size }

@@ -18,12 +18,38 @@ use std::io::Write;
 
 use fastcsv::RowBuf;
 
-use super::args::{ParallelArgs, SampleArgs};
+use super::args::SampleArgs;
 use super::commands::whole_records_writer;
 use super::{path_arg, write_failure, Failure, Input};
 
-/// A record picked by the second pass: its position and fields.
-type Picked = (fastcsv::Position, Vec<Vec<u8>>);
+/// A record in the reservoir of a mapped file: where it starts and, when
+/// they are its fields joined by the delimiter, its bytes.
+struct Slot {
+    pos: fastcsv::Position,
+    raw: Option<Vec<u8>>,
+}
+
+/// A reader of `path` from the record at `pos` on (no header row).
+fn reopen_at(
+    path: &std::path::Path,
+    args: &super::args::InputArgs,
+    pos: fastcsv::Position,
+) -> Result<fastcsv::Reader<'static>, Failure> {
+    let dialect = args.dialect(Some(path), false).map_err(|e| Failure::Usage(e.message()))?;
+    let size = std::fs::metadata(path)
+        .map_err(|e| Failure::from(fastcsv::Error::from(e).with_position(pos).with_path(path)))?;
+    let part = fastcsv::split::Part {
+        index: 0,
+        start: pos.byte,
+        end: size.len(),
+        lines: pos.line.saturating_sub(1),
+        records: pos.record,
+        width: None,
+    };
+    let mut b = fastcsv::ReaderBuilder::new();
+    b.dialect(dialect).source(args.source);
+    Ok(b.from_path_part(path, &part)?)
+}
 
 /// SplitMix64: small, fast, and good enough for sampling.
 pub struct Rng(u64);
@@ -54,13 +80,16 @@ impl Rng {
     /// A number drawn uniformly from `0..n` (`n > 0`), without the bias of
     /// a remainder (Lemire's multiply and reject).
     pub fn below(&mut self, n: u64) -> u64 {
-        let threshold = n.wrapping_neg() % n;
-        loop {
-            let m = u128::from(self.next_u64()) * u128::from(n);
-            if (m as u64) >= threshold {
-                return (m >> 64) as u64;
+        let mut m = u128::from(self.next_u64()) * u128::from(n);
+        // The threshold (a division) is needed only when the low half is
+        // below `n`: it is below `n` itself.
+        if (m as u64) < n {
+            let threshold = n.wrapping_neg() % n;
+            while (m as u64) < threshold {
+                m = u128::from(self.next_u64()) * u128::from(n);
             }
         }
+        (m >> 64) as u64
     }
 }
 
@@ -73,49 +102,51 @@ pub fn sample(a: &SampleArgs) -> Result<(), Failure> {
     let mut rng = Rng::new(a.seed.unwrap_or_else(Rng::seed_from_clock));
     let n = a.size;
     if let (Some(path), fastcsv::SourceKind::Mapped) = (file, input.reader.source_kind()) {
-        let par = ParallelArgs { jobs: None, chunk_size: None }.parallel();
-        let total = input.count(&par)?;
-        // The reservoir's record indices, drawn as the one-pass loop draws.
-        let mut slots: Vec<u64> = (0..n.min(total)).collect();
-        for i in n..total {
-            let j = rng.below(i + 1);
-            if j < n {
-                slots[j as usize] = i;
-            }
-        }
-        let mut wanted: Vec<(u64, usize)> =
-            slots.iter().enumerate().map(|(s, &i)| (i, s)).collect();
-        wanted.sort_unstable();
-        let mut again = Input::open(Some(path), &a.input, false)?;
-        again.reader.headers()?;
-        let base = again.reader.records_read();
-        let mut picked: Vec<Option<Picked>> = vec![None; slots.len()];
-        let wanted = &wanted;
-        again.par_each_batch(
-            &fastcsv::Selection::all(),
-            &par,
-            Vec::new,
-            |batch, out: &mut Vec<(usize, Picked)>| -> Result<(), Failure> {
-                for row in batch.iter() {
-                    let i = row.position().record - base;
-                    if let Ok(k) = wanted.binary_search_by_key(&i, |w| w.0) {
-                        let fields = row.iter().map(<[u8]>::to_vec).collect();
-                        out.push((wanted[k].1, (row.position(), fields)));
+        // One pass that finds records without their fields; a drawn record
+        // keeps its bytes when they are its fields joined by the delimiter,
+        // else its position, to be read again at the end.
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut i = 0u64;
+        input.each_batch(&mut fastcsv::Selection::new([]), |batch| {
+            for row in batch.iter() {
+                let s = if i < n {
+                    slots.push(Slot { pos: row.position(), raw: None });
+                    Some(slots.len() - 1)
+                } else {
+                    let j = rng.below(i + 1);
+                    (j < n).then_some(j as usize)
+                };
+                i += 1;
+                let Some(s) = s else { continue };
+                let slot = &mut slots[s];
+                slot.pos = row.position();
+                match row.raw().filter(|r| !r.is_empty()) {
+                    Some(r) => {
+                        let mut v = slot.raw.take().unwrap_or_default();
+                        v.clear();
+                        v.extend_from_slice(r);
+                        slot.raw = Some(v);
                     }
+                    None => slot.raw = None,
                 }
-                Ok(())
-            },
-            |out| {
-                for (slot, fields) in out.drain(..) {
-                    picked[slot] = Some(fields);
-                }
-                Ok(())
-            },
-        )?;
+            }
+            Ok(())
+        })?;
+        let delimiter = input.reader.dialect().delimiter();
         let mut w = whole_records_writer(&name, header.as_ref(), &a.output, file)?;
-        for (pos, r) in picked.iter().flatten() {
-            w.write(r.iter().map(Vec::as_slice))
-                .map_err(|e| write_failure(&name, e, *pos, |f| f))?;
+        for slot in &slots {
+            let fail = |e| write_failure(&name, e, slot.pos, |f| f);
+            match &slot.raw {
+                Some(r) => w.write(r.split(|&b| b == delimiter)).map_err(fail)?,
+                None => {
+                    let mut again = reopen_at(path, &a.input, slot.pos)?;
+                    let row = again.read_row()?.ok_or_else(|| {
+                        let e = fastcsv::Error::new(fastcsv::ErrorKind::FileChanged);
+                        Failure::from(e.with_position(slot.pos).with_path(path))
+                    })?;
+                    w.write(row.iter()).map_err(fail)?;
+                }
+            }
         }
         return Ok(w.into_inner()?.flush()?);
     }

@@ -1,13 +1,18 @@
 //! `fastcsv sort`: records ordered by some columns, as `xsv sort` orders
 //! them, in bounded memory.
 //!
-//! Records are read once. Each is kept as the bytes the output writes for
-//! it (re-quoted as xsv writes it) beside its sort key, in an arena; the
-//! arena's entries are sorted (on several threads) and written. When the
-//! arena reaches the `--memory` budget, its sorted entries go to a
-//! temporary file (a run) and the arena starts again; at the end the runs
-//! are merged, k ways. Ties keep input order everywhere: the sort is
-//! stable, and the merge takes the earlier run first.
+//! Records are read once, by batches. Each is kept as the bytes the output
+//! writes for it (its input bytes when it has no quote and the output's
+//! delimiter, else re-quoted as xsv writes it) with its sort key, in an
+//! arena; an entry per record holds the key's first 16 bytes and where
+//! the record is. Text keys are sorted by a radix sort on those 16 bytes
+//! (the buckets of the first byte that splits them on several threads),
+//! the rare ties between longer keys by comparing the whole keys; `-N`
+//! keys by a stable comparison sort. When the arena reaches the `--memory`
+//! budget, its sorted entries go to a temporary file (a run) and the arena
+//! starts again; at the end the runs are merged, k ways. Ties keep input
+//! order everywhere: the radix sort orders equal keys by their place in
+//! the arena, and the merge takes the earlier run first.
 //!
 //! Keys compare as xsv compares them. Text: field by field, as bytes. The
 //! key is encoded so that comparing the encodings as bytes gives that
@@ -24,12 +29,12 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use fastcsv::RowBuf;
+use fastcsv::{RowBuf, Selection};
 
 use super::args::{Format, SortArgs};
 use super::commands::whole_records_writer;
-use super::output::RecordWriter;
-use super::selection::Selection;
+use super::output::{RecordWriter, WriteError};
+use super::selection::Selection as Columns;
 use super::{json_keys_utf8, path_arg, write_failure, Failure, Input};
 
 /// The default `--memory`: a quarter of physical memory (1 GiB where it is
@@ -47,6 +52,9 @@ pub fn default_memory() -> usize {
     }
     1 << 30
 }
+
+/// Writes a record with the writer (into its buffer).
+type WriteRecord<'a> = dyn Fn(&mut RecordWriter<Vec<u8>>) -> Result<(), WriteError> + 'a;
 
 /// How keys compare.
 #[derive(Clone, Copy)]
@@ -150,86 +158,229 @@ fn cmp_numeric(a: &[u8], b: &[u8]) -> Ordering {
     }
 }
 
-/// A record in the arena: its key at `key..key+klen` of the keys, its
-/// output bytes at `rec..rec+rlen` of the records; `prefix` is the key's
-/// first 8 bytes as a big-endian number (text keys), to settle most
-/// comparisons without reading the arena.
+/// A record in the arena: the first 16 bytes of its text key as two
+/// big-endian numbers, zero-padded (complemented for `-R`), which settle
+/// most comparisons without reading the arena, and where the record is
+/// in the arena (see [`Arena`]). Bit 63 of `at` is set when the key is
+/// longer than 16 bytes. The encoded text keys are prefix-free (every key
+/// has as many fields, and a field ends with 0x00 0x00, which no field
+/// holds), so two keys with the same padded 16 bytes are equal when both
+/// fit in them, and both are longer otherwise: ordering entries by
+/// `(k0, k1, at)` is ordering them by key, then input order, whenever a
+/// tie does not need the rest of the keys.
 #[derive(Clone, Copy)]
 struct Entry {
-    prefix: u64,
-    key: usize,
-    rec: usize,
-    klen: u32,
-    rlen: u32,
+    k0: u64,
+    k1: u64,
+    at: u64,
 }
 
-/// The records read since the last run was written.
+/// `Entry::at`'s flag: the key is longer than its 16 bytes in the entry.
+const LONG_KEY: u64 = 1 << 63;
+
+/// `k0` and `k1` of a `-N` entry (whose key is in the arena).
+const NUMERIC: u64 = 0;
+
+impl Entry {
+    /// Byte `d` (0..16) of the entry's 16 key bytes.
+    #[inline(always)]
+    fn byte(&self, d: usize) -> usize {
+        let k = if d < 8 { self.k0 } else { self.k1 };
+        (k >> (56 - 8 * (d & 7))) as usize & 0xFF
+    }
+
+    fn sort_key(&self) -> (u64, u64, u64) {
+        (self.k0, self.k1, self.at)
+    }
+}
+
+/// The records read since the last run was written: for each, at
+/// `Entry::at` of `data`, the key's length and the record's (LEB128
+/// varints), the encoded key when the entry does not hold all of it (`-N`,
+/// or longer than 16 bytes) and the record's output bytes.
 struct Arena {
-    keys: Vec<u8>,
-    recs: Vec<u8>,
+    data: Vec<u8>,
     entries: Vec<Entry>,
+    /// `-N`: every key is in `data`.
+    numeric: bool,
+}
+
+/// Appends `x` as an LEB128 varint (7 bits a byte, low first).
+pub fn put_varint(b: &mut Vec<u8>, mut x: u64) {
+    while x >= 0x80 {
+        b.push(x as u8 | 0x80);
+        x >>= 7;
+    }
+    b.push(x as u8);
+}
+
+/// Reads a varint [`put_varint`] wrote at the start of `b`, and moves past
+/// it.
+pub fn take_varint(b: &mut &[u8]) -> u64 {
+    let mut x = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = b[0];
+        *b = &b[1..];
+        x |= u64::from(byte & 0x7F) << shift;
+        if byte < 0x80 {
+            return x;
+        }
+        shift += 7;
+    }
 }
 
 impl Arena {
+    /// The key's length, the key as stored (empty when the entry holds
+    /// all of it) and the output bytes of `e`.
+    fn parts(&self, e: &Entry) -> (usize, &[u8], &[u8]) {
+        let mut b = &self.data[(e.at & !LONG_KEY) as usize..];
+        let klen = take_varint(&mut b) as usize;
+        let rlen = take_varint(&mut b) as usize;
+        let stored = if self.stores(e) { klen } else { 0 };
+        (klen, &b[..stored], &b[stored..stored + rlen])
+    }
+
+    /// Whether the key of `e` is in the arena.
+    fn stores(&self, e: &Entry) -> bool {
+        self.numeric || e.at & LONG_KEY != 0
+    }
+
+    /// The key of a long or numeric entry.
     fn key(&self, e: &Entry) -> &[u8] {
-        &self.keys[e.key..e.key + e.klen as usize]
+        self.parts(e).1
+    }
+
+    /// The whole key of `e`, into `out`.
+    fn key_into(&self, e: &Entry, out: &mut Vec<u8>) {
+        let (klen, stored, _) = self.parts(e);
+        out.clear();
+        if stored.len() == klen {
+            out.extend_from_slice(stored);
+        } else {
+            out.extend_from_slice(&e.k0.to_be_bytes());
+            out.extend_from_slice(&e.k1.to_be_bytes());
+            out.truncate(klen);
+        }
     }
 
     fn rec(&self, e: &Entry) -> &[u8] {
-        &self.recs[e.rec..e.rec + e.rlen as usize]
+        self.parts(e).2
     }
 
-    /// Bytes held, counting the entries twice and a half (the sort's merge
-    /// buffers).
+    /// Bytes held, counting the entries three times (the vector's room
+    /// to grow, up to twice its length, and the radix sort's second
+    /// buffer).
     fn held(&self) -> usize {
-        self.keys.len() + self.recs.len() + self.entries.len() * size_of::<Entry>() * 5 / 2
+        self.data.len() + self.entries.len() * size_of::<Entry>() * 3
     }
 
-    fn cmp(&self, order: Order, a: &Entry, b: &Entry) -> Ordering {
-        if !order.numeric {
-            let o = a.prefix.cmp(&b.prefix).then_with(|| self.key(a).cmp(self.key(b)));
-            return if order.reverse { o.reverse() } else { o };
+    /// Adds a record of key `key` (encoded) whose output bytes are `rec`,
+    /// and an LF when `newline`; false when a length does not fit in 32
+    /// bits.
+    fn push(&mut self, key: &[u8], rec: &[u8], newline: bool) -> bool {
+        let numeric = self.numeric;
+        let rlen = rec.len() + usize::from(newline);
+        if u32::try_from(key.len()).is_err() || u32::try_from(rlen).is_err() {
+            return false;
         }
-        order.cmp(self.key(a), self.key(b))
+        let at = self.data.len() as u64;
+        put_varint(&mut self.data, key.len() as u64);
+        put_varint(&mut self.data, rlen as u64);
+        let long = !numeric && key.len() > 16;
+        if numeric || long {
+            self.data.extend_from_slice(key);
+        }
+        self.data.extend_from_slice(rec);
+        if newline {
+            self.data.push(b'\n');
+        }
+        let (k0, k1) = if numeric {
+            (NUMERIC, NUMERIC)
+        } else {
+            let mut p = [0u8; 16];
+            let n = key.len().min(16);
+            p[..n].copy_from_slice(&key[..n]);
+            let k0 = u64::from_be_bytes(p[..8].try_into().expect("8 bytes"));
+            (k0, u64::from_be_bytes(p[8..].try_into().expect("8 bytes")))
+        };
+        self.entries.push(Entry { k0, k1, at: at | if long { LONG_KEY } else { 0 } });
+        true
     }
 
     /// Sorts the entries, stably, on up to `threads` threads.
     fn sort(&mut self, order: Order, threads: usize) {
         let mut entries = std::mem::take(&mut self.entries);
-        let this = &*self;
-        let cmp = |a: &Entry, b: &Entry| this.cmp(order, a, b);
-        let parts = threads.min(entries.len() / 65_536).max(1);
-        if parts == 1 {
-            entries.sort_by(cmp);
+        if order.numeric {
+            self.sort_numeric(&mut entries, order, threads);
         } else {
-            let size = entries.len().div_ceil(parts);
-            std::thread::scope(|s| {
-                for chunk in entries.chunks_mut(size) {
-                    s.spawn(move || chunk.sort_by(cmp));
+            if order.reverse {
+                for e in &mut entries {
+                    e.k0 = !e.k0;
+                    e.k1 = !e.k1;
                 }
-            });
-            // Merge the sorted chunks pairwise, the earlier first on ties.
-            let mut runs: Vec<Vec<Entry>> = entries.chunks(size).map(<[Entry]>::to_vec).collect();
-            drop(entries);
-            while runs.len() > 1 {
-                let mut next = Vec::with_capacity(runs.len().div_ceil(2));
-                let mut it = runs.into_iter();
-                while let Some(a) = it.next() {
-                    match it.next() {
-                        Some(b) => next.push(merge(a, b, &cmp)),
-                        None => next.push(a),
-                    }
-                }
-                runs = next;
             }
-            entries = runs.pop().unwrap_or_default();
+            let mut tmp = vec![Entry { k0: 0, k1: 0, at: 0 }; entries.len()];
+            radix_sort(&mut entries, &mut tmp, threads);
+            drop(tmp);
+            if order.reverse {
+                for e in &mut entries {
+                    e.k0 = !e.k0;
+                    e.k1 = !e.k1;
+                }
+            }
+            // Ties on the first 16 bytes of keys longer than that: by the
+            // whole key, stably (the run is in input order).
+            let mut i = 0;
+            while i < entries.len() {
+                let e = entries[i];
+                let mut j = i + 1;
+                while j < entries.len() && (entries[j].k0, entries[j].k1) == (e.k0, e.k1) {
+                    j += 1;
+                }
+                if j - i > 1 && e.at & LONG_KEY != 0 {
+                    let this = &*self;
+                    entries[i..j].sort_by(|a, b| order.cmp(this.key(a), this.key(b)));
+                }
+                i = j;
+            }
         }
         self.entries = entries;
     }
 
+    /// `-N`: a stable comparison sort on the keys, on up to `threads`
+    /// threads (sorted parts merged pairwise, the earlier first on ties).
+    fn sort_numeric(&self, entries: &mut Vec<Entry>, order: Order, threads: usize) {
+        let cmp = |a: &Entry, b: &Entry| order.cmp(self.key(a), self.key(b));
+        let parts = threads.min(entries.len() / 65_536).max(1);
+        if parts == 1 {
+            entries.sort_by(cmp);
+            return;
+        }
+        let size = entries.len().div_ceil(parts);
+        std::thread::scope(|s| {
+            for chunk in entries.chunks_mut(size) {
+                s.spawn(move || chunk.sort_by(cmp));
+            }
+        });
+        let mut runs: Vec<Vec<Entry>> = entries.chunks(size).map(<[Entry]>::to_vec).collect();
+        entries.clear();
+        while runs.len() > 1 {
+            let mut next = Vec::with_capacity(runs.len().div_ceil(2));
+            let mut it = runs.into_iter();
+            while let Some(a) = it.next() {
+                match it.next() {
+                    Some(b) => next.push(merge(a, b, &cmp)),
+                    None => next.push(a),
+                }
+            }
+            runs = next;
+        }
+        *entries = runs.pop().unwrap_or_default();
+    }
+
     fn clear(&mut self) {
-        self.keys.clear();
-        self.recs.clear();
+        self.data.clear();
         self.entries.clear();
     }
 }
@@ -252,12 +403,94 @@ fn merge(a: Vec<Entry>, b: Vec<Entry>, cmp: &impl Fn(&Entry, &Entry) -> Ordering
     out
 }
 
-/// A temporary file, removed from its directory as soon as it is created
-/// (on Unix), so nothing is left behind whatever happens.
-fn temp_file(dir: &Path, n: usize) -> Result<File, Failure> {
+/// Below this many entries a slice is sorted by comparisons.
+const RADIX_MIN: usize = 64;
+
+/// Sorts `v` by `(k0, k1, at)`, with `tmp` (as long) as scratch: a
+/// most-significant-byte-first radix sort on the 16 key bytes, and a
+/// comparison sort for short slices. The buckets of the first byte that
+/// splits `v` are sorted on up to `threads` threads.
+fn radix_sort(v: &mut [Entry], tmp: &mut [Entry], threads: usize) {
+    msd(v, tmp, true, threads);
+}
+
+/// [`radix_sort`] of `src`, whose entries share their first key bytes
+/// (those before the first that differs), each set of equal keys in input
+/// order (ascending `at`), as the buckets of a stable radix pass are; the
+/// result goes to `src` when `into_src`, else to `other`.
+fn msd(src: &mut [Entry], other: &mut [Entry], into_src: bool, threads: usize) {
+    let Some(first) = src.first().copied() else { return };
+    let (mut x0, mut x1) = (0, 0);
+    for e in src.iter() {
+        x0 |= e.k0 ^ first.k0;
+        x1 |= e.k1 ^ first.k1;
+    }
+    if (x0 | x1) != 0 && src.len() <= RADIX_MIN {
+        src.sort_unstable_by_key(Entry::sort_key);
+    }
+    if (x0 | x1) == 0 || src.len() <= RADIX_MIN {
+        // Equal keys are in input order already.
+        if !into_src {
+            other.copy_from_slice(src);
+        }
+        return;
+    }
+    let d = if x0 != 0 { x0.leading_zeros() / 8 } else { 8 + x1.leading_zeros() / 8 } as usize;
+    let mut count = [0usize; 256];
+    for e in src.iter() {
+        count[e.byte(d)] += 1;
+    }
+    let mut next = [0usize; 256];
+    let mut sum = 0;
+    for (n, c) in next.iter_mut().zip(&count) {
+        *n = sum;
+        sum += c;
+    }
+    for e in src.iter() {
+        let b = e.byte(d);
+        other[next[b]] = *e;
+        next[b] += 1;
+    }
+    // The buckets, now in `other`, as (data, scratch) slices.
+    let mut buckets = Vec::new();
+    let (mut rest, mut rest_src) = (other, src);
+    for &c in &count {
+        let (b, r) = std::mem::take(&mut rest).split_at_mut(c);
+        let (bs, rs) = std::mem::take(&mut rest_src).split_at_mut(c);
+        (rest, rest_src) = (r, rs);
+        if c > 0 {
+            buckets.push((b, bs));
+        }
+    }
+    if threads <= 1 {
+        for (b, bs) in buckets {
+            msd(b, bs, !into_src, 1);
+        }
+        return;
+    }
+    // Largest first, each thread taking the next bucket left.
+    buckets.sort_by_key(|(b, _)| std::cmp::Reverse(b.len()));
+    let queue = std::sync::Mutex::new(buckets.into_iter());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let job = queue.lock().expect("no thread panics holding it").next();
+                match job {
+                    Some((b, bs)) => msd(b, bs, !into_src, 1),
+                    None => return,
+                }
+            });
+        }
+    });
+}
+
+/// A temporary file for the command `what`, removed from its directory as
+/// soon as it is created (on Unix), so nothing is left behind whatever
+/// happens.
+pub fn temp_file(dir: &Path, what: &str, n: usize) -> Result<File, Failure> {
     let pid = std::process::id();
     for attempt in 0..100 {
-        let p = dir.join(format!(".fastcsv-sort-{pid}-{n}-{attempt}.tmp"));
+        let p = dir.join(format!(".fastcsv-{what}-{pid}-{n}-{attempt}.tmp"));
         match File::options().read(true).write(true).create_new(true).open(&p) {
             Ok(f) => {
                 #[cfg(unix)]
@@ -281,12 +514,15 @@ fn write_run(arena: &Arena, dir: &Path, n: usize) -> Result<File, Failure> {
     let tmp_err = |e: io::Error| {
         Failure::Fatal(format!("{}: write error (temporary file): {e}", dir.display()))
     };
-    let mut w = BufWriter::with_capacity(1 << 20, temp_file(dir, n)?);
+    let mut w = BufWriter::with_capacity(1 << 20, temp_file(dir, "sort", n)?);
+    let mut key = Vec::new();
     for e in &arena.entries {
-        w.write_all(&e.klen.to_le_bytes()).map_err(tmp_err)?;
-        w.write_all(&e.rlen.to_le_bytes()).map_err(tmp_err)?;
-        w.write_all(arena.key(e)).map_err(tmp_err)?;
-        w.write_all(arena.rec(e)).map_err(tmp_err)?;
+        arena.key_into(e, &mut key);
+        let rec = arena.rec(e);
+        w.write_all(&(key.len() as u32).to_le_bytes()).map_err(tmp_err)?;
+        w.write_all(&(rec.len() as u32).to_le_bytes()).map_err(tmp_err)?;
+        w.write_all(&key).map_err(tmp_err)?;
+        w.write_all(rec).map_err(tmp_err)?;
     }
     let mut f = w.into_inner().map_err(|e| tmp_err(e.into_error()))?;
     f.rewind().map_err(tmp_err)?;
@@ -347,52 +583,70 @@ pub fn sort(a: &SortArgs) -> Result<(), Failure> {
         json_keys_utf8(&name, n, h.position(), |f| f)?;
     }
     let mut enc = RecordWriter::new(Vec::new(), format, delimiter, names.as_deref());
-    let mut arena = Arena { keys: Vec::new(), recs: Vec::new(), entries: Vec::new() };
+    // Reserved up front (its pages are touched only as it fills), so that
+    // it is not copied as it grows.
+    let reserve = (size as usize).saturating_add(size as usize / 2).min(memory / 10 * 7);
+    let mut arena =
+        Arena { data: Vec::with_capacity(reserve), entries: Vec::new(), numeric: order.numeric };
     let mut runs: Vec<File> = Vec::new();
-    let push = |row: &dyn RowLike, arena: &mut Arena, enc: &mut RecordWriter<Vec<u8>>| {
-        let key = arena.keys.len();
-        match &cols {
-            Some(c) => encode_key(&mut arena.keys, order.numeric, c.iter().map(|&i| row.field(i))),
+    // A record without quotes whose delimiter is the output's is written
+    // as it is in the input: what the writer would write.
+    let d = input.reader.dialect();
+    let same_csv = format == Format::Csv
+        && d.delimiter() == delimiter
+        && d.quote() == Some(b'"')
+        && d.terminator() == fastcsv::Terminator::Any;
+    let numeric = order.numeric;
+    // Adds a record: `key` encodes its key, `raw` is its input bytes when
+    // they can be copied, `write` writes it with the writer otherwise.
+    let mut kbuf = Vec::new();
+    let mut push = |arena: &mut Arena,
+                    key: &dyn Fn(&mut Vec<u8>),
+                    raw: Option<&[u8]>,
+                    write: &WriteRecord<'_>,
+                    pos: fastcsv::Position|
+     -> Result<(), Failure> {
+        kbuf.clear();
+        key(&mut kbuf);
+        let (rec, newline) = match raw.filter(|r| same_csv && !r.is_empty()) {
+            Some(r) => (r, true),
             None => {
-                encode_key(&mut arena.keys, order.numeric, (0..row.len()).map(|i| row.field(i)))
+                enc.get_mut().clear();
+                write(&mut enc).map_err(|e| write_failure(&name, e, pos, |f| f))?;
+                (&enc.get_mut()[..], false)
             }
-        }
-        let klen = arena.keys.len() - key;
-        let mut p = [0u8; 8];
-        let n = klen.min(8);
-        p[..n].copy_from_slice(&arena.keys[key..key + n]);
-        std::mem::swap(enc.get_mut(), &mut arena.recs);
-        let rec = enc.get_mut().len();
-        let r = enc.write((0..row.len()).map(|i| row.field(i)));
-        std::mem::swap(enc.get_mut(), &mut arena.recs);
-        r.map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
-        let rlen = arena.recs.len() - rec;
-        if klen > u32::MAX as usize || rlen > u32::MAX as usize {
+        };
+        if !arena.push(&kbuf, rec, newline) {
             return Err(Failure::Fatal(format!(
                 "{name}:{}: record {}, byte {}: a record of 4 GiB or more cannot be sorted",
-                row.position().line,
-                row.position().record,
-                row.position().byte
+                pos.line, pos.record, pos.byte
             )));
         }
-        arena.entries.push(Entry {
-            prefix: u64::from_be_bytes(p),
-            key,
-            rec,
-            klen: klen as u32,
-            rlen: rlen as u32,
-        });
         Ok(())
     };
     if let Some(row) = &first {
-        push(row, &mut arena, &mut enc)?;
+        let key = |out: &mut Vec<u8>| match &cols {
+            Some(c) => encode_key(out, numeric, c.iter().map(|&i| row.field(i))),
+            None => encode_key(out, numeric, row.iter()),
+        };
+        push(&mut arena, &key, None, &|enc| enc.write(row.iter()), row.position())?;
     }
-    input.each_row(|row| {
-        push(row, &mut arena, &mut enc)?;
-        if arena.held() >= memory / 10 * 7 {
-            arena.sort(order, threads);
-            runs.push(write_run(&arena, &tmp_dir, runs.len())?);
-            arena.clear();
+    input.each_batch(&mut Selection::all(), |batch| {
+        for row in batch.iter() {
+            let key = |out: &mut Vec<u8>| match &cols {
+                Some(c) => encode_key(
+                    out,
+                    numeric,
+                    c.iter().map(|&i| if i < row.len() { row.get(i) } else { &[] }),
+                ),
+                None => encode_key(out, numeric, row.iter()),
+            };
+            push(&mut arena, &key, row.raw(), &|enc| enc.write(row.iter()), row.position())?;
+            if arena.held() >= memory / 10 * 7 {
+                arena.sort(order, threads);
+                runs.push(write_run(&arena, &tmp_dir, runs.len())?);
+                arena.clear();
+            }
         }
         Ok(())
     })?;
@@ -510,7 +764,7 @@ impl RowLike for RowBuf {
 /// is read and returned so that it is not lost.
 pub fn resolve(
     input: &mut Input,
-    sel: Option<&Selection>,
+    sel: Option<&Columns>,
     header: Option<&RowBuf>,
 ) -> Result<(Option<Vec<usize>>, Option<RowBuf>), Failure> {
     let Some(sel) = sel else { return Ok((None, None)) };
