@@ -281,6 +281,7 @@ pub(crate) fn _read_columns<'py>(
             // An ASCII batch with nothing to decide per field but its text:
             // each field a copy of its bytes (as `Batch::row_list` does).
             let plain = batch.forms.is_empty() && strs.cache.is_none() && !nn;
+            strs.columns(cols.len());
             let filled = (|| -> PyResult<usize> {
                 for (c, col) in cols.iter_mut().enumerate() {
                     col.reserve(taken.len());
@@ -289,8 +290,7 @@ pub(crate) fn _read_columns<'py>(
                             empty.clone()
                         } else if plain {
                             let f = fields.start + c;
-                            let start = if f == 0 { 0 } else { batch.ends[f - 1] };
-                            strs.ascii(py, &batch.data[start..batch.ends[f]])?
+                            strs.ascii(py, &batch.data, batch.starts[f], batch.ends[f], c)?
                         } else {
                             batch.field(py, fields.start + c, c, *pos, nn, strs, name)?
                         });
