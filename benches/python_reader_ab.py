@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """The drop-in reader against ``csv``, for one or more builds of fastcsv
 side by side: CPU time (user + sys of every thread, the read-ahead
-thread's included) of ``for row in fastcsv.reader(path)`` against ``for row
-in csv.reader(f)``, and the peak memory of ``fastcsv.read(path)`` against
+thread's included) of ``for row in fastcsv.reader(path)`` (and, with ``--only text``, of a
+text file, ``fastcsv.reader(f)``) against ``for row in csv.reader(f)``, and the peak memory of ``fastcsv.read(path)`` against
 ``list(csv.reader(f))``.
 
 Usage::
 
     python3 benches/python_reader_ab.py [--reps 3] [--build NAME=DIR ...]
-        [--only reader,read] FILE...
+        [--only reader,text,read] FILE...
 
 Each ``--build`` names a folder that holds a ``fastcsv`` package (an
 installed copy with its extension module, e.g. a copy of the venv's
@@ -37,6 +37,7 @@ from typing import NamedTuple
 
 READER_CSV = "f = open(PATH, newline='')\nROWS = 0\nfor row in csv.reader(f): ROWS += 1"
 READER_FAST = "ROWS = 0\nfor row in fastcsv.reader(PATH): ROWS += 1"
+READER_FAST_TEXT = "f = open(PATH, newline='')\nROWS = 0\nfor row in fastcsv.reader(f): ROWS += 1"
 READ_CSV = "f = open(PATH, newline='')\nR = list(csv.reader(f)); ROWS = len(R)"
 READ_FAST = "R = fastcsv.read(PATH); ROWS = len(R)"
 
@@ -81,7 +82,7 @@ def main() -> None:
     ap.add_argument("files", nargs="+")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--build", action="append", default=[], help="NAME=DIR")
-    ap.add_argument("--only", default="reader,read")
+    ap.add_argument("--only", default="reader,read", help="reader (paths), text (text files), read")
     args = ap.parse_args()
     builds = [tuple(b.split("=", 1)) for b in args.build] or [("installed", "")]
     only = set(args.only.split(","))
@@ -95,6 +96,10 @@ def main() -> None:
         if "reader" in only:
             cases.append(("for row in csv.reader(f)", "", READER_CSV))
             cases += [(f"for row in fastcsv.reader(path) [{n}]", d, READER_FAST) for n, d in builds]
+        if "text" in only:
+            if "reader" not in only:
+                cases.append(("for row in csv.reader(f)", "", READER_CSV))
+            cases += [(f"for row in fastcsv.reader(f) [{n}]", d, READER_FAST_TEXT) for n, d in builds]
         if "read" in only:
             cases.append(("list(csv.reader(f))", "", READ_CSV))
             cases += [(f"fastcsv.read(path) [{n}]", d, READ_FAST) for n, d in builds]

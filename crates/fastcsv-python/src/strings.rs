@@ -23,8 +23,13 @@ const INTERN_MAX_ENTRIES: usize = 1 << 16;
 /// cache (one-byte fields are CPython's own cached strings).
 const SHORT_MAX: usize = 8;
 
-/// Slots of the short-string cache (a power of two).
+/// Slots of a row-by-row reader's short-string cache (a power of two):
+/// small, so that a hit finds the slot and its string in a near cache.
 const SHORT_SLOTS: usize = 1 << 12;
+
+/// Slots of a bulk read's short-string cache: every string made stays in
+/// the result, so sharing more of them saves memory.
+pub(crate) const SHORT_SLOTS_BULK: usize = 1 << 16;
 
 /// Lookups per window of a column's hit-rate check.
 const SHORT_WINDOW: u32 = 1024;
@@ -49,6 +54,8 @@ const SHORT_REST: u32 = 64 * SHORT_WINDOW;
 /// looked up.
 pub(crate) struct ShortStrs {
     slots: Box<[ShortSlot]>,
+    /// `64 - log2(slots.len())`: a hash's top bits pick its slot.
+    shift: u32,
     cols: Vec<ColumnWatch>,
 }
 
@@ -99,8 +106,14 @@ fn short_key(buf: &[u8], at: usize, len: usize) -> Option<u64> {
 }
 
 impl ShortStrs {
-    fn new() -> ShortStrs {
-        ShortStrs { slots: (0..SHORT_SLOTS).map(|_| (0, None)).collect(), cols: Vec::new() }
+    /// A cache of `slots` (a power of two) slots.
+    fn new(slots: usize) -> ShortStrs {
+        debug_assert!(slots.is_power_of_two());
+        ShortStrs {
+            slots: (0..slots).map(|_| (0, None)).collect(),
+            shift: 64 - slots.trailing_zeros(),
+            cols: Vec::new(),
+        }
     }
 
     /// Watches the first `n` columns (rows of `n` fields are coming).
@@ -139,7 +152,7 @@ impl ShortStrs {
             }
             (watch.lookups, watch.hits, watch.warm) = (0, 0, true);
         }
-        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SHORT_SLOTS.trailing_zeros());
+        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift;
         let slot = &mut self.slots[h as usize];
         if slot.0 == key {
             if let Some(s) = &slot.1 {
@@ -297,10 +310,16 @@ impl StrMaker {
             errors: c,
             strict: errors == "strict",
             cache: intern.then(HashMap::default),
-            short: ShortStrs::new(),
+            short: ShortStrs::new(SHORT_SLOTS),
             scratch: Vec::new(),
             dialect: None,
         })
+    }
+
+    /// The short-string cache with `slots` slots (a power of two) instead.
+    pub(crate) fn short_slots(mut self, slots: usize) -> StrMaker {
+        self.short = ShortStrs::new(slots);
+        self
     }
 
     /// Watches the first `n` columns in the short-string cache (rows of
