@@ -995,3 +995,50 @@ pub(crate) fn row_to_list<'py>(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{short_key, SHORT_MAX};
+    use std::collections::HashMap;
+
+    /// Every field of 2 to 4 bytes over an alphabet with NUL, the top ASCII
+    /// byte and a non-ASCII byte, and longer ones made of them: ASCII ones
+    /// have keys, all different and none 0, whether read as a whole word
+    /// (bytes follow) or byte by byte (the end of the buffer); the others
+    /// have none.
+    #[test]
+    fn short_keys_are_one_to_one_over_ascii() {
+        let alphabet = [0u8, b'a', b'9', 0x7F, 0x80];
+        let mut fields: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut all = Vec::new();
+        for _ in 0..4 {
+            fields = fields
+                .iter()
+                .flat_map(|f| alphabet.iter().map(move |&c| [&f[..], &[c]].concat()))
+                .collect();
+            all.extend(fields.iter().filter(|f| f.len() >= 2).cloned());
+        }
+        for n in 5..=SHORT_MAX {
+            for f in &fields {
+                all.push(f.iter().cycle().take(n).copied().collect());
+                all.push(f.iter().rev().cycle().take(n).copied().collect());
+            }
+        }
+        let mut seen: HashMap<u64, Vec<u8>> = HashMap::new();
+        for f in all {
+            let mut padded = f.clone();
+            padded.extend_from_slice(&[0xFF; 8]);
+            let (whole, alone) = (short_key(&padded, 0, f.len()), short_key(&f, 0, f.len()));
+            assert_eq!(whole, alone, "{f:?}");
+            match whole {
+                None => assert!(!f.is_ascii(), "{f:?}"),
+                Some(k) => {
+                    assert!(f.is_ascii() && k != 0, "{f:?}");
+                    if let Some(other) = seen.insert(k, f.clone()) {
+                        assert_eq!(other, f, "two fields share the key {k:#x}");
+                    }
+                }
+            }
+        }
+    }
+}
