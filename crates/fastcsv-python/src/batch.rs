@@ -14,7 +14,7 @@ use crate::strings::{
     to_float, utf8_shape, StrMaker, Text,
 };
 
-/// A bulk-read batch ends after this many bytes of field data (small, so
+/// A bulk-read batch ends after this many bytes of records (small, so
 /// that a small input needs no second thread and a batch stays in cache) ...
 pub(crate) const BATCH_BYTES: usize = 256 << 10;
 
@@ -160,7 +160,7 @@ impl Batch {
         self.ucs4.clear();
     }
 
-    /// Reads rows until the batch holds `bytes` bytes of fields or
+    /// Reads rows until the batch holds `bytes` bytes of records or
     /// [`BATCH_FIELDS`] fields or [`BATCH_ROWS`] rows, then decodes them
     /// ([`Batch::prepare`]).
     /// `Ok(false)` at end of input; after an error, the rows before it.
