@@ -65,3 +65,14 @@ def test_invalid_utf8_short_fields_keep_their_error_handler(tmp_path):
     p.write_bytes(b"ab,\xff\xfe,ab\n\xff\xfe,ab,cd\n")
     rows = fastcsv.read(str(p), errors="replace")
     assert rows == [["ab", "\ufffd\ufffd", "ab"], ["\ufffd\ufffd", "ab", "cd"]]
+
+
+def test_a_column_of_unique_values_does_not_stop_another_from_sharing(tmp_path):
+    # Four columns of unique short ids and one of ten repeating codes: the
+    # cache watches each column, so the ids stop being looked up while the
+    # codes go on being shared to the last row.
+    data = "".join(f"{i:x},{i + 1:x},{i + 2:x},{i + 3:x},C{i % 10}\n" for i in range(4096, 30000))
+    for rows in all_ways(tmp_path, data):
+        assert rows == stdlib_rows(data)
+        # The last thousand rows share ten code objects.
+        assert len({id(r[4]) for r in rows[-1000:]}) == 10

@@ -137,13 +137,8 @@ impl Ahead {
                     // A row without a field longer (in bytes, so at least
                     // in characters) than the limit is as `csv` reads it.
                     let (fields, pos) = self.cur.row_fields(r);
-                    let mut start =
-                        if fields.start == 0 { 0 } else { self.cur.ends[fields.start - 1] };
-                    let mut longest = 0;
-                    for &end in &self.cur.ends[fields] {
-                        longest = longest.max(end - start);
-                        start = end;
-                    }
+                    let (starts, ends) = (&self.cur.starts[fields.clone()], &self.cur.ends[fields]);
+                    let longest = starts.iter().zip(ends).map(|(s, e)| e - s).max().unwrap_or(0);
                     if longest as i64 > field_limit(py)? {
                         return Ok(Next::Reparse(pos.byte, pos.line));
                     }

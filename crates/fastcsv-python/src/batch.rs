@@ -10,11 +10,11 @@ use fastcsv::{Error as CoreError, Position, Reader as CoreReader};
 
 use crate::source::HeldReader;
 use crate::strings::{
-    build_list, decode_bmp, decode_then_parse, decode_utf8_into, position_text, to_float,
-    utf8_shape, StrMaker, Text,
+    build_list, build_list_raw, decode_bmp, decode_then_parse, decode_utf8_into, position_text,
+    to_float, utf8_shape, StrMaker, Text,
 };
 
-/// A bulk-read batch ends after this many bytes of field data (small, so
+/// A bulk-read batch ends after this many bytes of records (small, so
 /// that a small input needs no second thread and a batch stays in cache) ...
 pub(crate) const BATCH_BYTES: usize = 256 << 10;
 
@@ -57,9 +57,12 @@ pub(crate) enum Form {
 /// objects.
 #[derive(Default)]
 pub(crate) struct Batch {
-    /// Field bytes, back to back.
+    /// The records' bytes as read, back to back, and after each record
+    /// the fields of it that are not a part of its bytes as they stand
+    /// (unescaped, filtered).
     pub(crate) data: Vec<u8>,
-    /// End offset in `data` of each field.
+    /// Start and end offset in `data` of each field.
+    pub(crate) starts: Vec<usize>,
     pub(crate) ends: Vec<usize>,
     /// Per field: began with an ordinary byte (kept for QUOTE_NONNUMERIC).
     numeric: Vec<bool>,
@@ -121,6 +124,7 @@ impl Batch {
         let fields = BATCH_FIELDS + 1024;
         Batch {
             data: Vec::with_capacity(room),
+            starts: Vec::with_capacity(fields),
             ends: Vec::with_capacity(fields),
             numeric: Vec::with_capacity(fields),
             rows: Vec::with_capacity(BATCH_ROWS),
@@ -143,6 +147,7 @@ impl Batch {
     fn clear(&mut self) {
         self.prepared = false;
         self.data.clear();
+        self.starts.clear();
         self.ends.clear();
         self.numeric.clear();
         self.rows.clear();
@@ -155,7 +160,7 @@ impl Batch {
         self.ucs4.clear();
     }
 
-    /// Reads rows until the batch holds `bytes` bytes of fields or
+    /// Reads rows until the batch holds `bytes` bytes of records or
     /// [`BATCH_FIELDS`] fields or [`BATCH_ROWS`] rows, then decodes them
     /// ([`Batch::prepare`]).
     /// `Ok(false)` at end of input; after an error, the rows before it.
@@ -221,9 +226,23 @@ impl Batch {
                     break Err(e);
                 }
             };
+            // The record's bytes in one copy; each field is found in them
+            // (fields that are a part of the input as read are), or else
+            // copied after them.
+            let raw = row.raw();
+            let base = self.data.len();
+            self.data.extend_from_slice(raw);
+            let raw_at = raw.as_ptr() as usize;
             for (i, f) in row.iter().enumerate() {
-                self.data.extend_from_slice(f);
-                self.ends.push(self.data.len());
+                let off = (f.as_ptr() as usize).wrapping_sub(raw_at);
+                if off <= raw.len() && f.len() <= raw.len() - off {
+                    self.starts.push(base + off);
+                    self.ends.push(base + off + f.len());
+                } else {
+                    self.starts.push(self.data.len());
+                    self.data.extend_from_slice(f);
+                    self.ends.push(self.data.len());
+                }
                 if nonnumeric {
                     self.numeric.push(row.is_numeric(i));
                 }
@@ -249,8 +268,10 @@ impl Batch {
         let (_, pos) = self.rows.pop()?;
         self.lines.pop();
         let fields = self.rows.last().map_or(0, |r| r.0);
+        self.starts.truncate(fields);
         self.ends.truncate(fields);
-        self.data.truncate(self.ends.last().copied().unwrap_or(0));
+        // What the rows left need of `data` (rare: no need to be quick).
+        self.data.truncate(self.ends.iter().copied().max().unwrap_or(0));
         self.numeric.truncate(fields.min(self.numeric.len()));
         if self.reparse.last().is_some_and(|r| r.0 == self.rows.len()) {
             let (_, raw) = self.reparse.pop().expect("checked");
@@ -292,14 +313,11 @@ impl Batch {
             self.prepared = true;
             return;
         }
-        let mut start = if done == 0 { 0 } else { self.ends[done - 1] };
         for f in done..self.ends.len() {
             if f % PREPARE_STEP == 0 && stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
                 return;
             }
-            let end = self.ends[f];
-            let b = &self.data[start..end];
-            start = end;
+            let b = &self.data[self.starts[f]..self.ends[f]];
             if b.is_ascii() {
                 self.forms.push(Form::Ascii);
                 continue;
@@ -352,10 +370,14 @@ impl Batch {
         strs: &mut StrMaker,
         name: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let start = if f == 0 { 0 } else { self.ends[f - 1] };
-        let b = &self.data[start..self.ends[f]];
-        let at = || position_text(name, pos, i);
-        let s = strs.make(py, b, self.text(f, b), &at)?;
+        let (start, end) = (self.starts[f], self.ends[f]);
+        let b = &self.data[start..end];
+        let s = match self.forms.get(f) {
+            None | Some(Form::Ascii) if strs.cache.is_none() => {
+                strs.ascii(py, &self.data, start, end, i)?
+            }
+            _ => strs.make(py, b, self.text(f, b), i, &|| position_text(name, pos, i))?,
+        };
         if nonnumeric && self.numeric[f] {
             to_float(s)
         } else {
@@ -393,25 +415,29 @@ impl Batch {
             return decode_then_parse(py, raw, strs, name, pos);
         }
         let first = fields.start;
+        strs.columns(fields.len());
         if strs.cache.is_none() && !nonnumeric {
-            // Nothing to decide per field but its text: walk the ends.
-            // (Written out here rather than through the shared per-field
-            // closure, which costs more instructions per row.)
-            let mut start = if first == 0 { 0 } else { self.ends[first - 1] };
-            let ends = &self.ends[fields];
+            // Nothing to decide per field but its text: walk the spans.
+            // (Written out here rather than through `Batch::field`, which
+            // costs more instructions per field.)
+            let (starts, ends) = (&self.starts[fields.clone()], &self.ends[fields]);
+            let data = &self.data[..];
             if self.forms.is_empty() {
                 // An ASCII batch: every field is a copy.
-                return build_list(py, ends.len(), |i| {
-                    let b = &self.data[start..ends[i]];
-                    start = ends[i];
-                    strs.ascii(py, b)
+                return build_list_raw(py, ends.len(), |i| {
+                    strs.ascii_raw(py, data, starts[i], ends[i], i)
                 });
             }
-            return build_list(py, ends.len(), |i| {
-                let b = &self.data[start..ends[i]];
-                start = ends[i];
-                let at = || position_text(name, pos, i);
-                strs.make(py, b, self.text(first + i, b), &at)
+            return build_list_raw(py, ends.len(), |i| {
+                let (start, end) = (starts[i], ends[i]);
+                match self.forms[first + i] {
+                    Form::Ascii => strs.ascii_raw(py, data, start, end, i),
+                    _ => {
+                        let b = &data[start..end];
+                        let at = || position_text(name, pos, i);
+                        strs.make_raw(py, b, self.text(first + i, b), i, &at)
+                    }
+                }
             });
         }
         build_list(py, fields.len(), |i| self.field(py, first + i, i, pos, nonnumeric, strs, name))
@@ -433,12 +459,11 @@ impl Batch {
             items.extend(decode_then_parse(py, raw, strs, name, pos)?.iter());
             return Ok(());
         }
+        strs.columns(fields.len());
         if self.forms.is_empty() && strs.cache.is_none() && !nonnumeric {
             // An ASCII batch: every field is a copy.
-            let mut start = if fields.start == 0 { 0 } else { self.ends[fields.start - 1] };
-            for &end in &self.ends[fields] {
-                items.push(strs.ascii(py, &self.data[start..end])?);
-                start = end;
+            for (i, f) in fields.enumerate() {
+                items.push(strs.ascii(py, &self.data, self.starts[f], self.ends[f], i)?);
             }
             return Ok(());
         }

@@ -14,7 +14,7 @@ use crate::batch::{Batch, BATCH_BYTES};
 use crate::dialect::PyDialect;
 use crate::errors::{exc, map_error, PyErrStash};
 use crate::source::{open_native, HeldReader, Spec, SIGNAL_CHECK};
-use crate::strings::{list_from, GcPause, StrMaker};
+use crate::strings::{list_from, GcPause, StrMaker, SHORT_SLOTS_BULK};
 
 /// Scans `rdr` in batches without the GIL, handing each batch (and the
 /// string maker) to `each` and checking for signals (Ctrl-C) between batches. When the
@@ -145,7 +145,9 @@ fn open_bulk(
     let native_io = spec.fd.is_some() || spec.path.is_some();
     let rdr = open_native(py, &pd, &mut spec, &stash)?;
     let name = spec.name.clone().or_else(|| spec.path.as_ref().map(|p| p.display().to_string()));
-    let strs = StrMaker::new(&spec.errors, spec.intern)?.decode_first(dialect, spec.filter);
+    let strs = StrMaker::new(&spec.errors, spec.intern)?
+        .short_slots(SHORT_SLOTS_BULK)
+        .decode_first(dialect, spec.filter);
     Ok(Bulk { native_io, pd, rdr, strs, stash, name })
 }
 
@@ -281,6 +283,7 @@ pub(crate) fn _read_columns<'py>(
             // An ASCII batch with nothing to decide per field but its text:
             // each field a copy of its bytes (as `Batch::row_list` does).
             let plain = batch.forms.is_empty() && strs.cache.is_none() && !nn;
+            strs.columns(cols.len());
             let filled = (|| -> PyResult<usize> {
                 for (c, col) in cols.iter_mut().enumerate() {
                     col.reserve(taken.len());
@@ -289,8 +292,7 @@ pub(crate) fn _read_columns<'py>(
                             empty.clone()
                         } else if plain {
                             let f = fields.start + c;
-                            let start = if f == 0 { 0 } else { batch.ends[f - 1] };
-                            strs.ascii(py, &batch.data[start..batch.ends[f]])?
+                            strs.ascii(py, &batch.data, batch.starts[f], batch.ends[f], c)?
                         } else {
                             batch.field(py, fields.start + c, c, *pos, nn, strs, name)?
                         });

@@ -23,21 +23,49 @@ const INTERN_MAX_ENTRIES: usize = 1 << 16;
 /// cache (one-byte fields are CPython's own cached strings).
 const SHORT_MAX: usize = 8;
 
-/// Slots of the short-string cache (a power of two).
+/// Slots of a row-by-row reader's short-string cache (a power of two):
+/// small, so that a hit finds the slot and its string in a near cache.
 const SHORT_SLOTS: usize = 1 << 12;
+
+/// Slots of a bulk read's short-string cache: every string made stays in
+/// the result, so sharing more of them saves memory.
+pub(crate) const SHORT_SLOTS_BULK: usize = 1 << 16;
+
+/// Lookups per window of a column's hit-rate check.
+const SHORT_WINDOW: u32 = 1024;
+
+/// Fields of a column the cache lets pass after a window of few hits.
+const SHORT_REST: u32 = 64 * SHORT_WINDOW;
 
 /// The `str`s of recent short ASCII fields, direct-mapped by their bytes:
 /// a repeated code, `NA` or small number is the same `str` again (a
 /// reference count bump) instead of a new allocation, as `csv` would make.
 /// A slot holds the last string that hashed to it; a miss makes the string
 /// as usual and takes the slot over. Strings are immutable, so sharing
-/// one between fields (and rows) is invisible but for `is`.
-/// The cache watches its hit rate: after each window of [`SHORT_WINDOW`]
-/// lookups (but the first) that hit less than a quarter of the time (unique numbers, ids),
-/// where a miss costs more than the string it fails to share, it steps
-/// aside for the next [`SHORT_REST`] fields and then looks again.
+/// one between fields (and rows, and columns) is invisible but for `is`.
+///
+/// Each column watches its own hit rate: after each window of
+/// [`SHORT_WINDOW`] lookups (but the first, which fills the cache) that
+/// hit less than a quarter of the time (unique numbers, ids, timestamps),
+/// where a miss costs more than the string it fails to share and takes a
+/// slot from a column that repeats, the column stops looking up for the
+/// next [`SHORT_REST`] of its fields and then looks again. Columns past
+/// those the cache has watched so far (see [`ShortStrs::columns`]) are not
+/// looked up.
 pub(crate) struct ShortStrs {
     slots: Box<[ShortSlot]>,
+    /// `64 - log2(slots.len())`: a hash's top bits pick its slot.
+    shift: u32,
+    cols: Vec<ColumnWatch>,
+}
+
+/// A slot of [`ShortStrs`]: the key of the field (see [`short_key`]; 0, which
+/// no key is, for an empty slot) and its `str`.
+type ShortSlot = (u64, Option<Py<PyAny>>);
+
+/// A column's hit-rate check (see [`ShortStrs`]).
+#[derive(Clone, Copy, Default)]
+struct ColumnWatch {
     /// Lookups and hits in the current window.
     lookups: u32,
     hits: u32,
@@ -47,73 +75,174 @@ pub(crate) struct ShortStrs {
     warm: bool,
 }
 
-/// Lookups per window of the short-string cache's hit-rate check.
-const SHORT_WINDOW: u32 = 4096;
+/// The most columns watched: fields of later columns are not looked up.
+const SHORT_COLUMNS: usize = 4096;
 
-/// Fields the cache lets pass after a window of few hits.
-const SHORT_REST: u32 = 64 * SHORT_WINDOW;
-
-/// A slot of [`ShortStrs`]: the field's bytes, zero-padded to a
-/// little-endian word, its length (0: an empty slot), and its `str`.
-type ShortSlot = (u64, u8, Option<Py<PyString>>);
+/// The cache key of the `len` (2 to [`SHORT_MAX`]) bytes at `buf[at..]`,
+/// or `None` when one of them is not ASCII: the bytes as a little-endian
+/// word, zero-padded, with `len - 1` in the top bits of its first three
+/// bytes, which are clear in ASCII. Different fields have different keys
+/// (a NUL byte is not padding), and none is 0. The word is read whole
+/// where eight bytes remain in `buf` (the bytes after the field are masked
+/// off), which avoids copying the field into a word first.
+#[inline(always)]
+fn short_key(buf: &[u8], at: usize, len: usize) -> Option<u64> {
+    debug_assert!((2..=SHORT_MAX).contains(&len));
+    let w = match buf.get(at..at + 8) {
+        Some(b) => {
+            u64::from_le_bytes(b.try_into().expect("8 bytes")) & (u64::MAX >> (64 - 8 * len))
+        }
+        None => {
+            let mut w = [0u8; 8];
+            w[..len].copy_from_slice(&buf[at..at + len]);
+            u64::from_le_bytes(w)
+        }
+    };
+    if w & 0x8080_8080_8080_8080 != 0 {
+        return None;
+    }
+    let n = (len - 1) as u64;
+    Some(w | (n & 1) << 7 | (n & 2) << 14 | (n & 4) << 21)
+}
 
 impl ShortStrs {
-    fn new() -> ShortStrs {
+    /// A cache of `slots` (a power of two) slots.
+    fn new(slots: usize) -> ShortStrs {
+        debug_assert!(slots.is_power_of_two());
         ShortStrs {
-            slots: (0..SHORT_SLOTS).map(|_| (0, 0, None)).collect(),
-            lookups: 0,
-            hits: 0,
-            resting: 0,
-            warm: false,
+            slots: (0..slots).map(|_| (0, None)).collect(),
+            shift: 64 - slots.trailing_zeros(),
+            cols: Vec::new(),
         }
     }
 
-    /// The `str` of `b` (2 to [`SHORT_MAX`] bytes), from the cache or made
-    /// by `make` when `b` is ASCII; `None` when it is not or the cache is
-    /// resting (the caller makes it the long way).
-    #[inline]
-    fn get_or_make<'py>(
+    /// Watches the first `n` columns (rows of `n` fields are coming).
+    #[inline(always)]
+    pub(crate) fn columns(&mut self, n: usize) {
+        if self.cols.len() < n {
+            self.cols.resize(n.min(SHORT_COLUMNS), ColumnWatch::default());
+        }
+    }
+
+    /// A new reference to the `str` of the ASCII bytes `buf[at..end]` (2 to
+    /// [`SHORT_MAX`] of them) of column `col`: from the cache, or made by
+    /// [`new_ascii`] and kept; null with an exception set if that fails.
+    /// `None` when the cache does not look this field up (column resting,
+    /// or not watched) or a byte is not ASCII: the caller makes the
+    /// string.
+    #[inline(always)]
+    fn get_raw(
         &mut self,
-        py: Python<'py>,
-        b: &[u8],
-        make: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
-    ) -> Option<PyResult<Bound<'py, PyAny>>> {
-        if self.resting > 0 {
-            self.resting -= 1;
+        py: Python<'_>,
+        buf: &[u8],
+        at: usize,
+        end: usize,
+        col: usize,
+    ) -> Option<*mut ffi::PyObject> {
+        let watch = self.cols.get_mut(col)?;
+        if watch.resting > 0 {
+            watch.resting -= 1;
             return None;
         }
-        self.lookups += 1;
-        if self.lookups == SHORT_WINDOW {
-            // The first window fills the empty cache: it is not judged.
-            if self.warm && self.hits < SHORT_WINDOW / 4 {
-                self.resting = SHORT_REST;
+        let key = short_key(buf, at, end - at)?;
+        watch.lookups += 1;
+        if watch.lookups == SHORT_WINDOW {
+            if watch.warm && watch.hits < SHORT_WINDOW / 4 {
+                watch.resting = SHORT_REST;
             }
-            (self.lookups, self.hits, self.warm) = (0, 0, true);
+            (watch.lookups, watch.hits, watch.warm) = (0, 0, true);
         }
-        let mut w = [0u8; 8];
-        w[..b.len()].copy_from_slice(b);
-        let w = u64::from_le_bytes(w);
-        if w & 0x8080_8080_8080_8080 != 0 {
-            return None;
-        }
-        let len = b.len() as u8;
-        let h = (w ^ u64::from(len)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> (64 - SHORT_SLOTS.trailing_zeros());
+        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift;
         let slot = &mut self.slots[h as usize];
-        if slot.0 == w && slot.1 == len {
-            if let Some(s) = &slot.2 {
-                self.hits += 1;
-                return Some(Ok(s.bind(py).clone().into_any()));
+        if slot.0 == key {
+            if let Some(s) = &slot.1 {
+                watch.hits += 1;
+                let p = s.as_ptr();
+                // SAFETY: we hold the GIL; the slot owns a reference, so
+                // the object is alive; the new one is the caller's.
+                unsafe { ffi::Py_INCREF(p) };
+                return Some(p);
             }
         }
-        let s = match make() {
-            Ok(s) => s,
-            Err(e) => return Some(Err(e)),
-        };
-        if let Ok(ps) = s.downcast::<PyString>() {
-            *slot = (w, len, Some(ps.clone().unbind()));
+        let p = new_ascii(py, &buf[at..end]);
+        if !p.is_null() {
+            // SAFETY: we hold the GIL and `p` is a live `str` (a new
+            // reference, which stays the caller's): the slot takes one
+            // of its own.
+            let kept = unsafe { Py::from_borrowed_ptr(py, p) };
+            if let Some(old) = std::mem::replace(slot, (key, Some(kept))).1 {
+                // Released here and now (we hold the GIL), not through
+                // pyo3's pool of deferred decrements.
+                old.drop_ref(py);
+            }
         }
-        Some(Ok(s))
+        Some(p)
+    }
+}
+
+/// A new reference to a `str` of the ASCII bytes `b` (as `csv` makes it:
+/// CPython's cached string for one character), or null with an exception
+/// set. The caller makes sure that every byte is below 0x80.
+#[inline(always)]
+pub(crate) fn new_ascii(_py: Python<'_>, b: &[u8]) -> *mut ffi::PyObject {
+    debug_assert!(b.is_ascii());
+    if let [c] = b {
+        // SAFETY: we hold the GIL (witnessed by `_py`); a new reference
+        // to a cached string, or NULL with an exception set.
+        return unsafe { ffi::PyUnicode_FromOrdinal(i32::from(*c)) };
+    }
+    // SAFETY: we hold the GIL; a new reference or NULL with an exception
+    // set.
+    let s = unsafe { ffi::PyUnicode_New(b.len() as ffi::Py_ssize_t, 127) };
+    if !s.is_null() {
+        // SAFETY: a compact ASCII string (max 127) of `b.len()` characters
+        // has exactly that many writable bytes right after its
+        // `PyASCIIObject` header (and the NUL after them, already
+        // written); nobody else can see it yet.
+        unsafe {
+            let dst = s.cast::<ffi::PyASCIIObject>().add(1).cast::<u8>();
+            copy_short(b, dst);
+        }
+    }
+    s
+}
+
+/// Copies `src` to `dst`: short fields with two overlapping word moves
+/// (no call), longer ones with `memcpy`.
+///
+/// # Safety
+///
+/// `dst` is valid for writing `src.len()` bytes and does not overlap `src`.
+#[inline(always)]
+unsafe fn copy_short(src: &[u8], dst: *mut u8) {
+    let n = src.len();
+    let s = src.as_ptr();
+    // SAFETY: in every arm, each read lies in `src` (offsets below `n`)
+    // and each write in `dst[..n]`, which the caller vouches for.
+    unsafe {
+        match n {
+            8..=16 => {
+                let a = s.cast::<u64>().read_unaligned();
+                let b = s.add(n - 8).cast::<u64>().read_unaligned();
+                dst.cast::<u64>().write_unaligned(a);
+                dst.add(n - 8).cast::<u64>().write_unaligned(b);
+            }
+            4..=7 => {
+                let a = s.cast::<u32>().read_unaligned();
+                let b = s.add(n - 4).cast::<u32>().read_unaligned();
+                dst.cast::<u32>().write_unaligned(a);
+                dst.add(n - 4).cast::<u32>().write_unaligned(b);
+            }
+            2..=3 => {
+                let a = s.cast::<u16>().read_unaligned();
+                let b = s.add(n - 2).cast::<u16>().read_unaligned();
+                dst.cast::<u16>().write_unaligned(a);
+                dst.add(n - 2).cast::<u16>().write_unaligned(b);
+            }
+            1 => *dst = *s,
+            0 => {}
+            _ => std::ptr::copy_nonoverlapping(s, dst, n),
+        }
     }
 }
 
@@ -181,28 +310,111 @@ impl StrMaker {
             errors: c,
             strict: errors == "strict",
             cache: intern.then(HashMap::default),
-            short: ShortStrs::new(),
+            short: ShortStrs::new(SHORT_SLOTS),
             scratch: Vec::new(),
             dialect: None,
         })
     }
 
-    /// A `str` for the field bytes `b`, all ASCII (as [`str_from_units`]
-    /// with `0x7F` makes it), through the short-string cache.
-    #[inline(always)]
-    pub(crate) fn ascii<'py>(&mut self, py: Python<'py>, b: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-        if (2..=SHORT_MAX).contains(&b.len()) {
-            if let Some(r) = self.short.get_or_make(py, b, || str_from_units(py, b, 0x7F)) {
-                return r;
-            }
-        }
-        str_from_units(py, b, 0x7F)
+    /// The short-string cache with `slots` slots (a power of two) instead.
+    pub(crate) fn short_slots(mut self, slots: usize) -> StrMaker {
+        self.short = ShortStrs::new(slots);
+        self
     }
 
-    /// A `str` for the field bytes `b`, made from `text` (what was learnt
-    /// of `b` before, possibly off the GIL). On a decoding error, `pos`
-    /// describes where the field is.
+    /// Watches the first `n` columns in the short-string cache (rows of
+    /// `n` fields are coming).
+    #[inline(always)]
+    pub(crate) fn columns(&mut self, n: usize) {
+        self.short.columns(n);
+    }
+
+    /// A new reference to the `str` of the ASCII bytes `buf[at..end]`,
+    /// field `col` of its row, through the short-string cache; null with
+    /// an exception set on failure. (`buf` may go on past the field: the
+    /// cache reads its key as one word.)
+    #[inline(always)]
+    pub(crate) fn ascii_raw(
+        &mut self,
+        py: Python<'_>,
+        buf: &[u8],
+        at: usize,
+        end: usize,
+        col: usize,
+    ) -> *mut ffi::PyObject {
+        if (2..=SHORT_MAX).contains(&(end - at)) {
+            if let Some(p) = self.short.get_raw(py, buf, at, end, col) {
+                return p;
+            }
+        }
+        new_ascii(py, &buf[at..end])
+    }
+
+    /// [`StrMaker::ascii_raw`] as a result.
+    #[inline]
+    pub(crate) fn ascii<'py>(
+        &mut self,
+        py: Python<'py>,
+        buf: &[u8],
+        at: usize,
+        end: usize,
+        col: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.ascii_raw(py, buf, at, end, col);
+        // SAFETY: a new reference, or NULL with an exception set.
+        unsafe { Bound::from_owned_ptr_or_err(py, p) }
+    }
+
+    /// A `str` for the field bytes `b`, field `col` of its row, made from
+    /// `text` (what was learnt of `b` before, possibly off the GIL). On a
+    /// decoding error, `pos` describes where the field is.
     pub(crate) fn make<'py>(
+        &mut self,
+        py: Python<'py>,
+        b: &[u8],
+        text: Text<'_>,
+        col: usize,
+        pos: &dyn Fn() -> String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.make_raw(py, b, text, col, pos);
+        // SAFETY: a new reference, or NULL with an exception set.
+        unsafe { Bound::from_owned_ptr_or_err(py, p) }
+    }
+
+    /// [`StrMaker::make`] as a new reference, or null with the exception
+    /// set (no `PyResult` to move around per field).
+    #[inline]
+    pub(crate) fn make_raw(
+        &mut self,
+        py: Python<'_>,
+        b: &[u8],
+        text: Text<'_>,
+        col: usize,
+        pos: &dyn Fn() -> String,
+    ) -> *mut ffi::PyObject {
+        if self.cache.is_none() {
+            match text {
+                Text::Ascii(a) => return self.ascii_raw(py, a, 0, a.len(), col),
+                Text::Utf8(u) if (2..=SHORT_MAX).contains(&u.len()) => {
+                    // `None` too when a byte is not ASCII: decoded below.
+                    if let Some(p) = self.short.get_raw(py, u, 0, u.len(), col) {
+                        return p;
+                    }
+                }
+                _ => {}
+            }
+        }
+        match self.make_slow(py, b, text, pos) {
+            Ok(s) => s.into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                std::ptr::null_mut()
+            }
+        }
+    }
+
+    /// [`StrMaker::make`] through the `intern=True` cache, or decoded.
+    fn make_slow<'py>(
         &mut self,
         py: Python<'py>,
         b: &[u8],
@@ -221,15 +433,6 @@ impl StrMaker {
                     }
                 }
                 return Ok(s);
-            }
-        } else if let Text::Ascii(b) | Text::Utf8(b) = text {
-            if (2..=SHORT_MAX).contains(&b.len()) {
-                let (errors, strict, scratch) = (&self.errors, self.strict, &mut self.scratch);
-                let made =
-                    self.short.get_or_make(py, b, || text.to_str(py, errors, strict, pos, scratch));
-                if let Some(r) = made {
-                    return r;
-                }
             }
         }
         text.to_str(py, &self.errors, self.strict, pos, &mut self.scratch)
@@ -659,6 +862,36 @@ pub(crate) fn build_list<'py>(
     Ok(unsafe { list.downcast_into_unchecked() })
 }
 
+/// [`build_list`] for items made as new references (null with an
+/// exception set when making one fails): nothing per item but the pointer
+/// moves around.
+#[inline(always)]
+pub(crate) fn build_list_raw<'py>(
+    py: Python<'py>,
+    n: usize,
+    mut item: impl FnMut(usize) -> *mut ffi::PyObject,
+) -> PyResult<Bound<'py, PyList>> {
+    // SAFETY: we hold the GIL; a new list of `n` NULL slots or NULL with an
+    // exception set.
+    let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(n as ffi::Py_ssize_t))? };
+    // SAFETY: a list made by PyList_New(n) has an item array of `n`
+    // pointers (NULL when `n` is 0, then never used), which no one else
+    // can see or resize yet.
+    let items = unsafe { (*list.as_ptr().cast::<ffi::PyListObject>()).ob_item };
+    for i in 0..n {
+        let it = item(i);
+        if it.is_null() {
+            // The partly filled list goes (its NULL slots are allowed).
+            return Err(PyErr::fetch(py));
+        }
+        // SAFETY: `i < n`, and slot `i` is still NULL: the list takes over
+        // the new reference.
+        unsafe { *items.add(i) = it };
+    }
+    // SAFETY: PyList_New returned a list.
+    Ok(unsafe { list.downcast_into_unchecked() })
+}
+
 /// A list of exactly these items.
 pub(crate) fn list_from<'py>(
     py: Python<'py>,
@@ -750,14 +983,62 @@ pub(crate) fn row_to_list<'py>(
     if strs.joins() && row.unescaping_may_join_invalid_utf8() {
         return decode_then_parse(py, row.raw(), strs, name, row.position());
     }
+    strs.columns(row.len());
     build_list(py, row.len(), |i| {
         let b = row.get(i).unwrap_or_default();
         let pos = || position_text(name, row.position(), i);
-        let s = strs.make(py, b, Text::Utf8(b), &pos)?;
+        let s = strs.make(py, b, Text::Utf8(b), i, &pos)?;
         if nonnumeric && row.is_numeric(i) {
             to_float(s)
         } else {
             Ok(s)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{short_key, SHORT_MAX};
+    use std::collections::HashMap;
+
+    /// Every field of 2 to 4 bytes over an alphabet with NUL, the top ASCII
+    /// byte and a non-ASCII byte, and longer ones made of them: ASCII ones
+    /// have keys, all different and none 0, whether read as a whole word
+    /// (bytes follow) or byte by byte (the end of the buffer); the others
+    /// have none.
+    #[test]
+    fn short_keys_are_one_to_one_over_ascii() {
+        let alphabet = [0u8, b'a', b'9', 0x7F, 0x80];
+        let mut fields: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut all = Vec::new();
+        for _ in 0..4 {
+            fields = fields
+                .iter()
+                .flat_map(|f| alphabet.iter().map(move |&c| [&f[..], &[c]].concat()))
+                .collect();
+            all.extend(fields.iter().filter(|f| f.len() >= 2).cloned());
+        }
+        for n in 5..=SHORT_MAX {
+            for f in &fields {
+                all.push(f.iter().cycle().take(n).copied().collect());
+                all.push(f.iter().rev().cycle().take(n).copied().collect());
+            }
+        }
+        let mut seen: HashMap<u64, Vec<u8>> = HashMap::new();
+        for f in all {
+            let mut padded = f.clone();
+            padded.extend_from_slice(&[0xFF; 8]);
+            let (whole, alone) = (short_key(&padded, 0, f.len()), short_key(&f, 0, f.len()));
+            assert_eq!(whole, alone, "{f:?}");
+            match whole {
+                None => assert!(!f.is_ascii(), "{f:?}"),
+                Some(k) => {
+                    assert!(f.is_ascii() && k != 0, "{f:?}");
+                    if let Some(other) = seen.insert(k, f.clone()) {
+                        assert_eq!(other, f, "two fields share the key {k:#x}");
+                    }
+                }
+            }
+        }
+    }
 }
