@@ -909,18 +909,24 @@ impl<'a> Columns<'a> {
         while k < kept.len() {
             let g = group.min(self.fill.room()).min(kept.len() - k);
             let rows = &kept[k..k + g];
+            // Column by column: column `j`'s places are `places[j * g..]`,
+            // read in order below.
             let places = &mut self.places;
-            places.clear();
-            for row in rows {
+            if places.len() < g * width {
+                places.resize(g * width, (0, 0, 0));
+            }
+            for (r, row) in rows.iter().enumerate() {
                 let mut fields = row.iter();
-                for _ in 0..width {
+                for j in 0..width {
                     let f = fields.next().unwrap_or_default();
-                    places.push((f.as_ptr() as usize, f.len() as u32, u32::from(room(f) >= 32)));
+                    places[j * g + r] =
+                        (f.as_ptr() as usize, f.len() as u32, u32::from(room(f) >= 32));
                 }
             }
             let (b, starts, bytes) = self.fill.target(width);
             for j in 0..width {
-                let need: usize = (0..g).map(|r| places[r * width + j].1 as usize).sum();
+                let column = &places[j * g..(j + 1) * g];
+                let need: usize = column.iter().map(|p| p.1 as usize).sum();
                 if b.text_bytes(j) + need > i32::MAX as usize {
                     // Over 2 GiB in one batch's column (a huge value):
                     // the group's values are taken back from the columns
@@ -937,14 +943,14 @@ impl<'a> Columns<'a> {
                     let mut len = b.text_bytes(j);
                     let bad = (0..g)
                         .find(|&r| {
-                            len += places[r * width + j].1 as usize;
+                            len += column[r].1 as usize;
                             len > i32::MAX as usize
                         })
                         .unwrap_or(0);
                     return Err(Error::config("a column of one batch holds over 2 GiB of text")
                         .with_position(rows[bad].position()));
                 }
-                let column = places.iter().skip(j).step_by(width).take(g);
+                let column = column.iter();
                 match b.direct.get_mut(j).and_then(Option::as_mut) {
                     Some(d) => {
                         // SAFETY: the places are the fields of `rows`, in
