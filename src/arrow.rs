@@ -555,7 +555,11 @@ impl<'a> Columns<'a> {
     /// Converts the columns to `types`, one per column (default: every
     /// column `utf8`), by the rules in [`typed`]: a value that does not fit
     /// is an [`ErrorKind::Value`] error at its record, after the rows
-    /// before it. Set before reading the batches.
+    /// before it. Set before reading the batches: the rows read from
+    /// then on are converted as they are read (`int64`, `float64`,
+    /// `bool`, `date32` and `timestamp` columns, straight from the
+    /// fields' bytes), and other types once those rows are read are an
+    /// error.
     ///
     /// ```
     /// use fastcsv::arrow::{Column, Columns, DataType};
@@ -663,7 +667,8 @@ impl<'a> Columns<'a> {
     /// fit is then an error: [`InferredColumns`] types on every value).
     /// The rows are read now (and kept for the batches); an error among
     /// them comes from [`Columns::next_batch`], after the rows before it,
-    /// which the types are inferred from.
+    /// which the types are inferred from. An error once rows converted as
+    /// read (see [`Columns::set_types`]) are waiting.
     pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
         self.types = self.sample_fits(rows)?.iter().map(infer::Fits::data_type).collect();
         Ok(self.types())
