@@ -248,10 +248,14 @@ impl ColumnBatch {
     }
 }
 
-/// A batch of text columns being made (before its columns are typed).
-#[derive(Clone, Debug, Default)]
+/// A batch of columns being made: text columns (typed when the batch is
+/// handed out), and the columns converted as their rows were read (see
+/// [`direct`]), whose text columns stay empty.
+#[derive(Debug, Default)]
 struct TextBatch {
     columns: Vec<StringColumn>,
+    /// Per column, its values converted as read, if they are.
+    direct: Vec<Option<direct::Builder>>,
     rows: usize,
 }
 
@@ -271,7 +275,7 @@ impl TextBatch {
         let mut bad: Option<(usize, ErrorKind)> = None;
         for (j, c) in self.columns.iter().enumerate() {
             let ty = types.get(j).copied().unwrap_or(DataType::Utf8);
-            if ty.is_text() {
+            if ty.is_text() || self.is_direct(j) {
                 typed.push(None);
                 continue;
             }
@@ -294,12 +298,16 @@ impl TextBatch {
             }
             c
         };
+        let mut direct = self.direct;
+        direct.resize_with(self.columns.len(), || None);
         let columns = self
             .columns
             .into_iter()
             .zip(typed)
+            .zip(direct)
             .enumerate()
-            .map(|(j, (c, t))| match (t, types.get(j).copied().unwrap_or(DataType::Utf8)) {
+            .map(|(j, ((c, t), d))| match (t, types.get(j).copied().unwrap_or(DataType::Utf8)) {
+                _ if d.is_some() => d.map(direct::Builder::finish).expect("matched"),
                 (Some(t), _) => t,
                 (None, DataType::Utf8) if views => {
                     Column::Utf8View(ViewColumn::from_strings(text(c)))
@@ -316,11 +324,69 @@ impl TextBatch {
 
     /// Keeps the first `rows` rows.
     fn truncate(&mut self, rows: usize) {
-        for c in &mut self.columns {
-            c.offsets.truncate(rows + 1);
-            c.data.truncate(c.offsets[rows] as usize);
+        for (j, c) in self.columns.iter_mut().enumerate() {
+            match self.direct.get_mut(j).and_then(Option::as_mut) {
+                Some(d) => d.truncate(rows),
+                None => {
+                    c.offsets.truncate(rows + 1);
+                    c.data.truncate(c.offsets[rows] as usize);
+                }
+            }
         }
         self.rows = self.rows.min(rows);
+    }
+
+    /// The bytes of text of column `j`'s values (read, for a column
+    /// converted as read).
+    fn text_bytes(&self, j: usize) -> usize {
+        match self.direct.get(j).and_then(Option::as_ref) {
+            Some(d) => d.text,
+            None => self.columns[j].data.len(),
+        }
+    }
+
+    /// The error of the first of the columns before `before` converted
+    /// from text whose value in row `r` does not fit its type, if any.
+    fn value_error_in_row(
+        &self,
+        r: usize,
+        before: usize,
+        types: &[DataType],
+        fields: &[usize],
+        sp: &Spellings,
+    ) -> Option<ErrorKind> {
+        (0..before).find_map(|k| {
+            let ty = types.get(k).copied().unwrap_or(DataType::Utf8);
+            if ty.is_text() || self.is_direct(k) {
+                return None;
+            }
+            let c = &self.columns[k];
+            let mut one = StringColumn::new(1);
+            one.data.extend_from_slice(&c.data[c.offsets[r] as usize..c.offsets[r + 1] as usize]);
+            one.offsets.push(one.data.len() as i32);
+            convert::convert(&one, ty, field_of(fields, k), sp).err().map(|(_, kind)| kind)
+        })
+    }
+
+    /// Whether column `j` is converted as read.
+    fn is_direct(&self, j: usize) -> bool {
+        self.direct.get(j).is_some_and(Option::is_some)
+    }
+
+    /// Whether a column is converted as read.
+    fn any_direct(&self) -> bool {
+        self.direct.iter().any(Option::is_some)
+    }
+
+    /// The first bad value of the columns converted as read, by row, then
+    /// check (UTF-8 first), then column: its row, check and column.
+    fn first_bad(&self) -> Option<(usize, direct::Fault, usize)> {
+        (0..self.direct.len())
+            .filter_map(|j| {
+                let b = self.direct[j].as_ref()?.bad()?;
+                Some((b.row, b.fault, j))
+            })
+            .min()
     }
 }
 
@@ -448,6 +514,7 @@ impl<'a> Columns<'a> {
                 batch_rows: DEFAULT_BATCH_ROWS,
                 per_row: Vec::new(),
                 last_rows: 0,
+                template: Vec::new(),
             },
             places: Vec::new(),
             error: None,
@@ -476,7 +543,7 @@ impl<'a> Columns<'a> {
     /// batch but the last holds exactly that many, unless 64 MiB of text
     /// and offsets or an error ends it first.
     pub fn batch_rows(&mut self, n: usize) -> &mut Self {
-        self.fill.resize(n.max(1));
+        self.fill.resize(n.max(1), &self.spellings);
         self
     }
 
@@ -488,7 +555,11 @@ impl<'a> Columns<'a> {
     /// Converts the columns to `types`, one per column (default: every
     /// column `utf8`), by the rules in [`typed`]: a value that does not fit
     /// is an [`ErrorKind::Value`] error at its record, after the rows
-    /// before it. Set before reading the batches.
+    /// before it. Set before reading the batches: the rows read from
+    /// then on are converted as they are read (`int64`, `float64`,
+    /// `bool`, `date32` and `timestamp` columns, straight from the
+    /// fields' bytes), and other types once those rows are read are an
+    /// error.
     ///
     /// ```
     /// use fastcsv::arrow::{Column, Columns, DataType};
@@ -503,6 +574,10 @@ impl<'a> Columns<'a> {
     /// ```
     pub fn set_types(&mut self, types: Vec<DataType>) -> Result<&mut Self> {
         check_width(&types, &self.names)?;
+        if self.direct_pending() && types != self.types() {
+            // Rows read since the first batch are typed already.
+            return Err(Error::config("the types are set before the batches are read"));
+        }
         self.types = types;
         Ok(self)
     }
@@ -550,16 +625,24 @@ impl<'a> Columns<'a> {
         }
         let width = self.names.len();
         check_selection(cols, width)?;
-        let pick = |v: &mut Vec<StringColumn>| {
+        fn pick<T: Default>(v: &mut Vec<T>, cols: &[usize]) {
             let mut all = std::mem::take(v);
-            *v = cols.iter().map(|&j| std::mem::take(&mut all[j])).collect();
-        };
+            if !all.is_empty() {
+                *v = cols.iter().map(|&j| std::mem::take(&mut all[j])).collect();
+            }
+        }
         for (b, _) in &mut self.fill.ready {
-            pick(&mut b.columns);
+            pick(&mut b.columns, cols);
+            pick(&mut b.direct, cols);
         }
         if let Some((b, _, bytes)) = &mut self.fill.carry {
-            pick(&mut b.columns);
-            *bytes = b.columns.iter().map(|c| c.data.len() + 4 * c.len()).sum();
+            pick(&mut b.columns, cols);
+            pick(&mut b.direct, cols);
+            *bytes = (0..b.columns.len()).map(|j| b.text_bytes(j) + 4 * b.rows).sum();
+        }
+        let template = &self.fill.template;
+        if !template.is_empty() {
+            self.fill.template = cols.iter().map(|&j| template.get(j).copied().flatten()).collect();
         }
         let per_row = &self.fill.per_row;
         self.fill.per_row = cols.iter().filter_map(|&j| per_row.get(j).copied()).collect();
@@ -584,15 +667,23 @@ impl<'a> Columns<'a> {
     /// fit is then an error: [`InferredColumns`] types on every value).
     /// The rows are read now (and kept for the batches); an error among
     /// them comes from [`Columns::next_batch`], after the rows before it,
-    /// which the types are inferred from.
+    /// which the types are inferred from. An error once rows converted as
+    /// read (see [`Columns::set_types`]) are waiting.
     pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
-        self.types = self.sample_fits(rows).iter().map(infer::Fits::data_type).collect();
+        self.types = self.sample_fits(rows)?.iter().map(infer::Fits::data_type).collect();
         Ok(self.types())
     }
 
     /// What the values of each column's first `rows` rows fit (read now
     /// and kept for the batches, as [`Columns::infer_types`] has it).
-    pub(crate) fn sample_fits(&mut self, rows: usize) -> Vec<infer::Fits> {
+    pub(crate) fn sample_fits(&mut self, rows: usize) -> Result<Vec<infer::Fits>> {
+        if self.direct_pending() {
+            // Rows read since the first batch are typed already: their
+            // text is gone.
+            return Err(Error::config("the types are inferred before the batches are read"));
+        }
+        // The rows read for the sample are kept as text.
+        self.fill.template.clear();
         let mut inf = infer::Inference::new(self.names.len(), rows, &self.spellings);
         let mut seen = 0;
         loop {
@@ -612,7 +703,7 @@ impl<'a> Columns<'a> {
             }
             self.pull();
         }
-        inf.fits().to_vec()
+        Ok(inf.fits().to_vec())
     }
 
     /// The reader, for its position and counts.
@@ -632,6 +723,28 @@ impl<'a> Columns<'a> {
                 }
                 let fields = self.picked.as_ref().map_or(&[][..], |p| &p.1[..]);
                 let mut bad = check_utf8(&b, &starts, fields).err();
+                // A bad value of a column converted as read, when it comes
+                // first (a text column's bad UTF-8 in the same row comes
+                // first when it lies in an earlier column, or the value
+                // is not a UTF-8 error).
+                if let Some((r, fault, j)) = b.first_bad() {
+                    let text = bad.as_ref().map(|(i, k, _)| (*i, direct::Fault::Utf8, *k));
+                    if text.is_none_or(|t| (r, fault, j) < t) {
+                        let d = b.direct[j].as_mut().and_then(direct::Builder::take_bad);
+                        let mut kind = d.expect("a bad value was found").kind;
+                        if fault == direct::Fault::Value {
+                            // A value of a column before, converted from
+                            // text, that does not fit its type either.
+                            if let Some(k) =
+                                b.value_error_in_row(r, j, &self.types, fields, &self.spellings)
+                            {
+                                kind = k;
+                            }
+                        }
+                        bad = Some((r, j, Error::new(kind).with_position(starts[r])));
+                    }
+                }
+                let mut bad = bad.map(|(i, _, e)| (i, e));
                 if let Some((i, _)) = bad {
                     b.truncate(i);
                 }
@@ -675,8 +788,28 @@ impl<'a> Columns<'a> {
                 }
                 continue;
             }
+            self.fill.template = self.direct_template();
             self.pull();
         }
+    }
+
+    /// The columns that batches read from now on convert as read (see
+    /// [`direct`]): those typed with a type it takes, with their fields.
+    fn direct_template(&self) -> Vec<Option<(DataType, usize)>> {
+        let fields = self.picked.as_ref().map_or(&[][..], |p| &p.1[..]);
+        (0..self.types.len())
+            .map(|j| {
+                let ty = self.types[j];
+                direct::Builder::takes(ty).then(|| (ty, field_of(fields, j)))
+            })
+            .collect()
+    }
+
+    /// Whether a batch read and not yet handed out has columns converted
+    /// as read.
+    fn direct_pending(&self) -> bool {
+        self.fill.ready.iter().any(|(b, _)| b.any_direct())
+            || self.fill.carry.as_ref().is_some_and(|(b, _, _)| b.any_direct())
     }
 
     /// [`ErrorKind::FileChanged`] at `at` (the first row not handed out),
@@ -781,42 +914,62 @@ impl<'a> Columns<'a> {
         while k < kept.len() {
             let g = group.min(self.fill.room()).min(kept.len() - k);
             let rows = &kept[k..k + g];
+            // Column by column: column `j`'s places are `places[j * g..]`,
+            // read in order below.
             let places = &mut self.places;
-            places.clear();
-            for row in rows {
+            if places.len() < g * width {
+                places.resize(g * width, (0, 0, 0));
+            }
+            for (r, row) in rows.iter().enumerate() {
                 let mut fields = row.iter();
-                for _ in 0..width {
+                for j in 0..width {
                     let f = fields.next().unwrap_or_default();
-                    places.push((f.as_ptr() as usize, f.len() as u32, u32::from(room(f) >= 32)));
+                    places[j * g + r] =
+                        (f.as_ptr() as usize, f.len() as u32, u32::from(room(f) >= 32));
                 }
             }
             let (b, starts, bytes) = self.fill.target(width);
             for j in 0..width {
-                let need: usize = (0..g).map(|r| places[r * width + j].1 as usize).sum();
-                if b.columns[j].data.len() + need > i32::MAX as usize {
+                let column = &places[j * g..(j + 1) * g];
+                let need: usize = column.iter().map(|p| p.1 as usize).sum();
+                if b.text_bytes(j) + need > i32::MAX as usize {
                     // Over 2 GiB in one batch's column (a huge value):
                     // the group's values are taken back from the columns
                     // before, for equal lengths, and the error is the
                     // first row's that does not fit.
-                    for c in &mut b.columns[..j] {
+                    for (k, c) in b.columns[..j].iter_mut().enumerate() {
+                        if let Some(d) = b.direct.get_mut(k).and_then(Option::as_mut) {
+                            d.truncate(b.rows);
+                            continue;
+                        }
                         c.offsets.truncate(c.offsets.len() - g);
                         c.data.truncate(*c.offsets.last().unwrap_or(&0) as usize);
                     }
-                    let mut len = b.columns[j].data.len();
+                    let mut len = b.text_bytes(j);
                     let bad = (0..g)
                         .find(|&r| {
-                            len += places[r * width + j].1 as usize;
+                            len += column[r].1 as usize;
                             len > i32::MAX as usize
                         })
                         .unwrap_or(0);
                     return Err(Error::config("a column of one batch holds over 2 GiB of text")
                         .with_position(rows[bad].position()));
                 }
-                // SAFETY: the places are the fields of `rows`, in the
-                // batch borrowed for this whole loop (the input or its
-                // unescaped copies, never a column), with the bytes
-                // readable from each as `room` found; `need` is their sum.
-                unsafe { b.columns[j].extend(places.iter().skip(j).step_by(width), g, need) };
+                let column = column.iter();
+                match b.direct.get_mut(j).and_then(Option::as_mut) {
+                    Some(d) => {
+                        // SAFETY: the places are the fields of `rows`, in
+                        // the batch borrowed for this whole loop.
+                        unsafe { d.extend(column, b.rows, &self.spellings) };
+                        d.text += need;
+                    }
+                    // SAFETY: the places are the fields of `rows`, in the
+                    // batch borrowed for this whole loop (the input or its
+                    // unescaped copies, never a column), with the bytes
+                    // readable from each as `room` found; `need` is their
+                    // sum.
+                    None => unsafe { b.columns[j].extend(column, g, need) },
+                }
                 *bytes += need + 4 * g;
             }
             b.rows += g;
@@ -870,6 +1023,8 @@ struct Filler {
     per_row: Vec<f64>,
     /// Rows of the last batch sealed.
     last_rows: usize,
+    /// The columns that new batches convert as read: type and field.
+    template: Vec<Option<(DataType, usize)>>,
 }
 
 impl Filler {
@@ -885,17 +1040,26 @@ impl Filler {
             0 => self.batch_rows.min(1 << 13),
             n => self.batch_rows.min(n),
         };
-        let per_row = &self.per_row;
+        let (per_row, template) = (&self.per_row, &self.template);
         self.carry.get_or_insert_with(|| {
+            let direct: Vec<Option<direct::Builder>> = (0..width)
+                .map(|j| {
+                    let (ty, field) = template.get(j).copied().flatten()?;
+                    direct::Builder::new(ty, field, want)
+                })
+                .collect();
             let columns = (0..width)
                 .map(|j| {
+                    if direct[j].is_some() {
+                        return StringColumn::new(0);
+                    }
                     let mut c = StringColumn::new(want);
                     let guess = per_row.get(j).map_or(0.0, |&b| b * want as f64 * 1.05);
                     c.data.reserve((guess as usize).min(BATCH_BYTES));
                     c
                 })
                 .collect();
-            (TextBatch { columns, rows: 0 }, Vec::with_capacity(want), 0)
+            (TextBatch { columns, direct, rows: 0 }, Vec::with_capacity(want), 0)
         })
     }
 
@@ -923,21 +1087,37 @@ impl Filler {
     }
 
     /// Rows per batch from now on, for the rows already read too.
-    fn resize(&mut self, n: usize) {
+    /// (`sp`: the spellings of the columns converted as read.)
+    fn resize(&mut self, n: usize, sp: &Spellings) {
         self.batch_rows = n;
         let mut old: Vec<(TextBatch, Vec<Position>)> = self.ready.drain(..).collect();
         if let Some((b, s, _)) = self.carry.take() {
             old.push((b, s));
         }
-        for (b, starts) in old {
+        for (mut b, starts) in old {
             for (i, &start) in starts.iter().enumerate() {
                 let (c, cs, bytes) = self.target(b.columns.len());
-                for (dst, src) in c.columns.iter_mut().zip(&b.columns) {
-                    let v = &src.data[src.offsets[i] as usize..src.offsets[i + 1] as usize];
-                    dst.data.extend_from_slice(v);
-                    // No longer than the batch it comes from.
-                    dst.offsets.push(dst.data.len() as i32);
-                    *bytes += v.len();
+                let row = c.rows;
+                for (j, (dst, src)) in c.columns.iter_mut().zip(&b.columns).enumerate() {
+                    let from = b.direct.get_mut(j).and_then(Option::as_mut);
+                    match (c.direct.get_mut(j).and_then(Option::as_mut), from) {
+                        (Some(d), Some(from)) => d.push_from(from, i),
+                        (None, Some(_)) => {
+                            unreachable!("the columns converted as read change only with types")
+                        }
+                        (d, None) => {
+                            let v = &src.data[src.offsets[i] as usize..src.offsets[i + 1] as usize];
+                            *bytes += v.len();
+                            if let Some(d) = d {
+                                d.extend_from(std::iter::once(v), row, sp);
+                                d.text += v.len();
+                                continue;
+                            }
+                            dst.data.extend_from_slice(v);
+                            // No longer than the batch it comes from.
+                            dst.offsets.push(dst.data.len() as i32);
+                        }
+                    }
                 }
                 c.rows += 1;
                 cs.push(start);
@@ -955,7 +1135,7 @@ fn check_utf8(
     b: &TextBatch,
     starts: &[Position],
     fields: &[usize],
-) -> std::result::Result<(), (usize, Error)> {
+) -> std::result::Result<(), (usize, usize, Error)> {
     let ok = |c: &StringColumn| {
         simdutf8::basic::from_utf8(&c.data).is_ok()
             && c.offsets[..c.len()]
@@ -965,24 +1145,26 @@ fn check_utf8(
     if b.columns.iter().all(ok) {
         return Ok(());
     }
-    // The first bad value, row by row.
+    // The first bad value, row by row (in the text columns: those
+    // converted as read have none).
     for (i, pos) in starts.iter().enumerate() {
-        for (j, c) in b.columns.iter().enumerate() {
+        for (j, c) in b.columns.iter().enumerate().filter(|(j, _)| !b.is_direct(*j)) {
             let v = &c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize];
             if let Err(e) = std::str::from_utf8(v) {
                 let kind =
                     ErrorKind::Utf8 { field: field_of(fields, j), valid_up_to: e.valid_up_to() };
-                return Err((i, Error::new(kind).with_position(*pos)));
+                return Err((i, j, Error::new(kind).with_position(*pos)));
             }
         }
     }
     // Not reached: values that are each UTF-8 join into UTF-8, starting
     // at characters.
-    Err((0, Error::config("a column is not UTF-8")))
+    Err((0, 0, Error::config("a column is not UTF-8")))
 }
 
 mod convert;
 mod datatype;
+mod direct;
 pub mod ffi;
 mod infer;
 pub mod number;

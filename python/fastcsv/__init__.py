@@ -579,9 +579,10 @@ def read_arrow(
       a time alone (pyarrow's ``time32``). The whole input is read and
       typed in this call (on ``threads`` threads, the GIL released) and
       held in memory until the stream is read, for every input (paths,
-      pipes, file objects, ``bytes``): a path read on several threads as
-      typed columns (it is read again if a value widens a column after
-      the first 65536 rows), any other input as text while it is typed.
+      pipes, file objects, ``bytes``): a path (a regular file) as typed
+      columns, converted as they are read (it is read again if a value
+      widens a column after the first 65536 rows), any other input as
+      text while it is typed.
     - ``types="infer", infer_rows=N``: the types of the first ``N`` rows
       only (pyarrow's way), found in this call; the rest is read as the
       stream is, with little memory, but a later value that does not fit

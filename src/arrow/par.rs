@@ -256,7 +256,7 @@ impl ParColumns {
             cols.select(s)?;
         }
         cols.set_spellings(job.spellings.clone());
-        Ok(cols.sample_fits(rows))
+        cols.sample_fits(rows)
     }
 
     /// The next batch in the file's order; `None` at the end. After an

@@ -47,9 +47,62 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 }
 
 /// `n` ASCII digits at `v[at..]` as a number.
+///
+/// Without a branch per digit: the digits are summed whatever they are,
+/// and the sum kept only if every byte was one (the places of a date and
+/// time are fixed, so with constant `n` the loop unrolls).
+#[inline(always)]
 fn digits(v: &[u8], at: usize, n: usize) -> Option<u32> {
     let d = v.get(at..at + n)?;
-    d.iter().try_fold(0u32, |acc, &c| c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0')))
+    let (mut acc, mut bad) = (0u32, false);
+    for &c in d {
+        let x = c.wrapping_sub(b'0');
+        bad |= x > 9;
+        acc = acc.wrapping_mul(10).wrapping_add(u32::from(x));
+    }
+    (!bad).then_some(acc)
+}
+
+/// Eight ASCII digits as bytes `0..8` of `w` (first digit lowest): the
+/// four two-digit numbers they make (first pair lowest), or `None` if a
+/// byte is not a digit.
+#[inline(always)]
+fn digit_pairs(w: u64) -> Option<[u32; 4]> {
+    // Each byte minus '0' must be 0..=9 (see `number::eight_digits`).
+    let x = w.wrapping_sub(0x3030_3030_3030_3030);
+    let over = w.wrapping_add(0x4646_4646_4646_4646);
+    if (x | over) & 0x8080_8080_8080_8080 != 0 {
+        return None;
+    }
+    // Each pair's value in the low byte of its 16 bits.
+    let p = x.wrapping_mul(10 * 256 + 1) >> 8;
+    let b = |k: u32| (p >> (16 * k)) as u32 & 0xFF;
+    Some([b(0), b(1), b(2), b(3)])
+}
+
+/// The year, month and day digits of `v`, at least 10 bytes with `-` at
+/// 4 and 7, as numbers; `None` if one is not a digit.
+#[inline(always)]
+fn date_digits(v: &[u8]) -> Option<(u32, u32, u32)> {
+    let v: &[u8; 10] = v.get(..10)?.try_into().ok()?;
+    let w = u64::from(u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
+        | u64::from(u16::from_le_bytes([v[5], v[6]])) << 32
+        | u64::from(u16::from_le_bytes([v[8], v[9]])) << 48;
+    let [y1, y2, m, d] = digit_pairs(w)?;
+    Some((y1 * 100 + y2, m, d))
+}
+
+/// `hh:mm:ss` at `v[11..19]`: the hours, minutes and seconds; `None` when
+/// the bytes are laid out otherwise or one is not a digit.
+#[inline(always)]
+fn clock_digits(v: &[u8]) -> Option<(u32, u32, u32)> {
+    let t: &[u8; 8] = v.get(11..19)?.try_into().ok()?;
+    if t[2] != b':' || t[5] != b':' {
+        return None;
+    }
+    let w = u64::from_le_bytes([t[0], t[1], t[3], t[4], t[6], t[7], b'0', b'0']);
+    let [h, m, s, _] = digit_pairs(w)?;
+    Some((h, m, s))
 }
 
 /// Parses `YYYY-MM-DD`, optionally followed by `T` or a space, `hh`,
@@ -62,7 +115,7 @@ pub(crate) fn parse_when(v: &[u8]) -> Option<When> {
     if v.len() < 10 || v[4] != b'-' || v[7] != b'-' {
         return None;
     }
-    let (y, m, d) = (digits(v, 0, 4)?, digits(v, 5, 2)?, digits(v, 8, 2)?);
+    let (y, m, d) = date_digits(v)?;
     let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
     let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
     if !(1..=12).contains(&m) || d == 0 || d > month_days[m as usize - 1] {
@@ -85,26 +138,33 @@ pub(crate) fn parse_when(v: &[u8]) -> Option<When> {
         return None;
     }
     w.date_only = false;
-    let hh = digits(v, 11, 2)?;
-    let mut at = 13;
-    let (mut mm, mut ss) = (0, 0);
-    if v.get(at) == Some(&b':') {
-        mm = digits(v, at + 1, 2)?;
-        at += 3;
+    let (hh, mut mm, mut ss, mut at, seconds);
+    if let Some((h, m, s)) = clock_digits(v) {
+        // `hh:mm:ss`, the usual layout, at once.
+        (hh, mm, ss, at, seconds) = (h, m, s, 19, true);
+    } else {
+        (hh, mm, ss, at) = (digits(v, 11, 2)?, 0, 0, 13);
+        let mut with_seconds = false;
         if v.get(at) == Some(&b':') {
-            ss = digits(v, at + 1, 2)?;
+            mm = digits(v, at + 1, 2)?;
             at += 3;
-            if v.get(at) == Some(&b'.') {
-                let n = v[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
-                if !(1..=9).contains(&n) {
-                    return None;
-                }
-                w.nanos = digits(v, at + 1, n)? * 10u32.pow(9 - n as u32);
-                w.frac = true;
-                w.frac_digits = n as u32;
-                at += 1 + n;
+            if v.get(at) == Some(&b':') {
+                ss = digits(v, at + 1, 2)?;
+                at += 3;
+                with_seconds = true;
             }
         }
+        seconds = with_seconds;
+    }
+    if seconds && v.get(at) == Some(&b'.') {
+        let n = v[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if !(1..=9).contains(&n) {
+            return None;
+        }
+        w.nanos = digits(v, at + 1, n)? * 10u32.pow(9 - n as u32);
+        w.frac = true;
+        w.frac_digits = n as u32;
+        at += 1 + n;
     }
     if hh > 23 || mm > 59 || ss > 59 {
         return None;
@@ -202,6 +262,133 @@ pub(crate) fn parse_time(v: &[u8], unit: TimeUnit) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `parse_when` as it was written before its fixed-layout fast paths:
+    /// digit by digit.
+    fn reference(v: &[u8]) -> Option<When> {
+        let slow = |v: &[u8], at: usize, n: usize| -> Option<u32> {
+            let d = v.get(at..at + n)?;
+            d.iter()
+                .try_fold(0u32, |a, &c| c.is_ascii_digit().then(|| a * 10 + u32::from(c - b'0')))
+        };
+        let raw = v.len();
+        let v = trim(v);
+        let padded = v.len() != raw;
+        if v.len() < 10 || v[4] != b'-' || v[7] != b'-' {
+            return None;
+        }
+        let (y, m, d) = (slow(v, 0, 4)?, slow(v, 5, 2)?, slow(v, 8, 2)?);
+        let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+        let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+        if !(1..=12).contains(&m) || d == 0 || d > month_days[m as usize - 1] {
+            return None;
+        }
+        let secs = days_from_civil(i64::from(y), m, d) * 86_400;
+        let mut w = When {
+            secs,
+            nanos: 0,
+            frac: false,
+            frac_digits: 0,
+            date_only: true,
+            utc: false,
+            padded,
+        };
+        if v.len() == 10 {
+            return Some(w);
+        }
+        if v[10] != b'T' && v[10] != b' ' {
+            return None;
+        }
+        w.date_only = false;
+        let hh = slow(v, 11, 2)?;
+        let mut at = 13;
+        let (mut mm, mut ss) = (0, 0);
+        if v.get(at) == Some(&b':') {
+            mm = slow(v, at + 1, 2)?;
+            at += 3;
+            if v.get(at) == Some(&b':') {
+                ss = slow(v, at + 1, 2)?;
+                at += 3;
+                if v.get(at) == Some(&b'.') {
+                    let n = v[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                    if !(1..=9).contains(&n) {
+                        return None;
+                    }
+                    w.nanos = slow(v, at + 1, n)? * 10u32.pow(9 - n as u32);
+                    w.frac = true;
+                    w.frac_digits = n as u32;
+                    at += 1 + n;
+                }
+            }
+        }
+        if hh > 23 || mm > 59 || ss > 59 {
+            return None;
+        }
+        w.secs += i64::from(hh * 3600 + mm * 60 + ss);
+        match &v[at..] {
+            [] => {}
+            [b'Z'] => w.utc = true,
+            [sign @ (b'+' | b'-'), zone @ ..] => {
+                let (zh, zm) = match zone.len() {
+                    2 => (slow(zone, 0, 2)?, 0),
+                    4 => (slow(zone, 0, 2)?, slow(zone, 2, 2)?),
+                    5 if zone[2] == b':' => (slow(zone, 0, 2)?, slow(zone, 3, 2)?),
+                    _ => return None,
+                };
+                if zh > 23 || zm > 59 {
+                    return None;
+                }
+                let off = i64::from(zh * 3600 + zm * 60);
+                w.secs -= if *sign == b'+' { off } else { -off };
+                w.utc = true;
+            }
+            _ => return None,
+        }
+        Some(w)
+    }
+
+    #[test]
+    fn fixed_layouts_parse_as_digit_by_digit() {
+        let templates: [&[u8]; 8] = [
+            b"2024-02-29T23:59:59.123456789+05:30",
+            b"1999-12-31 00:00:00Z",
+            b"2023-02-29T10:10:32",
+            b"0000-01-01T00:00",
+            b"9999-12-31T23",
+            b"2024-08-18",
+            b" 2024-08-18T10:10:32-0100\t",
+            b"1970-01-01T00:00:00.5",
+        ];
+        // Each byte in turn replaced by others that are near the grammar.
+        let subs = b"0159:-T Z.+/\x00a\xff";
+        let mut seen = 0;
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        for t in templates {
+            let mut check = |v: &[u8]| {
+                assert_eq!(parse_when(v), reference(v), "{:?}", String::from_utf8_lossy(v));
+                seen += 1;
+            };
+            check(t);
+            for n in 0..=t.len() {
+                check(&t[..n]);
+            }
+            for i in 0..t.len() {
+                for &c in subs {
+                    let mut v = t.to_vec();
+                    v[i] = c;
+                    check(&v);
+                    // And a second byte elsewhere.
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    let k = (rng % t.len() as u64) as usize;
+                    v[k] = subs[(rng >> 32) as usize % subs.len()];
+                    check(&v);
+                }
+            }
+        }
+        assert!(seen > 1000);
+    }
 
     #[test]
     fn times_and_units_as_pyarrow_reads_them() {

@@ -38,7 +38,7 @@ use super::ffi::BatchSource;
 use super::infer::{Fits, Inference};
 use super::typed::{Column, DataType, Spellings, ViewColumn};
 use super::ParColumns;
-use super::{ColumnBatch, StringColumn, DEFAULT_BATCH_ROWS};
+use super::{ColumnBatch, Columns, StringColumn, DEFAULT_BATCH_ROWS};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool;
 
@@ -264,83 +264,43 @@ impl InferredColumns {
     /// first `sample` rows (a matter of speed only, as in
     /// [`InferredColumns::read_sampling`]).
     pub fn read_par_sampling(
-        mut cols: ParColumns,
+        cols: ParColumns,
         open: impl Fn() -> Result<ParColumns>,
         spellings: &Spellings,
         threads: usize,
         views: bool,
         sample: usize,
     ) -> Result<InferredColumns> {
-        cols.set_spellings(spellings.clone());
-        let fits = cols.sample_fits(sample)?;
-        // A column whose sampled values were all null stays text until
-        // its values are all seen.
-        let unsure: Vec<bool> = fits.iter().map(|f| !f.seen_value()).collect();
-        let mut types: Vec<DataType> = fits.iter().map(Fits::data_type).collect();
-        cols.set_types(types.clone())?;
-        cols.string_view(false);
-        let names = cols.names().to_vec();
-        let width = names.len();
-        let mut texts = Vec::new();
-        let mut error = None;
-        loop {
-            match cols.next_batch() {
-                Ok(Some(b)) => texts.push(b),
-                Ok(None) => break,
-                Err(e) if matches!(e.kind(), ErrorKind::Value { .. }) => {
-                    // A value wider than its candidate: every value looked
-                    // at, from the text.
-                    drop((texts, cols));
-                    let mut again = open()?;
-                    again.set_spellings(spellings.clone());
-                    return InferredColumns::read_sampling(
-                        again, spellings, threads, views, sample,
-                    );
-                }
-                Err(e) => {
-                    error = Some(e);
-                    break;
-                }
-            }
-        }
-        drop(cols);
-        let nb = texts.len();
-        let text = |k: usize, j: usize| texts[k].columns.get(j).and_then(Column::as_utf8);
-        let tasks: Vec<(usize, usize)> =
-            (0..width).filter(|&j| unsure[j]).flat_map(|j| (0..nb).map(move |k| (k, j))).collect();
-        let parts = par_map(threads, tasks.clone(), |(k, j)| {
-            let mut f = Fits::ALL;
-            if let Some(c) = text(k, j) {
-                f.see_column(c, spellings);
-            }
-            f
-        })?;
-        let mut whole = vec![Fits::ALL; width];
-        for (&(_, j), f) in tasks.iter().zip(parts) {
-            whole[j] = whole[j].merge(f);
-        }
-        for j in (0..width).filter(|&j| unsure[j]) {
-            types[j] = whole[j].data_type();
-        }
-        let tasks: Vec<(usize, usize)> =
-            tasks.into_iter().filter(|&(_, j)| types[j] != DataType::Utf8).collect();
-        let out = par_map(threads, tasks.clone(), |(k, j)| {
-            text(k, j).and_then(|c| convert::convert(c, types[j], j, spellings).ok())
-        })?;
-        let mut converted: Vec<Option<Column>> = (0..nb * width).map(|_| None).collect();
-        for ((k, j), c) in tasks.into_iter().zip(out) {
-            match c {
-                Some(c) => converted[k * width + j] = Some(c),
-                None if error.is_none() => {
-                    error = Some(Error::config(format!(
-                        "column {j}'s values changed type on a second look"
-                    )));
-                }
-                None => {}
-            }
-        }
-        let batches = place(texts, converted, views, threads)?;
-        Ok(InferredColumns { names, types, batches, error })
+        speculate(cols, open, spellings, threads, views, sample)
+    }
+
+    /// [`InferredColumns::read`] for an input that can be read again (a
+    /// file, say) on one thread: `cols` (no types set, not yet read),
+    /// which `open` opens again the same way when the input must be read
+    /// a second time. As [`InferredColumns::read_par`] does, it reads the
+    /// input with the candidate types of the first rows, converting each
+    /// value as it is read (no text column in between), and holds only
+    /// typed columns; only when a value does not fit its candidate is the
+    /// input read again, whole, as [`InferredColumns::read`] reads it.
+    /// The types are the same either way. `threads` is used for that
+    /// second look only.
+    ///
+    /// ```
+    /// use fastcsv::arrow::{Columns, DataType, InferredColumns, Spellings};
+    /// let text = b"n,late\n1,1\n2,x\n";
+    /// let open = || Columns::new(fastcsv::Reader::from_slice(text));
+    /// let sp = Spellings::default();
+    /// let t = InferredColumns::read_again(open().unwrap(), open, &sp, 1, false).unwrap();
+    /// assert_eq!(t.types(), [DataType::Int64, DataType::Utf8]);
+    /// ```
+    pub fn read_again<'a>(
+        cols: Columns<'a>,
+        open: impl Fn() -> Result<Columns<'a>>,
+        spellings: &Spellings,
+        threads: usize,
+        views: bool,
+    ) -> Result<InferredColumns> {
+        speculate(cols, open, spellings, threads, views, SAMPLE_ROWS)
     }
 
     /// The column names.
@@ -364,6 +324,124 @@ impl InferredColumns {
             },
         }
     }
+}
+
+/// A source of text columns that can be read with candidate types (see
+/// [`InferredColumns::read_par`]).
+pub(crate) trait Speculative: BatchSource {
+    /// Sets the spellings, and returns what the first `sample` rows fit.
+    fn sample(&mut self, spellings: &Spellings, sample: usize) -> Result<Vec<Fits>>;
+    /// Sets the spellings only (on a source opened again).
+    fn spell(&mut self, spellings: &Spellings);
+    /// Reads on with `types` (text columns as `utf8`).
+    fn candidates(&mut self, types: Vec<DataType>) -> Result<()>;
+}
+
+impl Speculative for ParColumns {
+    fn sample(&mut self, spellings: &Spellings, sample: usize) -> Result<Vec<Fits>> {
+        self.set_spellings(spellings.clone());
+        self.sample_fits(sample)
+    }
+    fn spell(&mut self, spellings: &Spellings) {
+        self.set_spellings(spellings.clone());
+    }
+    fn candidates(&mut self, types: Vec<DataType>) -> Result<()> {
+        self.set_types(types)?;
+        self.string_view(false);
+        Ok(())
+    }
+}
+
+impl Speculative for Columns<'_> {
+    fn sample(&mut self, spellings: &Spellings, sample: usize) -> Result<Vec<Fits>> {
+        self.set_spellings(spellings.clone());
+        self.sample_fits(sample)
+    }
+    fn spell(&mut self, spellings: &Spellings) {
+        self.set_spellings(spellings.clone());
+    }
+    fn candidates(&mut self, types: Vec<DataType>) -> Result<()> {
+        self.set_types(types)?;
+        self.string_view(false);
+        Ok(())
+    }
+}
+
+/// [`InferredColumns::read_par`]'s way over any [`Speculative`] source.
+fn speculate<S: Speculative>(
+    mut cols: S,
+    open: impl Fn() -> Result<S>,
+    spellings: &Spellings,
+    threads: usize,
+    views: bool,
+    sample: usize,
+) -> Result<InferredColumns> {
+    let fits = cols.sample(spellings, sample)?;
+    // A column whose sampled values were all null stays text until
+    // its values are all seen.
+    let unsure: Vec<bool> = fits.iter().map(|f| !f.seen_value()).collect();
+    let mut types: Vec<DataType> = fits.iter().map(Fits::data_type).collect();
+    cols.candidates(types.clone())?;
+    let names = cols.names().to_vec();
+    let width = names.len();
+    let mut texts = Vec::new();
+    let mut error = None;
+    loop {
+        match cols.next_batch() {
+            Ok(Some(b)) => texts.push(b),
+            Ok(None) => break,
+            Err(e) if matches!(e.kind(), ErrorKind::Value { .. }) => {
+                // A value wider than its candidate: every value looked
+                // at, from the text.
+                drop((texts, cols));
+                let mut again = open()?;
+                again.spell(spellings);
+                return InferredColumns::read_sampling(again, spellings, threads, views, sample);
+            }
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    drop(cols);
+    let nb = texts.len();
+    let text = |k: usize, j: usize| texts[k].columns.get(j).and_then(Column::as_utf8);
+    let tasks: Vec<(usize, usize)> =
+        (0..width).filter(|&j| unsure[j]).flat_map(|j| (0..nb).map(move |k| (k, j))).collect();
+    let parts = par_map(threads, tasks.clone(), |(k, j)| {
+        let mut f = Fits::ALL;
+        if let Some(c) = text(k, j) {
+            f.see_column(c, spellings);
+        }
+        f
+    })?;
+    let mut whole = vec![Fits::ALL; width];
+    for (&(_, j), f) in tasks.iter().zip(parts) {
+        whole[j] = whole[j].merge(f);
+    }
+    for j in (0..width).filter(|&j| unsure[j]) {
+        types[j] = whole[j].data_type();
+    }
+    let tasks: Vec<(usize, usize)> =
+        tasks.into_iter().filter(|&(_, j)| types[j] != DataType::Utf8).collect();
+    let out = par_map(threads, tasks.clone(), |(k, j)| {
+        text(k, j).and_then(|c| convert::convert(c, types[j], j, spellings).ok())
+    })?;
+    let mut converted: Vec<Option<Column>> = (0..nb * width).map(|_| None).collect();
+    for ((k, j), c) in tasks.into_iter().zip(out) {
+        match c {
+            Some(c) => converted[k * width + j] = Some(c),
+            None if error.is_none() => {
+                error = Some(Error::config(format!(
+                    "column {j}'s values changed type on a second look"
+                )));
+            }
+            None => {}
+        }
+    }
+    let batches = place(texts, converted, views, threads)?;
+    Ok(InferredColumns { names, types, batches, error })
 }
 
 impl BatchSource for InferredColumns {

@@ -560,6 +560,17 @@ pub(crate) fn _read_arrow(
             return Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) });
         }
     }
+    // A regular file can be opened again: typed on every value, it is
+    // read with the types of its first rows, converted as read, and read
+    // again only when a value does not fit them.
+    let again = match (&spec.path, &spec.fd, &spec.stream, &types) {
+        (Some(p), None, None, TypesArg::Infer)
+            if std::fs::metadata(p).is_ok_and(|m| m.is_file()) =>
+        {
+            Some((native_builder(py, &pd, &spec)?, p.clone(), spec.part.clone()))
+        }
+        _ => None,
+    };
     let rdr = match spec.stream.take() {
         // A stream is read through its Python methods, which a consumer's
         // thread could not call while the thread holding the GIL waits for
@@ -574,6 +585,7 @@ pub(crate) fn _read_arrow(
     };
     let (rdr, watch) = rdr.into_parts();
     let path = spec.name.clone().map(std::path::PathBuf::from).or_else(|| spec.path.clone());
+    let given_names = again.as_ref().and(names.clone());
     // The header (or first record) is read without the GIL.
     let mut cols = py
         .allow_threads(move || {
@@ -599,7 +611,32 @@ pub(crate) fn _read_arrow(
         let inferred = py.allow_threads(move || c.infer_types(rows));
         inferred.map_err(|e| map_error(e, &stash))?;
     } else if let TypesArg::Infer = types {
-        return whole(py, cols, &spellings, threads, string_view, strings, &stash);
+        let Some((b, file, part)) = again else {
+            return whole(py, cols, &spellings, threads, string_view, strings, &stash);
+        };
+        let open = || {
+            let rdr = match &part {
+                Some(part) => b.from_path_part(&file, part)?,
+                None => b.from_path(&file)?,
+            };
+            let mut c = match &given_names {
+                Some(n) => arrow::Columns::with_names(rdr, n.clone())?,
+                None => arrow::Columns::with_header_row(rdr, header)?,
+            };
+            c.batch_rows(batch_rows);
+            if let Some(p) = &picked {
+                c.select(p)?;
+            }
+            c.set_spellings(spellings.clone());
+            Ok(c)
+        };
+        let typed = py.allow_threads(|| {
+            arrow::InferredColumns::read_again(cols, open, &spellings, threads, string_view)
+        });
+        let typed = typed.map_err(|e| map_error(e, &stash))?;
+        let (names, types) = (typed.names().to_vec(), typed.types());
+        let src: BatchBox = Box::new(typed);
+        return Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) });
     }
     let types = cols.types();
     let src: BatchBox = Box::new(GilFree(Watched::new(cols, watch, path)));
