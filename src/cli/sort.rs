@@ -269,8 +269,8 @@ impl Arena {
     }
 
     /// Bytes held, counting the entries three times (the vector's room
-    /// to grow, up to twice its length, and the radix sort's second
-    /// buffer).
+    /// to grow, up to twice its length, and the radix sort's buffer, at
+    /// most as long).
     fn held(&self) -> usize {
         self.data.len() + self.entries.len() * size_of::<Entry>() * 3
     }
@@ -325,11 +325,7 @@ impl Arena {
                     e.k1 = !e.k1;
                 }
             }
-            let mut tmp = Vec::with_capacity(entries.len());
-            prefault(&tmp, 0, entries.len() * size_of::<Entry>());
-            tmp.resize(entries.len(), Entry { k0: 0, k1: 0, at: 0 });
-            radix_sort(&mut entries, &mut tmp, threads);
-            drop(tmp);
+            radix_sort(&mut entries, threads);
             if order.reverse {
                 for e in &mut entries {
                     e.k0 = !e.k0;
@@ -413,24 +409,108 @@ fn merge(a: Vec<Entry>, b: Vec<Entry>, cmp: &impl Fn(&Entry, &Entry) -> Ordering
 /// Below this many entries a slice is sorted by comparisons.
 const RADIX_MIN: usize = 64;
 
-/// Sorts `v` by `(k0, k1, at)`, with `tmp` (as long) as scratch: a
-/// most-significant-byte-first radix sort on the 16 key bytes, and a
-/// comparison sort for short slices. The buckets of the first byte that
-/// splits `v` are sorted on up to `threads` threads.
-fn radix_sort(v: &mut [Entry], tmp: &mut [Entry], threads: usize) {
-    msd(v, tmp, 0, true, threads);
+/// Sorts `v` by `(k0, k1, at)`: a most-significant-byte-first radix sort
+/// on the 16 key bytes, and a comparison sort for short slices. The first
+/// byte that splits `v` is sorted in place (American flag sort), which
+/// needs no second buffer as large as `v` but leaves each bucket out of
+/// input order; each bucket is then sorted out of place, with a buffer as
+/// large as the largest bucket, on up to `threads` threads.
+fn radix_sort(v: &mut [Entry], threads: usize) {
+    if v.len() <= RADIX_MIN {
+        v.sort_unstable_by_key(Entry::sort_key);
+        return;
+    }
+    let first = v[0];
+    let (mut x0, mut x1) = (0, 0);
+    for e in v.iter() {
+        x0 |= e.k0 ^ first.k0;
+        x1 |= e.k1 ^ first.k1;
+    }
+    if (x0 | x1) == 0 {
+        // Equal keys, in input order already.
+        return;
+    }
+    let d = if x0 != 0 { x0.leading_zeros() / 8 } else { 8 + x1.leading_zeros() / 8 } as usize;
+    let mut count = [0usize; 256];
+    for e in v.iter() {
+        count[e.byte(d)] += 1;
+    }
+    let (mut next, mut end) = ([0usize; 256], [0usize; 256]);
+    let mut sum = 0;
+    for b in 0..256 {
+        next[b] = sum;
+        sum += count[b];
+        end[b] = sum;
+    }
+    for b in 0..256 {
+        while next[b] < end[b] {
+            let mut e = v[next[b]];
+            loop {
+                let t = e.byte(d);
+                if t == b {
+                    break;
+                }
+                std::mem::swap(&mut e, &mut v[next[t]]);
+                next[t] += 1;
+            }
+            v[next[b]] = e;
+            next[b] += 1;
+        }
+    }
+    let largest = count.iter().copied().max().unwrap_or(0);
+    let scratch = || {
+        let mut tmp = Vec::with_capacity(largest);
+        prefault(&tmp, 0, largest * size_of::<Entry>());
+        tmp.resize(largest, Entry { k0: 0, k1: 0, at: 0 });
+        tmp
+    };
+    let mut buckets = Vec::new();
+    let mut rest = v;
+    for &c in &count {
+        let (b, r) = std::mem::take(&mut rest).split_at_mut(c);
+        rest = r;
+        if c > 0 {
+            buckets.push(b);
+        }
+    }
+    if threads <= 1 {
+        let mut tmp = scratch();
+        for b in buckets {
+            let n = b.len();
+            msd(b, &mut tmp[..n], d + 1, true, false);
+        }
+        return;
+    }
+    // Largest first, each thread taking the next bucket left.
+    buckets.sort_by_key(|b| std::cmp::Reverse(b.len()));
+    let queue = std::sync::Mutex::new(buckets.into_iter());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut tmp = scratch();
+                loop {
+                    let job = queue.lock().expect("no thread panics holding it").next();
+                    let Some(b) = job else { return };
+                    let n = b.len();
+                    msd(b, &mut tmp[..n], d + 1, true, false);
+                }
+            });
+        }
+    });
 }
 
 /// [`radix_sort`] of `src`, whose entries share their key bytes before
-/// byte `d`, each set of equal keys in input order (ascending `at`), as
-/// the buckets of a stable radix pass are; the result goes to `src` when
-/// `into_src`, else to `other`.
-fn msd(src: &mut [Entry], other: &mut [Entry], mut d: usize, into_src: bool, threads: usize) {
+/// byte `d`; when `ordered`, each set of equal keys is in input order
+/// (ascending `at`), as the buckets of a stable radix pass are. The result
+/// goes to `src` when `into_src`, else to `other`.
+fn msd(src: &mut [Entry], other: &mut [Entry], mut d: usize, into_src: bool, ordered: bool) {
     if src.len() <= RADIX_MIN || d == 16 {
         if d < 16 {
             src.sort_unstable_by_key(Entry::sort_key);
+        } else if !ordered {
+            // All 16 bytes are equal: input order.
+            src.sort_unstable_by_key(|e| e.at);
         }
-        // With all 16 bytes equal, the entries are in input order already.
         if !into_src {
             other.copy_from_slice(src);
         }
@@ -448,6 +528,9 @@ fn msd(src: &mut [Entry], other: &mut [Entry], mut d: usize, into_src: bool, thr
     if count[first.byte(d)] == src.len() {
         // Byte `d` splits nothing: go to the first byte that does.
         if (x0 | x1) == 0 {
+            if !ordered {
+                src.sort_unstable_by_key(|e| e.at);
+            }
             if !into_src {
                 other.copy_from_slice(src);
             }
@@ -470,39 +553,16 @@ fn msd(src: &mut [Entry], other: &mut [Entry], mut d: usize, into_src: bool, thr
         other[next[b]] = *e;
         next[b] += 1;
     }
-    // The buckets, now in `other`, as (data, scratch) slices.
+    // The buckets, now in `other`, each sorted into `src` (or left there).
     let (mut rest, mut rest_src) = (other, src);
-    let mut buckets = Vec::new();
     for &c in &count {
         let (b, r) = std::mem::take(&mut rest).split_at_mut(c);
         let (bs, rs) = std::mem::take(&mut rest_src).split_at_mut(c);
         (rest, rest_src) = (r, rs);
-        if c == 0 {
-            continue;
-        }
-        if threads <= 1 {
-            msd(b, bs, d + 1, !into_src, 1);
-        } else {
-            buckets.push((b, bs));
+        if c > 0 {
+            msd(b, bs, d + 1, !into_src, ordered);
         }
     }
-    if buckets.is_empty() {
-        return;
-    }
-    // Largest first, each thread taking the next bucket left.
-    buckets.sort_by_key(|(b, _)| std::cmp::Reverse(b.len()));
-    let queue = std::sync::Mutex::new(buckets.into_iter());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let job = queue.lock().expect("no thread panics holding it").next();
-                match job {
-                    Some((b, bs)) => msd(b, bs, d + 1, !into_src, 1),
-                    None => return,
-                }
-            });
-        }
-    });
 }
 
 /// Makes the pages of `v`'s buffer from byte `from` to byte `to`
