@@ -160,6 +160,10 @@ fn join_spill_errors_are_reported() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("fastcsv: nowhere: cannot create a temporary file"), "{err}");
+    // A size that is not one: a usage error.
+    let o = run(dir, &["join", "--memory", "12X", "key", &b, "key", &a], &[], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown unit"));
 }
 
 /// JSON output names the input and record of a field that is not UTF-8,

@@ -579,7 +579,7 @@ impl Store {
             self.file = Some(temp_file(&self.dir, "join", 0)?);
         }
         let file = self.file.as_mut().expect("a file");
-        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let mut out = BufWriter::with_capacity(self.held.clamp(4 << 10, 1 << 20), file);
         for (b, regions) in self.bufs.iter_mut().zip(&mut self.regions) {
             if b.is_empty() {
                 continue;

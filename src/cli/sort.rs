@@ -269,8 +269,8 @@ impl Arena {
     }
 
     /// Bytes held, counting the entries three times (the vector's room
-    /// to grow, up to twice its length, and the radix sort's second
-    /// buffer).
+    /// to grow, up to twice its length, and the radix sort's buffer, at
+    /// most as long).
     fn held(&self) -> usize {
         self.data.len() + self.entries.len() * size_of::<Entry>() * 3
     }
@@ -304,6 +304,11 @@ impl Arena {
             let k0 = u64::from_be_bytes(p[..8].try_into().expect("8 bytes"));
             (k0, u64::from_be_bytes(p[8..].try_into().expect("8 bytes")))
         };
+        if self.entries.len() == self.entries.capacity() {
+            let n = self.entries.len();
+            self.entries.reserve(n.max(4096));
+            prefault(&self.entries, n * size_of::<Entry>(), usize::MAX);
+        }
         self.entries.push(Entry { k0, k1, at: at | if long { LONG_KEY } else { 0 } });
         true
     }
@@ -320,9 +325,7 @@ impl Arena {
                     e.k1 = !e.k1;
                 }
             }
-            let mut tmp = vec![Entry { k0: 0, k1: 0, at: 0 }; entries.len()];
-            radix_sort(&mut entries, &mut tmp, threads);
-            drop(tmp);
+            radix_sort(&mut entries, threads);
             if order.reverse {
                 for e in &mut entries {
                     e.k0 = !e.k0;
@@ -406,39 +409,138 @@ fn merge(a: Vec<Entry>, b: Vec<Entry>, cmp: &impl Fn(&Entry, &Entry) -> Ordering
 /// Below this many entries a slice is sorted by comparisons.
 const RADIX_MIN: usize = 64;
 
-/// Sorts `v` by `(k0, k1, at)`, with `tmp` (as long) as scratch: a
-/// most-significant-byte-first radix sort on the 16 key bytes, and a
-/// comparison sort for short slices. The buckets of the first byte that
-/// splits `v` are sorted on up to `threads` threads.
-fn radix_sort(v: &mut [Entry], tmp: &mut [Entry], threads: usize) {
-    msd(v, tmp, true, threads);
-}
-
-/// [`radix_sort`] of `src`, whose entries share their first key bytes
-/// (those before the first that differs), each set of equal keys in input
-/// order (ascending `at`), as the buckets of a stable radix pass are; the
-/// result goes to `src` when `into_src`, else to `other`.
-fn msd(src: &mut [Entry], other: &mut [Entry], into_src: bool, threads: usize) {
-    let Some(first) = src.first().copied() else { return };
+/// Sorts `v` by `(k0, k1, at)`: a most-significant-byte-first radix sort
+/// on the 16 key bytes, and a comparison sort for short slices. The first
+/// byte that splits `v` is sorted in place (American flag sort), which
+/// needs no second buffer as large as `v` but leaves each bucket out of
+/// input order; each bucket is then sorted out of place, with a buffer as
+/// large as the largest bucket, on up to `threads` threads.
+fn radix_sort(v: &mut [Entry], threads: usize) {
+    if v.len() <= RADIX_MIN {
+        v.sort_unstable_by_key(Entry::sort_key);
+        return;
+    }
+    let first = v[0];
     let (mut x0, mut x1) = (0, 0);
-    for e in src.iter() {
+    for e in v.iter() {
         x0 |= e.k0 ^ first.k0;
         x1 |= e.k1 ^ first.k1;
     }
-    if (x0 | x1) != 0 && src.len() <= RADIX_MIN {
-        src.sort_unstable_by_key(Entry::sort_key);
+    if (x0 | x1) == 0 {
+        // Equal keys, in input order already.
+        return;
     }
-    if (x0 | x1) == 0 || src.len() <= RADIX_MIN {
-        // Equal keys are in input order already.
+    let d = if x0 != 0 { x0.leading_zeros() / 8 } else { 8 + x1.leading_zeros() / 8 } as usize;
+    let mut count = [0usize; 256];
+    for e in v.iter() {
+        count[e.byte(d)] += 1;
+    }
+    let (mut next, mut end) = ([0usize; 256], [0usize; 256]);
+    let mut sum = 0;
+    for b in 0..256 {
+        next[b] = sum;
+        sum += count[b];
+        end[b] = sum;
+    }
+    for b in 0..256 {
+        while next[b] < end[b] {
+            let mut e = v[next[b]];
+            loop {
+                let t = e.byte(d);
+                if t == b {
+                    break;
+                }
+                std::mem::swap(&mut e, &mut v[next[t]]);
+                next[t] += 1;
+            }
+            v[next[b]] = e;
+            next[b] += 1;
+        }
+    }
+    let largest = count.iter().copied().max().unwrap_or(0);
+    let scratch = || {
+        let mut tmp = Vec::with_capacity(largest);
+        prefault(&tmp, 0, largest * size_of::<Entry>());
+        tmp.resize(largest, Entry { k0: 0, k1: 0, at: 0 });
+        tmp
+    };
+    let mut buckets = Vec::new();
+    let mut rest = v;
+    for &c in &count {
+        let (b, r) = std::mem::take(&mut rest).split_at_mut(c);
+        rest = r;
+        if c > 0 {
+            buckets.push(b);
+        }
+    }
+    if threads <= 1 {
+        let mut tmp = scratch();
+        for b in buckets {
+            let n = b.len();
+            msd(b, &mut tmp[..n], d + 1, true, false);
+        }
+        return;
+    }
+    // Largest first, each thread taking the next bucket left.
+    buckets.sort_by_key(|b| std::cmp::Reverse(b.len()));
+    let queue = std::sync::Mutex::new(buckets.into_iter());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut tmp = scratch();
+                loop {
+                    let job = queue.lock().expect("no thread panics holding it").next();
+                    let Some(b) = job else { return };
+                    let n = b.len();
+                    msd(b, &mut tmp[..n], d + 1, true, false);
+                }
+            });
+        }
+    });
+}
+
+/// [`radix_sort`] of `src`, whose entries share their key bytes before
+/// byte `d`; when `ordered`, each set of equal keys is in input order
+/// (ascending `at`), as the buckets of a stable radix pass are. The result
+/// goes to `src` when `into_src`, else to `other`.
+fn msd(src: &mut [Entry], other: &mut [Entry], mut d: usize, into_src: bool, ordered: bool) {
+    if src.len() <= RADIX_MIN || d == 16 {
+        if d < 16 {
+            src.sort_unstable_by_key(Entry::sort_key);
+        } else if !ordered {
+            // All 16 bytes are equal: input order.
+            src.sort_unstable_by_key(|e| e.at);
+        }
         if !into_src {
             other.copy_from_slice(src);
         }
         return;
     }
-    let d = if x0 != 0 { x0.leading_zeros() / 8 } else { 8 + x1.leading_zeros() / 8 } as usize;
+    // Count byte `d`, and find the bytes that differ at all.
+    let first = src[0];
+    let (mut x0, mut x1) = (0, 0);
     let mut count = [0usize; 256];
     for e in src.iter() {
         count[e.byte(d)] += 1;
+        x0 |= e.k0 ^ first.k0;
+        x1 |= e.k1 ^ first.k1;
+    }
+    if count[first.byte(d)] == src.len() {
+        // Byte `d` splits nothing: go to the first byte that does.
+        if (x0 | x1) == 0 {
+            if !ordered {
+                src.sort_unstable_by_key(|e| e.at);
+            }
+            if !into_src {
+                other.copy_from_slice(src);
+            }
+            return;
+        }
+        d = if x0 != 0 { x0.leading_zeros() / 8 } else { 8 + x1.leading_zeros() / 8 } as usize;
+        count.fill(0);
+        for e in src.iter() {
+            count[e.byte(d)] += 1;
+        }
     }
     let mut next = [0usize; 256];
     let mut sum = 0;
@@ -451,37 +553,44 @@ fn msd(src: &mut [Entry], other: &mut [Entry], into_src: bool, threads: usize) {
         other[next[b]] = *e;
         next[b] += 1;
     }
-    // The buckets, now in `other`, as (data, scratch) slices.
-    let mut buckets = Vec::new();
+    // The buckets, now in `other`, each sorted into `src` (or left there).
     let (mut rest, mut rest_src) = (other, src);
     for &c in &count {
         let (b, r) = std::mem::take(&mut rest).split_at_mut(c);
         let (bs, rs) = std::mem::take(&mut rest_src).split_at_mut(c);
         (rest, rest_src) = (r, rs);
         if c > 0 {
-            buckets.push((b, bs));
+            msd(b, bs, d + 1, !into_src, ordered);
         }
     }
-    if threads <= 1 {
-        for (b, bs) in buckets {
-            msd(b, bs, !into_src, 1);
+}
+
+/// Makes the pages of `v`'s buffer from byte `from` to byte `to`
+/// (within its capacity) present in one call (Linux's
+/// `MADV_POPULATE_WRITE`) rather than one page fault at a time as they are
+/// first written: hundreds of MiB filled once cost the kernel far less
+/// this way. Only a hint: where it is refused, the pages fault in as
+/// usual.
+fn prefault<T>(v: &Vec<T>, from: usize, to: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let base = v.as_ptr() as usize;
+        let end = base + (to.min(v.capacity() * size_of::<T>()));
+        let start = (base + from).next_multiple_of(PAGE);
+        let end = end / PAGE * PAGE;
+        if start < end {
+            // SAFETY: `start..end` lies within `v`'s allocation (its
+            // capacity). MADV_POPULATE_WRITE only faults those pages in
+            // as a write would, without changing any byte: the memory
+            // stays as `v` left it.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_POPULATE_WRITE)
+            };
         }
-        return;
     }
-    // Largest first, each thread taking the next bucket left.
-    buckets.sort_by_key(|(b, _)| std::cmp::Reverse(b.len()));
-    let queue = std::sync::Mutex::new(buckets.into_iter());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let job = queue.lock().expect("no thread panics holding it").next();
-                match job {
-                    Some((b, bs)) => msd(b, bs, !into_src, 1),
-                    None => return,
-                }
-            });
-        }
-    });
+    #[cfg(not(target_os = "linux"))]
+    let _ = (v, from, to);
 }
 
 /// A temporary file for the command `what`, removed from its directory as
@@ -631,7 +740,18 @@ pub fn sort(a: &SortArgs) -> Result<(), Failure> {
         };
         push(&mut arena, &key, None, &|enc| enc.write(row.iter()), row.position())?;
     }
+    // The arena's pages are made present ahead of it (see `prefault`).
+    let mut populated = (arena.data.as_ptr() as usize, 0);
     input.each_batch(&mut Selection::all(), |batch| {
+        const AHEAD: usize = 32 << 20;
+        let (base, len) = (arena.data.as_ptr() as usize, arena.data.len());
+        if base != populated.0 {
+            populated = (base, len);
+        }
+        if len + AHEAD / 2 > populated.1 && populated.1 < arena.data.capacity() {
+            prefault(&arena.data, populated.1, populated.1 + AHEAD);
+            populated.1 += AHEAD;
+        }
         for row in batch.iter() {
             let key = |out: &mut Vec<u8>| match &cols {
                 Some(c) => encode_key(
