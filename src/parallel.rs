@@ -179,9 +179,15 @@ impl<'a> Reader<'a> {
     /// Each worker calls `work` on its batches in input order, filling an
     /// output made by `make`; the calling thread passes the outputs to
     /// `sink` in input order, and `sink` should empty them (they are
-    /// reused). Records, errors and positions are those of a sequential
-    /// read: an error is returned after `sink` has had the output of every
-    /// record before it. With one thread, a buffered source or a small
+    /// reused). Records and errors are those of a sequential read: an
+    /// error is returned after `sink` has had the output of every record
+    /// before it, with the position a sequential read gives (a chunk where
+    /// `work` or the parser fails is read again on the calling thread).
+    /// In `work`, a row's [`Position::byte`](crate::Position) is its offset
+    /// in the input, but a chunk read ahead on a worker does not know how
+    /// many records and lines come before it: there `record` and `line`
+    /// count from the chunk's start. Number records in `sink` (which sees
+    /// them in order) when the output needs their index. With one thread, a buffered source or a small
     /// input everything happens on the calling thread; `sink` is then
     /// called after every batch of a stream, and after about a chunk's
     /// worth of an input in memory.

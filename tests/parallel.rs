@@ -173,6 +173,61 @@ fn errors_keep_their_positions() {
     assert!(got.0.len() > 2000, "the records before the error, from several chunks");
 }
 
+/// An error of `work` (or, wrapped, of the reader).
+#[derive(Debug)]
+struct Failed(String);
+
+impl From<fastcsv::Error> for Failed {
+    fn from(e: fastcsv::Error) -> Self {
+        Failed(e.to_string())
+    }
+}
+
+/// In `work`, a row's byte offset is the sequential one (record and line
+/// count from the chunk's start, as documented); an error made by `work`
+/// from a row's position comes out with the sequential record and line,
+/// since its chunk is read again on the calling thread.
+#[test]
+fn work_sees_byte_offsets_and_its_errors_are_sequential() {
+    let data = rfc_data(20_000);
+    let d = Dialect::default();
+    let sel = Selection::new([0]);
+    let offsets = |par: &Parallel| {
+        let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&data);
+        let mut got = Vec::new();
+        let work = |b: &fastcsv::Batch<'_>, out: &mut Vec<u64>| -> Result<(), fastcsv::Error> {
+            out.extend(b.iter().map(|r| r.position().byte));
+            Ok(())
+        };
+        rdr.par_batches(&sel, par, Vec::new, work, |out| {
+            got.append(out);
+            Ok(())
+        })
+        .unwrap();
+        got
+    };
+    let want = offsets(&Parallel::new().threads(1));
+    assert_eq!(want.len(), 20_000);
+    assert_eq!(offsets(&Parallel::new().threads(2).chunk_size(4096)), want);
+    // `work` fails at the record whose id is 15000, naming its position.
+    let failing = |par: &Parallel| {
+        let mut rdr = Reader::builder().dialect(d.clone()).from_slice(&data);
+        let work = |b: &fastcsv::Batch<'_>, _: &mut ()| -> Result<(), Failed> {
+            match b.iter().find(|r| r.get(0) == b"15000") {
+                Some(r) => {
+                    let p = r.position();
+                    Err(Failed(format!("record {} line {} byte {}", p.record, p.line, p.byte)))
+                }
+                None => Ok(()),
+            }
+        };
+        rdr.par_batches(&sel, par, || (), work, |_| Ok(())).unwrap_err().0
+    };
+    let want = failing(&Parallel::new().threads(1));
+    assert!(want.starts_with("record 15001 "), "{want}");
+    assert_eq!(failing(&Parallel::new().threads(2).chunk_size(4096)), want);
+}
+
 /// A mapped file, after its header was read, and the file's length not a
 /// multiple of the chunk size.
 #[test]
