@@ -388,8 +388,10 @@ pub struct InputArgs {
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Input options")]
 pub struct ParallelArgs {
-    /// Threads to parse one mapped file with (default: the CPUs available;
-    /// 1 reads on the main thread alone). Output is the same either way.
+    /// Threads for one input (default: the CPUs available): the commands
+    /// that split a mapped file use N, the others parse on one (see
+    /// docs/cli.md); 1 reads on the main thread alone, without read-ahead.
+    /// Output is the same either way.
     #[arg(short, long, visible_alias = "threads", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,

@@ -219,6 +219,12 @@ impl Prefilter {
         if lits.is_empty() || lits.iter().any(|l| l.as_bytes().is_empty()) {
             return None;
         }
+        // Several one-byte literals (`[0-9]...`) are in nearly every
+        // record: looking for them, then running the regex over the whole
+        // record, costs more than matching the fields.
+        if lits.len() > 1 && lits.iter().any(|l| l.as_bytes().len() < 2) {
+            return None;
+        }
         let quoted_ok = quote.is_none_or(|q| lits.iter().all(|l| !l.as_bytes().contains(&q)));
         let find = if let [one] = lits {
             Find::One(Box::new(memmem::Finder::new(one.as_bytes()).into_owned()))
@@ -299,6 +305,8 @@ mod tests {
         assert_eq!(pre("a\"b", false), Some((false, true)));
         assert_eq!(pre("x*", false), None);
         assert_eq!(pre(".", false), None);
+        assert_eq!(pre("[0-9]{5}\\.[0-9]9", false), None);
+        assert_eq!(pre("9", false), Some((true, true)));
         assert_eq!(pre("\\bx?", false), None);
         assert_eq!(pre("^", false), None);
         assert_eq!(pre("(", false), None);
