@@ -235,6 +235,16 @@ fn split_writes_the_records_as_the_csv_crate_writes() {
         }
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), (recs.len() - 1).div_ceil(n));
     }
+    // Files named *.tsv are tab-separated: records copied with the
+    // delimiter replaced, or quoted where a field holds a tab.
+    let out = dir.path().join("tabs");
+    ok(&["split", "-s", "1000", "--filename", "{}.tsv", &out.display().to_string(), &f]);
+    let mut tabs = writer();
+    tabs.delimiter(b'\t');
+    for (k, chunk) in recs[1..].chunks(1000).enumerate() {
+        let got = std::fs::read(out.join(format!("{}.tsv", k * 1000))).unwrap();
+        same(&got, &write(&[&recs[..1], chunk].concat(), &tabs), &format!("split .tsv, file {k}"));
+    }
     // Equal chunks: all records, in order, each file with the header row.
     let out = dir.path().join("chunks");
     ok(&["split", "--chunks", "3", &out.display().to_string(), &f]);
@@ -296,6 +306,24 @@ fn partition_writes_the_records_as_the_csv_crate_writes() {
             same(&got, &want, &format!("partition, drop {drop}, {name}"));
         }
     }
+}
+
+#[test]
+fn partition_files_named_tsv_are_tab_separated() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = b"k,v\ntsv,\"a\tb\"\ncsv,\"a,b\"\ntsv,x y\ncsv,\"q\"\n";
+    let f = write_file(dir.path(), "k.csv", data);
+    let out = dir.path().join("o");
+    let o = out.display().to_string();
+    // The extension is the value's: each file as its name says.
+    ok(&["partition", "--filename", "p.{}", "k", &o, &f]);
+    let got = |name: &str| String::from_utf8(std::fs::read(out.join(name)).unwrap()).unwrap();
+    assert_eq!(got("p.tsv"), "k\tv\ntsv\t\"a\tb\"\ntsv\tx y\n");
+    assert_eq!(got("p.csv"), "k,v\ncsv,\"a,b\"\ncsv,q\n");
+    // A fixed extension: every file tab-separated, from the copied records.
+    ok(&["partition", "--filename", "{}.tsv", "k", &o, &f]);
+    assert_eq!(got("tsv.tsv"), "k\tv\ntsv\t\"a\tb\"\ntsv\tx y\n");
+    assert_eq!(got("csv.tsv"), "k\tv\ncsv\ta,b\ncsv\tq\n");
 }
 
 #[test]

@@ -588,6 +588,7 @@ impl CsvRewrite {
 
     /// Appends records `range` of `b` made `width` fields long, padded
     /// with empty fields or cut, each with its terminator (`fixlengths`).
+    /// Not for a writer made with `pieces` (panics).
     pub fn append_fixed(
         &self,
         b: &Batch<'_>,
@@ -595,6 +596,7 @@ impl CsvRewrite {
         width: usize,
         out: &mut Vec<u8>,
     ) {
+        assert!(self.source != Source::Pieces, "cutting records needs their fields");
         let mut i = range.start;
         while i < range.end {
             let (n, run) = self.plain_run(b, i, range.end, Some(width));
@@ -663,13 +665,15 @@ impl CsvRewrite {
     }
 
     /// Appends `row` without its field `skip` (nor its terminator):
-    /// whether it wrote a byte.
+    /// whether it wrote a byte. Not for a writer made with `pieces`
+    /// (panics).
     pub fn line_without(
         &self,
         row: &fastcsv::SelectedRow<'_>,
         skip: usize,
         out: &mut Vec<u8>,
     ) -> bool {
+        assert!(self.source != Source::Pieces, "leaving a field out needs the fields");
         let d = self.in_delim;
         if self.plain {
             if let Some(raw) = row.raw() {

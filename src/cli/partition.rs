@@ -129,9 +129,8 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
         while let Some(b) = input.reader.read_batch(&mut sel)? {
             for row in b.iter() {
                 key.clear();
-                push_value(&row, col, dq, &mut scratch, &mut key);
-                key.truncate(prefix(&key));
-                let i = file(&mut files, &mut parts, &key)?;
+                let k = value(&row, col, dq, &mut scratch, &mut key);
+                let i = file(&mut files, &mut parts, &k[..prefix(k)])?;
                 let part = &mut parts[i];
                 let wrote = if a.drop {
                     rw.line_without(&row, col, &mut part.buf)
@@ -221,21 +220,22 @@ impl Hasher for KeyHasher {
     }
 }
 
-/// Appends the value of field `col` of `row` (empty past its end), read
-/// with the delimiter `delim` and quote `quote` by `Selection::csv`, `raw`
-/// or `all`; `scratch` holds a record's CSV.
-fn push_value(
-    row: &SelectedRow<'_>,
+/// The value of field `col` of `row` (empty past its end), read with the
+/// delimiter `delim` and quote `quote` by `Selection::csv`, `raw` or
+/// `all`: a slice of the input where it is one (no copy to hash), else
+/// appended to `out` (empty); `scratch` holds a record's CSV.
+fn value<'a, 'r: 'a>(
+    row: &SelectedRow<'r>,
     col: usize,
     (delim, quote): (u8, Option<u8>),
     scratch: &mut Vec<u8>,
-    out: &mut Vec<u8>,
-) {
+    out: &'a mut Vec<u8>,
+) -> &'a [u8] {
     if let Some(raw) = row.raw() {
         // Its fields joined by the delimiter: counted from the nearer end.
         let n = row.field_count();
         if col >= n {
-            return;
+            return &[];
         }
         let (a, e) = if col < n / 2 {
             let (a, e) = kth_and_next(memchr::memchr_iter(delim, raw), col);
@@ -246,9 +246,10 @@ fn push_value(
             let (e, a) = kth_and_next(delims, n - 1 - col);
             (a.map_or(0, |p| p + 1), e.unwrap_or(raw.len()))
         };
-        out.extend_from_slice(&raw[a..e]);
-    } else if let Some(f) = row.raw_fields() {
-        let Some(r) = f.get(col) else { return };
+        return &raw[a..e];
+    }
+    if let Some(f) = row.raw_fields() {
+        let Some(r) = f.get(col) else { return &[] };
         match &f.record()[r] {
             // Quoted: its quotes doubled.
             [q, inner @ .., _] if Some(*q) == quote => {
@@ -259,7 +260,7 @@ fn push_value(
                 }
                 out.extend_from_slice(rest);
             }
-            raw => out.extend_from_slice(raw),
+            raw => return raw,
         }
     } else if let Some(p) = row.csv_pieces() {
         // Its CSV with the input's delimiter and a quote `"`.
@@ -267,8 +268,9 @@ fn push_value(
         p.append_to(scratch);
         csv_field(scratch, col, delim, out);
     } else if col < row.len() {
-        out.extend_from_slice(row.get(col));
+        return row.get(col);
     }
+    out
 }
 
 /// From the delimiter offsets `it`: the `k`-th (1-based; `None` for 0)
