@@ -217,7 +217,8 @@ impl<W: Write> CsvOut<W> {
         Ok(true)
     }
 
-    /// Gives the writer back.
+    /// Gives the writer back (the tests read what was written).
+    #[cfg(test)]
     pub fn into_inner(self) -> W {
         self.out
     }
