@@ -402,6 +402,24 @@ fn prefix(f: &[u8]) -> u64 {
     f.iter().enumerate().fold(0, |w, (i, &b)| w | u64::from(b) << (56 - 8 * i))
 }
 
+/// Whether `f`, whose [`prefix`] word is `k`, is ASCII: its words OR'd
+/// together (the last one overlapping the one before) have no high bit.
+#[inline]
+fn ascii(f: &[u8], k: u64) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    if f.len() <= 8 {
+        return k & HIGH == 0;
+    }
+    let mut acc = k;
+    let mut words = f[8..].chunks_exact(8);
+    for w in &mut words {
+        acc |= u64::from_le_bytes(w.try_into().expect("8 bytes"));
+    }
+    let last = f.last_chunk::<8>().expect("more than 8 bytes");
+    acc |= u64::from_le_bytes(*last);
+    acc & HIGH == 0
+}
+
 /// The order of `f` and `m`, whose [`prefix`] words are equal: that of
 /// their bytes past the eighth when both have more, else that of their
 /// lengths (the shorter one's word ends in the zeros the other has).
@@ -450,10 +468,11 @@ impl Column {
         if let Some(v) = &mut self.values {
             v.push(f);
         }
-        self.extremes(f);
+        let k = prefix(f);
+        self.extremes(f, k);
         if self.all_float {
             self.number(f);
-        } else if !self.non_utf8 && !f.is_ascii() && simdutf8::basic::from_utf8(f).is_err() {
+        } else if !self.non_utf8 && !ascii(f, k) && simdutf8::basic::from_utf8(f).is_err() {
             self.non_utf8 = true;
         }
     }
@@ -462,8 +481,7 @@ impl Column {
     /// values differ from the extremes in their first 8 bytes: the rest
     /// is compared only when those are the same.
     #[inline]
-    fn extremes(&mut self, f: &[u8]) {
-        let k = prefix(f);
+    fn extremes(&mut self, f: &[u8], k: u64) {
         match &mut self.min {
             Some(m) if k < self.min_key || (k == self.min_key && same_prefix_cmp(f, m).is_lt()) => {
                 m.clear();
