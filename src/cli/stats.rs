@@ -1,177 +1,20 @@
 //! Per-column statistics for `fastcsv stats`.
 //!
-//! Distinct values are counted exactly (as a set of 64-bit hashes) up to
-//! [`EXACT_LIMIT`] per column; past that the column switches to a
-//! HyperLogLog sketch with 2^14 one-byte registers (16 KiB, standard error
-//! about 0.8%), seeded with the hashes seen so far.
+//! Distinct values (for `--table`, `--csv` and `--json`) are counted as
+//! `distinct` says: exactly up to a limit, then by a HyperLogLog sketch.
+//! Numbers are detected by `number`'s fast path, then `str::parse`.
 
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Write};
 
 use super::output::json_string;
 
+mod distinct;
 mod number;
+pub use distinct::hash64;
+#[cfg(test)]
+use distinct::EXACT_LIMIT;
+use distinct::{Distinct, HyperLogLog};
 use number::Simple;
-
-/// Distinct values counted exactly per column before estimating.
-pub const EXACT_LIMIT: usize = 10_000;
-
-/// HyperLogLog precision: 2^P registers.
-const P: u32 = 14;
-const M: usize = 1 << P;
-
-/// A 64-bit non-cryptographic hash of a field: each 8-byte word is folded
-/// in with a 64x64->128-bit multiply (as wyhash does), then the MurmurHash3
-/// finalizer makes every output bit depend on every input bit (HyperLogLog
-/// reads the top bits and counts leading zeros of the rest).
-pub fn hash64(bytes: &[u8]) -> u64 {
-    const K1: u64 = 0x9E37_79B9_7F4A_7C15;
-    const K2: u64 = 0xA076_1D64_78BD_642F;
-    const K3: u64 = 0xE703_7ED1_A0B4_28DB;
-    let fold = |h: u64, w: u64| {
-        let r = u128::from(h ^ w ^ K2) * u128::from(K3);
-        (r as u64) ^ ((r >> 64) as u64)
-    };
-    let mut h = (bytes.len() as u64).wrapping_mul(K1);
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = fold(h, u64::from_le_bytes(w));
-    }
-    let tail = chunks.remainder();
-    if !tail.is_empty() {
-        let mut w = [0u8; 8];
-        w[..tail.len()].copy_from_slice(tail);
-        h = fold(h, u64::from_le_bytes(w));
-    }
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
-}
-
-/// A hasher for keys that already are good hashes.
-#[derive(Default)]
-struct Identity(u64);
-
-impl Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("only u64 keys are hashed")
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-/// A HyperLogLog sketch over 64-bit hashes.
-pub struct HyperLogLog {
-    registers: Box<[u8; M]>,
-}
-
-impl Default for HyperLogLog {
-    fn default() -> Self {
-        HyperLogLog { registers: Box::new([0; M]) }
-    }
-}
-
-impl HyperLogLog {
-    /// Adds a hash.
-    #[inline]
-    pub fn insert(&mut self, h: u64) {
-        let idx = (h >> (64 - P)) as usize;
-        // Rank of the first 1 bit in the remaining 64 - P bits.
-        let rest = (h << P) | (1 << (P - 1));
-        let rank = rest.leading_zeros() as u8 + 1;
-        if rank > self.registers[idx] {
-            self.registers[idx] = rank;
-        }
-    }
-
-    /// The estimated number of distinct hashes: linear counting (from the
-    /// registers still zero) up to 3 times the register count, the
-    /// HyperLogLog estimate above. The usual cut-over, the raw estimate at
-    /// 2.5 times, leaves the raw estimate's bias just above it (+2-3% at
-    /// 41,000-43,000 distinct values, averaged over seeds), while linear
-    /// counting's standard error is still about 1% at 3 times; above that,
-    /// the raw estimate's bias is below 1%.
-    pub fn estimate(&self) -> u64 {
-        let m = M as f64;
-        let alpha = 0.7213 / (1.0 + 1.079 / m);
-        let (sum, zeros) = self.registers.iter().fold((0.0, 0usize), |(s, z), &r| {
-            (s + 2f64.powi(-i32::from(r)), z + usize::from(r == 0))
-        });
-        let raw = alpha * m * m / sum;
-        let linear = if zeros > 0 { m * (m / zeros as f64).ln() } else { f64::INFINITY };
-        let est = if linear <= 3.0 * m { linear } else { raw };
-        est.round() as u64
-    }
-}
-
-/// Distinct value counter: exact, then estimated.
-enum Distinct {
-    Exact(HashSet<u64, BuildHasherDefault<Identity>>),
-    Sketch(HyperLogLog),
-}
-
-impl Default for Distinct {
-    fn default() -> Self {
-        Distinct::Exact(HashSet::default())
-    }
-}
-
-impl Distinct {
-    #[inline]
-    fn insert(&mut self, h: u64) {
-        match self {
-            Distinct::Exact(set) => {
-                set.insert(h);
-                if set.len() > EXACT_LIMIT {
-                    let mut hll = HyperLogLog::default();
-                    set.iter().for_each(|&h| hll.insert(h));
-                    *self = Distinct::Sketch(hll);
-                }
-            }
-            Distinct::Sketch(hll) => hll.insert(h),
-        }
-    }
-
-    /// Adds everything `other` has seen: the result is what inserting the
-    /// same hashes into one counter gives (a set, or a sketch seeded with
-    /// the set when it grew past the limit: HyperLogLog registers are a
-    /// maximum, which does not depend on the order of insertion).
-    fn merge(&mut self, other: Distinct) {
-        match other {
-            Distinct::Exact(set) => set.into_iter().for_each(|h| self.insert(h)),
-            Distinct::Sketch(o) => {
-                let mut hll = match std::mem::take(self) {
-                    Distinct::Exact(set) => {
-                        let mut hll = HyperLogLog::default();
-                        set.iter().for_each(|&h| hll.insert(h));
-                        hll
-                    }
-                    Distinct::Sketch(hll) => hll,
-                };
-                for (r, &x) in hll.registers.iter_mut().zip(o.registers.iter()) {
-                    *r = (*r).max(x);
-                }
-                *self = Distinct::Sketch(hll);
-            }
-        }
-    }
-
-    fn count(&self) -> (u64, bool) {
-        match self {
-            Distinct::Exact(set) => (set.len() as u64, true),
-            Distinct::Sketch(hll) => (hll.estimate(), false),
-        }
-    }
-}
 
 /// What one column has seen.
 #[derive(Default)]
@@ -402,6 +245,24 @@ fn prefix(f: &[u8]) -> u64 {
     f.iter().enumerate().fold(0, |w, (i, &b)| w | u64::from(b) << (56 - 8 * i))
 }
 
+/// Whether `f`, whose [`prefix`] word is `k`, is ASCII: its words OR'd
+/// together (the last one overlapping the one before) have no high bit.
+#[inline]
+fn ascii(f: &[u8], k: u64) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    if f.len() <= 8 {
+        return k & HIGH == 0;
+    }
+    let mut acc = k;
+    let mut words = f[8..].chunks_exact(8);
+    for w in &mut words {
+        acc |= u64::from_le_bytes(w.try_into().expect("8 bytes"));
+    }
+    let last = f.last_chunk::<8>().expect("more than 8 bytes");
+    acc |= u64::from_le_bytes(*last);
+    acc & HIGH == 0
+}
+
 /// The order of `f` and `m`, whose [`prefix`] words are equal: that of
 /// their bytes past the eighth when both have more, else that of their
 /// lengths (the shorter one's word ends in the zeros the other has).
@@ -450,10 +311,11 @@ impl Column {
         if let Some(v) = &mut self.values {
             v.push(f);
         }
-        self.extremes(f);
+        let k = prefix(f);
+        self.extremes(f, k);
         if self.all_float {
             self.number(f);
-        } else if !self.non_utf8 && !f.is_ascii() && simdutf8::basic::from_utf8(f).is_err() {
+        } else if !self.non_utf8 && !ascii(f, k) && simdutf8::basic::from_utf8(f).is_err() {
             self.non_utf8 = true;
         }
     }
@@ -462,8 +324,7 @@ impl Column {
     /// values differ from the extremes in their first 8 bytes: the rest
     /// is compared only when those are the same.
     #[inline]
-    fn extremes(&mut self, f: &[u8]) {
-        let k = prefix(f);
+    fn extremes(&mut self, f: &[u8], k: u64) {
         match &mut self.min {
             Some(m) if k < self.min_key || (k == self.min_key && same_prefix_cmp(f, m).is_lt()) => {
                 m.clear();

@@ -320,3 +320,16 @@ fn quartile_cells() {
     assert_eq!(cells(&["", ""]), t("NULL", "", "", ""));
     assert_eq!(cells(&["1", "\u{ff}"]).1, "");
 }
+
+#[test]
+fn ascii_by_words() {
+    for n in 0..40 {
+        let plain = vec![b'a'; n];
+        assert!(ascii(&plain, prefix(&plain)), "{n}");
+        for at in 0..n {
+            let mut v = plain.clone();
+            v[at] = 0xC3;
+            assert!(!ascii(&v, prefix(&v)), "{n} {at}");
+        }
+    }
+}
