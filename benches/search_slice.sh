@@ -8,7 +8,7 @@
 # DIR holds num.csv and text.csv, made by
 #   cargo run --release --example gen_data -- numeric 256M DIR/num.csv
 #   cargo run --release --example gen_data -- text 256M DIR/text.csv
-# Figures and the machine they came from: docs/bench-jall.md.
+# Figures and the machine they came from: docs/BENCHMARKS.md ("Work notes of the session").
 set -euf
 new=$1 old=$2 xsv=$3 dir=$4 runs=${5:-5}
 tmp=$(mktemp -d)

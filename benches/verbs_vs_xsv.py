@@ -7,8 +7,9 @@ tools alike. For each command it reports the median wall time, the median
 CPU time (user + system, from the child's rusage) and the peak resident
 memory of fastcsv and of xsv, and the CPU ratio xsv / fastcsv. fastcsv
 runs with `-j THREADS` (default 1: one thread, as the issue's target
-asks) where the verb takes `-j`. Output goes to /dev/null, or into a fresh directory for `split` and
-`partition`.
+asks) where the verb takes `-j`. Output goes to /dev/null, or into a
+fresh directory for `split` and `partition` (on /dev/shm where it
+exists).
 
 With `--check`, each command is first run once more per tool with its
 output kept, and the outputs are compared byte for byte (SHA-256 of the
@@ -154,7 +155,11 @@ def main():
     a = ap.parse_args()
     xr = a.xsv_rounds if a.xsv_rounds is not None else a.rounds
     only = set(a.only.split(",")) if a.only else None
-    tmp = tempfile.mkdtemp(prefix="verbs-vs-xsv-")
+    # Output directories (`split`, `partition`) on a tmpfs where there is
+    # one: on a disk, writeback of the earlier runs' files charges a
+    # varying amount of system time to whichever writer comes next.
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    tmp = tempfile.mkdtemp(prefix="verbs-vs-xsv-", dir=shm)
     rows, bad = [], []
     try:
         for shape in a.shapes.split(","):
