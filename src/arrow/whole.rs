@@ -185,21 +185,8 @@ impl InferredColumns {
         }
 
         // 4. The columns left unsure, looked at whole.
-        let tasks: Vec<(usize, usize)> =
-            (0..width).filter(|&j| unsure[j]).flat_map(|j| (0..nb).map(move |k| (k, j))).collect();
-        let parts = par_map(threads, tasks.clone(), |(k, j)| {
-            let mut f = Fits::ALL;
-            if let Some(c) = text(k, j) {
-                f.see_column(c, spellings);
-            }
-            f
-        })?;
-        let mut whole = vec![Fits::ALL; width];
-        for (&(_, j), f) in tasks.iter().zip(parts) {
-            whole[j] = whole[j].merge(f);
-        }
+        let tasks = type_whole(threads, nb, &unsure, &mut types, text, spellings)?;
         for j in (0..width).filter(|&j| unsure[j]) {
-            types[j] = whole[j].data_type();
             for k in 0..nb {
                 converted[k * width + j] = None;
             }
@@ -407,22 +394,7 @@ fn speculate<S: Speculative>(
     drop(cols);
     let nb = texts.len();
     let text = |k: usize, j: usize| texts[k].columns.get(j).and_then(Column::as_utf8);
-    let tasks: Vec<(usize, usize)> =
-        (0..width).filter(|&j| unsure[j]).flat_map(|j| (0..nb).map(move |k| (k, j))).collect();
-    let parts = par_map(threads, tasks.clone(), |(k, j)| {
-        let mut f = Fits::ALL;
-        if let Some(c) = text(k, j) {
-            f.see_column(c, spellings);
-        }
-        f
-    })?;
-    let mut whole = vec![Fits::ALL; width];
-    for (&(_, j), f) in tasks.iter().zip(parts) {
-        whole[j] = whole[j].merge(f);
-    }
-    for j in (0..width).filter(|&j| unsure[j]) {
-        types[j] = whole[j].data_type();
-    }
+    let tasks = type_whole(threads, nb, &unsure, &mut types, text, spellings)?;
     let tasks: Vec<(usize, usize)> =
         tasks.into_iter().filter(|&(_, j)| types[j] != DataType::Utf8).collect();
     let out = par_map(threads, tasks.clone(), |(k, j)| {
@@ -489,6 +461,38 @@ fn place(
 /// An empty text column, to move a column out of its place.
 fn empty() -> Column {
     Column::Utf8(StringColumn::new(0))
+}
+
+/// Types each column marked in `unsure` by all its values (the text of
+/// batch `k`, column `j`, from `text`), the batches' columns looked at on
+/// up to `threads` threads; returns the (batch, column) pairs of those
+/// columns, batch by batch.
+fn type_whole<'t>(
+    threads: usize,
+    nb: usize,
+    unsure: &[bool],
+    types: &mut [DataType],
+    text: impl Fn(usize, usize) -> Option<&'t StringColumn> + Sync,
+    spellings: &Spellings,
+) -> Result<Vec<(usize, usize)>> {
+    let width = unsure.len();
+    let tasks: Vec<(usize, usize)> =
+        (0..width).filter(|&j| unsure[j]).flat_map(|j| (0..nb).map(move |k| (k, j))).collect();
+    let parts = par_map(threads, tasks.clone(), |(k, j)| {
+        let mut f = Fits::ALL;
+        if let Some(c) = text(k, j) {
+            f.see_column(c, spellings);
+        }
+        f
+    })?;
+    let mut whole = vec![Fits::ALL; width];
+    for (&(_, j), f) in tasks.iter().zip(parts) {
+        whole[j] = whole[j].merge(f);
+    }
+    for j in (0..width).filter(|&j| unsure[j]) {
+        types[j] = whole[j].data_type();
+    }
+    Ok(tasks)
 }
 
 /// `f` over `items` on up to `threads` threads (the calling thread one

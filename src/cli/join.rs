@@ -43,7 +43,9 @@ use fastcsv::{Position, RowBuf};
 use super::args::{Format, JoinArgs};
 use super::commands::sink;
 use super::output::RecordWriter;
-use super::sort::{default_memory, encode_key, resolve, temp_file, RowLike};
+use super::sort::{
+    default_memory, encode_key, put_varint, resolve, take_varint, temp_file, RowLike,
+};
 use super::{inputs, json_keys_utf8, write_failure, Failure, Input};
 
 /// Records held in memory.
@@ -624,31 +626,6 @@ impl Store {
             decode(scratch, &mut f)?;
         }
         decode(&bufs[g], &mut f)
-    }
-}
-
-/// Appends `x` as an LEB128 varint (7 bits a byte, low first).
-fn put_varint(b: &mut Vec<u8>, mut x: u64) {
-    while x >= 0x80 {
-        b.push(x as u8 | 0x80);
-        x >>= 7;
-    }
-    b.push(x as u8);
-}
-
-/// Reads a varint [`put_varint`] wrote at the start of `b`, and moves past
-/// it.
-fn take_varint(b: &mut &[u8]) -> u64 {
-    let mut x = 0u64;
-    let mut shift = 0;
-    loop {
-        let byte = b[0];
-        *b = &b[1..];
-        x |= u64::from(byte & 0x7F) << shift;
-        if byte < 0x80 {
-            return x;
-        }
-        shift += 7;
     }
 }
 
