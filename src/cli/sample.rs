@@ -8,11 +8,12 @@
 //! The generator (SplitMix64, with unbiased ranges) is not xsv's, so the
 //! same records are not drawn; the distribution is the same.
 //!
-//! Which records end in the reservoir depends only on the number of
-//! records and the draws, so a mapped file is read in two passes, both on
-//! every CPU: one counts the records (finding their boundaries only), the
-//! draws pick the indices, and the second copies the records at those
-//! indices alone. The same seed picks the same records either way.
+//! A mapped file is read once, finding records without splitting their
+//! fields; a drawn record keeps its bytes when they are its fields joined
+//! by the delimiter, else only its position, and is read again from there
+//! at the end. Other inputs keep each drawn record's fields. Which records
+//! are drawn depends only on the seed and the number of records, so the
+//! same seed picks the same records from a file and from a pipe.
 
 use std::io::Write;
 
@@ -47,7 +48,8 @@ fn reopen_at(
         width: None,
     };
     let mut b = fastcsv::ReaderBuilder::new();
-    b.dialect(dialect).source(args.source);
+    // One record is read: no helper thread to read or map ahead.
+    b.dialect(dialect).source(args.source).read_ahead(false);
     Ok(b.from_path_part(path, &part)?)
 }
 
