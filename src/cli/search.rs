@@ -178,6 +178,9 @@ struct Prefilter {
     whole: bool,
     /// The dialect's quote byte.
     quote: Option<u8>,
+    /// A finder of the quote byte doubled, built once (building one per
+    /// record cost more than the search).
+    doubled: Option<memmem::Finder<'static>>,
 }
 
 /// How the literals are looked for.
@@ -205,7 +208,8 @@ impl Prefilter {
         // and on a whole record it must run its automaton over every byte.
         let (find, quoted_ok) = Prefilter::literals(&hir, quote)?;
         let whole = hir.properties().look_set().is_empty();
-        Some(Prefilter { find, quoted_ok, whole, quote })
+        let doubled = quote.map(|q| memmem::Finder::new(&[q, q]).into_owned());
+        Some(Prefilter { find, quoted_ok, whole, quote, doubled })
     }
 
     /// How to look for the prefix literals of `hir`, and whether none
@@ -269,7 +273,7 @@ impl Prefilter {
             (Some(raw), _) => (raw, None),
             (None, Some(q)) => {
                 let rec = row.raw_fields()?.record();
-                if memmem::find(rec, &[q, q]).is_some() {
+                if self.doubled.as_ref().is_some_and(|f| f.find(rec).is_some()) {
                     return None;
                 }
                 (rec, Some(q))
