@@ -93,20 +93,10 @@ where
     })
 }
 
-/// `f` over `items` on every CPU (at most one thread per item), results
-/// in order; the first error in item order wins, and a panicking worker
-/// is an error. Runs on the calling thread alone with one CPU, or when no
-/// thread can be started.
-pub(crate) fn map<T, U, F>(name: &str, items: &[T], f: F) -> Result<Vec<U>>
-where
-    T: Sync,
-    U: Send,
-    F: Fn(&T) -> Result<U> + Sync,
-{
-    map_on(name, cpus(), items, f)
-}
-
-/// [`map`] on at most `threads` threads.
+/// `f` over `items` on at most `threads` threads (at most one per item),
+/// results in order; the first error in item order wins, and a panicking
+/// worker is an error. Runs on the calling thread alone with one thread,
+/// or when no thread can be started.
 pub(crate) fn map_on<T, U, F>(name: &str, threads: usize, items: &[T], f: F) -> Result<Vec<U>>
 where
     T: Sync,
@@ -143,8 +133,8 @@ mod tests {
     #[test]
     fn map_keeps_order_and_the_first_error() {
         let items: Vec<u32> = (0..100).collect();
-        assert_eq!(map("test", &items, |&k| Ok(k * 2)).unwrap()[99], 198);
-        let r = map("test", &items, |&k| {
+        assert_eq!(map_on("test", 4, &items, |&k| Ok(k * 2)).unwrap()[99], 198);
+        let r = map_on("test", 4, &items, |&k| {
             if k >= 40 {
                 Err(Error::config(format!("item {k}")))
             } else {
@@ -156,19 +146,16 @@ mod tests {
 
     #[test]
     fn a_panicking_worker_is_an_error() {
-        // With one CPU, `map` runs on the calling thread, where a panic is
-        // the caller's.
-        if cpus() >= 2 {
-            let items = [0u32, 1];
-            let r = map("test-panics", &items, |&k| -> Result<u32> {
-                if k == 1 {
-                    panic!("boom {k}");
-                }
-                Ok(k)
-            });
-            let e = r.unwrap_err().to_string();
-            assert!(e.contains("test-panics") && e.contains("boom 1"), "{e}");
-        }
+        // Two items on up to four threads: each on a worker of its own.
+        let items = [0u32, 1];
+        let r = map_on("test-panics", 4, &items, |&k| -> Result<u32> {
+            if k == 1 {
+                panic!("boom {k}");
+            }
+            Ok(k)
+        });
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("test-panics") && e.contains("boom 1"), "{e}");
     }
 
     #[test]

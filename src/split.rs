@@ -131,6 +131,9 @@ pub struct Splitter {
     eol_moves: u16,
     /// What a line end does in each state (`| RECORD` when a record ends).
     eol: [u8; STATES],
+    /// Threads for [`Splitter::split_path`] and [`Splitter::split_slice`]
+    /// (default: the CPUs available; see [`Splitter::threads`]).
+    threads: usize,
     /// The bytes that can do anything but what every other byte does
     /// (padded with repeats), found 16 at a time.
     needles: [u8; 8],
@@ -325,7 +328,25 @@ impl Splitter {
             quiet,
             fingerprint: h,
             dialect: d.clone(),
+            threads: pool::cpus(),
         }
+    }
+
+    /// Caps the threads [`Splitter::split_path`] and
+    /// [`Splitter::split_slice`] use (at least 1; default: the CPUs
+    /// available). The parts are the same whatever the count.
+    ///
+    /// ```
+    /// use fastcsv::{split::Splitter, Dialect};
+    /// let input = b"a\n\"1\n2\"\n3\n".repeat(100);
+    /// let one = Splitter::new(&Dialect::default()).threads(1).split_slice(&input, 64).unwrap();
+    /// let many = Splitter::new(&Dialect::default()).threads(4).split_slice(&input, 64).unwrap();
+    /// assert_eq!(one, many);
+    /// ```
+    #[must_use]
+    pub fn threads(mut self, n: usize) -> Splitter {
+        self.threads = n.max(1);
+        self
     }
 
     /// Summarises `input[range]` for every state the range could begin in.
@@ -710,7 +731,7 @@ impl Splitter {
             Some(parts) => parts,
             None => {
                 let ranges = even_ranges(input.len() as u64, chunk as u64);
-                let sums = pool::map("split", &ranges, |r| {
+                let sums = pool::map_on("split", self.threads, &ranges, |r| {
                     self.summarize(input, r.start as usize..r.end as usize)
                 })?;
                 self.resolve(&sums)?
@@ -745,7 +766,7 @@ impl Splitter {
             Some(parts) => parts,
             None => {
                 let ranges = even_ranges(input.len() as u64, chunk);
-                let sums = pool::map("split", &ranges, |r| {
+                let sums = pool::map_on("split", self.threads, &ranges, |r| {
                     self.summarize(input, r.start as usize..r.end as usize)
                 });
                 let sums = map.check(sums.map_err(|e| e.with_path(path)))?;

@@ -114,6 +114,7 @@ fn every_verb_takes_jobs() {
         vec!["join", "id", f, "id", f],
         vec!["sample", "--seed", "7", "20", f],
         vec!["dedup", "-s", "city", f],
+        vec!["parts", "-s", "4K", f],
     ];
     for v in &verbs {
         let one = ok(&with(v, &["-j", "1"]));

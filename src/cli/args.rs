@@ -438,10 +438,10 @@ impl Command {
             Command::Split(a) => (&mut a.input, a.par.jobs),
             Command::Partition(a) => (&mut a.input, a.par.jobs),
             Command::Dedup(a) => (&mut a.input, a.par.jobs),
+            Command::Parts(a) => (&mut a.input, a.par.jobs),
             Command::Table(_) | Command::Fmt(_) | Command::Fixlengths(_) => return,
-            // Their own options: `bench --threads`; `parts` cuts the file
-            // on every CPU, as a library call.
-            Command::Bench(_) | Command::Parts(_) => return,
+            // Its own option: `bench --threads` (`-j`).
+            Command::Bench(_) => return,
         };
         input.jobs = jobs;
     }
@@ -499,6 +499,9 @@ pub struct PartsArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub par: ParallelArgs,
 }
 
 /// `fastcsv count`.

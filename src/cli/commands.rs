@@ -134,9 +134,12 @@ pub fn parts(a: &PartsArgs) -> Result<(), Failure> {
     }
     not_compressed(path, "has no byte ranges of its CSV (parts are byte ranges of the file)")?;
     let d = a.input.dialect(Some(path), false)?;
-    let parts = fastcsv::split::Splitter::new(&d)
-        .split_path(path, a.size as u64)
-        .map_err(|e| Failure::Fatal(e.to_string()))?;
+    let mut splitter = fastcsv::split::Splitter::new(&d);
+    if let Some(n) = a.par.jobs {
+        splitter = splitter.threads(n as usize);
+    }
+    let parts =
+        splitter.split_path(path, a.size as u64).map_err(|e| Failure::Fatal(e.to_string()))?;
     let mut out = stdout();
     if !a.json {
         writeln!(out, "part,start,end,lines,records")?;

@@ -72,23 +72,24 @@ impl Splitter {
         let d =
             self.dialect.to_builder().headers(false).flexible(true).field_limit(None).build()?;
         let b = ReaderBuilder::new().dialect(d).clone();
-        let counts = pool::map("split", &ranges[..last], |&(index, start, end)| {
-            let part = Part { index, start, end, lines: 0, records: 0, width: None };
-            let mut rdr = b.from_slice_part(input, &part)?;
-            if self.dialect.strict() {
-                loop {
-                    match rdr.read_row() {
-                        Ok(Some(_)) => {}
-                        Ok(None) => break,
-                        Err(e) if e.is_data() => {}
-                        Err(e) => return Err(e),
+        let counts =
+            pool::map_on("split", self.threads, &ranges[..last], |&(index, start, end)| {
+                let part = Part { index, start, end, lines: 0, records: 0, width: None };
+                let mut rdr = b.from_slice_part(input, &part)?;
+                if self.dialect.strict() {
+                    loop {
+                        match rdr.read_row() {
+                            Ok(Some(_)) => {}
+                            Ok(None) => break,
+                            Err(e) if e.is_data() => {}
+                            Err(e) => return Err(e),
+                        }
                     }
+                } else {
+                    rdr.count_rows()?;
                 }
-            } else {
-                rdr.count_rows()?;
-            }
-            Ok((rdr.line(), rdr.records_read()))
-        })?;
+                Ok((rdr.line(), rdr.records_read()))
+            })?;
         let (mut lines, mut records) = (0, 0);
         let mut parts = Vec::with_capacity(ranges.len());
         for (&(index, start, end), (l, r)) in ranges.iter().zip(counts) {
@@ -117,7 +118,7 @@ impl Splitter {
     /// input's end), where the bytes before each cut decide the state
     /// there whatever came earlier; `None` where one does not.
     pub(super) fn exact_cuts(&self, input: &[u8], chunk: usize) -> Result<Option<Vec<u64>>> {
-        self.exact_cuts_on(input, chunk, pool::cpus())
+        self.exact_cuts_on(input, chunk, self.threads)
     }
 
     /// [`Splitter::exact_cuts`] on at most `threads` threads.
