@@ -353,11 +353,72 @@ fn spaces_into(out: &mut Vec<u8>, n: usize) {
 
 /// Terminal columns of a cell: the widths of its characters for UTF-8
 /// (control characters count 0), its bytes otherwise.
+///
+/// One pass that checks and decodes the UTF-8 as it counts: eight bytes
+/// at a time while they are ASCII (a printable byte counts 1, a control
+/// or DEL 0, as `UnicodeWidthChar::width` says), one character at a time
+/// otherwise; at the first byte that is not UTF-8, the cell's bytes.
 fn columns(b: &[u8]) -> usize {
-    match std::str::from_utf8(b) {
-        Err(_) => b.len(),
-        Ok(s) => s.chars().map(|c| c.width().unwrap_or(0)).sum(),
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let n = b.len();
+    let mut width = 0;
+    let mut i = 0;
+    while i < n {
+        if let Some(w) = b.get(i..i + 8) {
+            let x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            if x & HI == 0 {
+                // Every byte is below 0x80, so neither sum carries out of
+                // its byte: bit 7 of `b + 0x60` is set from 0x20 on, that
+                // of `b + 1` only for 0x7F (DEL).
+                let printable = x.wrapping_add(LO * 0x60) & !x.wrapping_add(LO) & HI;
+                width += ((printable >> 7).wrapping_mul(LO) >> 56) as usize;
+                i += 8;
+                continue;
+            }
+        }
+        let c = b[i];
+        if c < 0x80 {
+            width += usize::from(c.wrapping_sub(0x20) < 0x5f);
+            i += 1;
+            continue;
+        }
+        match utf8_char(&b[i..]) {
+            Some((ch, len)) => {
+                width += ch.width().unwrap_or(0);
+                i += len;
+            }
+            None => return n,
+        }
     }
+    width
+}
+
+/// The character a multi-byte UTF-8 sequence at the start of `b` encodes,
+/// and its length; `None` where `str::from_utf8` would find an error there
+/// (a bad lead or continuation byte, an overlong form, a surrogate, a code
+/// point past U+10FFFF, or the end of `b`).
+#[inline]
+fn utf8_char(b: &[u8]) -> Option<(char, usize)> {
+    // The second byte's range depends on the first (Unicode's table of
+    // well-formed sequences); the later ones are 0x80..=0xBF.
+    let (len, lo, hi) = match b[0] {
+        0xC2..=0xDF => (2, 0x80, 0xBF),
+        0xE0 => (3, 0xA0, 0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
+        0xED => (3, 0x80, 0x9F),
+        0xF0 => (4, 0x90, 0xBF),
+        0xF1..=0xF3 => (4, 0x80, 0xBF),
+        0xF4 => (4, 0x80, 0x8F),
+        _ => return None,
+    };
+    let s = b.get(..len)?;
+    if !(lo..=hi).contains(&s[1]) || s[2..].iter().any(|&c| c & 0xC0 != 0x80) {
+        return None;
+    }
+    let cp =
+        s[1..].iter().fold(u32::from(s[0]) & (0x7F >> len), |cp, &c| cp << 6 | u32::from(c & 0x3F));
+    char::from_u32(cp).map(|ch| (ch, len))
 }
 
 /// `fastcsv table`: every record is held until the end (the widths depend
@@ -517,6 +578,56 @@ mod tests {
         }
         flush(&mut lines, &mut out);
         out
+    }
+
+    /// [`columns`] as first written: the oracle for the one-pass count.
+    fn columns_reference(b: &[u8]) -> usize {
+        match std::str::from_utf8(b) {
+            Err(_) => b.len(),
+            Ok(s) => s.chars().map(|c| c.width().unwrap_or(0)).sum(),
+        }
+    }
+
+    #[test]
+    fn counts_columns_as_the_reference() {
+        let cases: &[&[u8]] = &[
+            b"",
+            b"plain ascii text",
+            b"tab\there\x7f and \x01 controls",
+            "\u{540d}\u{e9}t\u{e9} \u{1f642} wide and narrow, 12345678".as_bytes(),
+            "\u{300}\u{200b}\u{a0}\u{ad}\u{85}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}".as_bytes(),
+            b"bad \xff byte after ascii",
+            b"\xc0\x80", // overlong
+            b"\xe0\x80\x80",
+            b"\xed\xa0\x80",     // surrogate
+            b"\xf4\x90\x80\x80", // past U+10FFFF
+            b"\xf0\x8f\xbf\xbf",
+            b"cut \xe6\x97",
+            b"\xe6\x97\xa5 then cut \xf0\x9f\x99",
+            b"\xc3",
+            b"\x80 lone continuation",
+        ];
+        for c in cases {
+            assert_eq!(columns(c), columns_reference(c), "{:?}", String::from_utf8_lossy(c));
+        }
+    }
+
+    proptest::proptest! {
+        /// Any bytes, and UTF-8 text of every kind of character: as many
+        /// columns as `str::from_utf8` and the widths of its characters
+        /// say.
+        #[test]
+        fn columns_are_the_reference(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+            text in "\\PC{0,30}",
+            cut in 0..8usize,
+        ) {
+            proptest::prop_assert_eq!(columns(&bytes), columns_reference(&bytes));
+            proptest::prop_assert_eq!(columns(text.as_bytes()), columns_reference(text.as_bytes()));
+            let t = text.as_bytes();
+            let cut = &t[..t.len().saturating_sub(cut)];
+            proptest::prop_assert_eq!(columns(cut), columns_reference(cut));
+        }
     }
 
     proptest::proptest! {
