@@ -355,7 +355,8 @@ fn spaces_into(out: &mut Vec<u8>, n: usize) {
 /// (control characters count 0), its bytes otherwise.
 ///
 /// One pass that checks and decodes the UTF-8 as it counts: eight bytes
-/// at a time while they are ASCII (a printable byte counts 1, a control
+/// at a time while they are ASCII (the last few too, from a cell of eight
+/// bytes or more) (a printable byte counts 1, a control
 /// or DEL 0, as `UnicodeWidthChar::width` says), one character at a time
 /// otherwise; at the first byte that is not UTF-8, the cell's bytes.
 fn columns(b: &[u8]) -> usize {
@@ -365,15 +366,25 @@ fn columns(b: &[u8]) -> usize {
     let mut width = 0;
     let mut i = 0;
     while i < n {
-        if let Some(w) = b.get(i..i + 8) {
-            let x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        // The next eight bytes; the last one to seven of a cell of eight
+        // or more from its last eight, shifted down (the zero bytes that
+        // come in are controls: they count 0).
+        let word = match b.get(i..i + 8) {
+            Some(w) => Some((u64::from_le_bytes(w.try_into().expect("8 bytes")), 8)),
+            None if n >= 8 => {
+                let last = u64::from_le_bytes(b[n - 8..].try_into().expect("8 bytes"));
+                Some((last >> (8 * (8 - (n - i))), n - i))
+            }
+            None => None,
+        };
+        if let Some((x, step)) = word {
             if x & HI == 0 {
                 // Every byte is below 0x80, so neither sum carries out of
                 // its byte: bit 7 of `b + 0x60` is set from 0x20 on, that
                 // of `b + 1` only for 0x7F (DEL).
                 let printable = x.wrapping_add(LO * 0x60) & !x.wrapping_add(LO) & HI;
                 width += ((printable >> 7).wrapping_mul(LO) >> 56) as usize;
-                i += 8;
+                i += step;
                 continue;
             }
         }
