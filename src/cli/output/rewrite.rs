@@ -314,13 +314,27 @@ impl CsvRewrite {
         skip: usize,
         out: &mut Vec<u8>,
     ) -> bool {
-        let rec = f.record();
-        let mut wrote = false;
+        if take == usize::MAX && skip == usize::MAX {
+            // Every field: no counting nor skipping in the loop.
+            return self.requoted_ranges(f.record(), f.clone(), out);
+        }
         let fields = f.clone().take(take).enumerate().filter(|&(i, _)| i != skip);
-        for (i, (_, r)) in fields.enumerate() {
+        self.requoted_ranges(f.record(), fields.map(|(_, r)| r), out)
+    }
+
+    /// Appends the fields `fields` (ranges of `rec`) of a record as
+    /// [`CsvRewrite::requoted`] does: whether it wrote a byte.
+    #[inline(always)]
+    fn requoted_ranges(
+        &self,
+        rec: &[u8],
+        fields: impl Iterator<Item = Range<usize>>,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let start = out.len();
+        for (i, r) in fields.enumerate() {
             if i > 0 {
                 out.push(self.style.delimiter);
-                wrote = true;
             }
             let raw = &rec[r];
             let written = match raw {
@@ -333,15 +347,13 @@ impl CsvRewrite {
                     out.push(b'"');
                     append(out, raw);
                     out.push(b'"');
-                    wrote = true;
                     continue;
                 }
                 _ => raw,
             };
             append(out, written);
-            wrote |= !written.is_empty();
         }
-        wrote
+        out.len() > start
     }
 
     /// Appends fields as `CsvOut` writes them: whether it wrote a byte.
