@@ -58,7 +58,7 @@ pub fn search(a: &SearchArgs) -> Result<(), Failure> {
     let (cols, invert) = (cols.as_deref(), a.invert_match);
     if let Some(row) = &first {
         let f: Vec<&[u8]> = row.iter().collect();
-        if field_matches(&re, cols, f.len(), |i| f[i]) != invert {
+        if field_matches(&re, cols, f.len(), |i| f[i], None) != invert {
             w.write(f.iter().copied())
                 .map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
         }
@@ -121,31 +121,46 @@ impl Search<'_> {
     }
 
     /// Whether the regex matches one of the searched fields of `row`.
+    ///
+    /// With columns, the literals are looked for in those fields alone
+    /// (the whole record cannot tell that a searched field matches, and a
+    /// literal in a field searched or not is found in most records where
+    /// it is frequent): a field without one does not match, and one with
+    /// one matches when the literals are the regex's whole language.
     fn matches(&self, row: &SelectedRow<'_>) -> bool {
-        if let Some(pre) = &self.pre {
-            let every = self.cols.is_none();
-            if let Some(known) = pre.decide(row, self.re, every, self.delimiter) {
-                return known;
+        match (&self.pre, self.cols) {
+            (Some(pre), None) => {
+                if let Some(known) = pre.decide(row, self.re, true, self.delimiter) {
+                    return known;
+                }
+                row.iter().any(|f| self.re.is_match(f))
             }
-        }
-        match self.cols {
-            None => row.iter().any(|f| self.re.is_match(f)),
-            Some(_) => field_matches(self.re, self.cols, row.len(), |i| row.get(i)),
+            (Some(pre), Some(_)) => {
+                field_matches(self.re, self.cols, row.len(), |i| row.get(i), Some(pre))
+            }
+            (None, None) => row.iter().any(|f| self.re.is_match(f)),
+            (None, Some(_)) => field_matches(self.re, self.cols, row.len(), |i| row.get(i), None),
         }
     }
 }
 
 /// Whether `re` matches one of a record's `n` fields (`get(i)`), or of the
-/// columns `cols` (a missing one is empty).
+/// columns `cols` (a missing one is empty); with `pre`, each field is
+/// first looked at for its literals ([`Prefilter::field`]).
 fn field_matches<'a>(
     re: &Regex,
     cols: Option<&[usize]>,
     n: usize,
     get: impl Fn(usize) -> &'a [u8],
+    pre: Option<&Prefilter>,
 ) -> bool {
+    let one = |f: &[u8]| match pre.map(|p| p.field(f)) {
+        Some(Some(known)) => known,
+        _ => re.is_match(f),
+    };
     match cols {
-        None => (0..n).any(|i| re.is_match(get(i))),
-        Some(c) => c.iter().any(|&i| re.is_match(if i < n { get(i) } else { &[] })),
+        None => (0..n).any(|i| one(get(i))),
+        Some(c) => c.iter().any(|&i| one(if i < n { get(i) } else { &[] })),
     }
 }
 
@@ -176,6 +191,10 @@ struct Prefilter {
     quoted_ok: bool,
     /// The regex has no assertions: it can be run on a whole record.
     whole: bool,
+    /// The literals are the regex's whole language, and it has no
+    /// assertions: it matches a field exactly when one of them occurs in
+    /// it.
+    exact: bool,
     /// The dialect's quote byte.
     quote: Option<u8>,
     /// A finder of the quote byte doubled, built once (building one per
@@ -206,15 +225,31 @@ impl Prefilter {
         // Without literals, matching the fields one by one costs less:
         // the regex skips a field shorter than its shortest match at once,
         // and on a whole record it must run its automaton over every byte.
-        let (find, quoted_ok) = Prefilter::literals(&hir, quote)?;
+        let (find, quoted_ok, exact) = Prefilter::literals(&hir, quote)?;
         let whole = hir.properties().look_set().is_empty();
         let doubled = quote.map(|q| memmem::Finder::new(&[q, q]).into_owned());
-        Some(Prefilter { find, quoted_ok, whole, quote, doubled })
+        Some(Prefilter { find, quoted_ok, whole, exact: exact && whole, quote, doubled })
     }
 
-    /// How to look for the prefix literals of `hir`, and whether none
-    /// holds `quote`.
-    fn literals(hir: &regex_syntax::hir::Hir, quote: Option<u8>) -> Option<(Find, bool)> {
+    /// Whether the regex matches field `f`, when its literals tell: not
+    /// without one of them, and (for `exact` literals) with one; `None`
+    /// when the regex must be run.
+    #[inline]
+    fn field(&self, f: &[u8]) -> Option<bool> {
+        let found = match &self.find {
+            Find::One(finder) => finder.find(f).is_some(),
+            Find::Many(re) => re.is_match(f),
+        };
+        match (found, self.exact) {
+            (false, _) => Some(false),
+            (true, true) => Some(true),
+            (true, false) => None,
+        }
+    }
+
+    /// How to look for the prefix literals of `hir`, whether none holds
+    /// `quote`, and whether they are exact (the regex's whole language).
+    fn literals(hir: &regex_syntax::hir::Hir, quote: Option<u8>) -> Option<(Find, bool, bool)> {
         use regex_syntax::hir::literal::{ExtractKind, Extractor};
         let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
         // Shortens or drops literals that would find too much to help.
@@ -230,6 +265,7 @@ impl Prefilter {
             return None;
         }
         let quoted_ok = quote.is_none_or(|q| lits.iter().all(|l| !l.as_bytes().contains(&q)));
+        let exact = lits.iter().all(|l| l.is_exact());
         let find = if let [one] = lits {
             Find::One(Box::new(memmem::Finder::new(one.as_bytes()).into_owned()))
         } else {
@@ -240,7 +276,7 @@ impl Prefilter {
                 .collect();
             Find::Many(Regex::new(&format!("(?-u:{})", alt.join("|"))).ok()?)
         };
-        Some((find, quoted_ok))
+        Some((find, quoted_ok, exact))
     }
 
     /// Whether `re` matches a searched field of `row` (`every`: all of
@@ -314,6 +350,13 @@ mod tests {
         assert_eq!(pre("\\bx?", false), None);
         assert_eq!(pre("^", false), None);
         assert_eq!(pre("(", false), None);
+        let exact = |p: &str, ci: bool| Prefilter::new(p, ci, Some(b'"')).map(|p| p.exact);
+        assert_eq!(exact("Paris", false), Some(true));
+        assert_eq!(exact("Paris|Oslo", false), Some(true));
+        assert_eq!(exact("9", false), Some(true));
+        assert_eq!(exact("Paris$", false), Some(false));
+        assert_eq!(exact("\\bParis", false), Some(false));
+        assert_eq!(exact("Par.s", false), Some(false));
     }
 
     /// What the prefilter decides is what matching the fields gives, for
@@ -326,8 +369,12 @@ mod tests {
         // Many times over, so that the block scanner takes most records.
         let data = data.repeat(50);
         let d = fastcsv::Dialect::builder().strict(false).headers(false).build().unwrap();
-        let mut quoted = 0;
+        let (mut quoted, mut exact) = (0, 0);
         let patterns = [
+            ("a|ab", false),
+            ("P(aris)?", false),
+            ("Paris$", false),
+            ("\\bOslo", false),
             ("Paris", false),
             ("Paris|Oslo", false),
             ("oslo", true),
@@ -356,9 +403,16 @@ mod tests {
                     assert!(d.is_none_or(|k| k == every), "{p}: {at:?} {d:?}");
                     let d = pre.decide(&row, &re, false, b',');
                     assert!(d.is_none_or(|k| !k) && (!first || d.is_none()), "{p}: {at:?}");
+                    // Field by field (searching columns).
+                    for f in row.iter() {
+                        let d = pre.field(f);
+                        assert!(d.is_none_or(|k| k == re.is_match(f)), "{p}: {at:?} {f:?}");
+                        exact += usize::from(d == Some(true));
+                    }
                 }
             }
         }
         assert!(quoted > 1000, "{quoted}");
+        assert!(exact > 500, "{exact}");
     }
 }
