@@ -324,9 +324,26 @@ impl Batch {
     /// ASCII, as `Row::unescaping_may_join_invalid_utf8` marks it.
     #[inline]
     fn push_regular(&mut self, row: &SelectedRow<'_>, joins: bool, quote: Option<u8>) {
-        let raw = row.raw_fields().map_or(&[][..], |f| f.record());
+        let Some(fields) = row.raw_fields() else {
+            // No field (an empty line).
+            self.rows.push((self.ends.len(), row.position()));
+            return;
+        };
+        let raw = fields.record();
         let base = self.data.len();
         self.data.extend_from_slice(raw);
+        if row.raw().is_some() {
+            // No quote byte: the fields are the record's bytes between
+            // its delimiters, as they stand.
+            self.starts.reserve(row.len());
+            self.ends.reserve(row.len());
+            for f in fields {
+                self.starts.push(base + f.start);
+                self.ends.push(base + f.end);
+            }
+            self.rows.push((self.ends.len(), row.position()));
+            return;
+        }
         let raw_at = raw.as_ptr() as usize;
         let mut joined = false;
         for f in row.iter() {
@@ -338,10 +355,10 @@ impl Batch {
                 self.starts.push(self.data.len());
                 self.data.extend_from_slice(f);
                 self.ends.push(self.data.len());
-                joined |= !f.is_ascii() && quote.is_some_and(|q| f.contains(&q));
+                joined |= joins && !f.is_ascii() && quote.is_some_and(|q| f.contains(&q));
             }
         }
-        if joins && joined && simdutf8::basic::from_utf8(raw).is_err() {
+        if joined && simdutf8::basic::from_utf8(raw).is_err() {
             let at = self.raw.len();
             self.raw.extend_from_slice(raw);
             self.reparse.push((self.rows.len(), at..self.raw.len()));
