@@ -119,3 +119,31 @@ def test_field_limit_among_regular_records(tmp_path):
     assert [e for e in want if e[0] == "error"]
     assert [e[:2] + e[3:] if e[0] == "error" else e for e in got] == [
         e[:2] + e[3:] if e[0] == "error" else e for e in want]
+
+
+def test_limit_lowered_while_a_text_file_is_read_ahead(tmp_path):
+    # A large text file is parsed ahead without the limit; each row is held
+    # to the limit in force when it is handed out: rows whose record is
+    # short pass at once, and a long field after the limit was lowered
+    # fails there, as in csv.
+    rows = [f"{i},{'x' * (50 if i % 997 == 0 else 3)},y\n" for i in range(200_000)]
+    path = tmp_path / "limit.csv"
+    path.write_text("".join(rows), newline="")
+
+    def lower_at(step):
+        if step == 1500:
+            csv.field_size_limit(20)
+
+    old = csv.field_size_limit()
+    try:
+        with open(path, newline="") as f:
+            r = fastcsv.reader(f)
+            assert r._reads_ahead
+            got = drain(r, max_errors=1000, before_step=lower_at)
+        csv.field_size_limit(old)
+        with open(path, newline="") as f:
+            want = drain(csv.reader(f), max_errors=1000, before_step=lower_at)
+    finally:
+        csv.field_size_limit(old)
+    assert sum(1 for e in want if e[0] == "error") > 100
+    assert got == want
