@@ -147,3 +147,29 @@ def test_limit_lowered_while_a_text_file_is_read_ahead(tmp_path):
         csv.field_size_limit(old)
     assert sum(1 for e in want if e[0] == "error") > 100
     assert got == want
+
+
+@pytest.mark.parametrize("close", ["file", "buffer", "raw"])
+@pytest.mark.parametrize("size", [100, 200_000], ids=["small", "read-ahead"])
+def test_closing_any_layer_of_a_file_stops_as_csv(tmp_path, close, size):
+    # `closed` is looked up on the file's FileIO: closing the text file, its
+    # buffer or the raw file below raises on the next call, as in csv.
+    path = tmp_path / "f.csv"
+    path.write_text("".join(f"{i},x\n" for i in range(size)), newline="")
+
+    def run(mod):
+        out = []
+        with open(path, newline="") as f:
+            r = mod.reader(f)
+            out.append(next(r))
+            {"file": f, "buffer": f.buffer, "raw": f.buffer.raw}[close].close()
+            for _ in range(2):
+                try:
+                    out.append(next(r))
+                except ValueError as e:
+                    out.append(("ValueError", str(e)))
+        return out
+
+    want = run(csv)
+    assert want[1][0] == "ValueError"
+    assert run(fastcsv) == want
