@@ -18,6 +18,7 @@ use crate::source::{
 
 mod builder;
 mod count;
+mod regular;
 
 /// Configures and opens a [`Reader`].
 ///
@@ -657,7 +658,8 @@ impl<'a> Reader<'a> {
             self.start()?;
         }
         loop {
-            if self.select_regular(sel)? {
+            let cap = if sel.csv || sel.csv_cols.is_some() { BATCH_BYTES } else { usize::MAX };
+            if self.select_regular(sel, cap)? {
                 return Ok(Some(self.batch(sel)));
             }
             // The buffer ends inside a record the block scanner can take:
@@ -702,9 +704,10 @@ impl<'a> Reader<'a> {
     }
 
     /// The block scanner's part of [`Reader::read_batch`]: takes as many
-    /// regular records as it can from the current position into `sel`;
-    /// false when it cannot take the next one.
-    fn select_regular(&mut self, sel: &mut Selection) -> Result<bool> {
+    /// regular records as it can from the current position into `sel`,
+    /// within the next `cap` bytes of the input; false when it cannot take
+    /// the next one.
+    fn select_regular(&mut self, sel: &mut Selection, cap: usize) -> Result<bool> {
         self.rec_start += self.pos;
         self.pos = 0;
         if let Src::Mapped(m) = &mut self.src {
@@ -718,8 +721,7 @@ impl<'a> Reader<'a> {
         // A record's parse depends on no byte past its end (a CR's next
         // byte aside, which the scanner waits for), so a shorter slice
         // gives the same records, up to the last that ends in it.
-        let cut = sel.csv || sel.csv_cols.is_some();
-        let data = if cut { &data[..data.len().min(BATCH_BYTES)] } else { data };
+        let data = &data[..data.len().min(cap)];
         let args = SelectArgs {
             cols: &sel.uniq,
             max_records: BATCH_RECORDS,

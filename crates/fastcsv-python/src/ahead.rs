@@ -136,11 +136,20 @@ impl Ahead {
                 if fed.is_some() {
                     // A row without a field longer (in bytes, so at least
                     // in characters) than the limit is as `csv` reads it.
+                    // No field is longer than the record's bytes, up to the
+                    // next record: the fields are looked at only when those
+                    // are more than the limit.
+                    let limit = field_limit(py)?;
                     let (fields, pos) = self.cur.row_fields(r);
-                    let (starts, ends) = (&self.cur.starts[fields.clone()], &self.cur.ends[fields]);
-                    let longest = starts.iter().zip(ends).map(|(s, e)| e - s).max().unwrap_or(0);
-                    if longest as i64 > field_limit(py)? {
-                        return Ok(Next::Reparse(pos.byte, pos.line));
+                    let next = self.cur.rows.get(r + 1).map_or(self.cur.end_byte, |(_, p)| p.byte);
+                    if next < pos.byte || (next - pos.byte) as i64 > limit {
+                        let starts = &self.cur.starts[fields.clone()];
+                        let ends = &self.cur.ends[fields];
+                        let longest =
+                            starts.iter().zip(ends).map(|(s, e)| e - s).max().unwrap_or(0);
+                        if longest as i64 > limit {
+                            return Ok(Next::Reparse(pos.byte, pos.line));
+                        }
                     }
                 }
                 self.next += 1;

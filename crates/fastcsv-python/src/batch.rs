@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use fastcsv::{Error as CoreError, Position, Reader as CoreReader};
+use fastcsv::{Error as CoreError, Position, Reader as CoreReader, SelectedRow, Selection};
 
 use crate::source::HeldReader;
 use crate::strings::{
@@ -29,6 +29,11 @@ const PREPARE_STEP: usize = 256;
 
 /// Room for a row that ends a batch past [`BATCH_BYTES`].
 const BATCH_SLACK: usize = 64 << 10;
+
+/// The most input bytes one call of the block scanner takes records from
+/// (`Reader::read_regular`): a batch then ends at most this far past its
+/// limits (each field, and each record, takes at least one byte of it).
+const REGULAR_BYTES: usize = 16 << 10;
 
 /// How a field's text was prepared by [`Batch::prepare`].
 #[derive(Clone, Copy)]
@@ -94,6 +99,17 @@ pub(crate) struct Batch {
     ucs1: Vec<u8>,
     ucs2: Vec<u16>,
     ucs4: Vec<u32>,
+    /// The block scanner's output, reused from one load to the next.
+    regular: AllFields,
+}
+
+/// A [`Selection::all`], which is also its default.
+struct AllFields(Selection);
+
+impl Default for AllFields {
+    fn default() -> AllFields {
+        AllFields(Selection::all())
+    }
 }
 
 /// Appends the `n` code points of the strict UTF-8 `b` to `v`; their
@@ -120,15 +136,18 @@ impl Batch {
     /// thread then takes no memory of its own from the allocator, memory
     /// that glibc would keep in that thread's arena after it ends.
     pub(crate) fn reserved(bytes: usize) -> Batch {
-        let room = bytes + BATCH_SLACK;
-        let fields = BATCH_FIELDS + 1024;
+        // The records of one last call of the block scanner may copy up to
+        // twice its input (the record, then its unescaped fields).
+        let room = bytes + BATCH_SLACK + 2 * REGULAR_BYTES;
+        let fields = BATCH_FIELDS + REGULAR_BYTES + 1024;
+        let rows = BATCH_ROWS + REGULAR_BYTES;
         Batch {
             data: Vec::with_capacity(room),
             starts: Vec::with_capacity(fields),
             ends: Vec::with_capacity(fields),
             numeric: Vec::with_capacity(fields),
-            rows: Vec::with_capacity(BATCH_ROWS),
-            lines: Vec::with_capacity(BATCH_ROWS),
+            rows: Vec::with_capacity(rows),
+            lines: Vec::with_capacity(rows),
             end_line: 0,
             start_byte: 0,
             end_byte: 0,
@@ -141,6 +160,7 @@ impl Batch {
             ucs1: Vec::with_capacity(room),
             ucs2: Vec::with_capacity(room),
             ucs4: Vec::new(),
+            regular: AllFields::default(),
         }
     }
 
@@ -211,12 +231,42 @@ impl Batch {
         self.clear();
         self.start_byte = rdr.byte_offset();
         self.err_start = None;
+        // Out of `self` while its batches borrow it.
+        let mut sel = std::mem::take(&mut self.regular);
+        let quote = rdr.dialect().quote();
         let end = loop {
             if self.data.len() >= bytes
                 || self.ends.len() >= BATCH_FIELDS
                 || self.rows.len() >= BATCH_ROWS
             {
                 break Ok(true);
+            }
+            // Records the block scanner takes come many at a time, without
+            // building a span per field; the others one by one.
+            // (QUOTE_NONNUMERIC needs to know which fields were quoted,
+            // which only rows tell.)
+            if !nonnumeric {
+                let room = bytes.saturating_sub(self.data.len()).clamp(1, REGULAR_BYTES);
+                match rdr.read_regular(&mut sel.0, room) {
+                    Ok(Some(b)) => {
+                        let n = b.len();
+                        for (i, row) in b.iter().enumerate() {
+                            self.push_regular(&row, joins, quote);
+                            // The lines through a record are those before
+                            // the next one; through the last, the reader's.
+                            if i + 1 < n {
+                                self.lines.push(b.row(i + 1).position().line - 1);
+                            }
+                        }
+                        self.lines.push(rdr.line());
+                        continue;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.err_start = rdr.error_record_start();
+                        break Err(e);
+                    }
+                }
             }
             let row = match rdr.read_row() {
                 Ok(Some(row)) => row,
@@ -255,12 +305,65 @@ impl Batch {
             self.rows.push((self.ends.len(), row.position()));
             self.lines.push(rdr.line());
         };
+        self.regular = sel;
         self.end_line = rdr.line();
         (self.end_byte, self.end_lf) = match (&end, self.err_start) {
             (Err(_), Some((at, _))) => (at, false),
             _ => (rdr.byte_offset(), rdr.pending_lf()),
         };
         end
+    }
+
+    /// Appends a record the block scanner took (but its line count): its
+    /// bytes once, and the fields found in them; a field that is not a
+    /// part of them (a record with doubled quotes is read from its
+    /// unescaped copy) is copied after them. With `joins`, a record whose
+    /// bytes are not UTF-8 is marked for [`decode_then_parse`] when one of
+    /// its fields that was unescaped (holds the quote byte `quote`, which
+    /// only a doubled one leaves in a field of such a record) is not
+    /// ASCII, as `Row::unescaping_may_join_invalid_utf8` marks it.
+    #[inline]
+    fn push_regular(&mut self, row: &SelectedRow<'_>, joins: bool, quote: Option<u8>) {
+        let Some(fields) = row.raw_fields() else {
+            // No field (an empty line).
+            self.rows.push((self.ends.len(), row.position()));
+            return;
+        };
+        let raw = fields.record();
+        let base = self.data.len();
+        self.data.extend_from_slice(raw);
+        if row.raw().is_some() {
+            // No quote byte: the fields are the record's bytes between
+            // its delimiters, as they stand.
+            self.starts.reserve(row.len());
+            self.ends.reserve(row.len());
+            for f in fields {
+                self.starts.push(base + f.start);
+                self.ends.push(base + f.end);
+            }
+            self.rows.push((self.ends.len(), row.position()));
+            return;
+        }
+        let raw_at = raw.as_ptr() as usize;
+        let mut joined = false;
+        for f in row.iter() {
+            let off = (f.as_ptr() as usize).wrapping_sub(raw_at);
+            if off <= raw.len() && f.len() <= raw.len() - off {
+                self.starts.push(base + off);
+                self.ends.push(base + off + f.len());
+            } else {
+                self.starts.push(self.data.len());
+                self.data.extend_from_slice(f);
+                self.ends.push(self.data.len());
+                joined |= joins && !f.is_ascii() && quote.is_some_and(|q| f.contains(&q));
+            }
+        }
+        if joined && simdutf8::basic::from_utf8(raw).is_err() {
+            let at = self.raw.len();
+            self.raw.extend_from_slice(raw);
+            self.reparse.push((self.rows.len(), at..self.raw.len()));
+        }
+        self.rows.push((self.ends.len(), row.position()));
     }
 
     /// Removes the last row loaded (not yet prepared); its position.

@@ -67,6 +67,8 @@ struct TextState {
     raw_on: Arc<AtomicBool>,
     /// The stream, to see on each call whether it was closed.
     stream: Py<PyAny>,
+    /// The object whose `closed` tells (see [`closed_probe`]).
+    probe: Py<PyAny>,
     /// Where the text came from in the stream.
     origins: Arc<TextOrigins>,
     /// Where to leave the stream if the reader goes away now; `None` once
@@ -106,6 +108,8 @@ struct TextAheadSource {
     raw_on: Arc<AtomicBool>,
     /// The stream, to see on each call whether it was closed.
     stream: Py<PyAny>,
+    /// The object whose `closed` tells (see [`closed_probe`]).
+    probe: Py<PyAny>,
     /// Where the text came from in the stream (the rows' positions are in
     /// `ahead.resume`).
     origins: Arc<TextOrigins>,
@@ -172,6 +176,7 @@ impl TextAheadSource {
                 limit,
                 raw_on: self.raw_on.clone(),
                 stream: self.stream.clone_ref(py),
+                probe: self.probe.clone_ref(py),
                 origins: self.origins.clone(),
                 resume: self.ahead.resume,
                 byte_base,
@@ -444,16 +449,40 @@ impl NativeSource {
 /// With a text stream: `csv.reader` asks the stream for a line on every
 /// call, so once the stream is closed each call raises the stream's own
 /// error, rows read ahead or not. A closed stream is asked for its next
-/// line here too, to raise exactly that error (`closed` alone is looked
-/// up on every call: a few percent of a row's time).
-fn raise_if_closed(py: Python<'_>, stream: &Py<PyAny>) -> PyResult<()> {
-    let stream = stream.bind(py);
-    let closed = stream.getattr(intern!(py, "closed")).and_then(|c| c.is_truthy());
+/// line here too, to raise exactly that error. `closed` is looked up on
+/// every call, on `probe` (see [`closed_probe`]).
+fn raise_if_closed(py: Python<'_>, stream: &Py<PyAny>, probe: &Py<PyAny>) -> PyResult<()> {
+    let closed = probe.bind(py).getattr(intern!(py, "closed")).and_then(|c| c.is_truthy());
     if closed.unwrap_or(false) {
-        stream.call_method0(intern!(py, "__next__"))?;
+        stream.bind(py).call_method0(intern!(py, "__next__"))?;
         return Err(PyValueError::new_err("I/O operation on closed file."));
     }
     Ok(())
+}
+
+/// The object whose `closed` is the text stream's: for a file opened by
+/// `open()` (exactly an `io.TextIOWrapper` over an `io.BufferedReader`
+/// over an `io.FileIO`), the `FileIO`, whose `closed` the other two ask in
+/// turn (closing either closes it; a detached one reads as open either
+/// way); the stream itself otherwise. One attribute lookup a row instead
+/// of three.
+fn closed_probe(py: Python<'_>, stream: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let io = py.import("io")?;
+    let exactly = |o: &Bound<'_, PyAny>, name: &str| -> PyResult<bool> {
+        Ok(o.get_type().is(&io.getattr(name)?))
+    };
+    if exactly(stream, "TextIOWrapper")? {
+        if let Ok(buffer) = stream.getattr("buffer") {
+            if exactly(&buffer, "BufferedReader")? {
+                if let Ok(raw) = buffer.getattr("raw") {
+                    if exactly(&raw, "FileIO")? {
+                        return Ok(raw.unbind());
+                    }
+                }
+            }
+        }
+    }
+    Ok(stream.clone().unbind())
 }
 
 #[pymethods]
@@ -483,9 +512,13 @@ impl PyReader {
             Input::Native(s) => {
                 if let Some(t) = &s.text {
                     visit.call(&t.stream)?;
+                    visit.call(&t.probe)?;
                 }
             }
-            Input::TextAhead(s) => visit.call(&s.stream)?,
+            Input::TextAhead(s) => {
+                visit.call(&s.stream)?;
+                visit.call(&s.probe)?;
+            }
             Input::Ahead(_) => {}
         }
         Ok(())
@@ -568,7 +601,7 @@ impl PyReader {
             Input::Lines(s) => s.next(py, self.nonnumeric),
             Input::Native(s) => {
                 if let Some(t) = &s.text {
-                    raise_if_closed(py, &t.stream)?;
+                    raise_if_closed(py, &t.stream, &t.probe)?;
                 }
                 s.next(py, self.nonnumeric)
             }
@@ -583,7 +616,7 @@ impl PyReader {
                 }
             }
             Input::TextAhead(s) => {
-                raise_if_closed(py, &s.stream)?;
+                raise_if_closed(py, &s.stream, &s.probe)?;
                 let strs = &mut s.strs;
                 let feed = s.feed.as_mut();
                 match s.ahead.next_row(py, false, strs, None, &s.stash, feed)? {
@@ -782,6 +815,7 @@ pub(crate) fn _text_reader(
     let stash = PyErrStash::default();
     let origins = Arc::new(TextOrigins::new(py, stream, raw_offset));
     let text = PyTextStream::new(py, stream, raw, raw_on.clone(), stash.clone(), origins.clone())?;
+    let probe = closed_probe(py, stream)?;
     if ahead {
         let unlimited = d.to_builder().field_limit(None).build().map_err(|e| csv_error(&e))?;
         let (msg_tx, msg_rx) = mpsc::channel();
@@ -799,6 +833,7 @@ pub(crate) fn _text_reader(
                 dialect: d,
                 raw_on,
                 stream: stream.clone().unbind(),
+                probe: probe.clone_ref(py),
                 origins,
             })),
         });
@@ -817,6 +852,7 @@ pub(crate) fn _text_reader(
                 limit,
                 raw_on,
                 stream: stream.clone().unbind(),
+                probe: probe.clone_ref(py),
                 origins,
                 resume: None,
                 byte_base: 0,
