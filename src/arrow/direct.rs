@@ -24,7 +24,7 @@
 //! type here, its parser must be the one `convert::convert` uses for it.
 
 use super::number::{parse_f64_in, parse_i64_in};
-use super::temporal::parse_temporal;
+use super::temporal::{parse_temporal, parse_temporal_in};
 use super::typed::{BooleanColumn, Column, DataType, PrimitiveColumn, Spellings};
 use crate::error::ErrorKind;
 
@@ -181,7 +181,7 @@ impl Builder {
                 run(v, validity, nulls, values, sp, true, |x, w| parse_i64_in(w, x.len()))
             }
             Values::I64(v) => {
-                run(v, validity, nulls, values, sp, true, |x, _| parse_temporal(x, ty))
+                run(v, validity, nulls, values, sp, true, |x, w| parse_temporal_in(w, x.len(), ty))
             }
             Values::F64(v) => {
                 run(v, validity, nulls, values, sp, true, |x, w| parse_f64_in(w, x.len()))
