@@ -920,27 +920,9 @@ impl<'a> Columns<'a> {
             if places.len() < g * width {
                 places.resize(g * width, (0, 0, 0));
             }
-            let none = <&[u8]>::default().as_ptr() as usize;
             for (r, row) in rows.iter().enumerate() {
-                if let Some((input, start, ends, end)) =
-                    row.plain_ends().filter(|p| p.2.len() < width)
-                {
-                    // A record without quotes: its fields lie between its
-                    // delimiters (as the field iterator gives them), each
-                    // with the bytes to the input's end readable.
-                    let (base, len) = (input.as_ptr() as usize, input.len());
-                    let mut a = start;
-                    let mut at = r;
-                    for &e in ends {
-                        let e = e as usize;
-                        places[at] = (base + a, (e - a) as u32, u32::from(a + 32 <= len));
-                        (a, at) = (e + 1, at + g);
-                    }
-                    places[at] = (base + a, (end - a) as u32, u32::from(a + 32 <= len));
-                    // Fields past a short record's end are empty.
-                    for j in ends.len() + 1..width {
-                        places[j * g + r] = (none, 0, 0);
-                    }
+                if let Some(plain) = row.plain_ends().filter(|p| p.2.len() < width) {
+                    direct::note_plain(places, r, g, width, plain);
                     continue;
                 }
                 let mut fields = row.iter();

@@ -304,6 +304,36 @@ impl Builder {
     }
 }
 
+/// Notes the places of the fields of row `r` of a group of `g` rows,
+/// column by column (column `j`'s at `places[j * g..]`): address, length
+/// and 1 when 32 bytes can be read from the address, as `Columns` notes
+/// them. The row is a record without quotes, given by
+/// `SelectedRow::plain_ends` (at most `width` fields): its fields lie
+/// between its delimiters, each with the bytes to the input's end
+/// readable; fields past a short record's end are empty.
+#[inline(always)]
+pub(crate) fn note_plain(
+    places: &mut [(usize, u32, u32)],
+    r: usize,
+    g: usize,
+    width: usize,
+    (input, start, ends, end): (&[u8], usize, &[u32], usize),
+) {
+    let (base, len) = (input.as_ptr() as usize, input.len());
+    let mut a = start;
+    let mut at = r;
+    for &e in ends {
+        let e = e as usize;
+        places[at] = (base + a, (e - a) as u32, u32::from(a + 32 <= len));
+        (a, at) = (e + 1, at + g);
+    }
+    places[at] = (base + a, (end - a) as u32, u32::from(a + 32 <= len));
+    let none = <&[u8]>::default().as_ptr() as usize;
+    for j in ends.len() + 1..width {
+        places[j * g + r] = (none, 0, 0);
+    }
+}
+
 /// Notes value `at` as null or valid in a validity bitmap made at the
 /// first null.
 #[inline(always)]
