@@ -23,6 +23,11 @@
 //! 16 bytes (17 significant digits, as Python prints most floats) go to
 //! `fast-float2` at once: one pass over them instead of two.
 //!
+//! [`parse_i64_in`] and [`parse_f64_in`] take a field where it lies, with
+//! the bytes after it: a short decimal (up to 8 digits, or up to 7, a
+//! point and up to 8) is then read a word at a time, and anything else
+//! goes to the parsers above, so that the results are the same.
+//!
 //! ```
 //! use fastcsv::arrow::number::{parse_f64, parse_i64};
 //!
