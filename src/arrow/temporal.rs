@@ -514,6 +514,7 @@ mod tests {
                 }
             }
         };
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
         for t in templates {
             for n in 0..=t.len() {
                 check(&t[..n]);
@@ -522,6 +523,13 @@ mod tests {
                 for &c in subs {
                     let mut v = t.to_vec();
                     v[i] = c;
+                    check(&v);
+                    // And a second byte elsewhere.
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    let k = (rng % t.len() as u64) as usize;
+                    v[k] = subs[(rng >> 32) as usize % subs.len()];
                     check(&v);
                 }
             }
