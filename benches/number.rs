@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 
-use fastcsv::arrow::number::{parse_f64, parse_i64};
+use fastcsv::arrow::number::{parse_f64, parse_f64_in, parse_i64, parse_i64_in};
 use fastcsv::arrow::Columns;
 use fastcsv::Reader;
 
@@ -76,31 +76,44 @@ fn fields() -> Vec<(&'static str, Vec<String>)> {
     ]
 }
 
-/// A float parser under test: name and function.
-type FloatParser = (&'static str, fn(&[u8]) -> Option<f64>);
+/// A float parser under test: name and function, given a field as it
+/// lies in a file (the bytes after it, a next field, follow it: `v[..len]`
+/// is the field).
+type FloatParser = (&'static str, fn(&[u8], usize) -> Option<f64>);
 
-fn float_parsers() -> [FloatParser; 4] {
+fn float_parsers() -> [FloatParser; 5] {
     [
-        ("fastcsv", parse_f64),
-        ("std", |v| std::str::from_utf8(v).ok()?.parse().ok()),
-        ("fast-float2", |v| fast_float2::parse(v).ok()),
-        ("lexical-core", |v| lexical_core::parse(v).ok()),
+        ("fastcsv", |v, n| parse_f64(&v[..n])),
+        ("fastcsv-in", parse_f64_in),
+        ("std", |v, n| std::str::from_utf8(&v[..n]).ok()?.parse().ok()),
+        ("fast-float2", |v, n| fast_float2::parse(&v[..n]).ok()),
+        ("lexical-core", |v, n| lexical_core::parse(&v[..n]).ok()),
     ]
 }
 
-type IntParser = (&'static str, fn(&[u8]) -> Option<i64>);
+type IntParser = (&'static str, fn(&[u8], usize) -> Option<i64>);
 
-fn int_parsers() -> [IntParser; 3] {
+fn int_parsers() -> [IntParser; 4] {
     [
-        ("fastcsv", parse_i64),
-        ("std", |v| std::str::from_utf8(v).ok()?.parse().ok()),
-        ("lexical-core", |v| lexical_core::parse(v).ok()),
+        ("fastcsv", |v, n| parse_i64(&v[..n])),
+        ("fastcsv-in", parse_i64_in),
+        ("std", |v, n| std::str::from_utf8(&v[..n]).ok()?.parse().ok()),
+        ("lexical-core", |v, n| lexical_core::parse(&v[..n]).ok()),
     ]
+}
+
+/// What follows each field: the next field of a record.
+const AFTER: &str = ",2024-08-18T10:10:32Z";
+
+/// The fields of `set`, each followed by [`AFTER`], with their lengths.
+fn in_place(set: &[String]) -> Vec<(String, usize)> {
+    set.iter().map(|s| (format!("{s}{AFTER}"), s.len())).collect()
 }
 
 fn bench(c: &mut Criterion) {
     for (name, set) in fields() {
         let bytes: u64 = set.iter().map(|s| s.len() as u64).sum();
+        let set = in_place(&set);
         let mut g = c.benchmark_group(format!("number/{name}"));
         g.throughput(Throughput::Bytes(bytes));
         g.sample_size(20);
@@ -109,8 +122,10 @@ fn bench(c: &mut Criterion) {
         for (p, f) in float_parsers() {
             g.bench_function(BenchmarkId::new("f64", p), |b| {
                 b.iter(|| {
-                    let n =
-                        set.iter().filter_map(|s| black_box(f(black_box(s.as_bytes())))).count();
+                    let n = set
+                        .iter()
+                        .filter_map(|(s, k)| black_box(f(black_box(s.as_bytes()), *k)))
+                        .count();
                     assert_eq!(n, set.len(), "{p} rejected a field");
                 })
             });
@@ -121,7 +136,7 @@ fn bench(c: &mut Criterion) {
                     b.iter(|| {
                         let n = set
                             .iter()
-                            .filter_map(|s| black_box(f(black_box(s.as_bytes()))))
+                            .filter_map(|(s, k)| black_box(f(black_box(s.as_bytes()), *k)))
                             .count();
                         assert_eq!(n, set.len(), "{p} rejected a field");
                     })
@@ -153,6 +168,7 @@ fn typed(path: &str, reps: usize) {
 fn one(set: &str, parser: &str, reps: usize) {
     let all = fields();
     let (_, fields) = all.iter().find(|(n, _)| *n == set).expect("a field set name");
+    let fields = in_place(fields);
     let f64s = float_parsers();
     let i64s = int_parsers();
     let mut n = 0usize;
@@ -160,13 +176,16 @@ fn one(set: &str, parser: &str, reps: usize) {
         n += match parser.split_once('/') {
             Some(("f64", p)) => {
                 let f = f64s.iter().find(|(q, _)| *q == p).expect("an f64 parser").1;
-                fields.iter().filter_map(|s| black_box(f(black_box(s.as_bytes())))).count()
+                fields.iter().filter_map(|(s, k)| black_box(f(black_box(s.as_bytes()), *k))).count()
             }
             Some(("i64", p)) => {
                 let f = i64s.iter().find(|(q, _)| *q == p).expect("an i64 parser").1;
-                fields.iter().filter_map(|s| black_box(f(black_box(s.as_bytes())))).count()
+                fields.iter().filter_map(|(s, k)| black_box(f(black_box(s.as_bytes()), *k))).count()
             }
-            _ => fields.iter().filter(|s| black_box(black_box(s.as_bytes()).len()) > 0).count(),
+            _ => fields
+                .iter()
+                .filter(|(s, k)| black_box(black_box(s.as_bytes())[..*k].len()) > 0)
+                .count(),
         };
     }
     assert_eq!(n, reps * fields.len(), "{parser} rejected a field");

@@ -921,6 +921,10 @@ impl<'a> Columns<'a> {
                 places.resize(g * width, (0, 0, 0));
             }
             for (r, row) in rows.iter().enumerate() {
+                if let Some(plain) = row.plain_ends().filter(|p| p.2.len() < width) {
+                    direct::note_plain(places, r, g, width, plain);
+                    continue;
+                }
                 let mut fields = row.iter();
                 for j in 0..width {
                     let f = fields.next().unwrap_or_default();

@@ -599,6 +599,25 @@ impl<'r> SelectedRow<'r> {
         }
     }
 
+    /// With [`Selection::all`], for a record the block scanner took that
+    /// holds no quote byte (see [`SelectedRow::raw`]): the input its
+    /// delimiter offsets count from, the record's start and end there, and
+    /// those offsets, so that its fields are the bytes between them, as
+    /// [`SelectedRow::iter`] gives them (for a program that notes every
+    /// field's place, as typed columns do). `None` for other records.
+    #[inline(always)]
+    pub(crate) fn plain_ends(&self) -> Option<(&'r [u8], usize, &'r [u32], usize)> {
+        let b = self.batch;
+        let out = &b.sel.out;
+        let r = &out.records[self.i];
+        if !(b.ends_all && r.spans_at == usize::MAX && r.plain && r.fields > 0) {
+            return None;
+        }
+        let at = r.ends_at as usize;
+        let ends = &out.ends[at..at + r.fields - 1];
+        Some((&b.input[out.ends_base..], r.start - out.ends_base, ends, r.end - out.ends_base))
+    }
+
     /// Number of selected columns (with [`Selection::all`], the record's
     /// field count).
     pub fn len(&self) -> usize {

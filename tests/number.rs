@@ -2,7 +2,7 @@
 //! the standard library's parsers: every input that either accepts must get
 //! the same value, bit for bit, from both.
 
-use fastcsv::arrow::number::{parse_f64, parse_i64};
+use fastcsv::arrow::number::{parse_f64, parse_f64_in, parse_i64, parse_i64_in};
 use proptest::prelude::*;
 
 /// Spaces and tabs around a number are not part of it.
@@ -34,6 +34,29 @@ fn model_f64(v: &[u8]) -> Option<f64> {
     std::str::from_utf8(trim(v)).ok()?.parse().ok()
 }
 
+/// What may follow a field in the window the `_in` parsers read a word at
+/// a time: the rest of a record, digits, points, or nothing.
+const AFTER: [&[u8]; 6] = [
+    b"",
+    b",",
+    b",2024-01-01T00:00:00Z,1.5",
+    b"00000000000000000000000000000000",
+    b"..............e+-...............",
+    b"\xff\x80\n\r\t 9999999999999999999999999",
+];
+
+/// `v` followed by each of [`AFTER`], for the `_in` parsers.
+fn windows(v: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
+    AFTER.iter().map(move |a| [v, a].concat())
+}
+
+/// A float compared bit for bit, NaNs by sign.
+fn key(x: Option<f64>) -> Option<(bool, u64)> {
+    x.map(
+        |x| if x.is_nan() { (true, u64::from(x.is_sign_negative())) } else { (false, x.to_bits()) },
+    )
+}
+
 fn same_f64(v: &[u8]) {
     let (got, want) = (parse_f64(v), model_f64(v));
     match (got, want) {
@@ -42,10 +65,18 @@ fn same_f64(v: &[u8]) {
         }
         _ => assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{:?}", bstr(v)),
     }
+    // Read a word at a time, bit for bit the same (NaNs by sign).
+    for w in windows(v) {
+        assert_eq!(key(parse_f64_in(&w, v.len())), key(got), "{:?} in {:?}", bstr(v), bstr(&w));
+    }
 }
 
 fn same_i64(v: &[u8]) {
-    assert_eq!(parse_i64(v), model_i64(v), "{:?}", bstr(v));
+    let got = parse_i64(v);
+    assert_eq!(got, model_i64(v), "{:?}", bstr(v));
+    for w in windows(v) {
+        assert_eq!(parse_i64_in(&w, v.len()), got, "{:?} in {:?}", bstr(v), bstr(&w));
+    }
 }
 
 fn bstr(v: &[u8]) -> String {
@@ -217,6 +248,27 @@ proptest! {
         let s = small.to_string();
         same_f64(s.as_bytes());
         prop_assert_eq!(parse_i64(s.as_bytes()), Some(small));
+    }
+
+    #[test]
+    fn short_decimals_with_any_bytes_after(int in "[0-9]{0,9}", frac in proptest::option::of("[0-9]{0,10}"), sign in "[+-]?", after in proptest::collection::vec(any::<u8>(), 0..24)) {
+        let mut s = format!("{sign}{int}");
+        if let Some(f) = frac {
+            s.push('.');
+            s.push_str(&f);
+        }
+        same_f64(s.as_bytes());
+        same_i64(s.as_bytes());
+        let w = [s.as_bytes(), &after].concat();
+        prop_assert_eq!(key(parse_f64_in(&w, s.len())), key(model_f64(s.as_bytes())), "{}", s);
+        prop_assert_eq!(parse_i64_in(&w, s.len()), model_i64(s.as_bytes()), "{}", s);
+    }
+
+    #[test]
+    fn nearly_numbers_with_any_bytes_after(v in numberish(), after in proptest::collection::vec(any::<u8>(), 0..24)) {
+        let w = [&v[..], &after].concat();
+        prop_assert_eq!(parse_i64_in(&w, v.len()), model_i64(&v), "{}", bstr(&v));
+        prop_assert_eq!(key(parse_f64_in(&w, v.len())), key(model_f64(&v)), "{}", bstr(&v));
     }
 
     #[test]

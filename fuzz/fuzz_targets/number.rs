@@ -3,12 +3,14 @@
 //! standard library: `parse_i64` with `i64::from_str` (without its `+`;
 //! `0x` and 1 to 16 hex digits as the bits of an `i64`), `parse_f64` with
 //! `f64::from_str` bit for bit (NaNs by sign), both after trimming spaces
-//! and tabs.
+//! and tabs. The word-at-a-time `parse_i64_in` and `parse_f64_in` must
+//! give what `parse_i64` and `parse_f64` give for a field cut from the
+//! data (its length the first byte), whatever bytes follow it.
 //!
 //! Run with `cargo +nightly fuzz run number` from the repository root.
 #![no_main]
 
-use fastcsv::arrow::number::{parse_f64, parse_i64};
+use fastcsv::arrow::number::{parse_f64, parse_f64_in, parse_i64, parse_i64_in};
 use libfuzzer_sys::fuzz_target;
 
 fn trim(v: &[u8]) -> &[u8] {
@@ -47,4 +49,18 @@ fuzz_target!(|data: &[u8]| {
             String::from_utf8_lossy(data)
         ),
     }
+    if let Some((&k, window)) = data.split_first() {
+        let len = usize::from(k).min(window.len());
+        let field = &window[..len];
+        let shown = String::from_utf8_lossy(data);
+        assert_eq!(parse_i64_in(window, len), parse_i64(field), "{shown:?}");
+        assert_eq!(key(parse_f64_in(window, len)), key(parse_f64(field)), "{shown:?}");
+    }
 });
+
+/// A float compared bit for bit, NaNs by sign.
+fn key(x: Option<f64>) -> Option<(bool, u64)> {
+    x.map(
+        |x| if x.is_nan() { (true, u64::from(x.is_sign_negative())) } else { (false, x.to_bits()) },
+    )
+}

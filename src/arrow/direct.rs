@@ -23,7 +23,8 @@
 //! is handed out, so no later value of the column is needed. If you add a
 //! type here, its parser must be the one `convert::convert` uses for it.
 
-use super::temporal::parse_temporal;
+use super::number::{parse_f64_in, parse_i64_in};
+use super::temporal::{parse_temporal, parse_temporal_in};
 use super::typed::{BooleanColumn, Column, DataType, PrimitiveColumn, Spellings};
 use crate::error::ErrorKind;
 
@@ -124,7 +125,8 @@ impl Builder {
     /// # Safety
     ///
     /// Each item is the address and length of a field's bytes, which stay
-    /// valid and unchanged during the call.
+    /// valid and unchanged during the call, and a flag: when not 0, 32
+    /// bytes from the address are readable.
     #[inline]
     pub(crate) unsafe fn extend<'p>(
         &mut self,
@@ -135,12 +137,18 @@ impl Builder {
         if self.bad.is_some() {
             return;
         }
-        let values = fields.map(|&(addr, len, _)| {
+        let values = fields.map(|&(addr, len, wide)| {
+            // With `wide`, 32 bytes can be read from the field's start
+            // (the bytes after it are read by the number parsers, never
+            // used).
+            let room = if wide != 0 { (len as usize).max(32) } else { len as usize };
             // SAFETY: the caller gives the address and length of bytes
-            // that stay valid during the call.
-            unsafe { std::slice::from_raw_parts(addr as *const u8, len as usize) }
+            // that stay valid during the call, and with `wide` 32 bytes
+            // readable from the address.
+            let window = unsafe { std::slice::from_raw_parts(addr as *const u8, room) };
+            (&window[..len as usize], window)
         });
-        self.extend_from(values, row, sp);
+        self.extend_windows(values, row, sp);
     }
 
     /// Appends `values` (`row`: the batch row of the first), until one is
@@ -151,6 +159,18 @@ impl Builder {
         row: usize,
         sp: &Spellings,
     ) {
+        self.extend_windows(values.map(|v| (v, v)), row, sp);
+    }
+
+    /// [`Builder::extend_from`] of values given with a window of the bytes
+    /// from their start on (the value itself at least), which the number
+    /// parsers read a word at a time.
+    fn extend_windows<'v>(
+        &mut self,
+        values: impl Iterator<Item = (&'v [u8], &'v [u8])>,
+        row: usize,
+        sp: &Spellings,
+    ) {
         if self.bad.is_some() {
             return;
         }
@@ -158,14 +178,18 @@ impl Builder {
         let (validity, nulls) = (&mut self.validity, &mut self.nulls);
         let bad = match &mut self.values {
             Values::I64(v) if ty == DataType::Int64 => {
-                run(v, validity, nulls, values, sp, true, super::typed::parse_i64)
+                run(v, validity, nulls, values, sp, true, |x, w| parse_i64_in(w, x.len()))
             }
-            Values::I64(v) => run(v, validity, nulls, values, sp, true, |x| parse_temporal(x, ty)),
-            Values::F64(v) => run(v, validity, nulls, values, sp, true, super::typed::parse_f64),
-            Values::I32(v) => run(v, validity, nulls, values, sp, true, |x| {
+            Values::I64(v) => {
+                run(v, validity, nulls, values, sp, true, |x, w| parse_temporal_in(w, x.len(), ty))
+            }
+            Values::F64(v) => {
+                run(v, validity, nulls, values, sp, true, |x, w| parse_f64_in(w, x.len()))
+            }
+            Values::I32(v) => run(v, validity, nulls, values, sp, true, |x, _| {
                 parse_temporal(x, ty).and_then(|d| i32::try_from(d).ok())
             }),
-            Values::Bool(v) => run(v, validity, nulls, values, sp, false, |x| sp.parse_bool(x)),
+            Values::Bool(v) => run(v, validity, nulls, values, sp, false, |x, _| sp.parse_bool(x)),
         };
         if let Some((i, value)) = bad {
             let (field, row) = (self.field, row + i);
@@ -280,6 +304,36 @@ impl Builder {
     }
 }
 
+/// Notes the places of the fields of row `r` of a group of `g` rows,
+/// column by column (column `j`'s at `places[j * g..]`): address, length
+/// and 1 when 32 bytes can be read from the address, as `Columns` notes
+/// them. The row is a record without quotes, given by
+/// `SelectedRow::plain_ends` (at most `width` fields): its fields lie
+/// between its delimiters, each with the bytes to the input's end
+/// readable; fields past a short record's end are empty.
+#[inline(always)]
+pub(crate) fn note_plain(
+    places: &mut [(usize, u32, u32)],
+    r: usize,
+    g: usize,
+    width: usize,
+    (input, start, ends, end): (&[u8], usize, &[u32], usize),
+) {
+    let (base, len) = (input.as_ptr() as usize, input.len());
+    let mut a = start;
+    let mut at = r;
+    for &e in ends {
+        let e = e as usize;
+        places[at] = (base + a, (e - a) as u32, u32::from(a + 32 <= len));
+        (a, at) = (e + 1, at + g);
+    }
+    places[at] = (base + a, (end - a) as u32, u32::from(a + 32 <= len));
+    let none = <&[u8]>::default().as_ptr() as usize;
+    for j in ends.len() + 1..width {
+        places[j * g + r] = (none, 0, 0);
+    }
+}
+
 /// Notes value `at` as null or valid in a validity bitmap made at the
 /// first null.
 #[inline(always)]
@@ -308,7 +362,9 @@ fn mark(validity: &mut Option<Vec<u8>>, nulls: &mut usize, at: usize, null: bool
 }
 
 /// Appends the parsed `values` to `out`, as `convert::convert` reads
-/// them; on a bad one, its index among `values` and its bytes. A value
+/// them; on a bad one, its index among `values` and its bytes. Each value
+/// comes with a window of the bytes from its start (see
+/// [`super::number::parse_f64_in`]), which `parse` is given too. A value
 /// taken by its spelling (a null, or any value when `ascii` is false: a
 /// boolean) is checked to be UTF-8 when it is not ASCII.
 #[inline(always)]
@@ -317,14 +373,14 @@ fn run<'v, T: Copy + Default + PartialEq>(
     out: &mut Vec<T>,
     validity: &mut Option<Vec<u8>>,
     nulls: &mut usize,
-    values: impl Iterator<Item = &'v [u8]>,
+    values: impl Iterator<Item = (&'v [u8], &'v [u8])>,
     sp: &Spellings,
     ascii: bool,
-    parse: impl Fn(&[u8]) -> Option<T>,
+    parse: impl Fn(&[u8], &[u8]) -> Option<T>,
 ) -> Option<(usize, &'v [u8])> {
-    for (i, v) in values.enumerate() {
+    for (i, (v, window)) in values.enumerate() {
         // (Without `shadows`, a value that parses is null only as a NaN.)
-        let parsed = if sp.shadows && sp.is_null(v) { None } else { parse(v) };
+        let parsed = if sp.shadows && sp.is_null(v) { None } else { parse(v, window) };
         let null = match parsed {
             // Only a NaN can be spelt as a null (`NaN`, `-nan`): the null
             // wins.

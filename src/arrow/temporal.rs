@@ -215,6 +215,88 @@ pub(crate) fn parse_temporal(v: &[u8], ty: DataType) -> Option<i64> {
     }
 }
 
+/// [`parse_temporal`] of the field `window[..len]`, reading the usual
+/// layout of a timestamp, `YYYY-MM-DDThh:mm:ss` (`T` or a space) with a
+/// `Z` or nothing after it, three words at a time when the window holds 24
+/// bytes (the bytes after the field are read, never used); other layouts
+/// and types go to [`parse_temporal`]. The same result for every input.
+/// Panics if `len` is over `window.len()`.
+#[inline]
+pub(crate) fn parse_temporal_in(window: &[u8], len: usize, ty: DataType) -> Option<i64> {
+    if let DataType::Timestamp { nanos, utc } = ty {
+        if let Some(secs) = usual_timestamp(window, len, utc) {
+            return if nanos { secs.checked_mul(1_000_000_000) } else { Some(secs) };
+        }
+    }
+    parse_temporal_out_of_line(&window[..len], ty)
+}
+
+/// [`parse_temporal`], out of line: the fast path stays small where it is
+/// inlined.
+#[inline(never)]
+fn parse_temporal_out_of_line(v: &[u8], ty: DataType) -> Option<i64> {
+    parse_temporal(v, ty)
+}
+
+/// The seconds of `window[..len]` when it is `YYYY-MM-DDThh:mm:ss` (or
+/// with a space for the `T`), followed by `Z` when `utc` and by nothing
+/// otherwise, and a valid date and time, with 24 bytes in the window;
+/// `None` for anything else (which [`parse_when`] then reads, whether
+/// valid or not). For such a field [`parse_when`] gives the same seconds,
+/// with no fraction, no padding and a zone exactly when `utc`.
+#[inline(always)]
+fn usual_timestamp(window: &[u8], len: usize, utc: bool) -> Option<i64> {
+    if len != 19 + usize::from(utc) {
+        return None;
+    }
+    let word = |at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(window.get(at..at + 8)?.try_into().ok()?))
+    };
+    let (w0, w1, w2) = (word(0)?, word(8)?, word(16)?);
+    // `-` at 4 and 7, `T` or a space at 10, `:` at 13 and 16, and `Z` at
+    // 19 when zoned.
+    let t = (w1 >> 16) as u8;
+    let punct = (w0 & 0xFF00_00FF_0000_0000) == 0x2D00_002D_0000_0000
+        && (t == b'T' || t == b' ')
+        && (w1 & 0x0000_FF00_0000_0000) == 0x0000_3A00_0000_0000
+        && (w2 & 0xFF) == 0x3A
+        && (!utc || (w2 >> 24) as u8 == b'Z');
+    if !punct {
+        return None;
+    }
+    // The date's eight digits, then the time's six (and two zeros).
+    let date = (w0 & 0xFFFF_FFFF) | (w0 >> 8) & 0xFFFF_0000_0000 | w1 << 48;
+    let time = (w1 >> 24) & 0xFFFF
+        | (w1 >> 32) & 0xFFFF_0000
+        | (w2 << 24) & 0xFFFF_0000_0000
+        | 0x3030_0000_0000_0000;
+    let [y1, y2, m, d] = digit_pairs(date)?;
+    let [hh, mm, ss, _] = digit_pairs(time)?;
+    let y = y1 * 100 + y2;
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let month_days = match m {
+        2 => 28 + u32::from(leap),
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if !(1..=12).contains(&m) || d == 0 || d > month_days || hh > 23 || mm > 59 || ss > 59 {
+        return None;
+    }
+    Some(days_from_civil_4(y, m, d) * 86_400 + i64::from(hh * 3600 + mm * 60 + ss))
+}
+
+/// [`days_from_civil`] for a year of four digits (0 to 9999), in unsigned
+/// arithmetic: the year moved up by one 400-year cycle (146,097 days).
+#[inline(always)]
+fn days_from_civil_4(y: u32, m: u32, d: u32) -> i64 {
+    let y = y + 400 - u32::from(m <= 2);
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    i64::from(era * 146_097 + doe) - 719_468 - 146_097
+}
+
 /// Parses a timestamp in `unit` (`zoned`: the value must have a zone,
 /// and is taken to UTC; else it must not), as pyarrow does: a date alone
 /// is its midnight, and the fraction may have at most the unit's digits.
@@ -388,6 +470,71 @@ mod tests {
             }
         }
         assert!(seen > 1000);
+    }
+
+    #[test]
+    fn four_digit_years_count_days_as_the_general_formula() {
+        for y in 0..=9999 {
+            for m in 1..=12 {
+                for d in [1, 28] {
+                    assert_eq!(days_from_civil_4(y, m, d), days_from_civil(i64::from(y), m, d));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn usual_timestamps_read_in_place_as_parse_temporal() {
+        let templates: [&[u8]; 7] = [
+            b"2024-08-18T10:10:32Z",
+            b"2008-09-10 19:45:00",
+            b"2024-02-29T23:59:59Z",
+            b"2023-02-29 23:59:59",
+            b"0000-01-01T00:00:00",
+            b"9999-12-31T23:59:59Z",
+            b"1969-12-31 23:59:59",
+        ];
+        let after: [&[u8]; 4] = [b"", b",", b",2024-08-18T10:10:32Z,1.5", b"Z0000000:00:00"];
+        let subs = b"0129:-T tZz.+/\x00\xff\x54\x20";
+        let types = [(false, false), (false, true), (true, false), (true, true)]
+            .map(|(nanos, utc)| DataType::Timestamp { nanos, utc });
+        let mut seen = 0;
+        let mut check = |v: &[u8]| {
+            for a in after {
+                let w = [v, a].concat();
+                for ty in types.into_iter().chain([DataType::Date32]) {
+                    let want = parse_temporal(v, ty);
+                    assert_eq!(
+                        parse_temporal_in(&w, v.len(), ty),
+                        want,
+                        "{:?} {ty:?}",
+                        String::from_utf8_lossy(&w)
+                    );
+                    seen += 1;
+                }
+            }
+        };
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        for t in templates {
+            for n in 0..=t.len() {
+                check(&t[..n]);
+            }
+            for i in 0..t.len() {
+                for &c in subs {
+                    let mut v = t.to_vec();
+                    v[i] = c;
+                    check(&v);
+                    // And a second byte elsewhere.
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    let k = (rng % t.len() as u64) as usize;
+                    v[k] = subs[(rng >> 32) as usize % subs.len()];
+                    check(&v);
+                }
+            }
+        }
+        assert!(seen > 10_000);
     }
 
     #[test]
