@@ -217,25 +217,68 @@ pub fn top(
     let cols = || parts.iter().filter_map(|p| Some((p, p.columns.get(j)?)));
     let empty: u64 = cols().map(|(_, c)| c.empty).sum();
     let empty = (empty > 0 && !no_nulls).then_some((&b""[..], empty));
-    let mut v: Vec<(&[u8], u64)> = cols()
+    // Each value with its first eight bytes as a big-endian number (zero
+    // padded): comparing those orders most ties without a call to compare
+    // the slices (a column of distinct values is nearly all ties).
+    let mut v: Vec<(&[u8], u64, u64)> = cols()
         .flat_map(|(p, c)| c.values.iter().map(|s| (p.bytes(s), s.count)))
         .chain(empty)
+        .map(|(b, n)| (b, n, prefix(b)))
         .collect();
-    let order = |a: &(&[u8], u64), b: &(&[u8], u64)| {
+    let order = |a: &(&[u8], u64, u64), b: &(&[u8], u64, u64)| {
         let by_count = if asc { a.1.cmp(&b.1) } else { b.1.cmp(&a.1) };
-        by_count.then_with(|| a.0.cmp(b.0))
+        by_count.then_with(|| a.2.cmp(&b.2)).then_with(|| a.0.cmp(b.0))
     };
     if limit > 0 && limit < v.len() {
         v.select_nth_unstable_by(limit - 1, order);
         v.truncate(limit);
     }
     v.sort_unstable_by(order);
-    v
+    v.into_iter().map(|(b, n, _)| (b, n)).collect()
+}
+
+/// The first eight bytes of `b` (zero padded) as a big-endian number: for
+/// two slices, `prefix(a) < prefix(b)` implies `a < b`, and `a < b`
+/// implies `prefix(a) <= prefix(b)`.
+#[inline]
+fn prefix(b: &[u8]) -> u64 {
+    let mut k = [0; 8];
+    let n = b.len().min(8);
+    k[..n].copy_from_slice(&b[..n]);
+    u64::from_be_bytes(k)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefix_keeps_the_order_of_slices() {
+        let vals: [&[u8]; 12] = [
+            b"",
+            b"\0",
+            b"\0\0",
+            b"a",
+            b"a\0",
+            b"a\0b",
+            b"ab",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefghi",
+            b"abcdefgi",
+            b"\xff",
+        ];
+        for a in vals {
+            for b in vals {
+                if prefix(a) < prefix(b) {
+                    assert!(a < b, "{a:?} {b:?}");
+                }
+                if a < b {
+                    assert!(prefix(a) <= prefix(b), "{a:?} {b:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn counts_sorted_and_merged() {
