@@ -1274,3 +1274,44 @@ fn text_columns_with_nulls() {
     let b = c.next_batch().unwrap().unwrap();
     assert_eq!((b.column(0).null_count(), b.strings(0).validity()), (0, None));
 }
+
+#[test]
+fn sampled_types_in_parts_are_those_of_one_thread() {
+    // The sample's columns are looked at on several threads: the types
+    // are those of one thread's look, over batches and up to the row
+    // asked for.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sample.csv");
+    let mut text = String::from("a,b,c,d,e,f\n");
+    for i in 0..20_000 {
+        let a = if i == 4_500 { "2.5".to_string() } else { i.to_string() };
+        let b = if i == 6_000 { "x" } else { "7" };
+        let c = ["true", "False"][i % 2];
+        let d = if i == 100 { "2024-01-01T10:00:00" } else { "2024-01-02" };
+        let e = if i == 4_999 { "1.5" } else { "" };
+        let f = if i == 5_000 { "y" } else { "1" };
+        text.push_str(&format!("{a},{b},{c},{d},{e},{f}\n"));
+    }
+    std::fs::write(&path, &text).unwrap();
+    let b = fastcsv::ReaderBuilder::new();
+    let ts = DataType::Timestamp { nanos: false, utc: false };
+    use DataType::*;
+    let want = [Float64, Int64, Boolean, ts, Utf8, Int64];
+    for threads in [1, 2, 3] {
+        let mut par = ParColumns::from_path(&b, &path, false, threads, 256 << 10).unwrap();
+        par.batch_rows(1_000);
+        assert_eq!(par.infer_types(4_600).unwrap(), want, "{threads} threads");
+        let mut one = Columns::new(b.from_path(&path).unwrap()).unwrap();
+        one.batch_rows(1_000);
+        assert_eq!(one.infer_types(4_600).unwrap(), want);
+        // Read with them, the first value that does not fit is an error.
+        let err = loop {
+            match par.next_batch() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("no error"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(err.position().map(|p| p.record), Some(5_001), "{err}");
+    }
+}

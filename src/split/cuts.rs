@@ -249,8 +249,16 @@ impl Splitter {
     /// where they do not. A later part's `lines` and `records` are not
     /// counted: they are 0, except for parts that start right after the
     /// header row.
-    pub(crate) fn quick_split_path(&self, path: &Path, chunk: u64) -> Result<Option<Vec<Part>>> {
-        let map = MappedFile::open(path)?;
+    ///
+    /// The file's map is let go on a thread of its own (unmapping a large
+    /// file's pages takes a while), which the [`Release`] returned waits
+    /// for when dropped.
+    pub(crate) fn quick_split_path(
+        &self,
+        path: &Path,
+        chunk: u64,
+    ) -> Result<Option<(Vec<Part>, Release)>> {
+        let mut map = MappedFile::open(path)?;
         let chunk = usize::try_from(chunk).unwrap_or(usize::MAX);
         let bounds = self.exact_cuts(map.bytes(), chunk).map_err(|e| e.with_path(path));
         let Some(bounds) = map.check(bounds)? else {
@@ -268,9 +276,9 @@ impl Splitter {
                 width: None,
             })
             .collect();
-        drop(map);
+        let release = Release::of(map.map.take());
         let rdr = ReaderBuilder::new().dialect(self.dialect.clone()).from_path(path)?;
-        self.settle(rdr, parts).map(Some)
+        Ok(Some((self.settle(rdr, parts)?, release)))
     }
 
     /// The first record start after the window from `at` where the
@@ -304,5 +312,26 @@ impl Splitter {
             }
         };
         Some(self.first_from(input, from, x, window))
+    }
+}
+
+/// A file map let go on a thread of its own; dropping this waits for it.
+pub(crate) struct Release(Option<std::thread::JoinHandle<()>>);
+
+impl Release {
+    /// Lets `map` go on a new thread (here, when none can be started: the
+    /// thread's closure, holding the map, is dropped then).
+    fn of(map: Option<Mapped>) -> Release {
+        let Some(map) = map else { return Release(None) };
+        Release(pool::spawn("unmap", move || drop(map)).ok())
+    }
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            // Dropping a map does not panic; if it did, nothing is left to do.
+            let _ = h.join();
+        }
     }
 }
