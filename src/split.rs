@@ -111,7 +111,6 @@ const RECORDS: u32 = 4;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 mod cuts;
-pub(crate) use cuts::Release;
 
 /// The automaton of one dialect. See the [module documentation](self).
 #[derive(Clone, Debug)]

@@ -1315,3 +1315,31 @@ fn sampled_types_in_parts_are_those_of_one_thread() {
         assert_eq!(err.position().map(|p| p.record), Some(5_001), "{err}");
     }
 }
+
+#[test]
+fn parts_of_a_file_with_quotes_far_before_the_cuts_are_the_columns() {
+    // The ranges before the cuts are searched for quotes a block at a
+    // time, from their end: a quote one or several blocks back from a
+    // cut, or one in the block right before it, and quoted fields (with
+    // line ends in them) that span a cut, give the rows of one thread.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("quotes.csv");
+    let mut text = String::from("n,note\n");
+    let mut i = 0;
+    while text.len() < 5 << 20 {
+        let note = match i % 9_000 {
+            17 => "\"a \"\"quoted\"\" note,\nover two lines\"".to_string(),
+            4_000 => format!("\"{}\"", "long,\nquoted\n".repeat(2_000)),
+            _ => "plain".to_string(),
+        };
+        text.push_str(&format!("{i},{note}\n"));
+        i += 1;
+    }
+    std::fs::write(&path, &text).unwrap();
+    for part in [1 << 20, 700 << 10, 3 << 20] {
+        let (one, many) = one_and_many(&path, &Dialect::default(), false, 3, part, 4_096);
+        let one = one.unwrap();
+        assert_eq!(one.1.len(), i);
+        assert_eq!(Ok(one), many, "parts of {part} bytes");
+    }
+}

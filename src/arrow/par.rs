@@ -13,7 +13,7 @@ use crate::error::{Error, Position, Result};
 use crate::part::Part;
 use crate::pool;
 use crate::reader::ReaderBuilder;
-use crate::split::{Release, Splitter};
+use crate::split::Splitter;
 
 /// What a worker sends for a part: a batch, the part's end with the lines
 /// and records it held, or the error that ends it. A later part is read
@@ -80,9 +80,6 @@ pub struct ParColumns {
     done: bool,
     /// The types, once the workers have started (before, the job's).
     types: Vec<DataType>,
-    /// The split's map of the file, let go while the header and the
-    /// sample are read; waited for before the workers start.
-    release: Option<Release>,
 }
 
 impl ParColumns {
@@ -104,9 +101,9 @@ impl ParColumns {
         // The first non-empty record always lies in the first part.
         let d = builder.dialect_ref().to_builder().headers(true).build()?;
         let sp = Splitter::new(&d);
-        let (parts, release) = match sp.quick_split_path(&path, part_bytes)? {
-            Some((parts, release)) => (parts, Some(release)),
-            None => (sp.split_path(&path, part_bytes)?, None),
+        let parts = match sp.quick_split_path(&path, part_bytes)? {
+            Some(parts) => parts,
+            None => sp.split_path(&path, part_bytes)?,
         };
         let first = builder.from_path_part(&path, &parts[0])?;
         // An error before any row fails here as it does for `Columns`,
@@ -146,15 +143,12 @@ impl ParColumns {
             workers: Vec::new(),
             done: false,
             types: Vec::new(),
-            release,
         })
     }
 
     /// Starts the workers (at the first batch asked for).
     fn start(&mut self) {
         let Some(job) = self.job.take() else { return };
-        // The workers' faults would wait on the unmapping anyway.
-        drop(self.release.take());
         self.types = job.types.clone();
         let job = Arc::new(job);
         let (tx, rx) = mpsc::channel();
