@@ -677,6 +677,16 @@ impl<'a> Columns<'a> {
     /// What the values of each column's first `rows` rows fit (read now
     /// and kept for the batches, as [`Columns::infer_types`] has it).
     pub(crate) fn sample_fits(&mut self, rows: usize) -> Result<Vec<infer::Fits>> {
+        self.sample_fits_on(rows, 1)
+    }
+
+    /// [`Columns::sample_fits`] with each batch's columns looked at on up
+    /// to `threads` threads.
+    pub(crate) fn sample_fits_on(
+        &mut self,
+        rows: usize,
+        threads: usize,
+    ) -> Result<Vec<infer::Fits>> {
         if self.direct_pending() {
             // Rows read since the first batch are typed already: their
             // text is gone.
@@ -688,7 +698,7 @@ impl<'a> Columns<'a> {
         let mut seen = 0;
         loop {
             while seen < self.fill.ready.len() && inf.wants_more() {
-                inf.feed(&self.fill.ready[seen].0.columns);
+                inf.feed_on(&self.fill.ready[seen].0.columns, threads)?;
                 seen += 1;
             }
             if !inf.wants_more() {

@@ -1274,3 +1274,72 @@ fn text_columns_with_nulls() {
     let b = c.next_batch().unwrap().unwrap();
     assert_eq!((b.column(0).null_count(), b.strings(0).validity()), (0, None));
 }
+
+#[test]
+fn sampled_types_in_parts_are_those_of_one_thread() {
+    // The sample's columns are looked at on several threads: the types
+    // are those of one thread's look, over batches and up to the row
+    // asked for.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sample.csv");
+    let mut text = String::from("a,b,c,d,e,f\n");
+    for i in 0..20_000 {
+        let a = if i == 4_500 { "2.5".to_string() } else { i.to_string() };
+        let b = if i == 6_000 { "x" } else { "7" };
+        let c = ["true", "False"][i % 2];
+        let d = if i == 100 { "2024-01-01T10:00:00" } else { "2024-01-02" };
+        let e = if i == 4_999 { "1.5" } else { "" };
+        let f = if i == 5_000 { "y" } else { "1" };
+        text.push_str(&format!("{a},{b},{c},{d},{e},{f}\n"));
+    }
+    std::fs::write(&path, &text).unwrap();
+    let b = fastcsv::ReaderBuilder::new();
+    let ts = DataType::Timestamp { nanos: false, utc: false };
+    use DataType::*;
+    let want = [Float64, Int64, Boolean, ts, Utf8, Int64];
+    for threads in [1, 2, 3] {
+        let mut par = ParColumns::from_path(&b, &path, false, threads, 256 << 10).unwrap();
+        par.batch_rows(1_000);
+        assert_eq!(par.infer_types(4_600).unwrap(), want, "{threads} threads");
+        let mut one = Columns::new(b.from_path(&path).unwrap()).unwrap();
+        one.batch_rows(1_000);
+        assert_eq!(one.infer_types(4_600).unwrap(), want);
+        // Read with them, the first value that does not fit is an error.
+        let err = loop {
+            match par.next_batch() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("no error"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(err.position().map(|p| p.record), Some(5_001), "{err}");
+    }
+}
+
+#[test]
+fn parts_of_a_file_with_quotes_far_before_the_cuts_are_the_columns() {
+    // The ranges before the cuts are searched for quotes a block at a
+    // time, from their end: a quote one or several blocks back from a
+    // cut, or one in the block right before it, and quoted fields (with
+    // line ends in them) that span a cut, give the rows of one thread.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("quotes.csv");
+    let mut text = String::from("n,note\n");
+    let mut i = 0;
+    while text.len() < 5 << 20 {
+        let note = match i % 9_000 {
+            17 => "\"a \"\"quoted\"\" note,\nover two lines\"".to_string(),
+            4_000 => format!("\"{}\"", "long,\nquoted\n".repeat(2_000)),
+            _ => "plain".to_string(),
+        };
+        text.push_str(&format!("{i},{note}\n"));
+        i += 1;
+    }
+    std::fs::write(&path, &text).unwrap();
+    for part in [1 << 20, 700 << 10, 3 << 20] {
+        let (one, many) = one_and_many(&path, &Dialect::default(), false, 3, part, 4_096);
+        let one = one.unwrap();
+        assert_eq!(one.1.len(), i);
+        assert_eq!(Ok(one), many, "parts of {part} bytes");
+    }
+}

@@ -5,6 +5,8 @@
 use super::temporal::parse_when;
 use super::typed::{parse_f64, parse_i64, DataType, Spellings};
 use super::StringColumn;
+use crate::error::Result;
+use crate::pool;
 
 /// Inference of column types (see the [module docs](self)) from the
 /// values fed to it: the first rows of each column (sampled inference).
@@ -157,6 +159,34 @@ impl Inference {
             }
         }
         self.left -= n;
+    }
+
+    /// [`Inference::feed`] with the columns looked at on up to `threads`
+    /// threads (the same fits: each column's values in order); fails only
+    /// if a thread panics.
+    pub(crate) fn feed_on(&mut self, columns: &[StringColumn], threads: usize) -> Result<()> {
+        if threads <= 1 || columns.len() < 2 {
+            self.feed(columns);
+            return Ok(());
+        }
+        let n = columns.first().map_or(0, StringColumn::len).min(self.left);
+        let jobs: Vec<(&StringColumn, Fits)> =
+            columns.iter().zip(self.fits.iter().copied()).collect();
+        let sp = &self.spellings;
+        let fits = pool::map_on("infer", threads, &jobs, |&(c, mut f)| {
+            for i in 0..n {
+                if !f.any_left() {
+                    break;
+                }
+                f.see(&c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize], sp);
+            }
+            Ok(f)
+        })?;
+        for (f, g) in self.fits.iter_mut().zip(fits) {
+            *f = g;
+        }
+        self.left -= n;
+        Ok(())
     }
 
     /// Looks at the first rows of column `j` (`c`, one batch's), up to

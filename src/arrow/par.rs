@@ -256,7 +256,7 @@ impl ParColumns {
             cols.select(s)?;
         }
         cols.set_spellings(job.spellings.clone());
-        cols.sample_fits(rows)
+        cols.sample_fits_on(rows, self.threads)
     }
 
     /// The next batch in the file's order; `None` at the end. After an

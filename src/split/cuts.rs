@@ -128,6 +128,21 @@ impl Splitter {
         chunk: usize,
         threads: usize,
     ) -> Result<Option<Vec<u64>>> {
+        self.exact_cuts_from(input, chunk, threads, None)
+    }
+
+    /// [`Splitter::exact_cuts_on`] where `input` is the map of `file`:
+    /// the ranges before the cuts are searched for quote, escape or
+    /// comment bytes in copies read from `file` (`last_loud_read`), so
+    /// that the pass maps none of their pages (a large map's pages take a
+    /// while to unmap, and a reader's map waits for that).
+    fn exact_cuts_from(
+        &self,
+        input: &[u8],
+        chunk: usize,
+        threads: usize,
+        file: Option<&std::fs::File>,
+    ) -> Result<Option<Vec<u64>>> {
         let chunk = chunk.max(1);
         let all = (1 << STATES) - 1;
         let at: Vec<usize> = (1..).map(|k| k * chunk).take_while(|&c| c < input.len()).collect();
@@ -135,7 +150,10 @@ impl Splitter {
         // whatever came earlier, or else the last quote, escape or comment
         // byte in the range before it.
         let found = pool::map_on("split", threads, &at, |&c| {
-            let loud = self.last_loud(&input[c - chunk..c]).map(|i| c - chunk + i);
+            let loud = match file {
+                Some(f) => self.last_loud_read(f, input, c - chunk..c),
+                None => self.last_loud(&input[c - chunk..c]).map(|i| c - chunk + i),
+            };
             Ok(match loud.and_then(|_| self.state_at(input, c, all, 0)) {
                 Some(x) => (Some(x), None),
                 None => (None, loud),
@@ -206,6 +224,46 @@ impl Splitter {
         }
     }
 
+    /// The offset of the last quote, escape or comment byte in `range` of
+    /// `input`, the map of `file`, as [`Splitter::last_loud`] finds it in
+    /// `input[range]`, but looked for in copies of the range read from
+    /// `file`, a block at a time from its end. Where a block cannot be
+    /// read whole (the file changed, which the map's check then reports),
+    /// that block is looked for in `input`.
+    fn last_loud_read(
+        &self,
+        file: &std::fs::File,
+        input: &[u8],
+        range: Range<usize>,
+    ) -> Option<usize> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileExt;
+            const BLOCK: usize = 256 << 10;
+            self.quiet?;
+            let mut buf = vec![0u8; BLOCK.min(range.len())];
+            let mut end = range.end;
+            while end > range.start {
+                let start = end.saturating_sub(BLOCK).max(range.start);
+                let block = &mut buf[..end - start];
+                let found = match file.read_exact_at(block, start as u64) {
+                    Ok(()) => self.last_loud(block),
+                    Err(_) => self.last_loud(&input[start..end]),
+                };
+                if let Some(i) = found {
+                    return Some(start + i);
+                }
+                end = start;
+            }
+            None
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = file;
+            self.last_loud(&input[range.clone()]).map(|i| range.start + i)
+        }
+    }
+
     /// The state at `c` when the entry states `entries` (bits) at an
     /// offset before it, from `lo` on (4 KiB, 64 KiB, 1 MiB back), all
     /// reach one state there.
@@ -251,8 +309,12 @@ impl Splitter {
     /// header row.
     pub(crate) fn quick_split_path(&self, path: &Path, chunk: u64) -> Result<Option<Vec<Part>>> {
         let map = MappedFile::open(path)?;
+        // Read where it opens again; else the map alone is searched.
+        let file = std::fs::File::open(path).ok();
         let chunk = usize::try_from(chunk).unwrap_or(usize::MAX);
-        let bounds = self.exact_cuts(map.bytes(), chunk).map_err(|e| e.with_path(path));
+        let bounds = self
+            .exact_cuts_from(map.bytes(), chunk, self.threads, file.as_ref())
+            .map_err(|e| e.with_path(path));
         let Some(bounds) = map.check(bounds)? else {
             return Ok(None);
         };
