@@ -317,3 +317,35 @@ fn slice_reports_errors_before_the_start() {
     let o = ok(&["slice", "-s", "100", "-l", "5", "-j", "3", "--chunk-size", "4K", &f]);
     assert_eq!(records(&o, true).len(), 5);
 }
+
+/// `frequency` of a column of many distinct values (its sort and its
+/// output lines made on several threads, in windows) prints what one
+/// thread prints, and fails on a full device on every thread count.
+#[test]
+fn frequency_of_many_values_on_threads_is_that_of_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = b"a,b\n".to_vec();
+    for i in 0..300_000u64 {
+        // Ties of counts 1 to 3, values of 1 to 12 bytes, some quoted.
+        let a = format!("{}{}", "k".repeat((i % 6) as usize), (i * 7919) % 210_011);
+        let b = if i % 17 == 0 { format!("\"x,{}\"", i % 5000) } else { format!("{}", i % 97) };
+        v.extend_from_slice(format!("{a},{b}\n").as_bytes());
+    }
+    let f = write(dir.path(), "many.csv", &v);
+    for args in
+        [vec!["frequency", "-l", "0", &f], vec!["frequency", "-s", "a", "-l", "0", "--asc", &f]]
+    {
+        let one = ok(&with(&args, &["-j", "1"]));
+        // More lines than one window of output on any thread count.
+        assert!(one.split(|&b| b == b'\n').count() > 250_000, "{args:?}");
+        for j in [&["-j", "2"][..], &["-j", "3", "--chunk-size", "64K"], &["-j", "8"]] {
+            assert_eq!(ok(&with(&args, j)), one, "{args:?} {j:?}");
+        }
+        for j in ["1", "3"] {
+            let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+            let o = Command::new(BIN).args(with(&args, &["-j", j])).stdout(full).output().unwrap();
+            assert_eq!(o.status.code(), Some(1), "{args:?}");
+            assert_eq!(stderr(&o), "fastcsv: write error: No space left on device (os error 28)\n");
+        }
+    }
+}

@@ -12,7 +12,7 @@ use super::args::{
     OutputArgs, PartsArgs, SelectArgs, SliceArgs, StatsArgs,
 };
 use super::frequency::{self, Buckets, Frequencies, Shards};
-use super::output::RecordWriter;
+use super::output::{RecordWriter, WriteError};
 use super::stats::{self, Stats};
 use super::stdout::Stdout;
 use super::{inputs, json_keys_utf8, path_arg, write_failure, Failure, Input, OutputFileError};
@@ -959,13 +959,54 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
         w.write(fields).map_err(|e| write_failure(&name, e, Default::default(), |f| f))
     };
     put(&mut w, [b"field", b"value", b"count"])?;
+    let threads = a.par.parallel().thread_count();
     for (field, k) in &columns {
-        for (value, n) in frequency::top(&counts, *k, a.limit, a.asc, a.no_nulls) {
-            let value = if value.is_empty() { &b"(NULL)"[..] } else { value };
-            put(&mut w, [field, value, n.to_string().as_bytes()])?;
+        let top = frequency::top_on(&counts, *k, a.limit, a.asc, a.no_nulls, threads);
+        // Lines are formatted on every thread, a window at a time (in
+        // memory: at most `threads` times LINES lines), and written in
+        // order.
+        const LINES: usize = 1 << 15;
+        for window in top.chunks(threads * LINES) {
+            let bufs: Vec<Result<Vec<u8>, WriteError>> = std::thread::scope(|s| {
+                let hs: Vec<_> = window
+                    .chunks(LINES)
+                    .map(|c| s.spawn(move || frequency_lines(field, c)))
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            for b in bufs {
+                let b = b.map_err(|e| write_failure(&name, e, Default::default(), |f| f))?;
+                w.get_mut().write_all(&b)?;
+            }
         }
     }
     Ok(w.into_inner()?.flush()?)
+}
+
+/// `frequency`'s output lines of `field`'s values and counts.
+fn frequency_lines(field: &[u8], top: &[(&[u8], u64)]) -> Result<Vec<u8>, WriteError> {
+    let mut w = RecordWriter::new(Vec::with_capacity(top.len() * 24), Format::Csv, b',', None);
+    let mut digits = [0u8; 20];
+    for &(value, n) in top {
+        let value = if value.is_empty() { &b"(NULL)"[..] } else { value };
+        w.write([field, value, decimal(n, &mut digits)])?;
+    }
+    Ok(std::mem::take(w.get_mut()))
+}
+
+/// `n` in decimal, written at the end of `buf`.
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
 }
 
 /// `fastcsv bench`: the `fastcsv::bench` harness on one file, or on many

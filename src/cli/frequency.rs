@@ -1,6 +1,7 @@
 //! `fastcsv frequency`: exact counts of each column's values, the most
 //! frequent first, as `xsv frequency` gives them.
 
+use std::cmp::Ordering;
 use std::hash::BuildHasher;
 use std::sync::{Mutex, OnceLock};
 
@@ -207,12 +208,30 @@ pub fn width(parts: &[Frequencies]) -> usize {
 /// [`Frequencies::top`] over counts split in `parts` (each value counted
 /// in one part, as [`Shards`] keeps them). Only the `limit` first are
 /// sorted.
+#[cfg(test)]
 pub fn top(
     parts: &[Frequencies],
     j: usize,
     limit: usize,
     asc: bool,
     no_nulls: bool,
+) -> Vec<(&[u8], u64)> {
+    top_on(parts, j, limit, asc, no_nulls, 1)
+}
+
+/// Values a thread sorts at least, in [`top_on`].
+const SORT_PER_THREAD: usize = 1 << 16;
+
+/// [`top`], with the sort on up to `threads` threads: each sorts a slice
+/// of the values, then the sorted slices are merged (into the same order:
+/// it is total, as two values never compare equal).
+pub fn top_on(
+    parts: &[Frequencies],
+    j: usize,
+    limit: usize,
+    asc: bool,
+    no_nulls: bool,
+    threads: usize,
 ) -> Vec<(&[u8], u64)> {
     let cols = || parts.iter().filter_map(|p| Some((p, p.columns.get(j)?)));
     let empty: u64 = cols().map(|(_, c)| c.empty).sum();
@@ -233,8 +252,48 @@ pub fn top(
         v.select_nth_unstable_by(limit - 1, order);
         v.truncate(limit);
     }
-    v.sort_unstable_by(order);
-    v.into_iter().map(|(b, n, _)| (b, n)).collect()
+    let threads = threads.min(v.len() / SORT_PER_THREAD).max(1);
+    if threads == 1 {
+        v.sort_unstable_by(order);
+        return v.into_iter().map(|(b, n, _)| (b, n)).collect();
+    }
+    let size = v.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        for chunk in v.chunks_mut(size) {
+            s.spawn(move || chunk.sort_unstable_by(order));
+        }
+    });
+    let mut runs: Vec<Vec<_>> = v.chunks(size).map(<[_]>::to_vec).collect();
+    while runs.len() > 1 {
+        let mut next = Vec::with_capacity(runs.len().div_ceil(2));
+        let mut it = runs.into_iter();
+        while let Some(a) = it.next() {
+            next.push(match it.next() {
+                Some(b) => merge(&a, &b, order),
+                None => a,
+            });
+        }
+        runs = next;
+    }
+    runs.into_iter().flatten().map(|(b, n, _)| (b, n)).collect()
+}
+
+/// Two runs sorted by `order`, merged into one.
+fn merge<T: Copy>(a: &[T], b: &[T], order: impl Fn(&T, &T) -> Ordering) -> Vec<T> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut k) = (0, 0);
+    while i < a.len() && k < b.len() {
+        if order(&b[k], &a[i]) == Ordering::Less {
+            out.push(b[k]);
+            k += 1;
+        } else {
+            out.push(a[i]);
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[k..]);
+    out
 }
 
 /// The first eight bytes of `b` (zero padded) as a big-endian number: for
@@ -251,6 +310,28 @@ fn prefix(b: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sorted_on_threads_as_on_one() {
+        let mut f = Frequencies::default();
+        // Many ties (counts 1 and 2), values of every length up to 12.
+        for i in 0..300_000u64 {
+            let v = format!("{}", (i * 7919) % 200_003).into_bytes();
+            let len = (i % 13) as usize;
+            f.add([&v[..len.min(v.len())], &v[..]].into_iter());
+        }
+        let parts = [f];
+        for threads in [2, 3, 8] {
+            for (limit, asc) in [(0, false), (0, true), (100_000, false)] {
+                for j in 0..2 {
+                    assert_eq!(
+                        top_on(&parts, j, limit, asc, false, threads),
+                        top_on(&parts, j, limit, asc, false, 1)
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn prefix_keeps_the_order_of_slices() {
