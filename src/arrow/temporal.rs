@@ -345,6 +345,28 @@ pub(crate) fn parse_time(v: &[u8], unit: TimeUnit) -> Option<i64> {
 mod tests {
     use super::*;
 
+    /// Calls `check` on every prefix of `t`, on `t` with each byte in turn
+    /// replaced by each of `subs`, and on each of those with a second byte
+    /// (drawn by `rng`) replaced too.
+    fn mutations(t: &[u8], subs: &[u8], rng: &mut u64, check: &mut impl FnMut(&[u8])) {
+        for n in 0..=t.len() {
+            check(&t[..n]);
+        }
+        for i in 0..t.len() {
+            for &c in subs {
+                let mut v = t.to_vec();
+                v[i] = c;
+                check(&v);
+                *rng ^= *rng << 13;
+                *rng ^= *rng >> 7;
+                *rng ^= *rng << 17;
+                let k = (*rng % t.len() as u64) as usize;
+                v[k] = subs[(*rng >> 32) as usize % subs.len()];
+                check(&v);
+            }
+        }
+    }
+
     /// `parse_when` as it was written before its fixed-layout fast paths:
     /// digit by digit.
     fn reference(v: &[u8]) -> Option<When> {
@@ -451,23 +473,7 @@ mod tests {
                 seen += 1;
             };
             check(t);
-            for n in 0..=t.len() {
-                check(&t[..n]);
-            }
-            for i in 0..t.len() {
-                for &c in subs {
-                    let mut v = t.to_vec();
-                    v[i] = c;
-                    check(&v);
-                    // And a second byte elsewhere.
-                    rng ^= rng << 13;
-                    rng ^= rng >> 7;
-                    rng ^= rng << 17;
-                    let k = (rng % t.len() as u64) as usize;
-                    v[k] = subs[(rng >> 32) as usize % subs.len()];
-                    check(&v);
-                }
-            }
+            mutations(t, subs, &mut rng, &mut check);
         }
         assert!(seen > 1000);
     }
@@ -516,23 +522,7 @@ mod tests {
         };
         let mut rng = 0x2545_F491_4F6C_DD1Du64;
         for t in templates {
-            for n in 0..=t.len() {
-                check(&t[..n]);
-            }
-            for i in 0..t.len() {
-                for &c in subs {
-                    let mut v = t.to_vec();
-                    v[i] = c;
-                    check(&v);
-                    // And a second byte elsewhere.
-                    rng ^= rng << 13;
-                    rng ^= rng >> 7;
-                    rng ^= rng << 17;
-                    let k = (rng % t.len() as u64) as usize;
-                    v[k] = subs[(rng >> 32) as usize % subs.len()];
-                    check(&v);
-                }
-            }
+            mutations(t, subs, &mut rng, &mut check);
         }
         assert!(seen > 10_000);
     }

@@ -1,7 +1,6 @@
 //! `fastcsv frequency`: exact counts of each column's values, the most
 //! frequent first, as `xsv frequency` gives them.
 
-use std::cmp::Ordering;
 use std::hash::BuildHasher;
 use std::sync::{Mutex, OnceLock};
 
@@ -219,12 +218,8 @@ pub fn top(
     top_on(parts, j, limit, asc, no_nulls, 1)
 }
 
-/// Values a thread sorts at least, in [`top_on`].
-const SORT_PER_THREAD: usize = 1 << 16;
-
-/// [`top`], with the sort on up to `threads` threads: each sorts a slice
-/// of the values, then the sorted slices are merged (into the same order:
-/// it is total, as two values never compare equal).
+/// [`top`], with the sort on up to `threads` threads (see
+/// [`super::sort::par_sort_by`]).
 pub fn top_on(
     parts: &[Frequencies],
     j: usize,
@@ -252,48 +247,9 @@ pub fn top_on(
         v.select_nth_unstable_by(limit - 1, order);
         v.truncate(limit);
     }
-    let threads = threads.min(v.len() / SORT_PER_THREAD).max(1);
-    if threads == 1 {
-        v.sort_unstable_by(order);
-        return v.into_iter().map(|(b, n, _)| (b, n)).collect();
-    }
-    let size = v.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        for chunk in v.chunks_mut(size) {
-            s.spawn(move || chunk.sort_unstable_by(order));
-        }
-    });
-    let mut runs: Vec<Vec<_>> = v.chunks(size).map(<[_]>::to_vec).collect();
-    while runs.len() > 1 {
-        let mut next = Vec::with_capacity(runs.len().div_ceil(2));
-        let mut it = runs.into_iter();
-        while let Some(a) = it.next() {
-            next.push(match it.next() {
-                Some(b) => merge(&a, &b, order),
-                None => a,
-            });
-        }
-        runs = next;
-    }
-    runs.into_iter().flatten().map(|(b, n, _)| (b, n)).collect()
-}
-
-/// Two runs sorted by `order`, merged into one.
-fn merge<T: Copy>(a: &[T], b: &[T], order: impl Fn(&T, &T) -> Ordering) -> Vec<T> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut k) = (0, 0);
-    while i < a.len() && k < b.len() {
-        if order(&b[k], &a[i]) == Ordering::Less {
-            out.push(b[k]);
-            k += 1;
-        } else {
-            out.push(a[i]);
-            i += 1;
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[k..]);
-    out
+    // No two values compare equal: an unstable sort gives the one order.
+    super::sort::par_sort_by(&mut v, threads, false, order);
+    v.into_iter().map(|(b, n, _)| (b, n)).collect()
 }
 
 /// The first eight bytes of `b` (zero padded) as a big-endian number: for

@@ -355,31 +355,7 @@ impl Arena {
     /// threads (sorted parts merged pairwise, the earlier first on ties).
     fn sort_numeric(&self, entries: &mut Vec<Entry>, order: Order, threads: usize) {
         let cmp = |a: &Entry, b: &Entry| order.cmp(self.key(a), self.key(b));
-        let parts = threads.min(entries.len() / 65_536).max(1);
-        if parts == 1 {
-            entries.sort_by(cmp);
-            return;
-        }
-        let size = entries.len().div_ceil(parts);
-        std::thread::scope(|s| {
-            for chunk in entries.chunks_mut(size) {
-                s.spawn(move || chunk.sort_by(cmp));
-            }
-        });
-        let mut runs: Vec<Vec<Entry>> = entries.chunks(size).map(<[Entry]>::to_vec).collect();
-        entries.clear();
-        while runs.len() > 1 {
-            let mut next = Vec::with_capacity(runs.len().div_ceil(2));
-            let mut it = runs.into_iter();
-            while let Some(a) = it.next() {
-                match it.next() {
-                    Some(b) => next.push(merge(a, b, &cmp)),
-                    None => next.push(a),
-                }
-            }
-            runs = next;
-        }
-        *entries = runs.pop().unwrap_or_default();
+        par_sort_by(entries, threads, true, cmp);
     }
 
     fn clear(&mut self) {
@@ -388,8 +364,46 @@ impl Arena {
     }
 }
 
-/// Merges two sorted vectors, `a`'s entry first on ties.
-fn merge(a: Vec<Entry>, b: Vec<Entry>, cmp: &impl Fn(&Entry, &Entry) -> Ordering) -> Vec<Entry> {
+/// Sorts `v` by `cmp` on up to `threads` threads (at least 65,536
+/// entries each): each thread sorts a slice, then the sorted slices are
+/// merged pairwise, the earlier first on ties. Stable when `stable`; else
+/// the slices are sorted by the faster unstable sort (for an order where
+/// no two entries compare equal, the same result).
+pub fn par_sort_by<T, F>(v: &mut Vec<T>, threads: usize, stable: bool, cmp: F)
+where
+    T: Copy + Send,
+    F: Fn(&T, &T) -> Ordering + Copy + Send,
+{
+    let sort = move |s: &mut [T]| if stable { s.sort_by(cmp) } else { s.sort_unstable_by(cmp) };
+    let parts = threads.min(v.len() / 65_536).max(1);
+    if parts == 1 {
+        sort(v);
+        return;
+    }
+    let size = v.len().div_ceil(parts);
+    std::thread::scope(|s| {
+        for chunk in v.chunks_mut(size) {
+            s.spawn(move || sort(chunk));
+        }
+    });
+    let mut runs: Vec<Vec<T>> = v.chunks(size).map(<[T]>::to_vec).collect();
+    v.clear();
+    while runs.len() > 1 {
+        let mut next = Vec::with_capacity(runs.len().div_ceil(2));
+        let mut it = runs.into_iter();
+        while let Some(a) = it.next() {
+            next.push(match it.next() {
+                Some(b) => merge(&a, &b, cmp),
+                None => a,
+            });
+        }
+        runs = next;
+    }
+    *v = runs.pop().unwrap_or_default();
+}
+
+/// Merges two sorted slices, `a`'s entry first on ties.
+fn merge<T: Copy>(a: &[T], b: &[T], cmp: impl Fn(&T, &T) -> Ordering) -> Vec<T> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {

@@ -284,15 +284,7 @@ impl Batch {
             self.data.extend_from_slice(raw);
             let raw_at = raw.as_ptr() as usize;
             for (i, f) in row.iter().enumerate() {
-                let off = (f.as_ptr() as usize).wrapping_sub(raw_at);
-                if off <= raw.len() && f.len() <= raw.len() - off {
-                    self.starts.push(base + off);
-                    self.ends.push(base + off + f.len());
-                } else {
-                    self.starts.push(self.data.len());
-                    self.data.extend_from_slice(f);
-                    self.ends.push(self.data.len());
-                }
+                self.push_field(f, raw_at, raw.len(), base);
                 if nonnumeric {
                     self.numeric.push(row.is_numeric(i));
                 }
@@ -322,6 +314,25 @@ impl Batch {
     /// its fields that was unescaped (holds the quote byte `quote`, which
     /// only a doubled one leaves in a field of such a record) is not
     /// ASCII, as `Row::unescaping_may_join_invalid_utf8` marks it.
+    /// Notes field `f` of a record whose `raw_len` bytes, read at address
+    /// `raw_at`, were copied to `data[base..]`: where it lies in that copy
+    /// when it is a part of the record's bytes, or else a copy of it after
+    /// them (true then: an unescaped field).
+    #[inline]
+    fn push_field(&mut self, f: &[u8], raw_at: usize, raw_len: usize, base: usize) -> bool {
+        let off = (f.as_ptr() as usize).wrapping_sub(raw_at);
+        if off <= raw_len && f.len() <= raw_len - off {
+            self.starts.push(base + off);
+            self.ends.push(base + off + f.len());
+            false
+        } else {
+            self.starts.push(self.data.len());
+            self.data.extend_from_slice(f);
+            self.ends.push(self.data.len());
+            true
+        }
+    }
+
     #[inline]
     fn push_regular(&mut self, row: &SelectedRow<'_>, joins: bool, quote: Option<u8>) {
         let Some(fields) = row.raw_fields() else {
@@ -347,14 +358,7 @@ impl Batch {
         let raw_at = raw.as_ptr() as usize;
         let mut joined = false;
         for f in row.iter() {
-            let off = (f.as_ptr() as usize).wrapping_sub(raw_at);
-            if off <= raw.len() && f.len() <= raw.len() - off {
-                self.starts.push(base + off);
-                self.ends.push(base + off + f.len());
-            } else {
-                self.starts.push(self.data.len());
-                self.data.extend_from_slice(f);
-                self.ends.push(self.data.len());
+            if self.push_field(f, raw_at, raw.len(), base) {
                 joined |= joins && !f.is_ascii() && quote.is_some_and(|q| f.contains(&q));
             }
         }
