@@ -207,8 +207,23 @@ pub(crate) fn new_ascii(_py: Python<'_>, b: &[u8]) -> *mut ffi::PyObject {
     s
 }
 
-/// Copies `src` to `dst`: short fields with two overlapping word moves
-/// (no call), longer ones with `memcpy`.
+/// CPython's one-character strings of the ASCII characters, by code.
+fn ascii_ones(py: Python<'_>) -> PyResult<Box<[Py<PyAny>; 128]>> {
+    let v = (0..128)
+        .map(|c| {
+            // SAFETY: we hold the GIL; a new reference to CPython's cached
+            // string of `c`, or NULL with an exception set (checked).
+            unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_FromOrdinal(c)) }
+                .map(Bound::unbind)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    v.into_boxed_slice()
+        .try_into()
+        .map_err(|_| PyRuntimeError::new_err("fastcsv: the ASCII strings are not 128"))
+}
+
+/// Copies `src` to `dst`: fields of up to 32 bytes with two overlapping
+/// moves (no call), longer ones with `memcpy`.
 ///
 /// # Safety
 ///
@@ -221,6 +236,12 @@ unsafe fn copy_short(src: &[u8], dst: *mut u8) {
     // and each write in `dst[..n]`, which the caller vouches for.
     unsafe {
         match n {
+            17..=32 => {
+                let a = s.cast::<u128>().read_unaligned();
+                let b = s.add(n - 16).cast::<u128>().read_unaligned();
+                dst.cast::<u128>().write_unaligned(a);
+                dst.add(n - 16).cast::<u128>().write_unaligned(b);
+            }
             8..=16 => {
                 let a = s.cast::<u64>().read_unaligned();
                 let b = s.add(n - 8).cast::<u64>().read_unaligned();
@@ -281,6 +302,11 @@ pub(crate) struct StrMaker {
     short: ShortStrs,
     /// Decoding space for [`make_str`].
     pub(crate) scratch: Vec<u16>,
+    /// CPython's one-character strings of the 128 ASCII characters (what
+    /// `PyUnicode_FromOrdinal` gives, and `csv` returns), taken once when
+    /// first needed: a one-byte field is then a load and a reference
+    /// count bump, without a call.
+    ones: Option<Box<[Py<PyAny>; 128]>>,
     /// The reader's `csv` dialect, when records whose unescaping may join
     /// invalid UTF-8 are decoded first and parsed by `csv` (see
     /// [`decode_then_parse`]); `None` with a `filter`, whose removals have
@@ -312,6 +338,7 @@ impl StrMaker {
             cache: intern.then(HashMap::default),
             short: ShortStrs::new(SHORT_SLOTS),
             scratch: Vec::new(),
+            ones: None,
             dialect: None,
         })
     }
@@ -342,12 +369,39 @@ impl StrMaker {
         end: usize,
         col: usize,
     ) -> *mut ffi::PyObject {
-        if (2..=SHORT_MAX).contains(&(end - at)) {
+        let len = end - at;
+        if len == 1 {
+            return self.one(py, buf[at]);
+        }
+        if (2..=SHORT_MAX).contains(&len) {
             if let Some(p) = self.short.get_raw(py, buf, at, end, col) {
                 return p;
             }
         }
         new_ascii(py, &buf[at..end])
+    }
+
+    /// A new reference to CPython's `str` of the ASCII byte `c` (the caller
+    /// makes sure it is below 0x80); null with an exception set if the
+    /// table of them cannot be made.
+    #[inline(always)]
+    fn one(&mut self, py: Python<'_>, c: u8) -> *mut ffi::PyObject {
+        debug_assert!(c.is_ascii());
+        let ones = match &self.ones {
+            Some(t) => t,
+            None => match ascii_ones(py) {
+                Ok(t) => self.ones.insert(t),
+                Err(e) => {
+                    e.restore(py);
+                    return std::ptr::null_mut();
+                }
+            },
+        };
+        let p = ones[usize::from(c & 0x7F)].as_ptr();
+        // SAFETY: we hold the GIL; the table owns a reference, so the
+        // object is alive; the new one is the caller's.
+        unsafe { ffi::Py_INCREF(p) };
+        p
     }
 
     /// [`StrMaker::ascii_raw`] as a result.
