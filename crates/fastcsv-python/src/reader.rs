@@ -748,6 +748,10 @@ impl Drop for Entered {
     fn drop(&mut self) {
         let mark = ENTERED.with(|e| {
             let mut e = e.borrow_mut();
+            // Marks come and go in nested calls: this one is the last.
+            if e.last().is_some_and(|m| m.0 == self.0) {
+                return e.pop();
+            }
             e.iter().rposition(|m| m.0 == self.0).map(|i| e.remove(i))
         });
         // The dialect's reference goes after the borrow ends.
