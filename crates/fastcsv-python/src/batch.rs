@@ -10,8 +10,8 @@ use fastcsv::{Error as CoreError, Position, Reader as CoreReader, SelectedRow, S
 
 use crate::source::HeldReader;
 use crate::strings::{
-    build_list, build_list_raw, decode_bmp, decode_then_parse, decode_utf8_into, position_text,
-    to_float, utf8_shape, StrMaker, Text,
+    build_list, build_list_raw, decode_bmp, decode_latin1, decode_then_parse, decode_utf8_into,
+    max_byte, position_text, to_float, utf8_shape, StrMaker, Text,
 };
 
 /// A bulk-read batch ends after this many bytes of records (small, so
@@ -429,20 +429,21 @@ impl Batch {
                 self.forms.push(Form::Ascii);
                 continue;
             }
-            let at = self.ucs2.len();
-            let form = match decode_bmp(b, &mut self.ucs2) {
-                Some((len, or)) if or < 0x100 => {
-                    // Every code point fits one byte: narrow them.
-                    let at1 = self.ucs1.len();
-                    self.ucs1.resize(at1 + len, 0);
-                    for (d, &u) in self.ucs1[at1..].iter_mut().zip(&self.ucs2[at..]) {
-                        *d = u as u8;
-                    }
-                    self.ucs2.truncate(at);
-                    Some(Form::Ucs1 { at: at1, len })
+            // Strict UTF-8 with no byte past 0xC3 has only characters
+            // below U+0100 (UCS-1), and one with a byte past 0xC3 but
+            // none past 0xEF has one at or past U+0100 and none past
+            // U+FFFF (UCS-2): the largest byte picks the decoder, which
+            // writes the kind of the `str` at once.
+            let form = match max_byte(b) {
+                0x00..=0xC3 => {
+                    let at = self.ucs1.len();
+                    decode_latin1(b, &mut self.ucs1).map(|len| Form::Ucs1 { at, len })
                 }
-                Some((len, _)) => Some(Form::Ucs2 { at, len }),
-                None => match utf8_shape(b) {
+                0xC4..=0xEF => {
+                    let at = self.ucs2.len();
+                    decode_bmp(b, &mut self.ucs2).map(|(len, _)| Form::Ucs2 { at, len })
+                }
+                _ => match utf8_shape(b) {
                     (n, 0x10_FFFF) => decode_append(b, n, &mut self.ucs4, |c| c)
                         .map(|(at, len)| Form::Ucs4 { at, len }),
                     _ => None,
@@ -527,7 +528,10 @@ impl Batch {
             // Nothing to decide per field but its text: walk the spans.
             // (Written out here rather than through `Batch::field`, which
             // costs more instructions per field.)
-            let (starts, ends) = (&self.starts[fields.clone()], &self.ends[fields]);
+            let ends = &self.ends[fields.clone()];
+            // As long as `ends`, which lets the compiler drop the bounds
+            // checks below.
+            let starts = &self.starts[fields][..ends.len()];
             let data = &self.data[..];
             if self.forms.is_empty() {
                 // An ASCII batch: every field is a copy.

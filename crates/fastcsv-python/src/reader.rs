@@ -67,8 +67,8 @@ struct TextState {
     raw_on: Arc<AtomicBool>,
     /// The stream, to see on each call whether it was closed.
     stream: Py<PyAny>,
-    /// The object whose `closed` tells (see [`closed_probe`]).
-    probe: Py<PyAny>,
+    /// Tells whether the stream is closed.
+    probe: Probe,
     /// Where the text came from in the stream.
     origins: Arc<TextOrigins>,
     /// Where to leave the stream if the reader goes away now; `None` once
@@ -108,8 +108,8 @@ struct TextAheadSource {
     raw_on: Arc<AtomicBool>,
     /// The stream, to see on each call whether it was closed.
     stream: Py<PyAny>,
-    /// The object whose `closed` tells (see [`closed_probe`]).
-    probe: Py<PyAny>,
+    /// Tells whether the stream is closed.
+    probe: Probe,
     /// Where the text came from in the stream (the rows' positions are in
     /// `ahead.resume`).
     origins: Arc<TextOrigins>,
@@ -449,11 +449,10 @@ impl NativeSource {
 /// With a text stream: `csv.reader` asks the stream for a line on every
 /// call, so once the stream is closed each call raises the stream's own
 /// error, rows read ahead or not. A closed stream is asked for its next
-/// line here too, to raise exactly that error. `closed` is looked up on
-/// every call, on `probe` (see [`closed_probe`]).
-fn raise_if_closed(py: Python<'_>, stream: &Py<PyAny>, probe: &Py<PyAny>) -> PyResult<()> {
-    let closed = probe.bind(py).getattr(intern!(py, "closed")).and_then(|c| c.is_truthy());
-    if closed.unwrap_or(false) {
+/// line here too, to raise exactly that error. Whether it is closed is
+/// asked of `probe` on every call (see [`Probe`]).
+fn raise_if_closed(py: Python<'_>, stream: &Py<PyAny>, probe: &Probe) -> PyResult<()> {
+    if probe.closed(py) {
         stream.bind(py).call_method0(intern!(py, "__next__"))?;
         return Err(PyValueError::new_err("I/O operation on closed file."));
     }
@@ -464,25 +463,87 @@ fn raise_if_closed(py: Python<'_>, stream: &Py<PyAny>, probe: &Py<PyAny>) -> PyR
 /// `open()` (exactly an `io.TextIOWrapper` over an `io.BufferedReader`
 /// over an `io.FileIO`), the `FileIO`, whose `closed` the other two ask in
 /// turn (closing either closes it; a detached one reads as open either
-/// way); the stream itself otherwise. One attribute lookup a row instead
-/// of three.
-fn closed_probe(py: Python<'_>, stream: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    let io = py.import("io")?;
-    let exactly = |o: &Bound<'_, PyAny>, name: &str| -> PyResult<bool> {
-        Ok(o.get_type().is(&io.getattr(name)?))
-    };
-    if exactly(stream, "TextIOWrapper")? {
-        if let Ok(buffer) = stream.getattr("buffer") {
-            if exactly(&buffer, "BufferedReader")? {
-                if let Ok(raw) = buffer.getattr("raw") {
-                    if exactly(&raw, "FileIO")? {
-                        return Ok(raw.unbind());
+/// way); the stream itself otherwise.
+///
+/// An exact `io.FileIO`'s `closed` is its descriptor being negative (the
+/// getter is `fd < 0`, and the type's attributes cannot be replaced), and
+/// the descriptor is the first member after the object header in every
+/// CPython this extension builds for: it is read there, one load a row
+/// instead of an attribute lookup and a call. That place is checked when
+/// the probe is made (the member must equal `fileno()`); where it does not,
+/// `closed` is looked up as for any stream.
+pub(crate) struct Probe {
+    obj: Py<PyAny>,
+    /// `obj` is an exact `io.FileIO` whose descriptor was found in place.
+    fileio: bool,
+}
+
+impl Probe {
+    fn new(py: Python<'_>, stream: &Bound<'_, PyAny>) -> PyResult<Probe> {
+        let io = py.import("io")?;
+        let exactly = |o: &Bound<'_, PyAny>, name: &str| -> PyResult<bool> {
+            Ok(o.get_type().is(&io.getattr(name)?))
+        };
+        if exactly(stream, "TextIOWrapper")? {
+            if let Ok(buffer) = stream.getattr("buffer") {
+                if exactly(&buffer, "BufferedReader")? {
+                    if let Ok(raw) = buffer.getattr("raw") {
+                        if exactly(&raw, "FileIO")? {
+                            let fileio = fileio_fd_in_place(&raw);
+                            return Ok(Probe { obj: raw.unbind(), fileio });
+                        }
                     }
                 }
             }
         }
+        Ok(Probe { obj: stream.clone().unbind(), fileio: false })
     }
-    Ok(stream.clone().unbind())
+
+    /// Whether the stream is closed (an error reading `closed` counts as
+    /// open: the next read raises it).
+    #[inline]
+    fn closed(&self, py: Python<'_>) -> bool {
+        if self.fileio {
+            // SAFETY: `obj` is an exact `io.FileIO`, alive while we hold
+            // it, whose `int fd` member follows the object header (checked
+            // by `fileio_fd_in_place` when the probe was made); we hold
+            // the GIL, under which the descriptor is set.
+            return unsafe { fileio_fd(self.obj.as_ptr()) } < 0;
+        }
+        let closed = self.obj.bind(py).getattr(intern!(py, "closed"));
+        closed.and_then(|c| c.is_truthy()).unwrap_or(false)
+    }
+
+    fn clone_ref(&self, py: Python<'_>) -> Probe {
+        Probe { obj: self.obj.clone_ref(py), fileio: self.fileio }
+    }
+}
+
+/// The `int` right after the object header of `o`: an `io.FileIO`'s
+/// descriptor (`fd` is the first member of CPython's `fileio` struct).
+///
+/// # Safety
+///
+/// `o` points to a live exact `io.FileIO`, and the GIL is held.
+#[inline]
+unsafe fn fileio_fd(o: *mut ffi::PyObject) -> std::ffi::c_int {
+    // SAFETY: the caller vouches that `o` is a live `fileio` struct, whose
+    // first member after the header is an aligned `int`.
+    unsafe {
+        o.cast::<u8>().add(std::mem::size_of::<ffi::PyObject>()).cast::<std::ffi::c_int>().read()
+    }
+}
+
+/// Whether the exact `io.FileIO` `raw`, open, has its descriptor where
+/// [`fileio_fd`] reads it: equal to its `fileno()` (a closed one, or one
+/// whose `fileno()` fails, is not taken).
+fn fileio_fd_in_place(raw: &Bound<'_, PyAny>) -> bool {
+    let Ok(fd) = raw.call_method0("fileno").and_then(|f| f.extract::<std::ffi::c_int>()) else {
+        return false;
+    };
+    // SAFETY: `raw` is a live exact `io.FileIO` (the caller checked its
+    // type) and holding a `Bound` means holding the GIL.
+    fd >= 0 && unsafe { fileio_fd(raw.as_ptr()) } == fd
 }
 
 #[pymethods]
@@ -512,12 +573,12 @@ impl PyReader {
             Input::Native(s) => {
                 if let Some(t) = &s.text {
                     visit.call(&t.stream)?;
-                    visit.call(&t.probe)?;
+                    visit.call(&t.probe.obj)?;
                 }
             }
             Input::TextAhead(s) => {
                 visit.call(&s.stream)?;
-                visit.call(&s.probe)?;
+                visit.call(&s.probe.obj)?;
             }
             Input::Ahead(_) => {}
         }
@@ -687,6 +748,10 @@ impl Drop for Entered {
     fn drop(&mut self) {
         let mark = ENTERED.with(|e| {
             let mut e = e.borrow_mut();
+            // Marks come and go in nested calls: this one is the last.
+            if e.last().is_some_and(|m| m.0 == self.0) {
+                return e.pop();
+            }
             e.iter().rposition(|m| m.0 == self.0).map(|i| e.remove(i))
         });
         // The dialect's reference goes after the borrow ends.
@@ -815,7 +880,7 @@ pub(crate) fn _text_reader(
     let stash = PyErrStash::default();
     let origins = Arc::new(TextOrigins::new(py, stream, raw_offset));
     let text = PyTextStream::new(py, stream, raw, raw_on.clone(), stash.clone(), origins.clone())?;
-    let probe = closed_probe(py, stream)?;
+    let probe = Probe::new(py, stream)?;
     if ahead {
         let unlimited = d.to_builder().field_limit(None).build().map_err(|e| csv_error(&e))?;
         let (msg_tx, msg_rx) = mpsc::channel();

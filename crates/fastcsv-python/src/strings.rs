@@ -207,8 +207,23 @@ pub(crate) fn new_ascii(_py: Python<'_>, b: &[u8]) -> *mut ffi::PyObject {
     s
 }
 
-/// Copies `src` to `dst`: short fields with two overlapping word moves
-/// (no call), longer ones with `memcpy`.
+/// CPython's one-character strings of the ASCII characters, by code.
+fn ascii_ones(py: Python<'_>) -> PyResult<Box<[Py<PyAny>; 128]>> {
+    let v = (0..128)
+        .map(|c| {
+            // SAFETY: we hold the GIL; a new reference to CPython's cached
+            // string of `c`, or NULL with an exception set (checked).
+            unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_FromOrdinal(c)) }
+                .map(Bound::unbind)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    v.into_boxed_slice()
+        .try_into()
+        .map_err(|_| PyRuntimeError::new_err("fastcsv: the ASCII strings are not 128"))
+}
+
+/// Copies `src` to `dst`: fields of up to 32 bytes with two overlapping
+/// moves (no call), longer ones with `memcpy`.
 ///
 /// # Safety
 ///
@@ -221,6 +236,12 @@ unsafe fn copy_short(src: &[u8], dst: *mut u8) {
     // and each write in `dst[..n]`, which the caller vouches for.
     unsafe {
         match n {
+            17..=32 => {
+                let a = s.cast::<u128>().read_unaligned();
+                let b = s.add(n - 16).cast::<u128>().read_unaligned();
+                dst.cast::<u128>().write_unaligned(a);
+                dst.add(n - 16).cast::<u128>().write_unaligned(b);
+            }
             8..=16 => {
                 let a = s.cast::<u64>().read_unaligned();
                 let b = s.add(n - 8).cast::<u64>().read_unaligned();
@@ -281,6 +302,11 @@ pub(crate) struct StrMaker {
     short: ShortStrs,
     /// Decoding space for [`make_str`].
     pub(crate) scratch: Vec<u16>,
+    /// CPython's one-character strings of the 128 ASCII characters (what
+    /// `PyUnicode_FromOrdinal` gives, and `csv` returns), taken once when
+    /// first needed: a one-byte field is then a load and a reference
+    /// count bump, without a call.
+    ones: Option<Box<[Py<PyAny>; 128]>>,
     /// The reader's `csv` dialect, when records whose unescaping may join
     /// invalid UTF-8 are decoded first and parsed by `csv` (see
     /// [`decode_then_parse`]); `None` with a `filter`, whose removals have
@@ -312,6 +338,7 @@ impl StrMaker {
             cache: intern.then(HashMap::default),
             short: ShortStrs::new(SHORT_SLOTS),
             scratch: Vec::new(),
+            ones: None,
             dialect: None,
         })
     }
@@ -342,12 +369,39 @@ impl StrMaker {
         end: usize,
         col: usize,
     ) -> *mut ffi::PyObject {
-        if (2..=SHORT_MAX).contains(&(end - at)) {
+        let len = end - at;
+        if len == 1 {
+            return self.one(py, buf[at]);
+        }
+        if (2..=SHORT_MAX).contains(&len) {
             if let Some(p) = self.short.get_raw(py, buf, at, end, col) {
                 return p;
             }
         }
         new_ascii(py, &buf[at..end])
+    }
+
+    /// A new reference to CPython's `str` of the ASCII byte `c` (the caller
+    /// makes sure it is below 0x80); null with an exception set if the
+    /// table of them cannot be made.
+    #[inline(always)]
+    fn one(&mut self, py: Python<'_>, c: u8) -> *mut ffi::PyObject {
+        debug_assert!(c.is_ascii());
+        let ones = match &self.ones {
+            Some(t) => t,
+            None => match ascii_ones(py) {
+                Ok(t) => self.ones.insert(t),
+                Err(e) => {
+                    e.restore(py);
+                    return std::ptr::null_mut();
+                }
+            },
+        };
+        let p = ones[usize::from(c & 0x7F)].as_ptr();
+        // SAFETY: we hold the GIL; the table owns a reference, so the
+        // object is alive; the new one is the caller's.
+        unsafe { ffi::Py_INCREF(p) };
+        p
     }
 
     /// [`StrMaker::ascii_raw`] as a result.
@@ -707,11 +761,122 @@ pub(crate) fn decode_bmp(b: &[u8], v: &mut Vec<u16>) -> Option<(usize, u32)> {
     r
 }
 
+/// The high bit of each byte of a word.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Widens the ASCII bytes at `b[i..]` to `out[j..]` sixteen at a time
+/// while sixteen fit and are all ASCII (the block with another byte is
+/// left to the caller, untouched); the new `(i, j)`.
+#[inline(always)]
+fn widen_ascii_blocks(b: &[u8], mut i: usize, out: &mut [u16], mut j: usize) -> (usize, usize) {
+    while let (Some(src), Some(dst)) = (b.get(i..i + 16), out.get_mut(j..j + 16)) {
+        let src: &[u8; 16] = src.try_into().expect("16 bytes");
+        let lo = u64::from_le_bytes(src[..8].try_into().expect("8 bytes"));
+        let hi = u64::from_le_bytes(src[8..].try_into().expect("8 bytes"));
+        if (lo | hi) & HIGH_BITS != 0 {
+            break;
+        }
+        // Fixed sizes: the compiler widens the block in vector registers.
+        let dst: &mut [u16; 16] = dst.try_into().expect("16 units");
+        for (d, &c) in dst.iter_mut().zip(src) {
+            *d = u16::from(c);
+        }
+        i += 16;
+        j += 16;
+    }
+    (i, j)
+}
+
+/// Decodes `b` into `out` (room for `b.len()` bytes) when it is strict
+/// UTF-8 whose characters are all below U+0100 (ASCII, and two-byte
+/// sequences led by 0xC2 or 0xC3): their Latin-1 code units, one byte per
+/// character; how many, or `None` when `b` is anything else (another
+/// byte at or past 0x80 that does not fit that shape). ASCII runs are
+/// copied a word at a time, not widened.
+fn decode_latin1_into(b: &[u8], out: &mut [u8]) -> Option<usize> {
+    let (mut i, mut j) = (0usize, 0usize);
+    loop {
+        while let (Some(src), Some(dst)) = (b.get(i..i + 8), out.get_mut(j..j + 8)) {
+            if !src[0].is_ascii() {
+                break;
+            }
+            // All eight are copied; only those before the first byte that
+            // is not ASCII are kept (the rest is written over later).
+            dst.copy_from_slice(src);
+            let high = u64::from_le_bytes(src.try_into().expect("8 bytes")) & HIGH_BITS;
+            if high != 0 {
+                let n = (high.trailing_zeros() / 8) as usize;
+                i += n;
+                j += n;
+                break;
+            }
+            i += 8;
+            j += 8;
+        }
+        let Some(&c0) = b.get(i) else {
+            return Some(j);
+        };
+        let c = match c0 {
+            0x00..=0x7F => {
+                i += 1;
+                c0
+            }
+            0xC2..=0xC3 => match b.get(i + 1) {
+                Some(&c1) if c1 & 0xC0 == 0x80 => {
+                    i += 2;
+                    (c0 & 0x1F) << 6 | (c1 & 0x3F)
+                }
+                _ => return None,
+            },
+            _ => return None,
+        };
+        *out.get_mut(j)? = c;
+        j += 1;
+    }
+}
+
+/// The largest byte of `b` (0 for none), sixteen lanes at a time; the
+/// last bytes of a field of 16 or more as one more block that overlaps
+/// the one before (a maximum does not mind bytes seen twice).
+pub(crate) fn max_byte(b: &[u8]) -> u8 {
+    if b.len() < 16 {
+        return b.iter().copied().max().unwrap_or(0);
+    }
+    let mut lanes = [0u8; 16];
+    let mut fold = |block: &[u8]| {
+        // Fixed sizes: one vector maximum per block.
+        let block: &[u8; 16] = block.try_into().expect("16 bytes");
+        for k in 0..16 {
+            lanes[k] = lanes[k].max(block[k]);
+        }
+    };
+    b.chunks_exact(16).for_each(&mut fold);
+    fold(&b[b.len() - 16..]);
+    lanes.iter().copied().fold(0, u8::max)
+}
+
+/// Decodes `b` and appends its Latin-1 code units to `v` when it is strict
+/// UTF-8 with every character below U+0100 (see [`decode_latin1_into`]):
+/// how many were appended, or `None` (and `v` as it was).
+pub(crate) fn decode_latin1(b: &[u8], v: &mut Vec<u8>) -> Option<usize> {
+    let at = v.len();
+    // At most one character per byte.
+    v.resize(at + b.len(), 0);
+    let r = decode_latin1_into(b, &mut v[at..]);
+    v.truncate(at + r.unwrap_or(0));
+    r
+}
+
 /// [`decode_bmp`] into `out`, which has room for `b.len()` code points.
 fn decode_bmp_into(b: &[u8], out: &mut [u16]) -> Option<(usize, u32)> {
     let (mut i, mut j, mut or) = (0usize, 0usize, 0u32);
     let ok = loop {
-        (i, j) = copy_ascii_words(b, i, out, j, |c| c as u16);
+        // Runs of ASCII a block or a word at a time (not tried between
+        // two characters past ASCII, as in a word of Cyrillic or CJK).
+        if b.get(i).is_some_and(|c| c.is_ascii()) {
+            (i, j) = widen_ascii_blocks(b, i, out, j);
+            (i, j) = copy_ascii_words(b, i, out, j, |c| c as u16);
+        }
         let Some(&c0) = b.get(i) else {
             break true;
         };
@@ -998,8 +1163,91 @@ pub(crate) fn row_to_list<'py>(
 
 #[cfg(test)]
 mod tests {
-    use super::{short_key, SHORT_MAX};
+    use super::{decode_bmp, decode_latin1, max_byte, short_key, SHORT_MAX};
     use std::collections::HashMap;
+
+    /// Byte strings made of up to three pieces (ASCII runs across the
+    /// 8- and 16-byte steps, characters of every UTF-8 length and width
+    /// class, and invalid sequences: lone continuation bytes, overlong
+    /// and cut-short forms, surrogates, past U+10FFFF), at every offset
+    /// after an ASCII prefix of 0 to 17 bytes.
+    fn decoder_cases() -> Vec<Vec<u8>> {
+        let pieces: Vec<Vec<u8>> = vec![
+            b"a".to_vec(),
+            b"0123456".to_vec(),
+            b"abcdefghijklmnopq".to_vec(),
+            "\u{80}".as_bytes().to_vec(),
+            "\u{e9}".as_bytes().to_vec(),
+            "\u{ff}".as_bytes().to_vec(),
+            "\u{100}".as_bytes().to_vec(),
+            "\u{20ac}".as_bytes().to_vec(),
+            "\u{ffff}".as_bytes().to_vec(),
+            "\u{1f642}".as_bytes().to_vec(),
+            vec![0x80],
+            vec![0xBF],
+            vec![0xC0, 0x80],
+            vec![0xC1, 0xBF],
+            vec![0xC2],
+            vec![0xC3, 0x41],
+            vec![0xE2, 0x82],
+            vec![0xE0, 0x80, 0xAF],
+            vec![0xED, 0xA0, 0x80],
+            vec![0xF4, 0x90, 0x80, 0x80],
+            vec![0xFF],
+        ];
+        let mut combos: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut all = Vec::new();
+        for _ in 0..3 {
+            combos = combos
+                .iter()
+                .flat_map(|c| pieces.iter().map(move |p| [&c[..], &p[..]].concat()))
+                .collect();
+            all.extend(combos.iter().cloned());
+        }
+        let mut cases = Vec::new();
+        for c in all {
+            for pre in [0usize, 1, 7, 8, 9, 15, 16, 17] {
+                let mut b = vec![b'x'; pre];
+                b.extend_from_slice(&c);
+                cases.push(b);
+            }
+        }
+        cases
+    }
+
+    /// `decode_latin1` and `decode_bmp` decode exactly the strict UTF-8
+    /// (as the standard library reads it) of their width class, to its
+    /// code points, and leave the vector as it was otherwise.
+    #[test]
+    fn decoders_match_the_standard_library() {
+        for b in decoder_cases() {
+            let want: Option<Vec<u32>> =
+                std::str::from_utf8(&b).ok().map(|s| s.chars().map(u32::from).collect());
+            assert_eq!(max_byte(&b), b.iter().copied().max().unwrap_or(0), "{b:x?}");
+            let mut v1 = vec![7u8];
+            let got1 = decode_latin1(&b, &mut v1);
+            match &want {
+                Some(cps) if cps.iter().all(|&c| c < 0x100) => {
+                    assert_eq!(got1, Some(cps.len()), "{b:x?}");
+                    let units: Vec<u32> = v1[1..].iter().map(|&u| u32::from(u)).collect();
+                    assert_eq!(&units, cps, "{b:x?}");
+                }
+                _ => assert_eq!((got1, &v1[..]), (None, &[7u8][..]), "{b:x?}"),
+            }
+            let mut v2 = vec![7u16];
+            let got2 = decode_bmp(&b, &mut v2);
+            match &want {
+                Some(cps) if cps.iter().all(|&c| c < 0x1_0000) => {
+                    // The OR is that of the characters past ASCII.
+                    let or = cps.iter().filter(|&&c| c >= 0x80).fold(0, |a, &c| a | c);
+                    assert_eq!(got2, Some((cps.len(), or)), "{b:x?}");
+                    let units: Vec<u32> = v2[1..].iter().map(|&u| u32::from(u)).collect();
+                    assert_eq!(&units, cps, "{b:x?}");
+                }
+                _ => assert_eq!((got2, &v2[..]), (None, &[7u16][..]), "{b:x?}"),
+            }
+        }
+    }
 
     /// Every field of 2 to 4 bytes over an alphabet with NUL, the top ASCII
     /// byte and a non-ASCII byte, and longer ones made of them: ASCII ones
