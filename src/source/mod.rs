@@ -184,6 +184,10 @@ pub(crate) struct Mapped {
     /// Whether `fault_in_rest` may start a helper thread.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     may_fault_ahead: bool,
+    /// Whether the helper waits for a probe of the parser's own page
+    /// faults to show that it pays (see `faultahead::helper_pays`).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    probe_first: bool,
     map: Mmap,
     /// Bytes of the map the reader sees (a part of a split file ends
     /// before the file does).
@@ -234,6 +238,7 @@ impl Mapped {
             #[cfg(target_os = "linux")]
             guard,
             may_fault_ahead: false,
+            probe_first: false,
             end: map.len(),
             map,
             file,
@@ -259,9 +264,13 @@ impl Mapped {
 
     /// Lets [`Mapped::fault_in_rest`] start a helper thread (the
     /// reader's read-ahead rule decides; see
-    /// [`ReaderBuilder::read_ahead`](crate::ReaderBuilder::read_ahead)).
-    pub(crate) fn allow_fault_ahead(&mut self, on: bool) {
+    /// [`ReaderBuilder::read_ahead`](crate::ReaderBuilder::read_ahead));
+    /// with `probe`, only once the first [`faultahead::PROBE`] bytes it
+    /// would map show that it saves the parser faults (the automatic rule;
+    /// `read_ahead(true)` starts it without asking).
+    pub(crate) fn allow_fault_ahead(&mut self, on: bool, probe: bool) {
         self.may_fault_ahead = on;
+        self.probe_first = on && probe;
         self.next_window = if on && cfg!(target_os = "linux") { 0 } else { usize::MAX };
     }
 
@@ -291,13 +300,33 @@ impl Mapped {
         match &self.ahead {
             Some(a) => a.map_up_to(upto),
             None => {
+                let mut from = offset;
+                if self.probe_first {
+                    // Asked once: the parser maps the probe's pages
+                    // itself, and the helper, if it pays, starts after them.
+                    self.probe_first = false;
+                    let page = page_size();
+                    let start = offset & !(page - 1);
+                    let end = start.saturating_add(faultahead::PROBE);
+                    let end = if end >= len { len } else { end };
+                    // SAFETY: `start..end` lies inside the mapping (`end <=
+                    // len <= map.len()`), which `self` keeps mapped during
+                    // the call; the mapping starts on a page boundary, so
+                    // does `start`, and `end` is one too or `len`.
+                    if !unsafe { faultahead::helper_pays(self.map.as_ptr(), start, end) } {
+                        self.may_fault_ahead = false;
+                        self.next_window = usize::MAX;
+                        return;
+                    }
+                    from = end;
+                }
                 // SAFETY: `self.map` is a private read-only file mapping of
                 // at least `len` bytes starting on a page boundary (`mmap`
                 // returns one), and it stays mapped until `self` is dropped, which
                 // drops `ahead` (declared first) and so joins the thread
                 // before unmapping.
                 self.ahead =
-                    unsafe { faultahead::FaultAhead::start(self.map.as_ptr(), len, offset, upto) };
+                    unsafe { faultahead::FaultAhead::start(self.map.as_ptr(), len, from, upto) };
                 if self.ahead.is_none() {
                     self.next_window = usize::MAX;
                 }
