@@ -125,8 +125,8 @@ const FAULTS_PER_MIB: u64 = 8;
 ///
 /// `base..base + upto` must be part of a private read-only file mapping,
 /// with `base` page-aligned, that stays mapped during the call; `from` must
-/// be a multiple of the page size and `upto` a multiple of it or the
-/// mapping's length.
+/// be a multiple of the page size (the kernel rounds `upto` up to a whole
+/// page, which is still the mapping's).
 pub(crate) unsafe fn helper_pays(base: *const u8, from: usize, upto: usize) -> bool {
     if upto <= from {
         return false;

@@ -311,8 +311,8 @@ impl Mapped {
                     let end = if end >= len { len } else { end };
                     // SAFETY: `start..end` lies inside the mapping (`end <=
                     // len <= map.len()`), which `self` keeps mapped during
-                    // the call; the mapping starts on a page boundary, so
-                    // does `start`, and `end` is one too or `len`.
+                    // the call; the mapping starts on a page boundary, and
+                    // so does `start`.
                     if !unsafe { faultahead::helper_pays(self.map.as_ptr(), start, end) } {
                         self.may_fault_ahead = false;
                         self.next_window = usize::MAX;
