@@ -60,11 +60,12 @@ impl ReaderBuilder {
     /// [`READ_AHEAD_MIN`](crate::READ_AHEAD_MIN) bytes left (for less,
     /// starting a thread costs more than it saves); files reporting size 0
     /// (`/proc`) are read in place. A mapped file's helper then starts
-    /// only if the parser's first 1 MiB of pages took many page faults
-    /// (the file sits in the page cache in small folios): where the kernel
-    /// maps large folios a fault at a time, the helper would cost more CPU
-    /// than the faults it spares. `true` uses the thread for every such
-    /// file, `false` never. [`from_reader`](Self::from_reader) and slices
+    /// only if the file's second MiB (from where the reader starts) took
+    /// many page faults to map (the file sits in the page cache in small
+    /// folios) or had to be read from the disk: where the kernel maps large
+    /// folios a fault at a time, the helper would cost more CPU than the
+    /// faults it spares. `true` uses the thread for every such file,
+    /// `false` never. [`from_reader`](Self::from_reader) and slices
     /// never use it. [`Reader::reads_ahead`] says which was chosen.
     ///
     /// The overlap needs a free core: on a machine whose cores are all busy

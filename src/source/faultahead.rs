@@ -105,7 +105,8 @@ impl Drop for FaultAhead {
 }
 
 /// Bytes of the file the parsing thread maps in itself to find out
-/// whether the helper pays ([`helper_pays`]): 1 MiB.
+/// whether the helper pays ([`helper_pays`]), after as many that it maps
+/// as it goes: 1 MiB.
 pub(crate) const PROBE: usize = 1 << 20;
 
 /// The helper pays when the parsing thread takes at least this many faults
@@ -114,9 +115,12 @@ pub(crate) const PROBE: usize = 1 << 20;
 const FAULTS_PER_MIB: u64 = 8;
 
 /// Has the kernel map the pages of `base + from .. base + upto` on this
-/// thread, as the parser would fault them in, and says whether they took
-/// [`FAULTS_PER_MIB`] faults or more per MiB, so that a helper mapping the
-/// rest would spare the parser many faults. `false` when the kernel refuses
+/// thread, as the parser would fault them in, and says whether a helper
+/// mapping the rest would spare the parser much: the pages took
+/// [`FAULTS_PER_MIB`] faults or more per MiB, or some had to be read from
+/// the disk (a major fault: the file is not all in the page cache, and the
+/// helper waits for the reads in the parser's stead). `false` when the
+/// kernel refuses
 /// (no `MADV_POPULATE_READ` before Linux 5.14: `EINVAL`; a file cut
 /// under the mapping: `EFAULT`, and the parser then finds the missing
 /// pages itself and reports the change) or the faults cannot be counted.
@@ -131,7 +135,7 @@ pub(crate) unsafe fn helper_pays(base: *const u8, from: usize, upto: usize) -> b
     if upto <= from {
         return false;
     }
-    let Some(before) = thread_minor_faults() else {
+    let Some((minor, major)) = thread_faults() else {
         return false;
     };
     loop {
@@ -154,22 +158,24 @@ pub(crate) unsafe fn helper_pays(base: *const u8, from: usize, upto: usize) -> b
             return false;
         }
     }
-    let Some(after) = thread_minor_faults() else {
+    let Some((minor_after, major_after)) = thread_faults() else {
         return false;
     };
-    let faults = after.saturating_sub(before);
-    faults.saturating_mul(1 << 20) >= FAULTS_PER_MIB.saturating_mul((upto - from) as u64)
+    let faults = minor_after.saturating_sub(minor);
+    major_after > major
+        || faults.saturating_mul(1 << 20) >= FAULTS_PER_MIB.saturating_mul((upto - from) as u64)
 }
 
-/// The minor page faults this thread has taken (`getrusage`'s
+/// The minor and major page faults this thread has taken (`getrusage`'s
 /// `RUSAGE_THREAD`; the kernel counts the faults `MADV_POPULATE_READ`
 /// takes on the caller's behalf there too).
-fn thread_minor_faults() -> Option<u64> {
+fn thread_faults() -> Option<(u64, u64)> {
     // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is a valid, writable `rusage` for the call to fill.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    (rc == 0).then(|| u64::try_from(ru.ru_minflt).unwrap_or(0))
+    let count = |n: libc::c_long| u64::try_from(n).unwrap_or(0);
+    (rc == 0).then(|| (count(ru.ru_minflt), count(ru.ru_majflt)))
 }
 
 /// The helper's loop: map pages in `STEP`s from `from` up to the shared
