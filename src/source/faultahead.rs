@@ -120,15 +120,15 @@ const FAULTS_PER_MIB: u64 = 8;
 /// [`FAULTS_PER_MIB`] faults or more per MiB, or some had to be read from
 /// the disk (a major fault: the file is not all in the page cache, and the
 /// helper waits for the reads in the parser's stead). `false` when the
-/// kernel refuses
-/// (no `MADV_POPULATE_READ` before Linux 5.14: `EINVAL`; a file cut
-/// under the mapping: `EFAULT`, and the parser then finds the missing
-/// pages itself and reports the change) or the faults cannot be counted.
+/// kernel refuses (no `MADV_POPULATE_READ` before Linux 5.14: `EINVAL`; a
+/// file cut under the mapping: `EFAULT`, and the parser then finds the
+/// missing pages itself and reports the change) or the faults cannot be
+/// counted.
 ///
 /// # Safety
 ///
-/// `base..base + upto` must be part of a private read-only file mapping,
-/// with `base` page-aligned, that stays mapped during the call; `from` must
+/// `base..base + upto` must be part of a read-only file mapping, with
+/// `base` page-aligned, that stays mapped during the call; `from` must
 /// be a multiple of the page size (the kernel rounds `upto` up to a whole
 /// page, which is still the mapping's).
 pub(crate) unsafe fn helper_pays(base: *const u8, from: usize, upto: usize) -> bool {
@@ -143,7 +143,7 @@ pub(crate) unsafe fn helper_pays(base: *const u8, from: usize, upto: usize) -> b
         // during this call, and starts on a page boundary (the caller's
         // contract). Populating reads nothing into this process's memory:
         // it only has the kernel fill page-table entries for a read-only
-        // private file mapping.
+        // file mapping.
         let rc = unsafe {
             libc::madvise(
                 base.add(from) as *mut libc::c_void,

@@ -276,9 +276,10 @@ impl Mapped {
     /// Lets [`Mapped::fault_in_rest`] start a helper thread (the
     /// reader's read-ahead rule decides; see
     /// [`ReaderBuilder::read_ahead`](crate::ReaderBuilder::read_ahead));
-    /// with `probe`, only once the first [`faultahead::PROBE`] bytes it
-    /// would map show that it saves the parser faults (the automatic rule;
-    /// `read_ahead(true)` starts it without asking).
+    /// with `probe`, only once a probe of [`faultahead::PROBE`] bytes (the
+    /// second MiB from where the reader starts) shows that it saves the
+    /// parser faults (the automatic rule; `read_ahead(true)` starts it
+    /// without asking).
     pub(crate) fn allow_fault_ahead(&mut self, on: bool, probe: bool) {
         self.may_fault_ahead = on;
         self.probe_first = on && probe;
