@@ -59,8 +59,13 @@ impl ReaderBuilder {
     /// FIFO, terminal or other stream, or a regular file with at least
     /// [`READ_AHEAD_MIN`](crate::READ_AHEAD_MIN) bytes left (for less,
     /// starting a thread costs more than it saves); files reporting size 0
-    /// (`/proc`) are read in place. `true` uses the thread for every such
-    /// file, `false` never. [`from_reader`](Self::from_reader) and slices
+    /// (`/proc`) are read in place. A mapped file's helper then starts
+    /// only if the file's second MiB (from where the reader starts) took
+    /// many page faults to map (the file sits in the page cache in small
+    /// folios) or had to be read from the disk: where the kernel maps large
+    /// folios a fault at a time, the helper would cost more CPU than the
+    /// faults it spares. `true` uses the thread for every such file,
+    /// `false` never. [`from_reader`](Self::from_reader) and slices
     /// never use it. [`Reader::reads_ahead`] says which was chosen.
     ///
     /// The overlap needs a free core: on a machine whose cores are all busy
@@ -389,7 +394,10 @@ impl ReaderBuilder {
                     m.limit(usize::try_from(offset.saturating_add(n)).unwrap_or(usize::MAX));
                 }
                 let offset = (offset as usize).min(m.bytes().len());
-                m.allow_fault_ahead(self.read_ahead_for(Some((m.bytes().len() - offset) as u64)));
+                let ahead = self.read_ahead_for(Some((m.bytes().len() - offset) as u64));
+                // Under the automatic rule, the helper that maps pages
+                // ahead starts only where it saves the parser faults.
+                m.allow_fault_ahead(ahead, self.read_ahead.is_none());
                 Ok(Reader::new(self, Src::Mapped(m), kind, reason, offset))
             }
             Err(file) => {

@@ -184,6 +184,10 @@ pub(crate) struct Mapped {
     /// Whether `fault_in_rest` may start a helper thread.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     may_fault_ahead: bool,
+    /// Whether the helper waits for a probe of the parser's own page
+    /// faults to show that it pays (see `faultahead::helper_pays`).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    probe_first: bool,
     map: Mmap,
     /// Bytes of the map the reader sees (a part of a split file ends
     /// before the file does).
@@ -226,6 +230,17 @@ impl Mapped {
         {
             let _ = map.advise(memmap2::Advice::Sequential);
         }
+        // Pages the kernel reads in for this mapping (a file not in the page
+        // cache yet) come in 2 MiB folios whatever the order of the faults:
+        // without it, faults that jump (a parallel read's cuts and workers)
+        // make it read the file in 4 KiB folios, which stay in the page
+        // cache and make every later pass over the file, mapped or read,
+        // cost more CPU. It changes nothing for pages cached already. Not
+        // all kernels have it; it is only advice.
+        #[cfg(target_os = "linux")]
+        {
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
         let len = map.len() as u64;
         let next_release = if len >= release_threshold { RELEASE_EVERY } else { usize::MAX };
         Ok(Mapped {
@@ -234,6 +249,7 @@ impl Mapped {
             #[cfg(target_os = "linux")]
             guard,
             may_fault_ahead: false,
+            probe_first: false,
             end: map.len(),
             map,
             file,
@@ -259,9 +275,14 @@ impl Mapped {
 
     /// Lets [`Mapped::fault_in_rest`] start a helper thread (the
     /// reader's read-ahead rule decides; see
-    /// [`ReaderBuilder::read_ahead`](crate::ReaderBuilder::read_ahead)).
-    pub(crate) fn allow_fault_ahead(&mut self, on: bool) {
+    /// [`ReaderBuilder::read_ahead`](crate::ReaderBuilder::read_ahead));
+    /// with `probe`, only once a probe of [`faultahead::PROBE`] bytes (the
+    /// second MiB from where the reader starts) shows that it saves the
+    /// parser faults (the automatic rule; `read_ahead(true)` starts it
+    /// without asking).
+    pub(crate) fn allow_fault_ahead(&mut self, on: bool, probe: bool) {
         self.may_fault_ahead = on;
+        self.probe_first = on && probe;
         self.next_window = if on && cfg!(target_os = "linux") { 0 } else { usize::MAX };
     }
 
@@ -291,13 +312,36 @@ impl Mapped {
         match &self.ahead {
             Some(a) => a.map_up_to(upto),
             None => {
+                let mut from = offset;
+                if self.probe_first {
+                    // Asked once, about the MiB after the next: where the
+                    // kernel's read-ahead started reading the file, its
+                    // first folios are small whatever the rest. The parser
+                    // maps the probe's pages (and the MiB before them)
+                    // itself, and the helper, if it pays, starts after them.
+                    self.probe_first = false;
+                    let page = page_size();
+                    let start = (offset & !(page - 1)).saturating_add(faultahead::PROBE);
+                    let end = start.saturating_add(faultahead::PROBE);
+                    let end = if end >= len { len } else { end };
+                    // SAFETY: `start..end` lies inside the mapping (`end <=
+                    // len <= map.len()`), which `self` keeps mapped during
+                    // the call; the mapping starts on a page boundary, and
+                    // so does `start`.
+                    if !unsafe { faultahead::helper_pays(self.map.as_ptr(), start, end) } {
+                        self.may_fault_ahead = false;
+                        self.next_window = usize::MAX;
+                        return;
+                    }
+                    from = end;
+                }
                 // SAFETY: `self.map` is a private read-only file mapping of
                 // at least `len` bytes starting on a page boundary (`mmap`
                 // returns one), and it stays mapped until `self` is dropped, which
                 // drops `ahead` (declared first) and so joins the thread
                 // before unmapping.
                 self.ahead =
-                    unsafe { faultahead::FaultAhead::start(self.map.as_ptr(), len, offset, upto) };
+                    unsafe { faultahead::FaultAhead::start(self.map.as_ptr(), len, from, upto) };
                 if self.ahead.is_none() {
                     self.next_window = usize::MAX;
                 }
@@ -580,6 +624,31 @@ mod tests {
         let mut rest = Vec::new();
         src.err().unwrap().read_to_end(&mut rest).unwrap();
         assert_eq!(rest.len(), SMALL_FILE as usize - 10);
+    }
+
+    /// The `VmFlags` line of this process's mapping that starts at `addr`.
+    #[cfg(target_os = "linux")]
+    fn vm_flags(addr: usize) -> String {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let start = format!("{addr:x}-");
+        let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&start));
+        lines.find_map(|l| l.strip_prefix("VmFlags:")).unwrap().to_string()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn mappings_are_advised_sequential_and_huge_pages() {
+        use std::io::Write;
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&vec![b'x'; 1 << 20]).unwrap();
+        let m = Mapped::open(f, u64::MAX, u64::MAX).unwrap();
+        let flags = vm_flags(m.bytes().as_ptr() as usize);
+        let has = |flag: &str| flags.split_whitespace().any(|f| f == flag);
+        assert!(has("sr"), "sequential read: {flags}");
+        // Kernels built without transparent huge pages refuse the advice.
+        if std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+            assert!(has("hg"), "huge pages: {flags}");
+        }
     }
 
     #[test]
