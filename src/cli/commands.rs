@@ -959,28 +959,25 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
         w.write(fields).map_err(|e| write_failure(&name, e, Default::default(), |f| f))
     };
     put(&mut w, [b"field", b"value", b"count"])?;
-    let threads = a.par.parallel().thread_count();
+    let top = frequency::Top {
+        limit: a.limit,
+        asc: a.asc,
+        no_nulls: a.no_nulls,
+        threads: a.par.parallel().thread_count(),
+    };
     for (field, k) in &columns {
-        let top = frequency::top_on(&counts, *k, a.limit, a.asc, a.no_nulls, threads);
-        // Lines are formatted on every thread, a window at a time (in
-        // memory: at most `threads` times LINES lines), and written in
-        // order.
-        const LINES: usize = 1 << 15;
-        for window in top.chunks(threads * LINES) {
-            let bufs: Vec<Result<Vec<u8>, WriteError>> = std::thread::scope(|s| {
-                let hs: Vec<_> = window
-                    .chunks(LINES)
-                    .map(|c| s.spawn(move || frequency_lines(field, c)))
-                    .collect();
-                hs.into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                    .collect()
-            });
-            for b in bufs {
+        // Sorted and formatted on every thread, a window of lines at a
+        // time, and written in order here.
+        frequency::each_top(
+            &counts,
+            *k,
+            &top,
+            |c| frequency_lines(field, c),
+            |b| -> Result<(), Failure> {
                 let b = b.map_err(|e| write_failure(&name, e, Default::default(), |f| f))?;
-                w.get_mut().write_all(&b)?;
-            }
-        }
+                Ok(w.get_mut().write_all(&b)?)
+            },
+        )?;
     }
     Ok(w.into_inner()?.flush()?)
 }

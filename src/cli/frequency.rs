@@ -2,7 +2,8 @@
 //! frequent first, as `xsv frequency` gives them.
 
 use std::hash::BuildHasher;
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
 
 use hashbrown::hash_table::{Entry, HashTable};
 
@@ -218,8 +219,8 @@ pub fn top(
     top_on(parts, j, limit, asc, no_nulls, 1)
 }
 
-/// [`top`], with the sort on up to `threads` threads (see
-/// [`super::sort::par_sort_by`]).
+/// [`top`] on up to `threads` threads (see [`each_top`]).
+#[cfg(test)]
 pub fn top_on(
     parts: &[Frequencies],
     j: usize,
@@ -228,28 +229,259 @@ pub fn top_on(
     no_nulls: bool,
     threads: usize,
 ) -> Vec<(&[u8], u64)> {
-    let cols = || parts.iter().filter_map(|p| Some((p, p.columns.get(j)?)));
-    let empty: u64 = cols().map(|(_, c)| c.empty).sum();
-    let empty = (empty > 0 && !no_nulls).then_some((&b""[..], empty));
-    // Each value with its first eight bytes as a big-endian number (zero
-    // padded): comparing those orders most ties without a call to compare
-    // the slices (a column of distinct values is nearly all ties).
-    let mut v: Vec<(&[u8], u64, u64)> = cols()
-        .flat_map(|(p, c)| c.values.iter().map(|s| (p.bytes(s), s.count)))
-        .chain(empty)
-        .map(|(b, n)| (b, n, prefix(b)))
-        .collect();
-    let order = |a: &(&[u8], u64, u64), b: &(&[u8], u64, u64)| {
+    let mut all = Vec::new();
+    let run = each_top(
+        parts,
+        j,
+        &Top { limit, asc, no_nulls, threads },
+        |v| v.to_vec(),
+        |v| -> Result<(), ()> {
+            all.extend(v);
+            Ok(())
+        },
+    );
+    run.expect("the sink does not fail");
+    all
+}
+
+/// What [`each_top`] gives of a column.
+pub struct Top {
+    /// At most this many values (0: all).
+    pub limit: usize,
+    /// The least frequent first.
+    pub asc: bool,
+    /// Without the count of empty values.
+    pub no_nulls: bool,
+    /// Threads to sort and format on (1: the calling thread alone).
+    pub threads: usize,
+}
+
+/// A value, its count, and its first eight bytes as a big-endian number
+/// (zero padded): comparing those orders most ties without a call to
+/// compare the slices (a column of distinct values is nearly all ties).
+type Keyed<'a> = (&'a [u8], u64, u64);
+
+/// Output lines handed out at a time (at most one piece per thread and
+/// window is held in memory).
+const LINES: usize = 1 << 15;
+
+/// Column `j`'s values and counts over counts split in `parts` (each
+/// value counted in one part, as [`Shards`] keeps them), in the order of
+/// [`Frequencies::top`]: `piece` is called on runs of consecutive values
+/// (on up to `top.threads` threads), and `sink` gets what it made, in
+/// order, on the calling thread; the first error of `sink` stops the
+/// rest and is returned.
+///
+/// No step whose cost grows with the number of values runs on one
+/// thread alone: each part's values are gathered (and cut to the
+/// `limit` first, which holds every value of the top) on the thread that
+/// takes the part; then the values are split into ranges of the order at
+/// sampled values (a sample sort), each part's values are sent to their
+/// ranges on the thread that takes the part, and each range is gathered,
+/// sorted and made into pieces by the thread that takes it, a window of
+/// ranges ahead of `sink`. Only the sample (a few per output piece) is
+/// sorted on the calling thread.
+pub fn each_top<'a, T: Send, E>(
+    parts: &'a [Frequencies],
+    j: usize,
+    top: &Top,
+    piece: impl Fn(&[(&'a [u8], u64)]) -> T + Sync,
+    mut sink: impl FnMut(T) -> Result<(), E>,
+) -> Result<(), E> {
+    let &Top { limit, asc, no_nulls, threads } = top;
+    let threads = threads.max(1);
+    let order = move |a: &Keyed<'_>, b: &Keyed<'_>| {
         let by_count = if asc { a.1.cmp(&b.1) } else { b.1.cmp(&a.1) };
         by_count.then_with(|| a.2.cmp(&b.2)).then_with(|| a.0.cmp(b.0))
     };
-    if limit > 0 && limit < v.len() {
-        v.select_nth_unstable_by(limit - 1, order);
-        v.truncate(limit);
+    // Each value is in one part and no two values compare equal: an
+    // unstable sort or selection gives the one order.
+    let cut = |v: &mut Vec<Keyed<'a>>| {
+        if limit > 0 && limit < v.len() {
+            v.select_nth_unstable_by(limit - 1, order);
+            v.truncate(limit);
+        }
+    };
+    let empty: u64 = parts.iter().filter_map(|p| p.columns.get(j)).map(|c| c.empty).sum::<u64>();
+    let empty = (empty > 0 && !no_nulls).then_some((&b""[..], empty, 0));
+    let gather = |k: usize| -> Vec<Keyed<'a>> {
+        let p = &parts[k];
+        let mut v: Vec<Keyed<'a>> = match p.columns.get(j) {
+            Some(c) => c
+                .values
+                .iter()
+                .map(|s| {
+                    let b = p.bytes(s);
+                    (b, s.count, prefix(b))
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        if k == 0 {
+            v.extend(empty);
+        }
+        cut(&mut v);
+        v
+    };
+    let lines =
+        |v: &[Keyed<'a>]| -> Vec<(&'a [u8], u64)> { v.iter().map(|&(b, n, _)| (b, n)).collect() };
+    if parts.is_empty() {
+        return Ok(());
     }
-    // No two values compare equal: an unstable sort gives the one order.
-    super::sort::par_sort_by(&mut v, threads, false, order);
-    v.into_iter().map(|(b, n, _)| (b, n)).collect()
+    let total: usize = parts.iter().filter_map(|p| p.columns.get(j)).map(|c| c.values.len()).sum();
+    if threads == 1 || total < 2 * LINES {
+        // Small, or one thread: everything here.
+        let mut v: Vec<Keyed<'a>> = (0..parts.len()).flat_map(gather).collect();
+        cut(&mut v);
+        v.sort_unstable_by(order);
+        for c in v.chunks(LINES) {
+            sink(piece(&lines(c)))?;
+        }
+        return Ok(());
+    }
+    let gathered: Vec<Vec<Keyed<'a>>> = par_map(threads, parts.len(), gather);
+    let total: usize = gathered.iter().map(Vec::len).sum();
+    let wanted = if limit > 0 { limit.min(total) } else { total };
+    // Ranges of about LINES values each (at least a few per thread, at
+    // most 4096), bounded at values sampled evenly from every part.
+    let ranges = (total / LINES).clamp(4 * threads, 4096);
+    let step = (total / (ranges * 16)).max(1);
+    let mut sample: Vec<Keyed<'a>> =
+        gathered.iter().flat_map(|v| v.iter().step_by(step).copied()).collect();
+    sample.sort_unstable_by(order);
+    let mut splitters: Vec<Keyed<'a>> =
+        (1..ranges).map(|i| sample[i * sample.len() / ranges]).collect();
+    splitters.dedup_by(|a, b| order(a, b).is_eq());
+    let ranges = splitters.len() + 1;
+    // Each part's values by range: range `r` holds the values after
+    // `splitters[r - 1]` up to `splitters[r]`.
+    let split: Vec<Vec<Vec<Keyed<'a>>>> = par_map(threads, gathered.len(), |k| {
+        let mut by: Vec<Vec<Keyed<'a>>> = vec![Vec::new(); ranges];
+        for e in &gathered[k] {
+            by[splitters.partition_point(|s| order(s, e).is_lt())].push(*e);
+        }
+        by
+    });
+    drop(gathered);
+    // The rank in the output of each range's first value.
+    let mut first = Vec::with_capacity(ranges);
+    let mut at = 0;
+    for r in 0..ranges {
+        first.push(at);
+        at += split.iter().map(|by| by[r].len()).sum::<usize>();
+    }
+    let needed = first.iter().take_while(|&&f| f < wanted).count();
+    ordered(
+        threads,
+        needed,
+        |r| {
+            let mut v: Vec<Keyed<'a>> = split.iter().flat_map(|by| by[r].iter().copied()).collect();
+            v.sort_unstable_by(order);
+            v.truncate(wanted - first[r]);
+            v.chunks(LINES).map(|c| piece(&lines(c))).collect::<Vec<T>>()
+        },
+        |pieces| pieces.into_iter().try_for_each(&mut sink),
+    )
+}
+
+/// `f` of `0..n` on up to `threads` threads (each takes the next index
+/// left), in order.
+fn par_map<U: Send>(threads: usize, n: usize, f: impl Fn(usize) -> U + Sync) -> Vec<U> {
+    let next = AtomicUsize::new(0);
+    let out: Vec<Mutex<Option<U>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(n) {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= n {
+                    break;
+                }
+                let u = f(k);
+                *out[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(u);
+            });
+        }
+    });
+    // Every index was taken by a thread that finished (a panic in one
+    // reaches this thread when the scope ends).
+    out.into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()).expect("every index is done"))
+        .collect()
+}
+
+/// `f` of `0..n` on up to `threads` threads, at most a window of
+/// `2 * threads` ahead of `sink`, which gets the results in order on the
+/// calling thread; its first error stops the threads and is returned. A
+/// panic in `f` reaches the calling thread.
+fn ordered<U: Send, E>(
+    threads: usize,
+    n: usize,
+    f: impl Fn(usize) -> U + Sync,
+    mut sink: impl FnMut(U) -> Result<(), E>,
+) -> Result<(), E> {
+    struct State<U> {
+        next: usize,
+        written: usize,
+        stop: bool,
+        done: Vec<Option<std::thread::Result<U>>>,
+    }
+    let window = 2 * threads;
+    let state = Mutex::new(State {
+        next: 0,
+        written: 0,
+        stop: false,
+        done: (0..n).map(|_| None).collect(),
+    });
+    let cv = Condvar::new();
+    let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(n) {
+            s.spawn(|| loop {
+                let k = {
+                    let mut g = lock();
+                    while !g.stop && g.next < n && g.next >= g.written + window {
+                        g = cv.wait(g).unwrap_or_else(|p| p.into_inner());
+                    }
+                    if g.stop || g.next >= n {
+                        return;
+                    }
+                    g.next += 1;
+                    g.next - 1
+                };
+                let u = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(k)));
+                lock().done[k] = Some(u);
+                cv.notify_all();
+            });
+        }
+        let stop = || {
+            lock().stop = true;
+            cv.notify_all();
+        };
+        for k in 0..n {
+            let u = {
+                let mut g = lock();
+                loop {
+                    if let Some(u) = g.done[k].take() {
+                        break u;
+                    }
+                    g = cv.wait(g).unwrap_or_else(|p| p.into_inner());
+                }
+            };
+            let u = match u {
+                Ok(u) => u,
+                Err(p) => {
+                    stop();
+                    std::panic::resume_unwind(p);
+                }
+            };
+            if let Err(e) = sink(u) {
+                stop();
+                return Err(e);
+            }
+            lock().written += 1;
+            cv.notify_all();
+        }
+        Ok(())
+    })
 }
 
 /// The first eight bytes of `b` (zero padded) as a big-endian number: for
@@ -287,6 +519,77 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Counts moved into the 64 shards, sorted on threads (in ranges of
+    /// the order) as on one and as a plain sort of every count gives
+    /// them: many ties, empty values, limits that end inside a range, at
+    /// a range's end and past the last value.
+    #[test]
+    fn shards_sorted_in_ranges_as_a_plain_sort() {
+        use std::collections::HashMap;
+        let shared = Shards::default();
+        let mut buckets = Buckets::default();
+        let mut oracle: HashMap<Vec<u8>, u64> = HashMap::new();
+        for chunk in 0..4u64 {
+            let mut f = Frequencies::default();
+            for i in 0..60_000u64 {
+                // Counts 1 to 4 (most values once), some empty.
+                let x = (chunk * 60_000 + i) * 7919 % 180_007;
+                let v = if x % 97 == 0 { String::new() } else { format!("v{}", x % 150_000) };
+                f.add(std::iter::once(v.as_bytes()));
+                *oracle.entry(v.into_bytes()).or_default() += 1;
+            }
+            f.drain_into(&shared, &mut buckets);
+        }
+        let parts = shared.into_parts();
+        let mut all: Vec<(Vec<u8>, u64)> = oracle.into_iter().collect();
+        for asc in [false, true] {
+            all.sort_by(|a, b| {
+                let by = if asc { a.1.cmp(&b.1) } else { b.1.cmp(&a.1) };
+                by.then_with(|| a.0.cmp(&b.0))
+            });
+            let n = all.len();
+            for limit in [0, 1, 10, 40_000, n - 1, n, n + 5] {
+                let want = &all[..if limit == 0 { n } else { limit.min(n) }];
+                for threads in [1, 2, 3, 8] {
+                    let got = top_on(&parts, 0, limit, asc, false, threads);
+                    assert_eq!(got.len(), want.len(), "{limit} {asc} {threads}");
+                    assert!(
+                        got.iter().zip(want).all(|(g, w)| g.0 == w.0 && g.1 == w.1),
+                        "{limit} {asc} {threads}"
+                    );
+                    let no_nulls = top_on(&parts, 0, limit, asc, true, threads);
+                    assert!(no_nulls.iter().all(|v| !v.0.is_empty()));
+                    assert_eq!(no_nulls, top_on(&parts, 0, limit, asc, true, 1));
+                }
+            }
+        }
+    }
+
+    /// A sink's error stops the output at once and is returned; a panic
+    /// in a piece reaches the caller.
+    #[test]
+    fn each_top_stops_at_the_sink_error() {
+        let mut f = Frequencies::default();
+        for i in 0..200_000u64 {
+            f.add(std::iter::once(format!("{i}").as_bytes()));
+        }
+        let parts = [f];
+        let top = Top { limit: 0, asc: false, no_nulls: false, threads: 3 };
+        let mut seen = 0;
+        let r = each_top(&parts, 0, &top, <[_]>::len, |n| {
+            seen += 1;
+            if seen == 2 {
+                return Err(n);
+            }
+            Ok(())
+        });
+        assert!(matches!(r, Err(n) if n > 0) && seen == 2);
+        let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            each_top(&parts, 0, &top, |_| -> usize { panic!("piece") }, |_| Ok::<(), ()>(()))
+        }));
+        assert!(p.is_err());
     }
 
     #[test]
