@@ -984,11 +984,24 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
 
 /// `frequency`'s output lines of `field`'s values and counts.
 fn frequency_lines(field: &[u8], top: &[(&[u8], u64)]) -> Result<Vec<u8>, WriteError> {
-    let mut w = RecordWriter::new(Vec::with_capacity(top.len() * 24), Format::Csv, b',', None);
+    // The field's name and the delimiter after it, written once (the
+    // record `field,` ends with the delimiter and an empty field): every
+    // line starts with them.
+    let mut w = RecordWriter::new(Vec::new(), Format::Csv, b',', None);
+    w.write([field, b""])?;
+    let mut start = std::mem::take(w.get_mut());
+    start.pop();
+    let mut w = RecordWriter::new(
+        Vec::with_capacity(top.len() * (start.len() + 16)),
+        Format::Csv,
+        b',',
+        None,
+    );
     let mut digits = [0u8; 20];
     for &(value, n) in top {
         let value = if value.is_empty() { &b"(NULL)"[..] } else { value };
-        w.write([field, value, decimal(n, &mut digits)])?;
+        w.get_mut().extend_from_slice(&start);
+        w.write([value, decimal(n, &mut digits)])?;
     }
     Ok(std::mem::take(w.get_mut()))
 }

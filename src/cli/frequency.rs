@@ -304,22 +304,18 @@ pub fn each_top<'a, T: Send, E>(
     };
     let empty: u64 = parts.iter().filter_map(|p| p.columns.get(j)).map(|c| c.empty).sum::<u64>();
     let empty = (empty > 0 && !no_nulls).then_some((&b""[..], empty, 0));
-    let gather = |k: usize| -> Vec<Keyed<'a>> {
+    // Part `k`'s values (part 0 also has the empty value's count).
+    let values = |k: usize| {
         let p = &parts[k];
-        let mut v: Vec<Keyed<'a>> = match p.columns.get(j) {
-            Some(c) => c
-                .values
-                .iter()
-                .map(|s| {
-                    let b = p.bytes(s);
-                    (b, s.count, prefix(b))
-                })
-                .collect(),
-            None => Vec::new(),
+        let keyed = move |s: &Slot| {
+            let b = p.bytes(s);
+            (b, s.count, prefix(b))
         };
-        if k == 0 {
-            v.extend(empty);
-        }
+        let v = p.columns.get(j).into_iter().flat_map(move |c| c.values.iter().map(keyed));
+        v.chain(if k == 0 { empty } else { None })
+    };
+    let gather = |k: usize| -> Vec<Keyed<'a>> {
+        let mut v: Vec<Keyed<'a>> = values(k).collect();
         cut(&mut v);
         v
     };
@@ -339,15 +335,25 @@ pub fn each_top<'a, T: Send, E>(
         }
         return Ok(());
     }
-    let gathered: Vec<Vec<Keyed<'a>>> = par_map(threads, parts.len(), gather);
-    let total: usize = gathered.iter().map(Vec::len).sum();
+    // Under a limit that may leave values out, each part's first values
+    // (which hold the first values of all); else the parts' tables as
+    // they are.
+    let gathered: Option<Vec<Vec<Keyed<'a>>>> =
+        (limit > 0 && limit <= total).then(|| par_map(threads, parts.len(), gather));
+    let total = match &gathered {
+        Some(g) => g.iter().map(Vec::len).sum(),
+        None => total + usize::from(empty.is_some()),
+    };
     let wanted = if limit > 0 { limit.min(total) } else { total };
     // Ranges of about LINES values each (at least a few per thread, at
     // most 4096), bounded at values sampled evenly from every part.
     let ranges = (total / LINES).clamp(4 * threads, 4096);
     let step = (total / (ranges * 16)).max(1);
-    let mut sample: Vec<Keyed<'a>> =
-        gathered.iter().flat_map(|v| v.iter().step_by(step).copied()).collect();
+    let mut sample: Vec<Keyed<'a>> = par_map(threads, parts.len(), |k| match &gathered {
+        Some(g) => g[k].iter().step_by(step).copied().collect::<Vec<_>>(),
+        None => values(k).step_by(step).collect(),
+    })
+    .concat();
     sample.sort_unstable_by(order);
     let mut splitters: Vec<Keyed<'a>> =
         (1..ranges).map(|i| sample[i * sample.len() / ranges]).collect();
@@ -355,10 +361,13 @@ pub fn each_top<'a, T: Send, E>(
     let ranges = splitters.len() + 1;
     // Each part's values by range: range `r` holds the values after
     // `splitters[r - 1]` up to `splitters[r]`.
-    let split: Vec<Vec<Vec<Keyed<'a>>>> = par_map(threads, gathered.len(), |k| {
+    let split: Vec<Vec<Vec<Keyed<'a>>>> = par_map(threads, parts.len(), |k| {
         let mut by: Vec<Vec<Keyed<'a>>> = vec![Vec::new(); ranges];
-        for e in &gathered[k] {
-            by[splitters.partition_point(|s| order(s, e).is_lt())].push(*e);
+        let mut put =
+            |e: Keyed<'a>| by[splitters.partition_point(|s| order(s, &e).is_lt())].push(e);
+        match &gathered {
+            Some(g) => g[k].iter().copied().for_each(&mut put),
+            None => values(k).for_each(&mut put),
         }
         by
     });
