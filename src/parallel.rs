@@ -21,7 +21,10 @@ pub const PARALLEL_CHUNK: usize = 4 << 20;
 /// found exactly by the splitter's automaton (the crate's grammar; see
 /// [`crate::split`]): from the bytes just before each cut where they
 /// decide the state there whatever came earlier, which is almost always,
-/// else from a summary of every chunk. Nothing is guessed. Each worker
+/// else from a summary of every chunk. Nothing is guessed. A cut is found
+/// when a worker first needs it, by that worker (the one about to parse
+/// the chunk before it, whose bytes it searches for quotes): no pass over
+/// the whole input comes before the first chunk is parsed. Each worker
 /// thread takes the next chunk and parses it with an ordinary [`Reader`]
 /// over the rest of the input, handing the caller's `work` the records
 /// that start before the next chunk's start.

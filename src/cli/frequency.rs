@@ -335,57 +335,46 @@ pub fn each_top<'a, T: Send, E>(
         }
         return Ok(());
     }
-    // Under a limit that may leave values out, each part's first values
-    // (which hold the first values of all); else the parts' tables as
-    // they are.
-    let gathered: Option<Vec<Vec<Keyed<'a>>>> =
-        (limit > 0 && limit <= total).then(|| par_map(threads, parts.len(), gather));
-    let total = match &gathered {
-        Some(g) => g.iter().map(Vec::len).sum(),
-        None => total + usize::from(empty.is_some()),
-    };
+    // Each part's values (its first ones under a limit: they hold the
+    // first values of all), sorted on the thread that takes the part.
+    let sorted: Vec<Vec<Keyed<'a>>> = par_map(threads, parts.len(), |k| {
+        let mut v = gather(k);
+        v.sort_unstable_by(order);
+        v
+    });
+    let total: usize = sorted.iter().map(Vec::len).sum();
     let wanted = if limit > 0 { limit.min(total) } else { total };
     // Ranges of about LINES values each (at least a few per thread, at
     // most 4096), bounded at values sampled evenly from every part.
     let ranges = (total / LINES).clamp(4 * threads, 4096);
     let step = (total / (ranges * 16)).max(1);
-    let mut sample: Vec<Keyed<'a>> = par_map(threads, parts.len(), |k| match &gathered {
-        Some(g) => g[k].iter().step_by(step).copied().collect::<Vec<_>>(),
-        None => values(k).step_by(step).collect(),
-    })
-    .concat();
+    let mut sample: Vec<Keyed<'a>> =
+        sorted.iter().flat_map(|v| v.iter().skip(step / 2).step_by(step).copied()).collect();
     sample.sort_unstable_by(order);
     let mut splitters: Vec<Keyed<'a>> =
         (1..ranges).map(|i| sample[i * sample.len() / ranges]).collect();
     splitters.dedup_by(|a, b| order(a, b).is_eq());
-    let ranges = splitters.len() + 1;
-    // Each part's values by range: range `r` holds the values after
-    // `splitters[r - 1]` up to `splitters[r]`.
-    let split: Vec<Vec<Vec<Keyed<'a>>>> = par_map(threads, parts.len(), |k| {
-        let mut by: Vec<Vec<Keyed<'a>>> = vec![Vec::new(); ranges];
-        let mut put =
-            |e: Keyed<'a>| by[splitters.partition_point(|s| order(s, &e).is_lt())].push(e);
-        match &gathered {
-            Some(g) => g[k].iter().copied().for_each(&mut put),
-            None => values(k).for_each(&mut put),
-        }
-        by
+    // Where each range starts in each part: range `r` holds the values
+    // after `splitters[r - 1]` up to `splitters[r]`.
+    let cut_at: Vec<Vec<usize>> = par_map(threads, sorted.len(), |k| {
+        let v = &sorted[k];
+        let inner = splitters.iter().map(|s| v.partition_point(|e| order(e, s).is_le()));
+        std::iter::once(0).chain(inner).chain(std::iter::once(v.len())).collect()
     });
-    drop(gathered);
+    let ranges = splitters.len() + 1;
     // The rank in the output of each range's first value.
-    let mut first = Vec::with_capacity(ranges);
-    let mut at = 0;
-    for r in 0..ranges {
-        first.push(at);
-        at += split.iter().map(|by| by[r].len()).sum::<usize>();
-    }
-    let needed = first.iter().take_while(|&&f| f < wanted).count();
+    let first: Vec<usize> = (0..=ranges).map(|r| cut_at.iter().map(|c| c[r]).sum()).collect();
+    let needed = first[..ranges].iter().take_while(|&&f| f < wanted).count();
     ordered(
         threads,
         needed,
         |r| {
-            let mut v: Vec<Keyed<'a>> = split.iter().flat_map(|by| by[r].iter().copied()).collect();
-            v.sort_unstable_by(order);
+            // Sorted runs, one per part: the stable sort merges them.
+            let mut v: Vec<Keyed<'a>> = Vec::with_capacity(first[r + 1] - first[r]);
+            for (p, c) in sorted.iter().zip(&cut_at) {
+                v.extend_from_slice(&p[c[r]..c[r + 1]]);
+            }
+            v.sort_by(order);
             v.truncate(wanted - first[r]);
             v.chunks(LINES).map(|c| piece(&lines(c))).collect::<Vec<T>>()
         },
