@@ -417,3 +417,19 @@ fn a_long_quoted_field_across_chunks_reads_as_on_one_thread() {
     }
     assert_eq!(ok(&["count", &f]), b"40001\n");
 }
+
+/// `frequency` quotes a field name or value holding a delimiter, quote,
+/// CR or LF (and only those), as every CSV output does, on one thread and
+/// several.
+#[test]
+fn frequency_quotes_names_and_values_that_need_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = "\"a,b\",\"\"\n\"x,1\",\n\"q\"\"t\",z\n\"l\nm\",z\n\"r\rs\",z\nplain,z\n";
+    let f = write(dir.path(), "q.csv", data.as_bytes());
+    let want = "field,value,count\n\"a,b\",\"l\nm\",1\n\"a,b\",plain,1\n\"a,b\",\"q\"\"t\",1\n\
+                \"a,b\",\"r\rs\",1\n\"a,b\",\"x,1\",1\n,z,4\n,(NULL),1\n";
+    for j in ["1", "2"] {
+        let o = ok(&["frequency", "-j", j, "-l", "0", &f]);
+        assert_eq!(String::from_utf8(o).unwrap(), want, "-j {j}");
+    }
+}

@@ -1000,8 +1000,19 @@ fn frequency_lines(field: &[u8], top: &[(&[u8], u64)]) -> Result<Vec<u8>, WriteE
     let mut digits = [0u8; 20];
     for &(value, n) in top {
         let value = if value.is_empty() { &b"(NULL)"[..] } else { value };
-        w.get_mut().extend_from_slice(&start);
-        w.write([value, decimal(n, &mut digits)])?;
+        let n = decimal(n, &mut digits);
+        let out = w.get_mut();
+        out.extend_from_slice(&start);
+        // A value without the bytes the writer quotes for (delimiter,
+        // quote, CR, LF) is written as it is, as the writer writes it.
+        if value.iter().any(|&b| matches!(b, b',' | b'"' | b'\r' | b'\n')) {
+            w.write([value, n])?;
+        } else {
+            out.extend_from_slice(value);
+            out.push(b',');
+            out.extend_from_slice(n);
+            out.push(b'\n');
+        }
     }
     Ok(std::mem::take(w.get_mut()))
 }
