@@ -27,14 +27,27 @@ struct Slot {
 }
 
 /// One column's counts. Empty values are counted apart: a column that has
-/// seen only those takes 40 bytes and no allocation, so that records of
+/// seen only those takes 64 bytes and no allocation, so that records of
 /// many empty fields take little memory. The values' bytes are in the
 /// arena of the [`Frequencies`] the column belongs to.
 #[derive(Default)]
 struct Column {
     empty: u64,
     values: HashTable<Slot>,
+    /// Values counted into `values`, and the sum of the numbers of
+    /// distinct values found at each [`Frequencies::drain_into`], since
+    /// the column was last judged (at least [`DIRECT_MIN`] values).
+    added: u64,
+    distinct: u64,
+    /// Values are not counted here but listed one by one for the shards
+    /// (see [`Frequencies::drain_into`]).
+    direct: bool,
 }
+
+/// A column whose values were at least three quarters distinct between
+/// moves into the shards, over at least this many values, has its values
+/// moved one by one from then on (see [`Frequencies::drain_into`]).
+const DIRECT_MIN: u64 = 4096;
 
 /// Exact counts of the values of each column seen. Each distinct value's
 /// bytes are stored once, one after the other in `arena` (shared by the
@@ -45,6 +58,8 @@ struct Column {
 pub struct Frequencies {
     columns: Vec<Column>,
     arena: Vec<u8>,
+    /// Values of the columns counted directly in the shards, each once.
+    direct: Vec<Moved>,
 }
 
 impl Frequencies {
@@ -63,10 +78,18 @@ impl Frequencies {
                 self.columns.push(Column::default());
             }
             let Some(f) = f else { continue };
+            let c = &mut self.columns[j];
             if f.is_empty() {
-                self.columns[j].empty += 1;
+                c.empty += 1;
                 continue;
             }
+            if c.direct {
+                let s = Slot { hash: hash(f), start: self.arena.len(), len: f.len(), count: 1 };
+                self.direct.push((j, s));
+                self.arena.extend_from_slice(f);
+                continue;
+            }
+            c.added += 1;
             self.count(j, f, hash(f), 1);
         }
     }
@@ -115,6 +138,14 @@ impl Frequencies {
     /// keeping its memory for the next batch). The values are first
     /// grouped by shard in `buckets` (kept between calls to save
     /// allocations), then each shard is locked once.
+    ///
+    /// A column whose values were nearly all distinct between moves
+    /// (a column of identifiers, say) gains little from being
+    /// counted here first: each value would be looked up twice, here and
+    /// in its shard. From then on its values are listed one by one (with
+    /// their hash) and counted in the shards alone. A column of few
+    /// values keeps its counts here, so that a frequent value does not
+    /// keep its shard locked.
     pub fn drain_into(&mut self, shared: &Shards, buckets: &mut Buckets) {
         buckets.0.resize_with(SHARDS, Vec::new);
         let mut empty: Vec<(usize, u64)> = Vec::new();
@@ -125,6 +156,14 @@ impl Frequencies {
             for s in &c.values {
                 buckets.0[shard_of(s.hash)].push((j, *s));
             }
+            c.distinct += c.values.len() as u64;
+            if c.added >= DIRECT_MIN {
+                c.direct = c.distinct * 4 >= c.added * 3;
+                (c.added, c.distinct) = (0, 0);
+            }
+        }
+        for m in self.direct.drain(..) {
+            buckets.0[shard_of(m.1.hash)].push(m);
         }
         let width = self.columns.len();
         for (s, bucket) in buckets.0.iter_mut().enumerate() {
@@ -529,8 +568,12 @@ mod tests {
         let shared = Shards::default();
         let mut buckets = Buckets::default();
         let mut oracle: HashMap<Vec<u8>, u64> = HashMap::new();
+        // One thread's counts, moved into the shards after each chunk:
+        // its column of nearly distinct values is listed one by one from
+        // the second chunk on.
+        let mut f = Frequencies::default();
         for chunk in 0..4u64 {
-            let mut f = Frequencies::default();
+            assert_eq!(f.columns.first().is_some_and(|c| c.direct), chunk > 0);
             for i in 0..60_000u64 {
                 // Counts 1 to 4 (most values once), some empty.
                 let x = (chunk * 60_000 + i) * 7919 % 180_007;
