@@ -312,14 +312,14 @@ const LINES: usize = 1 << 15;
 /// rest and is returned.
 ///
 /// No step whose cost grows with the number of values runs on one
-/// thread alone: each part's values are gathered (and cut to the
-/// `limit` first, which holds every value of the top) on the thread that
-/// takes the part; then the values are split into ranges of the order at
-/// sampled values (a sample sort), each part's values are sent to their
-/// ranges on the thread that takes the part, and each range is gathered,
-/// sorted and made into pieces by the thread that takes it, a window of
-/// ranges ahead of `sink`. Only the sample (a few per output piece) is
-/// sorted on the calling thread.
+/// thread alone: each part's values are gathered, cut to the `limit`
+/// first (which hold every value of the top) and sorted on the thread
+/// that takes the part; the order is then cut into ranges at values
+/// sampled from every sorted part (a sample sort), where each part is cut
+/// by the thread that takes it; and each range is merged from the parts'
+/// sorted runs and made into pieces by the thread that takes it, a
+/// window of ranges ahead of `sink`. Only the sample (a few values per
+/// range) is sorted on the calling thread.
 pub fn each_top<'a, T: Send, E>(
     parts: &'a [Frequencies],
     j: usize,
