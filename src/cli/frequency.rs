@@ -312,12 +312,13 @@ const LINES: usize = 1 << 15;
 /// rest and is returned.
 ///
 /// No step whose cost grows with the number of values runs on one
-/// thread alone: each part's values are gathered, cut to the `limit`
-/// first (which hold every value of the top) and sorted on the thread
-/// that takes the part; the order is then cut into ranges at values
-/// sampled from every sorted part (a sample sort), where each part is cut
-/// by the thread that takes it; and each range is merged from the parts'
-/// sorted runs and made into pieces by the thread that takes it, a
+/// thread alone: the values of a group of parts are gathered, cut to the
+/// `limit` first (which hold every value of the top) and sorted on the
+/// thread that takes the group; the order is then cut into ranges at
+/// values sampled from every sorted group (a sample sort), where each
+/// group is cut by the thread that takes it; and each range is merged
+/// from the groups' sorted runs and made into pieces by the thread that
+/// takes it, a
 /// window of ranges ahead of `sink`. Only the sample (a few values per
 /// range) is sorted on the calling thread.
 pub fn each_top<'a, T: Send, E>(
@@ -374,10 +375,14 @@ pub fn each_top<'a, T: Send, E>(
         }
         return Ok(());
     }
-    // Each part's values (its first ones under a limit: they hold the
-    // first values of all), sorted on the thread that takes the part.
-    let sorted: Vec<Vec<Keyed<'a>>> = par_map(threads, parts.len(), |k| {
-        let mut v = gather(k);
+    // The parts in groups (four per thread: every thread has work, and
+    // a range has few runs to merge), each group's values (its first ones
+    // under a limit: they hold the first values of all) sorted on the
+    // thread that takes it.
+    let groups = (4 * threads).min(parts.len());
+    let sorted: Vec<Vec<Keyed<'a>>> = par_map(threads, groups, |g| {
+        let mut v: Vec<Keyed<'a>> = (g..parts.len()).step_by(groups).flat_map(values).collect();
+        cut(&mut v);
         v.sort_unstable_by(order);
         v
     });
@@ -393,7 +398,7 @@ pub fn each_top<'a, T: Send, E>(
     let mut splitters: Vec<Keyed<'a>> =
         (1..ranges).map(|i| sample[i * sample.len() / ranges]).collect();
     splitters.dedup_by(|a, b| order(a, b).is_eq());
-    // Where each range starts in each part: range `r` holds the values
+    // Where each range starts in each group: range `r` holds the values
     // after `splitters[r - 1]` up to `splitters[r]`.
     let cut_at: Vec<Vec<usize>> = par_map(threads, sorted.len(), |k| {
         let v = &sorted[k];
@@ -408,7 +413,7 @@ pub fn each_top<'a, T: Send, E>(
         threads,
         needed,
         |r| {
-            // Sorted runs, one per part: the stable sort merges them.
+            // Sorted runs, one per group: the stable sort merges them.
             let mut v: Vec<Keyed<'a>> = Vec::with_capacity(first[r + 1] - first[r]);
             for (p, c) in sorted.iter().zip(&cut_at) {
                 v.extend_from_slice(&p[c[r]..c[r + 1]]);
