@@ -612,7 +612,7 @@ struct Plan {
 /// The bounds of the chunks of a parallel read (the input's start, the
 /// first record start at or after each cut, the input's end), each found
 /// once, when a worker first needs it, as
-/// [`Splitter::record_bounds`] places them: the workers search the range
+/// `Splitter::record_bounds` places them: the workers search the range
 /// before a cut as they come to it (the chunk they are about to parse),
 /// so no pass over the whole input comes before the first chunk. Where
 /// the bytes before a cut leave its state undecided, every bound is

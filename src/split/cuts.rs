@@ -192,9 +192,9 @@ impl Splitter {
     /// [`Splitter::resolve`] places them), the input's end. Found from the
     /// bytes before each cut where they decide the state there
     /// ([`Splitter::exact_cuts`]), else from every range's summary: exact
-    /// either way, never guessed. The scheme behind
-    /// [`Reader::par_batches`](crate::Reader::par_batches) and
-    /// [`Reader::par_count`](crate::Reader::par_count).
+    /// either way, never guessed. All at once: a parallel read finds the
+    /// same bounds one at a time as its workers need them
+    /// ([`Splitter::cut_bound`]); its tests compare the two.
     #[cfg(test)]
     pub(crate) fn record_bounds(
         &self,
@@ -214,7 +214,7 @@ impl Splitter {
     /// cut before (`0` for the first cut); as [`Splitter::exact_cuts`]
     /// places it: from the bytes before the cut where they decide the
     /// state there whatever came earlier, else `None`. One cut of
-    /// [`Splitter::record_bounds`], for a parallel read that finds its
+    /// `Splitter::record_bounds`, for a parallel read that finds its
     /// cuts as it goes: the range before the cut is searched for quote,
     /// escape or comment bytes only when it is needed, by the thread that
     /// parses it next.
@@ -242,7 +242,7 @@ impl Splitter {
         Some(self.first_from(input, c, x, 1 << 12).max(since))
     }
 
-    /// [`Splitter::record_bounds`] from every range's summary alone (where
+    /// `Splitter::record_bounds` from every range's summary alone (where
     /// [`Splitter::cut_bound`] leaves a cut undecided).
     pub(crate) fn summary_bounds(
         &self,
