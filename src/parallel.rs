@@ -2,7 +2,7 @@
 //! [`Reader::par_count`]; how it works is told on [`Parallel`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::pool;
@@ -21,7 +21,10 @@ pub const PARALLEL_CHUNK: usize = 4 << 20;
 /// found exactly by the splitter's automaton (the crate's grammar; see
 /// [`crate::split`]): from the bytes just before each cut where they
 /// decide the state there whatever came earlier, which is almost always,
-/// else from a summary of every chunk. Nothing is guessed. Each worker
+/// else from a summary of every chunk. Nothing is guessed. A cut is found
+/// when a worker first needs it, by that worker (the one about to parse
+/// the chunk before it, whose bytes it searches for quotes): no pass over
+/// the whole input comes before the first chunk is parsed. Each worker
 /// thread takes the next chunk and parses it with an ordinary [`Reader`]
 /// over the rest of the input, handing the caller's `work` the records
 /// that start before the next chunk's start.
@@ -507,14 +510,10 @@ impl<'a> Reader<'a> {
         let data = &all[plan.start..plan.start + plan.len];
         let builder = self.chunk_builder();
         // Each chunk's first record start, exactly (the plan starts at a
-        // record start, which the automaton's start state is).
-        let splitter = Splitter::new(builder.dialect_ref());
-        let bounds = match splitter.record_bounds(data, par.chunk, par.threads) {
-            Ok(b) => b.into_iter().map(|b| b as usize).collect::<Vec<usize>>(),
-            // Only a failed thread: the reader goes on alone.
-            Err(_) => return Ok((Err(start), 0)),
-        };
-        let n = bounds.len() - 1;
+        // record start, which the automaton's start state is), found by
+        // the worker that needs it.
+        let bounds = Bounds::new(Splitter::new(builder.dialect_ref()), data, par);
+        let n = bounds.n;
         let ctx = Ctx {
             data,
             origin: self.base + plan.start as u64,
@@ -610,14 +609,81 @@ struct Plan {
     records: u64,
 }
 
+/// The bounds of the chunks of a parallel read (the input's start, the
+/// first record start at or after each cut, the input's end), each found
+/// once, when a worker first needs it, as
+/// `Splitter::record_bounds` places them: the workers search the range
+/// before a cut as they come to it (the chunk they are about to parse),
+/// so no pass over the whole input comes before the first chunk. Where
+/// the bytes before a cut leave its state undecided, every bound is
+/// taken from the summaries of all the ranges, once.
+struct Bounds<'d> {
+    splitter: Splitter,
+    data: &'d [u8],
+    chunk: usize,
+    threads: usize,
+    /// Number of chunks.
+    n: usize,
+    /// Bound `k` (`1 <= k < n`) at `cuts[k - 1]`: `None` inside when a
+    /// thread failed.
+    cuts: Vec<OnceLock<Option<usize>>>,
+    /// Every bound, from the summaries.
+    summarized: OnceLock<Option<Vec<usize>>>,
+}
+
+impl<'d> Bounds<'d> {
+    fn new(splitter: Splitter, data: &'d [u8], par: &Parallel) -> Bounds<'d> {
+        let chunk = par.chunk.max(1);
+        let n = data.len().div_ceil(chunk).max(1);
+        let cuts = (1..n).map(|_| OnceLock::new()).collect();
+        Bounds { splitter, data, chunk, threads: par.threads, n, cuts, summarized: OnceLock::new() }
+    }
+
+    /// Bound `k` (`0 ..= n`); `None` when a thread failed.
+    fn get(&self, k: usize) -> Option<usize> {
+        if k == 0 {
+            return Some(0);
+        }
+        if k >= self.n {
+            return Some(self.data.len());
+        }
+        if let Some(all) = self.summarized.get() {
+            return all.as_ref().map(|b| b[k]);
+        }
+        // The bound before is found first (by this thread if no other has),
+        // lowest first, so that no call goes deeper than one level.
+        let known = (1..k).rev().find(|&i| self.cuts[i - 1].get().is_some()).unwrap_or(0);
+        for i in known + 1..k {
+            self.get(i)?;
+        }
+        *self.cuts[k - 1].get_or_init(|| {
+            let since = self.get(k - 1)? as u64;
+            match self.splitter.cut_bound(self.data, k * self.chunk, self.chunk, since) {
+                Some(b) => Some(b as usize),
+                None => self.summarized().map(|b| b[k]),
+            }
+        })
+    }
+
+    /// Every bound, from the summaries of all the ranges.
+    fn summarized(&self) -> Option<&Vec<usize>> {
+        self.summarized
+            .get_or_init(|| {
+                let b = self.splitter.summary_bounds(self.data, self.chunk, self.threads).ok()?;
+                Some(b.into_iter().map(|b| b as usize).collect())
+            })
+            .as_ref()
+    }
+}
+
 /// What the workers share.
 struct Ctx<'d, T> {
     data: &'d [u8],
     /// Absolute offset of `data[0]`.
     origin: u64,
-    /// Chunk `k` holds the records that start in `bounds[k]..bounds[k + 1]`
-    /// (record starts, or the input's end).
-    bounds: Vec<usize>,
+    /// Chunk `k` holds the records that start from bound `k` up to bound
+    /// `k + 1` (record starts, or the input's end).
+    bounds: Bounds<'d>,
     n: usize,
     /// Chunks a worker may run ahead of the sink.
     window: usize,
@@ -683,7 +749,11 @@ impl<T> Ctx<'_, T> {
                 (g.next - 1, g.pool.pop())
             };
             let mut out = out.unwrap_or_else(make);
-            let meta = job(self, self.bounds[k], self.bounds[k + 1], &mut sel, &mut out);
+            let meta = match (self.bounds.get(k), self.bounds.get(k + 1)) {
+                (Some(s), Some(stop)) => job(self, s, stop, &mut sel, &mut out),
+                // Only a failed thread: the reader goes on alone.
+                _ => Meta { failed: true, ..Meta::default() },
+            };
             let mut g = self.lock();
             g.done[k] = Some(ChunkOut { meta, out });
             drop(g);
@@ -783,6 +853,72 @@ impl Ctx<'_, (u64, u64)> {
                 }
             }
             _ => failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::Dialect;
+
+    /// Inputs whose cuts fall in quoted fields with line breaks, in quoted
+    /// fields longer than a chunk, after long stretches without quotes,
+    /// and between records.
+    fn inputs() -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut plain = Vec::new();
+        for i in 0..3_000 {
+            plain.extend_from_slice(format!("{i},{},x\n", i * 7).as_bytes());
+        }
+        out.push(plain.clone());
+        let mut quoted = Vec::new();
+        for i in 0..3_000 {
+            quoted.extend_from_slice(format!("{i},\"a\nb,\"\"c\"\"\"\n").as_bytes());
+        }
+        out.push(quoted);
+        // A quote far before the cuts, then a field of 40 KiB with line
+        // breaks and no quote.
+        let mut long = plain.clone();
+        long.extend_from_slice(b"1,\"");
+        for i in 0..4_000 {
+            long.extend_from_slice(format!("line {i}\n").as_bytes());
+        }
+        long.extend_from_slice(b"\"\n");
+        long.extend_from_slice(&plain);
+        out.push(long);
+        out
+    }
+
+    #[test]
+    fn bounds_found_as_they_are_needed_are_the_record_bounds() {
+        let sp = Splitter::new(&Dialect::default());
+        for (i, input) in inputs().into_iter().enumerate() {
+            let long = i == 2;
+            for chunk in [1_000, 4_096, 10_000, 65_536] {
+                let want: Vec<usize> = sp
+                    .record_bounds(&input, chunk, 2)
+                    .unwrap()
+                    .into_iter()
+                    .map(|b| b as usize)
+                    .collect();
+                let sum = sp.summary_bounds(&input, chunk, 2).unwrap();
+                assert_eq!(sum.iter().map(|&b| b as usize).collect::<Vec<_>>(), want);
+                let par = Parallel::new().threads(2).chunk_size(chunk);
+                let b = Bounds::new(sp.clone(), &input, &par);
+                assert_eq!(b.n + 1, want.len());
+                // In order, and from the end first (each found from the
+                // ones before it).
+                let got: Vec<usize> = (0..=b.n).map(|k| b.get(k).unwrap()).collect();
+                assert_eq!(got, want, "chunk {chunk}");
+                // Only the quoted field longer than the search window
+                // leaves a cut undecided.
+                assert_eq!(b.summarized.get().is_some(), long, "chunk {chunk}");
+                let b = Bounds::new(sp.clone(), &input, &par);
+                let mut rev: Vec<usize> = (0..=b.n).rev().map(|k| b.get(k).unwrap()).collect();
+                rev.reverse();
+                assert_eq!(rev, want, "chunk {chunk}");
+            }
         }
     }
 }

@@ -349,3 +349,87 @@ fn frequency_of_many_values_on_threads_is_that_of_one() {
         }
     }
 }
+
+/// `frequency`'s flags on several threads (values sorted in ranges of
+/// the order on every thread, cut to the limit): each gives what one
+/// thread gives, for limits that end anywhere in the order, ties, empty
+/// values, quoted line breaks and a file without a header row.
+#[test]
+fn frequency_flags_on_threads_are_those_of_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = b"a,b,note\n".to_vec();
+    for i in 0..150_000u64 {
+        let a = (i * 7919) % 120_007;
+        let a = if a % 53 == 0 { String::new() } else { format!("v{a}") };
+        let note =
+            if i % 7 == 0 { format!("\"n\n{}, \"\"q\"\"\"", i % 900) } else { String::new() };
+        v.extend_from_slice(format!("{a},{},{note}\n", i % 31).as_bytes());
+    }
+    let f = write(dir.path(), "flags.csv", &v);
+    let sets: [&[&str]; 8] = [
+        &["-l", "0"],
+        &["-l", "0", "--asc"],
+        &["-l", "1"],
+        &["-l", "60000", "-s", "a"],
+        &["-l", "99999", "--asc", "-s", "a"],
+        &["-l", "0", "--no-nulls", "-s", "a,note"],
+        &["-n", "-l", "0", "-s", "1"],
+        &["-s", "note", "-l", "500"],
+    ];
+    for set in sets {
+        let args = [&["frequency"][..], set, &[&f]].concat();
+        let one = ok(&with(&args, &["-j", "1"]));
+        for j in [
+            &["-j", "2"][..],
+            &["-j", "3", "--chunk-size", "4K"],
+            &["-j", "8", "--chunk-size", "64K"],
+        ] {
+            assert_eq!(ok(&with(&args, j)), one, "{args:?} {j:?}");
+        }
+    }
+}
+
+/// A quoted field with line breaks longer than many chunks (no quote in
+/// the ranges before the cuts inside it, so their states are taken from
+/// the summaries of every range): `count` and `frequency` on several
+/// threads give what one thread gives.
+#[test]
+fn a_long_quoted_field_across_chunks_reads_as_on_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = b"a,b\n".to_vec();
+    for i in 0..20_000 {
+        v.extend_from_slice(format!("{},{i}\n", i % 13).as_bytes());
+    }
+    v.extend_from_slice(b"7,\"");
+    for i in 0..20_000 {
+        v.extend_from_slice(format!("line {i},\n").as_bytes());
+    }
+    v.extend_from_slice(b"\"\n");
+    for i in 0..20_000 {
+        v.extend_from_slice(format!("{},{i}\n", i % 11).as_bytes());
+    }
+    let f = write(dir.path(), "long.csv", &v);
+    for args in [vec!["count", &f], vec!["frequency", "-s", "a", &f]] {
+        let one = ok(&with(&args, &["-j", "1"]));
+        for j in [&["-j", "2", "--chunk-size", "4K"][..], &["-j", "3", "--chunk-size", "16K"]] {
+            assert_eq!(ok(&with(&args, j)), one, "{args:?} {j:?}");
+        }
+    }
+    assert_eq!(ok(&["count", &f]), b"40001\n");
+}
+
+/// `frequency` quotes a field name or value holding a delimiter, quote,
+/// CR or LF (and only those), as every CSV output does, on one thread and
+/// several.
+#[test]
+fn frequency_quotes_names_and_values_that_need_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = "\"a,b\",\"\"\n\"x,1\",\n\"q\"\"t\",z\n\"l\nm\",z\n\"r\rs\",z\nplain,z\n";
+    let f = write(dir.path(), "q.csv", data.as_bytes());
+    let want = "field,value,count\n\"a,b\",\"l\nm\",1\n\"a,b\",plain,1\n\"a,b\",\"q\"\"t\",1\n\
+                \"a,b\",\"r\rs\",1\n\"a,b\",\"x,1\",1\n,z,4\n,(NULL),1\n";
+    for j in ["1", "2"] {
+        let o = ok(&["frequency", "-j", j, "-l", "0", &f]);
+        assert_eq!(String::from_utf8(o).unwrap(), want, "-j {j}");
+    }
+}

@@ -959,39 +959,60 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
         w.write(fields).map_err(|e| write_failure(&name, e, Default::default(), |f| f))
     };
     put(&mut w, [b"field", b"value", b"count"])?;
-    let threads = a.par.parallel().thread_count();
+    let top = frequency::Top {
+        limit: a.limit,
+        asc: a.asc,
+        no_nulls: a.no_nulls,
+        threads: a.par.parallel().thread_count(),
+    };
     for (field, k) in &columns {
-        let top = frequency::top_on(&counts, *k, a.limit, a.asc, a.no_nulls, threads);
-        // Lines are formatted on every thread, a window at a time (in
-        // memory: at most `threads` times LINES lines), and written in
-        // order.
-        const LINES: usize = 1 << 15;
-        for window in top.chunks(threads * LINES) {
-            let bufs: Vec<Result<Vec<u8>, WriteError>> = std::thread::scope(|s| {
-                let hs: Vec<_> = window
-                    .chunks(LINES)
-                    .map(|c| s.spawn(move || frequency_lines(field, c)))
-                    .collect();
-                hs.into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                    .collect()
-            });
-            for b in bufs {
+        // Sorted and formatted on every thread, a window of lines at a
+        // time, and written in order here.
+        frequency::each_top(
+            &counts,
+            *k,
+            &top,
+            |c| frequency_lines(field, c),
+            |b| -> Result<(), Failure> {
                 let b = b.map_err(|e| write_failure(&name, e, Default::default(), |f| f))?;
-                w.get_mut().write_all(&b)?;
-            }
-        }
+                Ok(w.get_mut().write_all(&b)?)
+            },
+        )?;
     }
     Ok(w.into_inner()?.flush()?)
 }
 
 /// `frequency`'s output lines of `field`'s values and counts.
 fn frequency_lines(field: &[u8], top: &[(&[u8], u64)]) -> Result<Vec<u8>, WriteError> {
-    let mut w = RecordWriter::new(Vec::with_capacity(top.len() * 24), Format::Csv, b',', None);
+    // The field's name and the delimiter after it, written once (the
+    // record `field,` ends with the delimiter and an empty field): every
+    // line starts with them.
+    let mut w = RecordWriter::new(Vec::new(), Format::Csv, b',', None);
+    w.write([field, b""])?;
+    let mut start = std::mem::take(w.get_mut());
+    start.pop();
+    let mut w = RecordWriter::new(
+        Vec::with_capacity(top.len() * (start.len() + 16)),
+        Format::Csv,
+        b',',
+        None,
+    );
     let mut digits = [0u8; 20];
     for &(value, n) in top {
         let value = if value.is_empty() { &b"(NULL)"[..] } else { value };
-        w.write([field, value, decimal(n, &mut digits)])?;
+        let n = decimal(n, &mut digits);
+        let out = w.get_mut();
+        out.extend_from_slice(&start);
+        // A value without the bytes the writer quotes for (delimiter,
+        // quote, CR, LF) is written as it is, as the writer writes it.
+        if value.iter().any(|&b| matches!(b, b',' | b'"' | b'\r' | b'\n')) {
+            w.write([value, n])?;
+        } else {
+            out.extend_from_slice(value);
+            out.push(b',');
+            out.extend_from_slice(n);
+            out.push(b'\n');
+        }
     }
     Ok(std::mem::take(w.get_mut()))
 }

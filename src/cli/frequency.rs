@@ -2,7 +2,8 @@
 //! frequent first, as `xsv frequency` gives them.
 
 use std::hash::BuildHasher;
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
 
 use hashbrown::hash_table::{Entry, HashTable};
 
@@ -26,14 +27,27 @@ struct Slot {
 }
 
 /// One column's counts. Empty values are counted apart: a column that has
-/// seen only those takes 40 bytes and no allocation, so that records of
+/// seen only those takes 64 bytes and no allocation, so that records of
 /// many empty fields take little memory. The values' bytes are in the
 /// arena of the [`Frequencies`] the column belongs to.
 #[derive(Default)]
 struct Column {
     empty: u64,
     values: HashTable<Slot>,
+    /// Values counted into `values`, and the sum of the numbers of
+    /// distinct values found at each [`Frequencies::drain_into`], since
+    /// the column was last judged (at least [`DIRECT_MIN`] values).
+    added: u64,
+    distinct: u64,
+    /// Values are not counted here but listed one by one for the shards
+    /// (see [`Frequencies::drain_into`]).
+    direct: bool,
 }
+
+/// A column whose values were at least three quarters distinct between
+/// moves into the shards, over at least this many values, has its values
+/// moved one by one from then on (see [`Frequencies::drain_into`]).
+const DIRECT_MIN: u64 = 4096;
 
 /// Exact counts of the values of each column seen. Each distinct value's
 /// bytes are stored once, one after the other in `arena` (shared by the
@@ -44,6 +58,8 @@ struct Column {
 pub struct Frequencies {
     columns: Vec<Column>,
     arena: Vec<u8>,
+    /// Values of the columns counted directly in the shards, each once.
+    direct: Vec<Moved>,
 }
 
 impl Frequencies {
@@ -62,10 +78,18 @@ impl Frequencies {
                 self.columns.push(Column::default());
             }
             let Some(f) = f else { continue };
+            let c = &mut self.columns[j];
             if f.is_empty() {
-                self.columns[j].empty += 1;
+                c.empty += 1;
                 continue;
             }
+            if c.direct {
+                let s = Slot { hash: hash(f), start: self.arena.len(), len: f.len(), count: 1 };
+                self.direct.push((j, s));
+                self.arena.extend_from_slice(f);
+                continue;
+            }
+            c.added += 1;
             self.count(j, f, hash(f), 1);
         }
     }
@@ -114,6 +138,14 @@ impl Frequencies {
     /// keeping its memory for the next batch). The values are first
     /// grouped by shard in `buckets` (kept between calls to save
     /// allocations), then each shard is locked once.
+    ///
+    /// A column whose values were nearly all distinct between moves
+    /// (a column of identifiers, say) gains little from being
+    /// counted here first: each value would be looked up twice, here and
+    /// in its shard. From then on its values are listed one by one (with
+    /// their hash) and counted in the shards alone. A column of few
+    /// values keeps its counts here, so that a frequent value does not
+    /// keep its shard locked.
     pub fn drain_into(&mut self, shared: &Shards, buckets: &mut Buckets) {
         buckets.0.resize_with(SHARDS, Vec::new);
         let mut empty: Vec<(usize, u64)> = Vec::new();
@@ -124,6 +156,14 @@ impl Frequencies {
             for s in &c.values {
                 buckets.0[shard_of(s.hash)].push((j, *s));
             }
+            c.distinct += c.values.len() as u64;
+            if c.added >= DIRECT_MIN {
+                c.direct = c.distinct * 4 >= c.added * 3;
+                (c.added, c.distinct) = (0, 0);
+            }
+        }
+        for m in self.direct.drain(..) {
+            buckets.0[shard_of(m.1.hash)].push(m);
         }
         let width = self.columns.len();
         for (s, bucket) in buckets.0.iter_mut().enumerate() {
@@ -218,8 +258,8 @@ pub fn top(
     top_on(parts, j, limit, asc, no_nulls, 1)
 }
 
-/// [`top`], with the sort on up to `threads` threads (see
-/// [`super::sort::par_sort_by`]).
+/// [`top`] on up to `threads` threads (see [`each_top`]).
+#[cfg(test)]
 pub fn top_on(
     parts: &[Frequencies],
     j: usize,
@@ -228,28 +268,262 @@ pub fn top_on(
     no_nulls: bool,
     threads: usize,
 ) -> Vec<(&[u8], u64)> {
-    let cols = || parts.iter().filter_map(|p| Some((p, p.columns.get(j)?)));
-    let empty: u64 = cols().map(|(_, c)| c.empty).sum();
-    let empty = (empty > 0 && !no_nulls).then_some((&b""[..], empty));
-    // Each value with its first eight bytes as a big-endian number (zero
-    // padded): comparing those orders most ties without a call to compare
-    // the slices (a column of distinct values is nearly all ties).
-    let mut v: Vec<(&[u8], u64, u64)> = cols()
-        .flat_map(|(p, c)| c.values.iter().map(|s| (p.bytes(s), s.count)))
-        .chain(empty)
-        .map(|(b, n)| (b, n, prefix(b)))
-        .collect();
-    let order = |a: &(&[u8], u64, u64), b: &(&[u8], u64, u64)| {
+    let mut all = Vec::new();
+    let run = each_top(
+        parts,
+        j,
+        &Top { limit, asc, no_nulls, threads },
+        |v| v.to_vec(),
+        |v| -> Result<(), ()> {
+            all.extend(v);
+            Ok(())
+        },
+    );
+    run.expect("the sink does not fail");
+    all
+}
+
+/// What [`each_top`] gives of a column.
+pub struct Top {
+    /// At most this many values (0: all).
+    pub limit: usize,
+    /// The least frequent first.
+    pub asc: bool,
+    /// Without the count of empty values.
+    pub no_nulls: bool,
+    /// Threads to sort and format on (1: the calling thread alone).
+    pub threads: usize,
+}
+
+/// A value, its count, and its first eight bytes as a big-endian number
+/// (zero padded): comparing those orders most ties without a call to
+/// compare the slices (a column of distinct values is nearly all ties).
+type Keyed<'a> = (&'a [u8], u64, u64);
+
+/// Output lines handed out at a time (at most one piece per thread and
+/// window is held in memory).
+const LINES: usize = 1 << 15;
+
+/// Column `j`'s values and counts over counts split in `parts` (each
+/// value counted in one part, as [`Shards`] keeps them), in the order of
+/// [`Frequencies::top`]: `piece` is called on runs of consecutive values
+/// (on up to `top.threads` threads), and `sink` gets what it made, in
+/// order, on the calling thread; the first error of `sink` stops the
+/// rest and is returned.
+///
+/// No step whose cost grows with the number of values runs on one
+/// thread alone: the values of a group of parts are gathered, cut to the
+/// `limit` first (which hold every value of the top) and sorted on the
+/// thread that takes the group; the order is then cut into ranges at
+/// values sampled from every sorted group (a sample sort), where each
+/// group is cut by the thread that takes it; and each range is merged
+/// from the groups' sorted runs and made into pieces by the thread that
+/// takes it, a
+/// window of ranges ahead of `sink`. Only the sample (a few values per
+/// range) is sorted on the calling thread.
+pub fn each_top<'a, T: Send, E>(
+    parts: &'a [Frequencies],
+    j: usize,
+    top: &Top,
+    piece: impl Fn(&[(&'a [u8], u64)]) -> T + Sync,
+    mut sink: impl FnMut(T) -> Result<(), E>,
+) -> Result<(), E> {
+    let &Top { limit, asc, no_nulls, threads } = top;
+    let threads = threads.max(1);
+    let order = move |a: &Keyed<'_>, b: &Keyed<'_>| {
         let by_count = if asc { a.1.cmp(&b.1) } else { b.1.cmp(&a.1) };
         by_count.then_with(|| a.2.cmp(&b.2)).then_with(|| a.0.cmp(b.0))
     };
-    if limit > 0 && limit < v.len() {
-        v.select_nth_unstable_by(limit - 1, order);
-        v.truncate(limit);
+    // Each value is in one part and no two values compare equal: an
+    // unstable sort or selection gives the one order.
+    let cut = |v: &mut Vec<Keyed<'a>>| {
+        if limit > 0 && limit < v.len() {
+            v.select_nth_unstable_by(limit - 1, order);
+            v.truncate(limit);
+        }
+    };
+    let empty: u64 = parts.iter().filter_map(|p| p.columns.get(j)).map(|c| c.empty).sum::<u64>();
+    let empty = (empty > 0 && !no_nulls).then_some((&b""[..], empty, 0));
+    // Part `k`'s values (part 0 also has the empty value's count).
+    let values = |k: usize| {
+        let p = &parts[k];
+        let keyed = move |s: &Slot| {
+            let b = p.bytes(s);
+            (b, s.count, prefix(b))
+        };
+        let v = p.columns.get(j).into_iter().flat_map(move |c| c.values.iter().map(keyed));
+        v.chain(if k == 0 { empty } else { None })
+    };
+    let gather = |k: usize| -> Vec<Keyed<'a>> {
+        let mut v: Vec<Keyed<'a>> = values(k).collect();
+        cut(&mut v);
+        v
+    };
+    let lines =
+        |v: &[Keyed<'a>]| -> Vec<(&'a [u8], u64)> { v.iter().map(|&(b, n, _)| (b, n)).collect() };
+    if parts.is_empty() {
+        return Ok(());
     }
-    // No two values compare equal: an unstable sort gives the one order.
-    super::sort::par_sort_by(&mut v, threads, false, order);
-    v.into_iter().map(|(b, n, _)| (b, n)).collect()
+    let total: usize = parts.iter().filter_map(|p| p.columns.get(j)).map(|c| c.values.len()).sum();
+    if threads == 1 || total < 2 * LINES {
+        // Small, or one thread: everything here.
+        let mut v: Vec<Keyed<'a>> = (0..parts.len()).flat_map(gather).collect();
+        cut(&mut v);
+        v.sort_unstable_by(order);
+        for c in v.chunks(LINES) {
+            sink(piece(&lines(c)))?;
+        }
+        return Ok(());
+    }
+    // The parts in groups (four per thread: every thread has work, and
+    // a range has few runs to merge), each group's values (its first ones
+    // under a limit: they hold the first values of all) sorted on the
+    // thread that takes it.
+    let groups = (4 * threads).min(parts.len());
+    let sorted: Vec<Vec<Keyed<'a>>> = par_map(threads, groups, |g| {
+        let mut v: Vec<Keyed<'a>> = (g..parts.len()).step_by(groups).flat_map(values).collect();
+        cut(&mut v);
+        v.sort_unstable_by(order);
+        v
+    });
+    let total: usize = sorted.iter().map(Vec::len).sum();
+    let wanted = if limit > 0 { limit.min(total) } else { total };
+    // Ranges of about LINES values each (at least a few per thread, at
+    // most 4096), bounded at values sampled evenly from every part.
+    let ranges = (total / LINES).clamp(4 * threads, 4096);
+    let step = (total / (ranges * 16)).max(1);
+    let mut sample: Vec<Keyed<'a>> =
+        sorted.iter().flat_map(|v| v.iter().skip(step / 2).step_by(step).copied()).collect();
+    sample.sort_unstable_by(order);
+    let mut splitters: Vec<Keyed<'a>> =
+        (1..ranges).map(|i| sample[i * sample.len() / ranges]).collect();
+    splitters.dedup_by(|a, b| order(a, b).is_eq());
+    // Where each range starts in each group: range `r` holds the values
+    // after `splitters[r - 1]` up to `splitters[r]`.
+    let cut_at: Vec<Vec<usize>> = par_map(threads, sorted.len(), |k| {
+        let v = &sorted[k];
+        let inner = splitters.iter().map(|s| v.partition_point(|e| order(e, s).is_le()));
+        std::iter::once(0).chain(inner).chain(std::iter::once(v.len())).collect()
+    });
+    let ranges = splitters.len() + 1;
+    // The rank in the output of each range's first value.
+    let first: Vec<usize> = (0..=ranges).map(|r| cut_at.iter().map(|c| c[r]).sum()).collect();
+    let needed = first[..ranges].iter().take_while(|&&f| f < wanted).count();
+    ordered(
+        threads,
+        needed,
+        |r| {
+            // Sorted runs, one per group: the stable sort merges them.
+            let mut v: Vec<Keyed<'a>> = Vec::with_capacity(first[r + 1] - first[r]);
+            for (p, c) in sorted.iter().zip(&cut_at) {
+                v.extend_from_slice(&p[c[r]..c[r + 1]]);
+            }
+            v.sort_by(order);
+            v.truncate(wanted - first[r]);
+            v.chunks(LINES).map(|c| piece(&lines(c))).collect::<Vec<T>>()
+        },
+        |pieces| pieces.into_iter().try_for_each(&mut sink),
+    )
+}
+
+/// `f` of `0..n` on up to `threads` threads (each takes the next index
+/// left), in order.
+fn par_map<U: Send>(threads: usize, n: usize, f: impl Fn(usize) -> U + Sync) -> Vec<U> {
+    let next = AtomicUsize::new(0);
+    let out: Vec<Mutex<Option<U>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(n) {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= n {
+                    break;
+                }
+                let u = f(k);
+                *out[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(u);
+            });
+        }
+    });
+    // Every index was taken by a thread that finished (a panic in one
+    // reaches this thread when the scope ends).
+    out.into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()).expect("every index is done"))
+        .collect()
+}
+
+/// `f` of `0..n` on up to `threads` threads, at most a window of
+/// `2 * threads` ahead of `sink`, which gets the results in order on the
+/// calling thread; its first error stops the threads and is returned. A
+/// panic in `f` reaches the calling thread.
+fn ordered<U: Send, E>(
+    threads: usize,
+    n: usize,
+    f: impl Fn(usize) -> U + Sync,
+    mut sink: impl FnMut(U) -> Result<(), E>,
+) -> Result<(), E> {
+    struct State<U> {
+        next: usize,
+        written: usize,
+        stop: bool,
+        done: Vec<Option<std::thread::Result<U>>>,
+    }
+    let window = 2 * threads;
+    let state = Mutex::new(State {
+        next: 0,
+        written: 0,
+        stop: false,
+        done: (0..n).map(|_| None).collect(),
+    });
+    let cv = Condvar::new();
+    let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(n) {
+            s.spawn(|| loop {
+                let k = {
+                    let mut g = lock();
+                    while !g.stop && g.next < n && g.next >= g.written + window {
+                        g = cv.wait(g).unwrap_or_else(|p| p.into_inner());
+                    }
+                    if g.stop || g.next >= n {
+                        return;
+                    }
+                    g.next += 1;
+                    g.next - 1
+                };
+                let u = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(k)));
+                lock().done[k] = Some(u);
+                cv.notify_all();
+            });
+        }
+        let stop = || {
+            lock().stop = true;
+            cv.notify_all();
+        };
+        for k in 0..n {
+            let u = {
+                let mut g = lock();
+                loop {
+                    if let Some(u) = g.done[k].take() {
+                        break u;
+                    }
+                    g = cv.wait(g).unwrap_or_else(|p| p.into_inner());
+                }
+            };
+            let u = match u {
+                Ok(u) => u,
+                Err(p) => {
+                    stop();
+                    std::panic::resume_unwind(p);
+                }
+            };
+            if let Err(e) = sink(u) {
+                stop();
+                return Err(e);
+            }
+            lock().written += 1;
+            cv.notify_all();
+        }
+        Ok(())
+    })
 }
 
 /// The first eight bytes of `b` (zero padded) as a big-endian number: for
@@ -287,6 +561,81 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Counts moved into the 64 shards, sorted on threads (in ranges of
+    /// the order) as on one and as a plain sort of every count gives
+    /// them: many ties, empty values, limits that end inside a range, at
+    /// a range's end and past the last value.
+    #[test]
+    fn shards_sorted_in_ranges_as_a_plain_sort() {
+        use std::collections::HashMap;
+        let shared = Shards::default();
+        let mut buckets = Buckets::default();
+        let mut oracle: HashMap<Vec<u8>, u64> = HashMap::new();
+        // One thread's counts, moved into the shards after each chunk:
+        // its column of nearly distinct values is listed one by one from
+        // the second chunk on.
+        let mut f = Frequencies::default();
+        for chunk in 0..4u64 {
+            assert_eq!(f.columns.first().is_some_and(|c| c.direct), chunk > 0);
+            for i in 0..60_000u64 {
+                // Counts 1 to 4 (most values once), some empty.
+                let x = (chunk * 60_000 + i) * 7919 % 180_007;
+                let v = if x % 97 == 0 { String::new() } else { format!("v{}", x % 150_000) };
+                f.add(std::iter::once(v.as_bytes()));
+                *oracle.entry(v.into_bytes()).or_default() += 1;
+            }
+            f.drain_into(&shared, &mut buckets);
+        }
+        let parts = shared.into_parts();
+        let mut all: Vec<(Vec<u8>, u64)> = oracle.into_iter().collect();
+        for asc in [false, true] {
+            all.sort_by(|a, b| {
+                let by = if asc { a.1.cmp(&b.1) } else { b.1.cmp(&a.1) };
+                by.then_with(|| a.0.cmp(&b.0))
+            });
+            let n = all.len();
+            for limit in [0, 1, 10, 40_000, n - 1, n, n + 5] {
+                let want = &all[..if limit == 0 { n } else { limit.min(n) }];
+                for threads in [1, 2, 3, 8] {
+                    let got = top_on(&parts, 0, limit, asc, false, threads);
+                    assert_eq!(got.len(), want.len(), "{limit} {asc} {threads}");
+                    assert!(
+                        got.iter().zip(want).all(|(g, w)| g.0 == w.0 && g.1 == w.1),
+                        "{limit} {asc} {threads}"
+                    );
+                    let no_nulls = top_on(&parts, 0, limit, asc, true, threads);
+                    assert!(no_nulls.iter().all(|v| !v.0.is_empty()));
+                    assert_eq!(no_nulls, top_on(&parts, 0, limit, asc, true, 1));
+                }
+            }
+        }
+    }
+
+    /// A sink's error stops the output at once and is returned; a panic
+    /// in a piece reaches the caller.
+    #[test]
+    fn each_top_stops_at_the_sink_error() {
+        let mut f = Frequencies::default();
+        for i in 0..200_000u64 {
+            f.add(std::iter::once(format!("{i}").as_bytes()));
+        }
+        let parts = [f];
+        let top = Top { limit: 0, asc: false, no_nulls: false, threads: 3 };
+        let mut seen = 0;
+        let r = each_top(&parts, 0, &top, <[_]>::len, |n| {
+            seen += 1;
+            if seen == 2 {
+                return Err(n);
+            }
+            Ok(())
+        });
+        assert!(matches!(r, Err(n) if n > 0) && seen == 2);
+        let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            each_top(&parts, 0, &top, |_| -> usize { panic!("piece") }, |_| Ok::<(), ()>(()))
+        }));
+        assert!(p.is_err());
     }
 
     #[test]

@@ -192,9 +192,10 @@ impl Splitter {
     /// [`Splitter::resolve`] places them), the input's end. Found from the
     /// bytes before each cut where they decide the state there
     /// ([`Splitter::exact_cuts`]), else from every range's summary: exact
-    /// either way, never guessed. The scheme behind
-    /// [`Reader::par_batches`](crate::Reader::par_batches) and
-    /// [`Reader::par_count`](crate::Reader::par_count).
+    /// either way, never guessed. All at once: a parallel read finds the
+    /// same bounds one at a time as its workers need them
+    /// ([`Splitter::cut_bound`]); its tests compare the two.
+    #[cfg(test)]
     pub(crate) fn record_bounds(
         &self,
         input: &[u8],
@@ -204,6 +205,51 @@ impl Splitter {
         if let Some(bounds) = self.exact_cuts_on(input, chunk, threads)? {
             return Ok(bounds);
         }
+        self.summary_bounds(input, chunk, threads)
+    }
+
+    /// The first record start at or after the cut at `c` (a multiple of
+    /// `chunk`, inside `input`, which starts at a record start), where
+    /// `since`, at or before it, is the first record start at or after the
+    /// cut before (`0` for the first cut); as [`Splitter::exact_cuts`]
+    /// places it: from the bytes before the cut where they decide the
+    /// state there whatever came earlier, else `None`. One cut of
+    /// `Splitter::record_bounds`, for a parallel read that finds its
+    /// cuts as it goes: the range before the cut is searched for quote,
+    /// escape or comment bytes only when it is needed, by the thread that
+    /// parses it next.
+    pub(crate) fn cut_bound(
+        &self,
+        input: &[u8],
+        c: usize,
+        chunk: usize,
+        since: u64,
+    ) -> Option<u64> {
+        if since >= c as u64 {
+            // No record starts between the cut before and this one.
+            return Some(since);
+        }
+        let all = (1 << STATES) - 1;
+        let loud = self.last_loud(&input[c.saturating_sub(chunk.max(1))..c]);
+        let loud = loud.map(|i| c.saturating_sub(chunk.max(1)) + i);
+        let x = match loud.and_then(|_| self.state_at(input, c, all, 0)) {
+            Some(x) => x,
+            None if loud.is_none_or(|i| (i as u64) < since) => {
+                self.state_at(input, c, self.quiet_reach, since as usize)?
+            }
+            None => return None,
+        };
+        Some(self.first_from(input, c, x, 1 << 12).max(since))
+    }
+
+    /// `Splitter::record_bounds` from every range's summary alone (where
+    /// [`Splitter::cut_bound`] leaves a cut undecided).
+    pub(crate) fn summary_bounds(
+        &self,
+        input: &[u8],
+        chunk: usize,
+        threads: usize,
+    ) -> Result<Vec<u64>> {
         let ranges = even_ranges(input.len() as u64, chunk.max(1) as u64);
         let sums = pool::map_on("split", threads, &ranges, |r| {
             self.summarize(input, r.start as usize..r.end as usize)
