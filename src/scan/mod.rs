@@ -55,7 +55,8 @@
 //! 5. `block.rs`: if it is reachable from a regular record, mark the byte
 //!    that leads to it as bad.
 //! 6. `src/parallel.rs` needs nothing: it takes each chunk's first record
-//!    start from the splitter (step 4, `Splitter::record_bounds`) and
+//!    start from the splitter (step 4: `Splitter::cut_bound`, or
+//!    `Splitter::summary_bounds` where a cut stays undecided) and
 //!    checks every chunk with the reader itself, so an automaton that
 //!    disagreed with the scanner would make the parallel read hand over
 //!    to the sequential one (slower, never wrong); `tests/parallel.rs`
