@@ -25,7 +25,7 @@
 //! it sits in 4 KiB folios, and each fault maps 64 KiB at a larger cost per
 //! page. `MADV_POPULATE_READ` walks the pages one by one: over large folios
 //! it costs more CPU than the parser's own few faults, so the helper is
-//! left out there (measurements: `docs/bench-mapfault.md`).
+//! left out there (measurements: docs/BENCHMARKS.md, "Work notes of the fourth session").
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
