@@ -10,9 +10,9 @@ use fastcsv::{Error as CoreError, Position, Reader as CoreReader, SelectedRow, S
 
 use crate::source::HeldReader;
 use crate::strings::{
-    build_list, build_list_raw, decode_bmp, decode_latin1, decode_then_parse, decode_utf8_into,
-    max_byte, position_text, to_float, utf8_shape, StrMaker, Text,
+    build_list, build_list_raw, decode_then_parse, position_text, to_float, StrMaker, Text,
 };
+use crate::utf8::{decode_bmp, decode_latin1, decode_utf8_into, max_byte, utf8_shape};
 
 /// A bulk-read batch ends after this many bytes of records (small, so
 /// that a small input needs no second thread and a batch stays in cache) ...

@@ -42,6 +42,7 @@ mod source;
 mod split;
 mod strings;
 mod text;
+mod utf8;
 
 use crate::arrow::{_read_arrow, ArrowStream};
 use crate::bulk::{_read, _read_columns};

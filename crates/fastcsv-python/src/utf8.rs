@@ -1,0 +1,358 @@
+//! UTF-8 field bytes decoded straight to the code units of CPython's
+//! string kinds (UCS-1, UCS-2, UCS-4): ASCII runs a word or 16 bytes at a
+//! time, strict UTF-8 only (the callers hand anything else to CPython's
+//! decoder, whose errors and handlers they keep).
+
+/// Copies the ASCII bytes at `b[i..]` to `out[j..]` eight bytes at a time
+/// while eight fit (a word with other bytes ends it after its ASCII
+/// prefix); the new `(i, j)`.
+#[inline(always)]
+fn copy_ascii_words<T>(
+    b: &[u8],
+    mut i: usize,
+    out: &mut [T],
+    mut j: usize,
+    unit: impl Fn(u32) -> T,
+) -> (usize, usize) {
+    while i + 8 <= b.len() && j + 8 <= out.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        // All eight are written; only the ASCII ones before the first
+        // other byte are kept (the rest is written over later).
+        for (o, &c) in out[j..j + 8].iter_mut().zip(&b[i..i + 8]) {
+            *o = unit(u32::from(c));
+        }
+        let high = w & 0x8080_8080_8080_8080;
+        if high != 0 {
+            let n = (high.trailing_zeros() / 8) as usize;
+            return (i + n, j + n);
+        }
+        i += 8;
+        j += 8;
+    }
+    (i, j)
+}
+
+/// Decodes strict UTF-8 (no overlong forms, surrogates or code points past
+/// U+10FFFF) into `out`, one unit per code point. False when `b` is not
+/// strict UTF-8 or does not hold exactly `out.len()` code points.
+pub(crate) fn decode_utf8_into<T>(b: &[u8], out: &mut [T], unit: impl Fn(u32) -> T) -> bool {
+    let cont = |k: usize| -> Option<u32> {
+        let c = *b.get(k)?;
+        (c & 0xC0 == 0x80).then_some(u32::from(c & 0x3F))
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < b.len() {
+        (i, j) = copy_ascii_words(b, i, out, j, &unit);
+        if i >= b.len() {
+            break;
+        }
+        let c0 = u32::from(b[i]);
+        let (cp, len) = match c0 {
+            0x00..=0x7F => (c0, 1),
+            0xC2..=0xDF => match cont(i + 1) {
+                Some(c1) => ((c0 & 0x1F) << 6 | c1, 2),
+                None => return false,
+            },
+            0xE0..=0xEF => match (cont(i + 1), cont(i + 2)) {
+                (Some(c1), Some(c2)) => {
+                    let cp = (c0 & 0x0F) << 12 | c1 << 6 | c2;
+                    if cp < 0x800 || (0xD800..=0xDFFF).contains(&cp) {
+                        return false;
+                    }
+                    (cp, 3)
+                }
+                _ => return false,
+            },
+            0xF0..=0xF4 => match (cont(i + 1), cont(i + 2), cont(i + 3)) {
+                (Some(c1), Some(c2), Some(c3)) => {
+                    let cp = (c0 & 0x07) << 18 | c1 << 12 | c2 << 6 | c3;
+                    if !(0x1_0000..=0x10_FFFF).contains(&cp) {
+                        return false;
+                    }
+                    (cp, 4)
+                }
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let Some(slot) = out.get_mut(j) else {
+            return false;
+        };
+        *slot = unit(cp);
+        i += len;
+        j += 1;
+    }
+    j == out.len()
+}
+
+/// Decodes `b` and appends its code points to `v` when `b` is strict UTF-8
+/// without 4-byte sequences (every code point below U+10000), in one pass.
+/// Returns how many were appended and the bitwise OR of them (at least
+/// 0x100 exactly when one of them is), or `None` (and `v` as it was).
+pub(crate) fn decode_bmp(b: &[u8], v: &mut Vec<u16>) -> Option<(usize, u32)> {
+    let at = v.len();
+    // At most one code point per byte.
+    v.resize(at + b.len(), 0);
+    let r = decode_bmp_into(b, &mut v[at..]);
+    v.truncate(at + r.map_or(0, |(n, _)| n));
+    r
+}
+
+/// The high bit of each byte of a word.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Widens the ASCII bytes at `b[i..]` to `out[j..]` sixteen at a time
+/// while sixteen fit and are all ASCII (the block with another byte is
+/// left to the caller, untouched); the new `(i, j)`.
+#[inline(always)]
+fn widen_ascii_blocks(b: &[u8], mut i: usize, out: &mut [u16], mut j: usize) -> (usize, usize) {
+    while let (Some(src), Some(dst)) = (b.get(i..i + 16), out.get_mut(j..j + 16)) {
+        let src: &[u8; 16] = src.try_into().expect("16 bytes");
+        let lo = u64::from_le_bytes(src[..8].try_into().expect("8 bytes"));
+        let hi = u64::from_le_bytes(src[8..].try_into().expect("8 bytes"));
+        if (lo | hi) & HIGH_BITS != 0 {
+            break;
+        }
+        // Fixed sizes: the compiler widens the block in vector registers.
+        let dst: &mut [u16; 16] = dst.try_into().expect("16 units");
+        for (d, &c) in dst.iter_mut().zip(src) {
+            *d = u16::from(c);
+        }
+        i += 16;
+        j += 16;
+    }
+    (i, j)
+}
+
+/// Decodes `b` into `out` (room for `b.len()` bytes) when it is strict
+/// UTF-8 whose characters are all below U+0100 (ASCII, and two-byte
+/// sequences led by 0xC2 or 0xC3): their Latin-1 code units, one byte per
+/// character; how many, or `None` when `b` is anything else (another
+/// byte at or past 0x80 that does not fit that shape). ASCII runs are
+/// copied a word at a time, not widened.
+fn decode_latin1_into(b: &[u8], out: &mut [u8]) -> Option<usize> {
+    let (mut i, mut j) = (0usize, 0usize);
+    loop {
+        while let (Some(src), Some(dst)) = (b.get(i..i + 8), out.get_mut(j..j + 8)) {
+            if !src[0].is_ascii() {
+                break;
+            }
+            // All eight are copied; only those before the first byte that
+            // is not ASCII are kept (the rest is written over later).
+            dst.copy_from_slice(src);
+            let high = u64::from_le_bytes(src.try_into().expect("8 bytes")) & HIGH_BITS;
+            if high != 0 {
+                let n = (high.trailing_zeros() / 8) as usize;
+                i += n;
+                j += n;
+                break;
+            }
+            i += 8;
+            j += 8;
+        }
+        let Some(&c0) = b.get(i) else {
+            return Some(j);
+        };
+        let c = match c0 {
+            0x00..=0x7F => {
+                i += 1;
+                c0
+            }
+            0xC2..=0xC3 => match b.get(i + 1) {
+                Some(&c1) if c1 & 0xC0 == 0x80 => {
+                    i += 2;
+                    (c0 & 0x1F) << 6 | (c1 & 0x3F)
+                }
+                _ => return None,
+            },
+            _ => return None,
+        };
+        *out.get_mut(j)? = c;
+        j += 1;
+    }
+}
+
+/// The largest byte of `b` (0 for none), sixteen lanes at a time; the
+/// last bytes of a field of 16 or more as one more block that overlaps
+/// the one before (a maximum does not mind bytes seen twice).
+pub(crate) fn max_byte(b: &[u8]) -> u8 {
+    if b.len() < 16 {
+        return b.iter().copied().max().unwrap_or(0);
+    }
+    let mut lanes = [0u8; 16];
+    let mut fold = |block: &[u8]| {
+        // Fixed sizes: one vector maximum per block.
+        let block: &[u8; 16] = block.try_into().expect("16 bytes");
+        for k in 0..16 {
+            lanes[k] = lanes[k].max(block[k]);
+        }
+    };
+    b.chunks_exact(16).for_each(&mut fold);
+    fold(&b[b.len() - 16..]);
+    lanes.iter().copied().fold(0, u8::max)
+}
+
+/// Decodes `b` and appends its Latin-1 code units to `v` when it is strict
+/// UTF-8 with every character below U+0100 (see [`decode_latin1_into`]):
+/// how many were appended, or `None` (and `v` as it was).
+pub(crate) fn decode_latin1(b: &[u8], v: &mut Vec<u8>) -> Option<usize> {
+    let at = v.len();
+    // At most one character per byte.
+    v.resize(at + b.len(), 0);
+    let r = decode_latin1_into(b, &mut v[at..]);
+    v.truncate(at + r.unwrap_or(0));
+    r
+}
+
+/// [`decode_bmp`] into `out`, which has room for `b.len()` code points.
+fn decode_bmp_into(b: &[u8], out: &mut [u16]) -> Option<(usize, u32)> {
+    let (mut i, mut j, mut or) = (0usize, 0usize, 0u32);
+    let ok = loop {
+        // Runs of ASCII a block or a word at a time (not tried between
+        // two characters past ASCII, as in a word of Cyrillic or CJK).
+        if b.get(i).is_some_and(|c| c.is_ascii()) {
+            (i, j) = widen_ascii_blocks(b, i, out, j);
+            (i, j) = copy_ascii_words(b, i, out, j, |c| c as u16);
+        }
+        let Some(&c0) = b.get(i) else {
+            break true;
+        };
+        let cont =
+            |k: usize| b.get(i + k).filter(|&&c| c & 0xC0 == 0x80).map(|&c| u32::from(c & 0x3F));
+        let cp = match c0 {
+            0x00..=0x7F => {
+                out[j] = u16::from(c0);
+                i += 1;
+                j += 1;
+                continue;
+            }
+            0xC2..=0xDF => match cont(1) {
+                Some(c1) => {
+                    i += 2;
+                    u32::from(c0 & 0x1F) << 6 | c1
+                }
+                None => break false,
+            },
+            0xE0..=0xEF => match (cont(1), cont(2)) {
+                (Some(c1), Some(c2)) => {
+                    let cp = u32::from(c0 & 0x0F) << 12 | c1 << 6 | c2;
+                    if cp < 0x800 || (0xD800..=0xDFFF).contains(&cp) {
+                        break false;
+                    }
+                    i += 3;
+                    cp
+                }
+                _ => break false,
+            },
+            _ => break false,
+        };
+        or |= cp;
+        out[j] = cp as u16;
+        j += 1;
+    };
+    ok.then_some((j, or))
+}
+
+/// The number of characters of `b` if it is UTF-8 (its bytes that are not
+/// continuation bytes) and the largest code point it can hold as told by
+/// its largest byte: below 0xC4 every character is below U+0100, below
+/// 0xF0 below U+10000. If `b` is strict UTF-8 and not ASCII, that bound
+/// names the narrowest kind of `str` that holds it.
+pub(crate) fn utf8_shape(b: &[u8]) -> (usize, u32) {
+    let n = b.iter().filter(|&&c| (c as i8) >= -0x40).count();
+    let max: u32 = match b.iter().copied().max().unwrap_or(0) {
+        0x00..=0x7F => 0x7F,
+        0x80..=0xC3 => 0xFF,
+        0xC4..=0xEF => 0xFFFF,
+        _ => 0x10_FFFF,
+    };
+    (n, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decode_bmp, decode_latin1, max_byte};
+
+    /// Byte strings made of up to three pieces (ASCII runs across the
+    /// 8- and 16-byte steps, characters of every UTF-8 length and width
+    /// class, and invalid sequences: lone continuation bytes, overlong
+    /// and cut-short forms, surrogates, past U+10FFFF), at every offset
+    /// after an ASCII prefix of 0 to 17 bytes.
+    fn decoder_cases() -> Vec<Vec<u8>> {
+        let pieces: Vec<Vec<u8>> = vec![
+            b"a".to_vec(),
+            b"0123456".to_vec(),
+            b"abcdefghijklmnopq".to_vec(),
+            "\u{80}".as_bytes().to_vec(),
+            "\u{e9}".as_bytes().to_vec(),
+            "\u{ff}".as_bytes().to_vec(),
+            "\u{100}".as_bytes().to_vec(),
+            "\u{20ac}".as_bytes().to_vec(),
+            "\u{ffff}".as_bytes().to_vec(),
+            "\u{1f642}".as_bytes().to_vec(),
+            vec![0x80],
+            vec![0xBF],
+            vec![0xC0, 0x80],
+            vec![0xC1, 0xBF],
+            vec![0xC2],
+            vec![0xC3, 0x41],
+            vec![0xE2, 0x82],
+            vec![0xE0, 0x80, 0xAF],
+            vec![0xED, 0xA0, 0x80],
+            vec![0xF4, 0x90, 0x80, 0x80],
+            vec![0xFF],
+        ];
+        let mut combos: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut all = Vec::new();
+        for _ in 0..3 {
+            combos = combos
+                .iter()
+                .flat_map(|c| pieces.iter().map(move |p| [&c[..], &p[..]].concat()))
+                .collect();
+            all.extend(combos.iter().cloned());
+        }
+        let mut cases = Vec::new();
+        for c in all {
+            for pre in [0usize, 1, 7, 8, 9, 15, 16, 17] {
+                let mut b = vec![b'x'; pre];
+                b.extend_from_slice(&c);
+                cases.push(b);
+            }
+        }
+        cases
+    }
+
+    /// `decode_latin1` and `decode_bmp` decode exactly the strict UTF-8
+    /// (as the standard library reads it) of their width class, to its
+    /// code points, and leave the vector as it was otherwise.
+    #[test]
+    fn decoders_match_the_standard_library() {
+        for b in decoder_cases() {
+            let want: Option<Vec<u32>> =
+                std::str::from_utf8(&b).ok().map(|s| s.chars().map(u32::from).collect());
+            assert_eq!(max_byte(&b), b.iter().copied().max().unwrap_or(0), "{b:x?}");
+            let mut v1 = vec![7u8];
+            let got1 = decode_latin1(&b, &mut v1);
+            match &want {
+                Some(cps) if cps.iter().all(|&c| c < 0x100) => {
+                    assert_eq!(got1, Some(cps.len()), "{b:x?}");
+                    let units: Vec<u32> = v1[1..].iter().map(|&u| u32::from(u)).collect();
+                    assert_eq!(&units, cps, "{b:x?}");
+                }
+                _ => assert_eq!((got1, &v1[..]), (None, &[7u8][..]), "{b:x?}"),
+            }
+            let mut v2 = vec![7u16];
+            let got2 = decode_bmp(&b, &mut v2);
+            match &want {
+                Some(cps) if cps.iter().all(|&c| c < 0x1_0000) => {
+                    // The OR is that of the characters past ASCII.
+                    let or = cps.iter().filter(|&&c| c >= 0x80).fold(0, |a, &c| a | c);
+                    assert_eq!(got2, Some((cps.len(), or)), "{b:x?}");
+                    let units: Vec<u32> = v2[1..].iter().map(|&u| u32::from(u)).collect();
+                    assert_eq!(&units, cps, "{b:x?}");
+                }
+                _ => assert_eq!((got2, &v2[..]), (None, &[7u16][..]), "{b:x?}"),
+            }
+        }
+    }
+}
