@@ -6,7 +6,7 @@ each engine in a process of its own per run.
 Usage::
 
     python3 benches/python_speed.py [--reps 3] [--threads 1,2]
-        [--only NAME,...] [--write FILE] FILE...
+        [--only NAME,...] [--write FILE] [--keep-cache] FILE...
 
 Engines (those whose package is missing are listed as skipped):
 
@@ -20,7 +20,9 @@ Engines (those whose package is missing are listed as skipped):
   ``for row in csv.reader(f)``, and ``fastcsv.read(path)`` against
   ``list(csv.reader(f))`` (one thread: they are sequential).
 
-Each run is a fresh ``python3`` that imports the engine's package, then
+Each file is first dropped from the page cache and read back in
+(``pagecache.py``: a mapped read's CPU depends on how the file is
+cached; ``--keep-cache`` leaves it as it is). Each run is a fresh ``python3`` that imports the engine's package, then
 measures only the read: wall time and ``resource.getrusage`` (user + sys
 of every thread of the process) around it; peak RSS is the process's
 ``ru_maxrss`` (imports included). Runs go round robin, engine after
@@ -39,6 +41,8 @@ import subprocess
 import sys
 import time
 from typing import NamedTuple
+
+from pagecache import recache
 
 # Each snippet reads PATH with THREADS threads and sets ROWS.
 ENGINES: dict[str, tuple[str, str, bool]] = {
@@ -143,6 +147,8 @@ def main() -> None:
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--only", default="", help="comma-separated engine name prefixes")
     ap.add_argument("--write", default="", help="write the markdown table here")
+    ap.add_argument("--keep-cache", action="store_true",
+                    help="leave each file's page cache as it is (see pagecache.py)")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     engines = [e for e in ENGINES if not args.only or any(e.startswith(o) for o in args.only.split(","))]
@@ -155,6 +161,8 @@ def main() -> None:
     ]
     for path in args.files:
         size = os.path.getsize(path)
+        if not args.keep_cache:
+            recache(path)
         cases = [(e, t) for e in engines for t in (threads if ENGINES[e][2] else threads[:1])]
         runs: dict[tuple[str, int], list[Run]] = {c: [] for c in cases}
         errors: dict[tuple[str, int], str] = {}

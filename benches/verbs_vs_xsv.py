@@ -27,6 +27,9 @@ exits 1 at the end.
     cargo install xsv --version 0.13.0 --root /tmp/xsv
     python3 benches/verbs_vs_xsv.py --xsv /tmp/xsv/bin/xsv --size 1G --check
 
+Each file is first dropped from the page cache and read back in
+(`pagecache.py`: what a mapped pass costs depends on how the file is
+cached); `--keep-cache` leaves it as it is.
 `--rounds 0` with `--check` compares the outputs and times nothing.
 `--only VERB,...` keeps some commands (matched on the first word of the
 label), `--xsv-rounds N` runs xsv fewer times than fastcsv (a slow xsv
@@ -42,6 +45,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from pagecache import recache
 
 # Columns the commands use, per shape (gen_data's headers).
 NUMERIC = {"key": "int4", "sel": "int0,float5,ts7", "num": "float2", "text": "ts3"}
@@ -161,6 +166,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--only", help="comma-separated verbs to keep")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--keep-cache", action="store_true",
+                    help="leave each file's page cache as it is (see pagecache.py)")
     ap.add_argument("--markdown", help="append the table to this file")
     a = ap.parse_args()
     xr = a.xsv_rounds if a.xsv_rounds is not None else a.rounds
@@ -187,7 +194,10 @@ def main():
                     f.write(b"city" + sel[sel.index(b"\n"):])
             cmds = [c for c in commands(shape, path, tmp)
                     if only is None or c[0].split()[0] in only]
-            subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm
+            if a.keep_cache:
+                subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm
+            else:
+                recache(path)
             if a.check:
                 for label, fa, xa, mode in cmds:
                     if xa is None or mode == "none":
