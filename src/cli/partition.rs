@@ -126,11 +126,38 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
         let mut scratch = Vec::new();
         let mut sel = rw.selection();
         let mut key = Vec::new();
+        let mut routes = Routes::default();
+        // A record given as CSV pieces is joined here first: its key is
+        // read from that (the CSV of a few fields), and it is copied to
+        // its file's buffer whole.
+        let mut joined = Vec::new();
         while let Some(b) = input.reader.read_batch(&mut sel)? {
             for row in b.iter() {
+                let pieces = if row.raw().is_some() { None } else { row.csv_pieces() };
+                if let Some(p) = pieces {
+                    joined.clear();
+                    p.append_to(&mut joined);
+                    let k = match csv_value(&joined, col, dq.0, true) {
+                        Some(k) => k,
+                        None => {
+                            key.clear();
+                            csv_field(&joined, col, dq.0, &mut key);
+                            &key
+                        }
+                    };
+                    let i = route(&mut routes, &k[..prefix(k)], &mut |k| {
+                        file(&mut files, &mut parts, k)
+                    })?;
+                    let part = &mut parts[i];
+                    part.buf.extend_from_slice(&joined);
+                    rw.end(!joined.is_empty(), &mut part.buf);
+                    part.flush_some()?;
+                    continue;
+                }
                 key.clear();
                 let k = value(&row, col, dq, &mut scratch, &mut key);
-                let i = file(&mut files, &mut parts, &k[..prefix(k)])?;
+                let i =
+                    route(&mut routes, &k[..prefix(k)], &mut |k| file(&mut files, &mut parts, k))?;
                 let part = &mut parts[i];
                 let wrote = if a.drop {
                     rw.line_without(&row, col, &mut part.buf)
@@ -172,6 +199,94 @@ impl Part {
 
 /// The open files' indices, by key.
 type Files = HashMap<Vec<u8>, usize, BuildHasherDefault<KeyHasher>>;
+
+/// The file index of each key of up to 16 bytes seen so far, looked up
+/// once per record before [`Files`]: such a key is held as its length and
+/// two 8-byte words (see [`short_key`]), so that a lookup is a hash of
+/// those and one compare, without a call to compare bytes.
+#[derive(Default)]
+struct Routes {
+    /// Open addressing with linear probing: `(key, file index + 1)`, 0
+    /// for a free slot; a power of two long, at most half full.
+    slots: Vec<(ShortKey, u32)>,
+    len: usize,
+}
+
+/// A key of up to 16 bytes: its length and two words that together hold
+/// every byte of it.
+type ShortKey = (u64, u64, u64);
+
+/// `key` as a [`ShortKey`], if 16 bytes or shorter: the first and last
+/// eight bytes (overlapping when shorter than 16), or the first and last
+/// four, or each byte, as [`KeyHasher`] reads them. Given the length,
+/// the words give back every byte, so equal words mean equal keys.
+#[inline(always)]
+fn short_key(key: &[u8]) -> Option<ShortKey> {
+    let n = key.len();
+    let word = |s: &[u8]| u64::from_le_bytes(s.try_into().expect("8 bytes"));
+    let half = |s: &[u8]| u64::from(u32::from_le_bytes(s.try_into().expect("4 bytes")));
+    let (lo, hi) = match n {
+        0 => (0, 0),
+        1..=3 => (u64::from(key[0]) | u64::from(key[n / 2]) << 8 | u64::from(key[n - 1]) << 16, 0),
+        4..=7 => (half(&key[..4]), half(&key[n - 4..])),
+        8..=16 => (word(&key[..8]), word(&key[n - 8..])),
+        _ => return None,
+    };
+    Some((n as u64, lo, hi))
+}
+
+impl Routes {
+    /// The slot for `k`: where it is, or the free one where it would go.
+    #[inline(always)]
+    fn slot(&self, k: ShortKey) -> usize {
+        let mut h = KeyHasher::default();
+        h.fold(k.0);
+        h.fold(k.1);
+        h.fold(k.2);
+        let mask = self.slots.len() - 1;
+        let mut i = h.finish() as usize & mask;
+        loop {
+            let (sk, v) = self.slots[i];
+            if v == 0 || sk == k {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The file index of `key`, if it has one here.
+    #[inline]
+    fn get(&self, key: &[u8]) -> Option<usize> {
+        let k = short_key(key)?;
+        if self.slots.is_empty() {
+            return None;
+        }
+        let (_, v) = self.slots[self.slot(k)];
+        (v != 0).then(|| v as usize - 1)
+    }
+
+    /// Gives `key` the file index `i` (a key longer than 16 bytes, or
+    /// past `u32::MAX` files, is not kept: [`Files`] has it).
+    fn insert(&mut self, key: &[u8], i: usize) {
+        let (Some(k), Ok(v)) = (short_key(key), u32::try_from(i + 1)) else { return };
+        if v == u32::MAX {
+            return;
+        }
+        if 2 * (self.len + 1) > self.slots.len() {
+            let grown = vec![((0, 0, 0), 0); (2 * self.slots.len()).max(64)];
+            let old = std::mem::replace(&mut self.slots, grown);
+            for (sk, v) in old.into_iter().filter(|s| s.1 != 0) {
+                let at = self.slot(sk);
+                self.slots[at] = (sk, v);
+            }
+        }
+        let at = self.slot(k);
+        if self.slots[at].1 == 0 {
+            self.len += 1;
+        }
+        self.slots[at] = (k, v);
+    }
+}
 
 /// A hasher for the short keys of `partition` (one lookup per record):
 /// the key's bytes as 8-byte words (two overlapping loads up to 16
@@ -232,21 +347,8 @@ fn value<'a, 'r: 'a>(
     out: &'a mut Vec<u8>,
 ) -> &'a [u8] {
     if let Some(raw) = row.raw() {
-        // Its fields joined by the delimiter: counted from the nearer end.
-        let n = row.field_count();
-        if col >= n {
-            return &[];
-        }
-        let (a, e) = if col < n / 2 {
-            let (a, e) = kth_and_next(memchr::memchr_iter(delim, raw), col);
-            (a.map_or(0, |p| p + 1), e.unwrap_or(raw.len()))
-        } else {
-            // A loop: the last fields are a few bytes from the end.
-            let delims = raw.iter().enumerate().rev().filter(|x| *x.1 == delim).map(|x| x.0);
-            let (e, a) = kth_and_next(delims, n - 1 - col);
-            (a.map_or(0, |p| p + 1), e.unwrap_or(raw.len()))
-        };
-        return &raw[a..e];
+        // No quote: `csv_value` never gives `None`.
+        return csv_value(raw, col, delim, false).unwrap_or_default();
     }
     if let Some(f) = row.raw_fields() {
         let Some(r) = f.get(col) else { return &[] };
@@ -273,12 +375,101 @@ fn value<'a, 'r: 'a>(
     out
 }
 
-/// From the delimiter offsets `it`: the `k`-th (1-based; `None` for 0)
-/// and the one after it.
+/// The file index of `key`: from `routes`, else from `open` (which opens
+/// the file the first time), then kept in `routes`.
 #[inline(always)]
-fn kth_and_next(mut it: impl Iterator<Item = usize>, k: usize) -> (Option<usize>, Option<usize>) {
-    let a = if k == 0 { None } else { it.nth(k - 1) };
-    (a, it.next())
+fn route(
+    routes: &mut Routes,
+    key: &[u8],
+    open: &mut dyn FnMut(&[u8]) -> Result<usize, Failure>,
+) -> Result<usize, Failure> {
+    if let Some(i) = routes.get(key) {
+        return Ok(i);
+    }
+    let i = open(key)?;
+    routes.insert(key, i);
+    Ok(i)
+}
+
+/// Bytes equal to `b` in the eight bytes of `x`: the top bit of each.
+#[inline(always)]
+fn eq_bytes(x: u64, b: u8) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let y = x ^ (LO * u64::from(b));
+    // A byte's top bit: set when any of its bits is (no carry leaves a
+    // byte: at most 0x7f + 0x7f).
+    let nonzero = ((y & !HI) + !HI) | y;
+    !nonzero & HI
+}
+
+/// The value of field `col` (empty past the end) of `rec`, a record
+/// written as RFC 4180 CSV with delimiter `delim` and quote `"`, or with
+/// `quoted` false a record without quotes (its fields joined by `delim`,
+/// any `"` in them data): a slice of `rec`, or `None` when the field
+/// holds a quote (read it with [`csv_field`] then). Eight bytes a step:
+/// the delimiters inside quotes are masked out by the parity of the
+/// quotes before them.
+#[inline]
+fn csv_value(rec: &[u8], col: usize, delim: u8, quoted: bool) -> Option<&[u8]> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    let n = rec.len();
+    // The field of the bytes from `start` on, and whether the next chunk
+    // starts inside quotes (0 or 1).
+    let (mut k, mut start, mut inside) = (0, 0, 0u64);
+    let mut at = 0;
+    while at < n {
+        let x = match rec.get(at..at + 8) {
+            Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
+            None => {
+                let mut w = [0u8; 8];
+                w[..n - at].copy_from_slice(&rec[at..]);
+                u64::from_le_bytes(w)
+            }
+        };
+        let mut delims = eq_bytes(x, delim);
+        if n - at < 8 {
+            delims &= (1u64 << (8 * (n - at))) - 1;
+        }
+        let quotes = if quoted { eq_bytes(x, b'"') } else { 0 };
+        if quotes | inside != 0 {
+            // Bit 0 of each byte: whether it is inside quotes (the prefix
+            // sums of the quotes, at most 8 a byte, taken mod 2).
+            let odd = ((quotes >> 7).wrapping_mul(LO) & LO) ^ (inside * LO);
+            delims &= !(odd << 7);
+            inside = odd >> 56;
+        }
+        while delims != 0 {
+            let e = at + delims.trailing_zeros() as usize / 8;
+            if k == col {
+                return unquote(&rec[start..e], quoted);
+            }
+            k += 1;
+            start = e + 1;
+            delims &= delims - 1;
+        }
+        at += 8;
+    }
+    if k == col {
+        unquote(&rec[start..], quoted)
+    } else {
+        Some(&[])
+    }
+}
+
+/// The value of `f`, a field as RFC 4180 CSV with quote `"` (`quoted`)
+/// or a field without quotes: without its quotes if quoted; `None` if it
+/// holds a quote (doubled).
+#[inline]
+fn unquote(f: &[u8], quoted: bool) -> Option<&[u8]> {
+    if !quoted {
+        return Some(f);
+    }
+    let inner = match f {
+        [b'"', inner @ .., b'"'] => inner,
+        _ => f,
+    };
+    (memchr::memchr(b'"', inner).is_none()).then_some(inner)
 }
 
 /// Appends the value of field `col` (empty past the end) of `rec`, a
