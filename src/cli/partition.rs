@@ -568,4 +568,88 @@ mod tests {
         assert_eq!(n.unique(b""), "empty_2");
         assert_eq!(n.unique("caf\u{e9}!".as_bytes()), "caf\u{e9}");
     }
+
+    /// A record as RFC 4180 CSV with `delim` (fields quoted when they
+    /// hold the delimiter, a quote, CR or LF, or when `quote` says so).
+    fn written(fields: &[(bool, String)], delim: u8) -> Vec<u8> {
+        let mut rec = Vec::new();
+        for (i, (quote, v)) in fields.iter().enumerate() {
+            if i > 0 {
+                rec.push(delim);
+            }
+            let needs = v.bytes().any(|b| b == delim || b"\"\r\n".contains(&b));
+            if *quote || needs {
+                rec.push(b'"');
+                rec.extend_from_slice(v.replace('"', "\"\"").as_bytes());
+                rec.push(b'"');
+            } else {
+                rec.extend_from_slice(v.as_bytes());
+            }
+        }
+        rec
+    }
+
+    #[test]
+    fn csv_value_cases() {
+        let rec = b"1,\"a,b\",Paris,\"x\"\"y\",,last";
+        let v = |col| csv_value(rec, col, b',', true);
+        assert_eq!(v(0), Some(&b"1"[..]));
+        assert_eq!(v(1), Some(&b"a,b"[..]));
+        assert_eq!(v(2), Some(&b"Paris"[..]));
+        assert_eq!(v(3), None);
+        assert_eq!(v(4), Some(&b""[..]));
+        assert_eq!(v(5), Some(&b"last"[..]));
+        assert_eq!(v(6), Some(&b""[..]));
+        // Without quotes, a `"` is data.
+        assert_eq!(csv_value(b"a\"b;c", 0, b';', false), Some(&b"a\"b"[..]));
+        assert_eq!(csv_value(b"", 0, b',', true), Some(&b""[..]));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Records of fields holding delimiters, quotes, CR and LF, short
+        /// and longer than a step, quoted or not: `csv_value` gives the
+        /// value `csv_field` reads, or `None` only for a field holding a
+        /// quote.
+        #[test]
+        fn csv_value_reads_as_csv_field(
+            fields in proptest::collection::vec(
+                (proptest::bool::ANY, "[a,;\"\r\n é]{0,20}"), 1..8),
+            col in 0..9usize,
+            semi in proptest::bool::ANY,
+        ) {
+            let delim = if semi { b';' } else { b',' };
+            let rec = written(&fields, delim);
+            let mut want = Vec::new();
+            csv_field(&rec, col, delim, &mut want);
+            match csv_value(&rec, col, delim, true) {
+                Some(got) => proptest::prop_assert_eq!(got, &want[..]),
+                None => proptest::prop_assert!(want.contains(&b'"')),
+            }
+            // The same record without quotes, read as one.
+            let plain: Vec<u8> = rec.iter().copied().filter(|&b| b != b'"').collect();
+            let want: Vec<u8> = plain.split(|&b| b == delim).nth(col).unwrap_or_default().to_vec();
+            proptest::prop_assert_eq!(csv_value(&plain, col, delim, false), Some(&want[..]));
+        }
+
+        /// `Routes` gives back each key's index as a map does, for keys of
+        /// every length up to 16 bytes and past it (not kept).
+        #[test]
+        fn routes_as_a_map(keys in proptest::collection::vec("[ab\u{e9}]{0,12}", 1..200)) {
+            let mut routes = Routes::default();
+            let mut map: HashMap<Vec<u8>, usize> = HashMap::new();
+            for k in &keys {
+                let k = k.as_bytes();
+                let n = map.len();
+                let want = *map.entry(k.to_vec()).or_insert(n);
+                match routes.get(k) {
+                    Some(i) => proptest::prop_assert_eq!(i, want),
+                    None => {
+                        proptest::prop_assert!(want == n || k.len() > 16, "lost {:?}", k);
+                        routes.insert(k, want);
+                    }
+                }
+            }
+        }
+    }
 }
