@@ -106,7 +106,8 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
         let mut w = RecordWriter::new(&mut part.buf, Format::Csv, part.w.delimiter(), None);
         w.write((0..row.len()).filter(|i| keep(i)).map(|i| row.field(i)))
             .map_err(|e| write_failure(&name, e, row.position(), |f| f))?;
-        part.flush_some()
+        let limit = part_limit(parts.len());
+        parts[i].flush_some(limit)
     };
     if let Some(row) = &first {
         one(&mut files, &mut parts, row)?;
@@ -131,8 +132,14 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
         // read from that (the CSV of a few fields), and it is copied to
         // its file's buffer whole.
         let mut joined = Vec::new();
+        // The buffers' size, for this many files.
+        let (mut sized, mut limit) = (0, PART_BUFFER);
         while let Some(b) = input.reader.read_batch(&mut sel)? {
             for row in b.iter() {
+                if parts.len() != sized {
+                    sized = parts.len();
+                    limit = part_limit(sized);
+                }
                 let pieces = if row.raw().is_some() { None } else { row.csv_pieces() };
                 if let Some(p) = pieces {
                     joined.clear();
@@ -151,7 +158,7 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
                     let part = &mut parts[i];
                     part.buf.extend_from_slice(&joined);
                     rw.end(!joined.is_empty(), &mut part.buf);
-                    part.flush_some()?;
+                    part.flush_some(limit)?;
                     continue;
                 }
                 key.clear();
@@ -165,7 +172,7 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
                     rw.line(&row, &mut part.buf)
                 };
                 rw.end(wrote, &mut part.buf);
-                part.flush_some()?;
+                part.flush_some(limit)?;
             }
             input.progress.set(input.reader.byte_offset());
         }
@@ -186,9 +193,18 @@ struct Part {
     at: u64,
 }
 
-/// The bytes a [`Part`] holds before it writes: sixteen files' buffers
-/// stay in a core's L2 cache, and a write covers sixteen pages.
+/// The most bytes a [`Part`] holds before it writes: a write covers
+/// sixteen pages.
 const PART_BUFFER: usize = 64 << 10;
+
+/// The bytes each [`Part`] holds before it writes with `n` files open:
+/// [`PART_BUFFER`] while all the buffers fit in 1 MiB, so that they stay
+/// in a core's L2 cache beside the input (with a hundred files, 64 KiB
+/// each cost more in cache misses than the writes they save); less with
+/// more files, down to four pages.
+fn part_limit(n: usize) -> usize {
+    ((1 << 20) / n.max(1)).clamp(16 << 10, PART_BUFFER)
+}
 
 /// The size of a page of the page cache: a write that ends at a page's
 /// end leaves no partly written page for the kernel to fill with zeros
@@ -202,13 +218,13 @@ impl Part {
         Part { w, buf: Vec::with_capacity(PART_BUFFER + (PAGE as usize)), at }
     }
 
-    /// Writes the records held once they are [`PART_BUFFER`] bytes or
-    /// more (every file stays open: each holds at most about that much),
-    /// up to the last page boundary of the file that they reach; the
-    /// rest stays.
+    /// Writes the records held once they are `limit` bytes or more (every
+    /// file stays open: each holds at most about that much; see
+    /// [`part_limit`]), up to the last page boundary of the file that they
+    /// reach; the rest stays.
     #[inline]
-    fn flush_some(&mut self) -> Result<(), Failure> {
-        if self.buf.len() >= PART_BUFFER {
+    fn flush_some(&mut self, limit: usize) -> Result<(), Failure> {
+        if self.buf.len() >= limit {
             self.flush_pages()?;
         }
         Ok(())
