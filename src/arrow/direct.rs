@@ -24,7 +24,7 @@
 //! type here, its parser must be the one `convert::convert` uses for it.
 
 use super::number::{parse_f64_in, parse_i64_in};
-use super::temporal::{parse_temporal, parse_temporal_in};
+use super::temporal::{parse_temporal, parse_timestamp_fields_in};
 use super::typed::{BooleanColumn, Column, DataType, PrimitiveColumn, Spellings};
 use crate::error::ErrorKind;
 
@@ -185,7 +185,14 @@ impl Builder {
                 run(v, validity, nulls, values, sp, true, |x, w| parse_i64_in(w, x.len()))
             }
             Values::I64(v) => {
-                run(v, validity, nulls, values, sp, true, |x, w| parse_temporal_in(w, x.len(), ty))
+                let DataType::Timestamp { nanos, utc } = ty else {
+                    unreachable!("an `i64` builder is an `int64` or a timestamp one")
+                };
+                // The type's flags as plain values: the closure is then
+                // not handed the whole type each time.
+                run(v, validity, nulls, values, sp, true, |x, w| {
+                    parse_timestamp_fields_in(w, x.len(), nanos, utc)
+                })
             }
             Values::F64(v) => {
                 run(v, validity, nulls, values, sp, true, |x, w| parse_f64_in(w, x.len()))

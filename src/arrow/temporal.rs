@@ -221,14 +221,31 @@ pub(crate) fn parse_temporal(v: &[u8], ty: DataType) -> Option<i64> {
 /// bytes (the bytes after the field are read, never used); other layouts
 /// and types go to [`parse_temporal`]. The same result for every input.
 /// Panics if `len` is over `window.len()`.
-#[inline]
+///
+/// (The typed columns call [`parse_timestamp_fields_in`]; this one, over
+/// every type, is the tests'.)
+#[cfg(test)]
 pub(crate) fn parse_temporal_in(window: &[u8], len: usize, ty: DataType) -> Option<i64> {
     if let DataType::Timestamp { nanos, utc } = ty {
-        if let Some(secs) = usual_timestamp(window, len, utc) {
-            return if nanos { secs.checked_mul(1_000_000_000) } else { Some(secs) };
-        }
+        return parse_timestamp_fields_in(window, len, nanos, utc);
     }
     parse_temporal_out_of_line(&window[..len], ty)
+}
+
+/// [`parse_temporal_in`] for `DataType::Timestamp { nanos, utc }`, given
+/// by its two flags.
+#[inline]
+pub(crate) fn parse_timestamp_fields_in(
+    window: &[u8],
+    len: usize,
+    nanos: bool,
+    utc: bool,
+) -> Option<i64> {
+    match usual_timestamp(window, len, utc) {
+        Some(secs) if nanos => secs.checked_mul(1_000_000_000),
+        Some(secs) => Some(secs),
+        None => parse_temporal_out_of_line(&window[..len], DataType::Timestamp { nanos, utc }),
+    }
 }
 
 /// [`parse_temporal`], out of line: the fast path stays small where it is
