@@ -230,7 +230,7 @@ fn short_decimal(window: &[u8], len: usize, plus: bool, point: bool) -> Option<(
 /// assert_eq!(parse_i64_in(b"12", 2), Some(12));
 /// assert_eq!(parse_i64_in(b"1.5,0000000000000000", 3), None);
 /// ```
-#[inline]
+#[inline(always)]
 pub fn parse_i64_in(window: &[u8], len: usize) -> Option<i64> {
     match short_decimal(window, len, false, false) {
         // At most 8 digits: it fits.
@@ -253,7 +253,7 @@ pub fn parse_i64_in(window: &[u8], len: usize) -> Option<i64> {
 /// assert_eq!(parse_f64_in(b"-.5", 3), Some(-0.5));
 /// assert_eq!(parse_f64_in(b"1e3,00000000000000000", 3), Some(1000.0));
 /// ```
-#[inline]
+#[inline(always)]
 pub fn parse_f64_in(window: &[u8], len: usize) -> Option<f64> {
     match short_decimal(window, len, true, true) {
         Some((neg, mant, frac)) => {
