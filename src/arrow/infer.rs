@@ -3,7 +3,7 @@
 //! values clear and that merge across parts of a column.
 
 use super::number::{parse_f64_in, parse_i64_in, trim};
-use super::temporal::parse_when;
+use super::temporal::parse_when_in;
 use super::typed::{DataType, Spellings};
 use super::StringColumn;
 use crate::error::Result;
@@ -93,7 +93,7 @@ impl Fits {
             && ((int && !matches!(trim(v), [b'0', b'x' | b'X', ..]))
                 || parse_f64_in(window, len).is_some());
         if self.date || self.naive || self.zoned {
-            match parse_when(v) {
+            match parse_when_in(window, len) {
                 Some(w) => {
                     self.date &= w.date_only;
                     self.naive &= !w.utc && !w.padded;
@@ -305,6 +305,7 @@ mod tests {
     /// value alone: the reference for the windowed parsers and the
     /// skipped float parse.
     fn see_plainly(f: &mut Fits, v: &[u8], sp: &Spellings) {
+        use crate::arrow::temporal::parse_when;
         use crate::arrow::typed::{parse_f64, parse_i64};
         if sp.is_null(v) {
             return;
