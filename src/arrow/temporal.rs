@@ -234,7 +234,7 @@ pub(crate) fn parse_temporal_in(window: &[u8], len: usize, ty: DataType) -> Opti
 
 /// [`parse_temporal_in`] for `DataType::Timestamp { nanos, utc }`, given
 /// by its two flags.
-#[inline]
+#[inline(always)]
 pub(crate) fn parse_timestamp_fields_in(
     window: &[u8],
     len: usize,
@@ -251,7 +251,7 @@ pub(crate) fn parse_timestamp_fields_in(
 /// [`parse_when`] of the field `window[..len]`, reading the usual layout
 /// of a timestamp (see [`parse_temporal_in`]) three words at a time when
 /// the window holds 24 bytes: the same result for every input.
-#[inline]
+#[inline(always)]
 pub(crate) fn parse_when_in(window: &[u8], len: usize) -> Option<When> {
     let utc = len == 20;
     match usual_timestamp(window, len, utc) {
