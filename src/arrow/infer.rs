@@ -69,7 +69,7 @@ impl Fits {
     /// Looks at value `i` of text column `c`, read with the bytes after
     /// it in the column's buffer (the number parsers read short values a
     /// word at a time).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn see_value(&mut self, c: &StringColumn, i: usize, sp: &Spellings) {
         let (s, e) = (c.offsets[i] as usize, c.offsets[i + 1] as usize);
         self.see_at(&c.data[s..], e - s, sp);
@@ -77,7 +77,7 @@ impl Fits {
 
     /// Looks at the value `window[..len]`, the bytes after it in the
     /// window read but not used (see [`parse_i64_in`]).
-    #[inline]
+    #[inline(always)]
     fn see_at(&mut self, window: &[u8], len: usize, sp: &Spellings) {
         let v = &window[..len];
         if sp.is_null(v) {
