@@ -3,7 +3,8 @@
 //! parsed by small functions (`parse_*`), one per kind of value, so that
 //! their implementation can change alone.
 
-use super::temporal::{parse_temporal, parse_time, parse_timestamp_in};
+use super::number::{parse_f64_in, parse_i64_in};
+use super::temporal::{parse_temporal, parse_time, parse_timestamp_fields_in, parse_timestamp_in};
 use super::typed::{
     parse_f64, parse_i64, trim, BooleanColumn, Column, DataType, DictionaryColumn,
     LargeStringColumn, Nulls, PrimitiveColumn, Spellings, TimeUnit, ViewColumn,
@@ -41,7 +42,6 @@ pub(crate) fn convert(
     /// The values, the validity bitmap (made at the first null, with the
     /// values before it valid) and the number of nulls.
     type Parsed<T> = (Vec<T>, Option<Vec<u8>>, usize);
-    #[allow(clippy::eq_op)] // `x != x`: NaN, for any `T`.
     fn each<T: Copy + Default + PartialEq>(
         c: &StringColumn,
         ty: DataType,
@@ -49,14 +49,29 @@ pub(crate) fn convert(
         sp: &Spellings,
         parse: impl Fn(&[u8]) -> Option<T>,
     ) -> std::result::Result<Parsed<T>, (usize, ErrorKind)> {
+        each_in(c, ty, field, sp, |v, _| parse(v))
+    }
+    /// [`each`] with `parse` given each value and the bytes of the
+    /// column from its start on (which the windowed parsers read a word
+    /// at a time).
+    #[allow(clippy::eq_op)] // `x != x`: NaN, for any `T`.
+    fn each_in<T: Copy + Default + PartialEq>(
+        c: &StringColumn,
+        ty: DataType,
+        field: usize,
+        sp: &Spellings,
+        parse: impl Fn(&[u8], &[u8]) -> Option<T>,
+    ) -> std::result::Result<Parsed<T>, (usize, ErrorKind)> {
         let n = c.len();
         let mut values = Vec::with_capacity(n);
         let (mut validity, mut nulls): (Option<Vec<u8>>, usize) = (None, 0);
         let data = &c.data[..];
         for (i, w) in c.offsets.windows(2).enumerate() {
             let v = data.get(w[0] as usize..w[1] as usize).unwrap_or_default();
+            // Holds `v` at least: `v` is in range here, or empty.
+            let window = data.get(w[0] as usize..).unwrap_or_default();
             // (Without `shadows`, a value that parses is null only as a NaN.)
-            let parsed = if sp.shadows && sp.is_null(v) { None } else { parse(v) };
+            let parsed = if sp.shadows && sp.is_null(v) { None } else { parse(v, window) };
             let null = match parsed {
                 // Only a NaN can be spelt as a null (`NaN`, `-nan`): the
                 // null wins.
@@ -95,8 +110,14 @@ pub(crate) fn convert(
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Dictionary => {
             text_as(c.clone(), ty, sp).expect("a text type")
         }
-        DataType::Int64 => Column::Int64(prim(each(c, ty, field, sp, parse_i64)?)),
-        DataType::Float64 => Column::Float64(prim(each(c, ty, field, sp, parse_f64)?)),
+        DataType::Int64 => {
+            let parse = |v: &[u8], w: &[u8]| parse_i64_in(w, v.len());
+            Column::Int64(prim(each_in(c, ty, field, sp, parse)?))
+        }
+        DataType::Float64 => {
+            let parse = |v: &[u8], w: &[u8]| parse_f64_in(w, v.len());
+            Column::Float64(prim(each_in(c, ty, field, sp, parse)?))
+        }
         DataType::Boolean => {
             let (values, validity, nulls) = each(c, ty, field, sp, |v| sp.parse_bool(v))?;
             let mut bits = vec![0u8; values.len().div_ceil(8)];
@@ -110,7 +131,8 @@ pub(crate) fn convert(
             Column::Date32(prim(each(c, ty, field, sp, parse)?))
         }
         DataType::Timestamp { nanos, utc } => {
-            let values = prim(each(c, ty, field, sp, |v| parse_temporal(v, ty))?);
+            let parse = |v: &[u8], w: &[u8]| parse_timestamp_fields_in(w, v.len(), nanos, utc);
+            let values = prim(each_in(c, ty, field, sp, parse)?);
             Column::Timestamp { values, nanos, utc }
         }
         DataType::Int8 => Column::Int8(prim(each(c, ty, field, sp, parse_signed::<i8>)?)),
@@ -273,6 +295,84 @@ pub(crate) fn parse_decimal(v: &[u8], precision: u8, scale: i8) -> Option<i128> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each value that fits alone, in a column beside others (whose bytes
+    /// the windowed parsers read past it): the value its parser gives it
+    /// alone, and the first that does not fit is the error's row.
+    #[test]
+    fn values_read_in_the_column_as_alone() {
+        let values: [&[u8]; 22] = [
+            b"1",
+            b"-3",
+            b"007",
+            b" 42\t",
+            b"0x1F",
+            b"12345678",
+            b"123456789",
+            b"-12345678",
+            b"9223372036854775807",
+            b"99999999999999999999",
+            b"1.5",
+            b"-.5",
+            b"1e3",
+            b"695.154224",
+            b"2024-08-18T10:10:32Z",
+            b"2008-09-10 19:45:00",
+            b"2024-02-30T00:00:00Z",
+            b"2024-08-18",
+            b"2024-08-18T10:10:32.5Z",
+            b"",
+            b"NA",
+            b"x",
+        ];
+        let sp = Spellings::default();
+        let types = [
+            DataType::Int64,
+            DataType::Float64,
+            DataType::Timestamp { nanos: false, utc: true },
+            DataType::Timestamp { nanos: true, utc: false },
+        ];
+        let alone = |v: &[u8], ty| -> Option<Option<f64>> {
+            if sp.is_null(v) {
+                return Some(None);
+            }
+            match ty {
+                DataType::Int64 => parse_i64(v).map(|x| Some(x as f64)),
+                DataType::Float64 => parse_f64(v).map(Some),
+                _ => parse_temporal(v, ty).map(|x| Some(x as f64)),
+            }
+        };
+        for ty in types {
+            for k in 0..values.len() {
+                // Every value from `k` on, then the ones before.
+                let order: Vec<&[u8]> = values[k..].iter().chain(&values[..k]).copied().collect();
+                let mut c = StringColumn::new(order.len());
+                for v in &order {
+                    c.data.extend_from_slice(v);
+                    c.offsets.push(c.data.len() as i32);
+                }
+                let want: Vec<Option<Option<f64>>> = order.iter().map(|v| alone(v, ty)).collect();
+                let fit = want.iter().position(Option::is_none).unwrap_or(order.len());
+                let got: Vec<Option<f64>> = match convert(&c, ty, 0, &sp) {
+                    Err((row, _)) => {
+                        assert_eq!(row, fit, "{ty:?} from {k}");
+                        continue;
+                    }
+                    Ok(Column::Int64(p)) => {
+                        (0..p.len()).map(|i| p.get(i).map(|x| x as f64)).collect()
+                    }
+                    Ok(Column::Float64(p)) => (0..p.len()).map(|i| p.get(i)).collect(),
+                    Ok(Column::Timestamp { values: p, .. }) => {
+                        (0..p.len()).map(|i| p.get(i).map(|x| x as f64)).collect()
+                    }
+                    Ok(other) => panic!("{other:?}"),
+                };
+                assert_eq!(fit, order.len(), "{ty:?} from {k}: converted past a bad value");
+                let want: Vec<Option<f64>> = want.into_iter().flatten().collect();
+                assert_eq!(got, want, "{ty:?} from {k}");
+            }
+        }
+    }
 
     #[test]
     fn small_ints_as_pyarrow_reads_them() {

@@ -24,7 +24,7 @@
 //! type here, its parser must be the one `convert::convert` uses for it.
 
 use super::number::{parse_f64_in, parse_i64_in};
-use super::temporal::{parse_temporal, parse_temporal_in};
+use super::temporal::{parse_temporal, parse_timestamp_fields_in};
 use super::typed::{BooleanColumn, Column, DataType, PrimitiveColumn, Spellings};
 use crate::error::ErrorKind;
 
@@ -127,7 +127,11 @@ impl Builder {
     /// Each item is the address and length of a field's bytes, which stay
     /// valid and unchanged during the call, and a flag: when not 0, 32
     /// bytes from the address are readable.
-    #[inline]
+    ///
+    /// Out of line: the loop of each type is then compiled on its own,
+    /// with its state in registers, rather than inside the caller's loop
+    /// over the columns (one call per column of a group of rows).
+    #[inline(never)]
     pub(crate) unsafe fn extend<'p>(
         &mut self,
         fields: impl Iterator<Item = &'p (usize, u32, u32)>,
@@ -181,7 +185,14 @@ impl Builder {
                 run(v, validity, nulls, values, sp, true, |x, w| parse_i64_in(w, x.len()))
             }
             Values::I64(v) => {
-                run(v, validity, nulls, values, sp, true, |x, w| parse_temporal_in(w, x.len(), ty))
+                let DataType::Timestamp { nanos, utc } = ty else {
+                    unreachable!("an `i64` builder is an `int64` or a timestamp one")
+                };
+                // The type's flags as plain values: the closure is then
+                // not handed the whole type each time.
+                run(v, validity, nulls, values, sp, true, |x, w| {
+                    parse_timestamp_fields_in(w, x.len(), nanos, utc)
+                })
             }
             Values::F64(v) => {
                 run(v, validity, nulls, values, sp, true, |x, w| parse_f64_in(w, x.len()))
@@ -361,14 +372,45 @@ fn mark(validity: &mut Option<Vec<u8>>, nulls: &mut usize, at: usize, null: bool
     }
 }
 
+/// Sets the validity bits of values `from..to` (valid), growing the
+/// bitmap (with zero bytes) to hold `to` values; the bits past the ones
+/// set are left as they are.
+#[inline]
+fn set_valid(bits: &mut Vec<u8>, from: usize, to: usize) {
+    let need = to.div_ceil(8);
+    if bits.len() < need {
+        bits.resize(need, 0);
+    }
+    let mut i = from;
+    while i < to && !i.is_multiple_of(8) {
+        bits[i / 8] |= 1 << (i % 8);
+        i += 1;
+    }
+    let whole = to / 8 * 8;
+    if i < whole {
+        bits[i / 8..whole / 8].fill(0xFF);
+        i = whole;
+    }
+    while i < to {
+        bits[i / 8] |= 1 << (i % 8);
+        i += 1;
+    }
+}
+
 /// Appends the parsed `values` to `out`, as `convert::convert` reads
 /// them; on a bad one, its index among `values` and its bytes. Each value
 /// comes with a window of the bytes from its start (see
 /// [`super::number::parse_f64_in`]), which `parse` is given too. A value
 /// taken by its spelling (a null, or any value when `ascii` is false: a
 /// boolean) is checked to be UTF-8 when it is not ASCII.
+///
+/// The loop takes the common value, one that parses (and is not a NaN,
+/// and is ASCII), with the vector as a local, kept in registers; any other
+/// goes to [`Slow::take`], out of line. A valid value's bit is not set as
+/// it comes: the valid values since the last null are marked together,
+/// at the next null and at the end.
 #[inline(always)]
-#[allow(clippy::eq_op)] // `x != x`: NaN, for any `T`.
+#[allow(clippy::eq_op)] // `x == x`: not a NaN, for any `T`.
 fn run<'v, T: Copy + Default + PartialEq>(
     out: &mut Vec<T>,
     validity: &mut Option<Vec<u8>>,
@@ -378,29 +420,199 @@ fn run<'v, T: Copy + Default + PartialEq>(
     ascii: bool,
     parse: impl Fn(&[u8], &[u8]) -> Option<T>,
 ) -> Option<(usize, &'v [u8])> {
-    for (i, (v, window)) in values.enumerate() {
-        // (Without `shadows`, a value that parses is null only as a NaN.)
-        let parsed = if sp.shadows && sp.is_null(v) { None } else { parse(v, window) };
-        let null = match parsed {
+    let mut vals = std::mem::take(out);
+    vals.reserve(values.size_hint().0);
+    let base = vals.len();
+    // The vector's length and room as locals: written through the pointer
+    // while the loop takes common values, set on the vector before any
+    // other call.
+    let (mut ptr, mut len, mut cap) = (vals.as_mut_ptr(), base, vals.capacity());
+    let mut slow = Slow { bits: validity.take(), nulls: *nulls, marked: base };
+    // (Without `shadows`, a value that parses is null only as a NaN.)
+    let shadows = sp.shadows;
+    let mut bad = None;
+    for (v, window) in values {
+        let parsed = if shadows && sp.is_null(v) { None } else { parse(v, window) };
+        match parsed {
+            Some(x) if x == x && (ascii || v.is_ascii()) && len < cap => {
+                // SAFETY: `len < cap`, and the values below `len` were
+                // written (the vector's own, then this loop's).
+                unsafe { ptr.add(len).write(x) };
+                len += 1;
+            }
+            _ => {
+                // SAFETY: the values below `len` were written, as above.
+                unsafe { vals.set_len(len) };
+                let ok = slow.take(&mut vals, v, parsed, sp, ascii);
+                (ptr, len, cap) = (vals.as_mut_ptr(), vals.len(), vals.capacity());
+                if !ok {
+                    bad = Some((len - base, v));
+                    break;
+                }
+            }
+        }
+    }
+    // SAFETY: the values below `len` were written, as above.
+    unsafe { vals.set_len(len) };
+    if let Some(b) = &mut slow.bits {
+        set_valid(b, slow.marked, vals.len());
+    }
+    *out = vals;
+    *validity = slow.bits;
+    *nulls = slow.nulls;
+    bad
+}
+
+/// The state of [`run`] that only values other than the common ones
+/// change: the validity bitmap (made at the first null), the number of
+/// nulls, and where the values not yet marked valid start.
+struct Slow {
+    bits: Option<Vec<u8>>,
+    nulls: usize,
+    marked: usize,
+}
+
+impl Slow {
+    /// Appends `v` (parsed as `parsed`, `None` when it is taken as null
+    /// by its spelling first) to `vals`, or returns false when it is bad:
+    /// the rules of `convert::convert`.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::eq_op)] // `x != x`: NaN, for any `T`.
+    fn take<T: Copy + Default + PartialEq>(
+        &mut self,
+        vals: &mut Vec<T>,
+        v: &[u8],
+        parsed: Option<T>,
+        sp: &Spellings,
+        ascii: bool,
+    ) -> bool {
+        match parsed {
             // Only a NaN can be spelt as a null (`NaN`, `-nan`): the null
-            // wins.
+            // wins. (A common value comes here too when the vector is
+            // full.)
             Some(x) if !(x != x && sp.is_null(v)) => {
                 if !ascii && !v.is_ascii() && std::str::from_utf8(v).is_err() {
-                    return Some((i, v));
+                    return false;
                 }
-                out.push(x);
-                false
+                vals.push(x);
+                true
             }
             _ if sp.is_null(v) => {
                 if !v.is_ascii() && std::str::from_utf8(v).is_err() {
-                    return Some((i, v));
+                    return false;
                 }
-                out.push(T::default());
+                let at = vals.len();
+                vals.push(T::default());
+                self.nulls += 1;
+                match &mut self.bits {
+                    Some(b) => {
+                        set_valid(b, self.marked, at);
+                        if b.len() <= at / 8 {
+                            b.push(0);
+                        }
+                    }
+                    None => {
+                        // At the first null, every value before it is valid.
+                        let mut b = vec![0xFFu8; at / 8];
+                        b.push((1u8 << (at % 8)) - 1);
+                        self.bits = Some(b);
+                    }
+                }
+                self.marked = at + 1;
                 true
             }
-            _ => return Some((i, v)),
-        };
-        mark(validity, nulls, out.len() - 1, null);
+            _ => false,
+        }
     }
-    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arrow::{convert, StringColumn};
+
+    fn text(values: &[&[u8]]) -> StringColumn {
+        let mut c = StringColumn::new(values.len());
+        for v in values {
+            c.data.extend_from_slice(v);
+            c.offsets.push(c.data.len() as i32);
+        }
+        c
+    }
+
+    #[test]
+    fn valid_bits_are_set_in_runs() {
+        for len in 0..40usize {
+            for from in 0..=len {
+                for to in from..=len {
+                    let mut bits = vec![0u8; from.div_ceil(8)];
+                    set_valid(&mut bits, from, to);
+                    assert_eq!(bits.len(), from.div_ceil(8).max(to.div_ceil(8)));
+                    for i in 0..bits.len() * 8 {
+                        let set = bits[i / 8] >> (i % 8) & 1 == 1;
+                        assert_eq!(set, (from..to).contains(&i), "{from}..{to}, bit {i}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Nulls, NaNs spelt as nulls and common values in runs of every
+    /// length around a byte of the bitmap, appended in parts: the column
+    /// that the conversion of the same text gives.
+    #[test]
+    fn runs_of_nulls_and_values_give_the_converted_column() {
+        let sp = Spellings::default();
+        let kinds: [(DataType, &[u8], &[u8]); 4] = [
+            (DataType::Int64, b"12", b"-7"),
+            (DataType::Float64, b"2.5", b"NaN"),
+            (DataType::Boolean, b"true", b"0"),
+            (
+                DataType::Timestamp { nanos: false, utc: true },
+                b"2024-08-18T10:10:32Z",
+                b"1970-01-01T00:00:00Z",
+            ),
+        ];
+        for (ty, a, b) in kinds {
+            for run in 1..20 {
+                for part in [1, 3, 8, 64] {
+                    // `run` values, then `run` nulls (`""`, `NA`), and so on.
+                    let values: Vec<&[u8]> = (0..70)
+                        .map(|i| match (i / run) % 3 {
+                            0 => {
+                                if i % 2 == 0 {
+                                    a
+                                } else {
+                                    b
+                                }
+                            }
+                            1 => b"",
+                            _ => b"NA",
+                        })
+                        .collect();
+                    let want = convert::convert(&text(&values), ty, 0, &sp).expect("converts");
+                    let mut d = Builder::new(ty, 0, 4).expect("taken as read");
+                    for (k, chunk) in values.chunks(part).enumerate() {
+                        d.extend_from(chunk.iter().copied(), k * part, &sp);
+                    }
+                    assert!(d.bad().is_none());
+                    assert_eq!(d.finish(), want, "{ty:?}, runs of {run}, parts of {part}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_value_stops_the_column_with_its_row() {
+        let sp = Spellings::default();
+        let mut d = Builder::new(DataType::Int64, 3, 4).expect("taken as read");
+        let values: [&[u8]; 5] = [b"1", b"", b"2", b"x", b"3"];
+        d.extend_from(values.iter().copied(), 10, &sp);
+        let bad = d.take_bad().expect("a bad value");
+        assert_eq!((bad.row, bad.fault), (13, Fault::Value));
+        let want =
+            convert::convert(&text(&values[..3]), DataType::Int64, 3, &sp).expect("converts");
+        assert_eq!(d.finish(), want);
+    }
 }

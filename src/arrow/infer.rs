@@ -2,8 +2,9 @@
 //! every value of a column fits, kept as a few flags per column that
 //! values clear and that merge across parts of a column.
 
-use super::temporal::parse_when;
-use super::typed::{parse_f64, parse_i64, DataType, Spellings};
+use super::number::{parse_f64_in, parse_i64_in, trim};
+use super::temporal::parse_when_in;
+use super::typed::{DataType, Spellings};
 use super::StringColumn;
 use crate::error::Result;
 use crate::pool;
@@ -65,18 +66,34 @@ impl Fits {
         self.any
     }
 
-    /// Looks at value `v`.
-    #[inline]
-    pub(crate) fn see(&mut self, v: &[u8], sp: &Spellings) {
+    /// Looks at value `i` of text column `c`, read with the bytes after
+    /// it in the column's buffer (the number parsers read short values a
+    /// word at a time).
+    #[inline(always)]
+    pub(crate) fn see_value(&mut self, c: &StringColumn, i: usize, sp: &Spellings) {
+        let (s, e) = (c.offsets[i] as usize, c.offsets[i + 1] as usize);
+        self.see_at(&c.data[s..], e - s, sp);
+    }
+
+    /// Looks at the value `window[..len]`, the bytes after it in the
+    /// window read but not used (see [`parse_i64_in`]).
+    #[inline(always)]
+    fn see_at(&mut self, window: &[u8], len: usize, sp: &Spellings) {
+        let v = &window[..len];
         if sp.is_null(v) {
             return;
         }
         self.any = true;
-        self.int = self.int && parse_i64(v).is_some();
+        let int = self.int && parse_i64_in(window, len).is_some();
+        self.int = int;
         self.boolean = self.boolean && sp.parse_bool(v).is_some();
-        self.float = self.float && parse_f64(v).is_some();
+        // A decimal `int64` (an optional `-` and digits, with spaces and
+        // tabs around) is a `float64` too: only a hex one is not.
+        self.float = self.float
+            && ((int && !matches!(trim(v), [b'0', b'x' | b'X', ..]))
+                || parse_f64_in(window, len).is_some());
         if self.date || self.naive || self.zoned {
-            match parse_when(v) {
+            match parse_when_in(window, len) {
                 Some(w) => {
                     self.date &= w.date_only;
                     self.naive &= !w.utc && !w.padded;
@@ -92,12 +109,12 @@ impl Fits {
     /// Looks at the values of text column `c`, until no type but `utf8`
     /// fits.
     pub(crate) fn see_column(&mut self, c: &StringColumn, sp: &Spellings) {
-        for w in c.offsets.windows(2) {
+        for i in 0..c.len() {
             if !self.any_left() {
                 // `any` too is settled: a value was not null.
                 return;
             }
-            self.see(&c.data[w[0] as usize..w[1] as usize], sp);
+            self.see_value(c, i, sp);
         }
     }
 
@@ -155,7 +172,7 @@ impl Inference {
                 if !f.any_left() {
                     break;
                 }
-                f.see(&c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize], &self.spellings);
+                f.see_value(c, i, &self.spellings);
             }
         }
         self.left -= n;
@@ -178,7 +195,7 @@ impl Inference {
                 if !f.any_left() {
                     break;
                 }
-                f.see(&c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize], sp);
+                f.see_value(c, i, sp);
             }
             Ok(f)
         })?;
@@ -198,7 +215,7 @@ impl Inference {
             if !f.any_left() {
                 break;
             }
-            f.see(&c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize], &self.spellings);
+            f.see_value(c, i, &self.spellings);
         }
     }
 
@@ -282,5 +299,90 @@ mod tests {
         inf.feed(&[col(&["2", "x"])]);
         assert!(!inf.wants_more());
         assert_eq!(inf.types(), [Int64]);
+    }
+
+    /// `Fits::see_value`'s rules written out plainly, each parser on the
+    /// value alone: the reference for the windowed parsers and the
+    /// skipped float parse.
+    fn see_plainly(f: &mut Fits, v: &[u8], sp: &Spellings) {
+        use crate::arrow::temporal::parse_when;
+        use crate::arrow::typed::{parse_f64, parse_i64};
+        if sp.is_null(v) {
+            return;
+        }
+        f.any = true;
+        f.int = f.int && parse_i64(v).is_some();
+        f.boolean = f.boolean && sp.parse_bool(v).is_some();
+        f.float = f.float && parse_f64(v).is_some();
+        if f.date || f.naive || f.zoned {
+            match parse_when(v) {
+                Some(w) => {
+                    f.date &= w.date_only;
+                    f.naive &= !w.utc && !w.padded;
+                    f.zoned &= w.utc && !w.padded;
+                    f.frac |= w.frac;
+                    f.ns &= w.ns().is_some();
+                }
+                None => (f.date, f.naive, f.zoned) = (false, false, false),
+            }
+        }
+    }
+
+    #[test]
+    fn fits_of_each_value_as_its_parsers_alone_give_them() {
+        let values = [
+            "1",
+            "-3",
+            "007",
+            " 42\t",
+            "0x1F",
+            "0X1f",
+            "0x",
+            "-0x1",
+            "+5",
+            "-",
+            "",
+            "NA",
+            "nan",
+            "1.5",
+            "-.5",
+            "1e3",
+            "12345678",
+            "123456789",
+            "-12345678",
+            "99999999999999999999",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "00000000000000000000001",
+            "1 2",
+            "true",
+            "False",
+            "2024-08-18",
+            "2024-08-18T10:10:32",
+            "2024-08-18T10:10:32Z",
+            "2024-08-18 10:10:32.5+01:00",
+            "x",
+            "1_000",
+            "١٢",
+        ];
+        let sp = Spellings::default();
+        for a in values {
+            for b in values {
+                // Each value before and after another (the bytes after a
+                // value in the column's buffer are read, never used).
+                let c = col(&[a, b, a]);
+                let mut fast = Fits::ALL;
+                let mut plain = Fits::ALL;
+                for (i, v) in [a, b, a].iter().enumerate() {
+                    fast.see_value(&c, i, &sp);
+                    see_plainly(&mut plain, v.as_bytes(), &sp);
+                    assert_eq!(fast, plain, "{a:?} then {b:?}, at {i}");
+                }
+                let mut one = Fits::ALL;
+                one.see_column(&c, &sp);
+                assert_eq!(one.data_type(), plain.data_type(), "{a:?} then {b:?}");
+            }
+        }
     }
 }

@@ -230,13 +230,39 @@ fn short_decimal(window: &[u8], len: usize, plus: bool, point: bool) -> Option<(
 /// assert_eq!(parse_i64_in(b"12", 2), Some(12));
 /// assert_eq!(parse_i64_in(b"1.5,0000000000000000", 3), None);
 /// ```
-#[inline]
+#[inline(always)]
 pub fn parse_i64_in(window: &[u8], len: usize) -> Option<i64> {
-    match short_decimal(window, len, false, false) {
-        // At most 8 digits: it fits.
-        Some((neg, n, _)) => Some(if neg { -(n as i64) } else { n as i64 }),
+    match short_int(window, len) {
+        Some(x) => Some(x),
         None => parse_i64_out_of_line(&window[..len]),
     }
+}
+
+/// An optional `-` and 1 to 8 digits, the field `window[..len]` with the
+/// window holding 16 bytes: [`short_decimal`] for an integer, in fewer
+/// steps (one word, one mask of the field's digits). `None` for anything
+/// else (the byte-by-byte parser then decides).
+#[inline(always)]
+fn short_int(window: &[u8], len: usize) -> Option<i64> {
+    let s = window.get(..16)?;
+    let neg = s[0] == b'-';
+    let n = len.wrapping_sub(usize::from(neg));
+    if !(1..=8).contains(&n) {
+        return None;
+    }
+    let w = word_at(s, usize::from(neg))?;
+    // As in `first_non_digit`: a byte that is not a digit gets its high
+    // bit set (and bytes above it may too, which do not matter: the field's
+    // first `n` bytes are all digits exactly when none of theirs is set).
+    let x = w.wrapping_sub(ZEROS);
+    let over = w.wrapping_add(0x4646_4646_4646_4646);
+    let field = u64::MAX >> (64 - 8 * n);
+    if (x | over) & 0x8080_8080_8080_8080 & field != 0 {
+        return None;
+    }
+    // At most 8 digits: it fits.
+    let v = sum_eight(x << (64 - 8 * n)) as i64;
+    Some(if neg { -v } else { v })
 }
 
 /// [`parse_f64`] of the field `window[..len]`, reading the field a word
@@ -253,7 +279,7 @@ pub fn parse_i64_in(window: &[u8], len: usize) -> Option<i64> {
 /// assert_eq!(parse_f64_in(b"-.5", 3), Some(-0.5));
 /// assert_eq!(parse_f64_in(b"1e3,00000000000000000", 3), Some(1000.0));
 /// ```
-#[inline]
+#[inline(always)]
 pub fn parse_f64_in(window: &[u8], len: usize) -> Option<f64> {
     match short_decimal(window, len, true, true) {
         Some((neg, mant, frac)) => {
@@ -429,6 +455,41 @@ pub(crate) fn exponent(s: &[u8], i: &mut usize) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every field of up to 10 bytes over a small alphabet (signs, digits,
+    /// a point, a space, a letter), followed in its window by digits or by
+    /// other bytes: `parse_i64_in` as `parse_i64` of the field alone.
+    #[test]
+    fn short_ints_read_in_place_as_alone() {
+        let alphabet = b"-09 .x5";
+        let tails: [&[u8]; 3] = [b"0123456789012345", b",,,,,,,,,,,,,,,,", b"-x-x-x-x-x-x-x-x"];
+        let mut field = Vec::new();
+        for len in 0..=10u32 {
+            // Fields of `len` bytes, each byte one of the alphabet's
+            // (every combination up to 5 bytes, then a spread of them).
+            let count = (alphabet.len() as u64).pow(len.min(5));
+            for k in 0..count {
+                field.clear();
+                let mut x = k;
+                for i in 0..len {
+                    let pick =
+                        if i < 5 { x } else { x.wrapping_mul(31).wrapping_add(u64::from(i)) };
+                    field.push(alphabet[(pick % alphabet.len() as u64) as usize]);
+                    x /= alphabet.len() as u64;
+                }
+                let want = parse_i64(&field);
+                for tail in tails {
+                    let w = [&field[..], tail].concat();
+                    assert_eq!(
+                        parse_i64_in(&w, field.len()),
+                        want,
+                        "{:?}",
+                        String::from_utf8_lossy(&w)
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn eight_digits_at_once() {
