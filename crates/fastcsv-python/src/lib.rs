@@ -45,6 +45,7 @@ mod text;
 mod utf8;
 
 use crate::arrow::{_read_arrow, ArrowStream};
+use crate::batch::_set_span_max;
 use crate::bulk::{_read, _read_columns};
 use crate::dialect::_limit_from_state;
 use crate::dict::_dict_next;
@@ -66,6 +67,7 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_read_columns, m)?)?;
     m.add_function(wrap_pyfunction!(_read_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(_split, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_span_max, m)?)?;
     m.add_function(wrap_pyfunction!(_summarize, m)?)?;
     m.add_function(wrap_pyfunction!(_resolve, m)?)?;
     m.add_class::<ArrowStream>()?;
