@@ -92,7 +92,8 @@ pub(crate) struct Batch {
     /// record of gigabytes): `starts` and `ends` then hold zeros for the
     /// fields after that, kept for their count.
     wide: Vec<(usize, usize)>,
-    /// [`SPAN_MAX`] when the batch was loaded.
+    /// [`SPAN_MAX`] as the batch's load began (set by `clear`, which every
+    /// load runs before it notes a span).
     span_max: usize,
     /// Per field: began with an ordinary byte (kept for QUOTE_NONNUMERIC).
     numeric: Vec<bool>,
