@@ -18,6 +18,8 @@ __all__ = [
     "_summarize",
     "_text_reader",
     "_limit_from_state",
+    "_set_span_max",
+    "_ascii_headers",
 ]
 
 __version__: str
@@ -138,6 +140,13 @@ def _resolve(
 
 def _limit_from_state() -> int | None:
     """csv's field size limit read from its module state (tests)."""
+
+def _set_span_max(limit: int | None = None) -> int:
+    """Sets the largest offset batches keep in ``u32`` spans (tests); the
+    previous one."""
+
+def _ascii_headers() -> bool:
+    """Whether ASCII strings are made by filling in their header (tests)."""
 
 def _dict_next(this: Any) -> Any:
     """The next ``DictReader`` row: a dict, or ``(row, names)``."""

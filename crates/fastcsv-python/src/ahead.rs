@@ -142,14 +142,10 @@ impl Ahead {
                     let limit = field_limit(py)?;
                     let (fields, pos) = self.cur.row_fields(r);
                     let next = self.cur.rows.get(r + 1).map_or(self.cur.end_byte, |(_, p)| p.byte);
-                    if next < pos.byte || (next - pos.byte) as i64 > limit {
-                        let starts = &self.cur.starts[fields.clone()];
-                        let ends = &self.cur.ends[fields];
-                        let longest =
-                            starts.iter().zip(ends).map(|(s, e)| e - s).max().unwrap_or(0);
-                        if longest as i64 > limit {
-                            return Ok(Next::Reparse(pos.byte, pos.line));
-                        }
+                    if (next < pos.byte || (next - pos.byte) as i64 > limit)
+                        && self.cur.longest(fields) as i64 > limit
+                    {
+                        return Ok(Next::Reparse(pos.byte, pos.line));
                     }
                 }
                 self.next += 1;

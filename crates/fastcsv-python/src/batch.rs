@@ -1,7 +1,7 @@
 //! Batches: many rows parsed and their fields decoded without the GIL,
 //! then turned into Python objects with it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -35,6 +35,22 @@ const BATCH_SLACK: usize = 64 << 10;
 /// limits (each field, and each record, takes at least one byte of it).
 const REGULAR_BYTES: usize = 16 << 10;
 
+/// The largest end offset in a batch's `data` that its `u32` spans hold
+/// (`u32::MAX`; lowered by [`_set_span_max`] for tests): a batch whose
+/// `data` grows past it (a record of gigabytes) keeps its spans as
+/// `usize` pairs instead.
+static SPAN_MAX: AtomicUsize = AtomicUsize::new(u32::MAX as usize);
+
+/// Sets the largest offset a batch keeps in its `u32` spans (at most
+/// `u32::MAX`; `None` for that), for tests of the wide spans of very long
+/// records; the previous value.
+#[pyfunction]
+#[pyo3(signature = (limit=None))]
+pub(crate) fn _set_span_max(limit: Option<usize>) -> usize {
+    let limit = limit.unwrap_or(u32::MAX as usize).min(u32::MAX as usize);
+    SPAN_MAX.swap(limit, Ordering::Relaxed)
+}
+
 /// How a field's text was prepared by [`Batch::prepare`].
 #[derive(Clone, Copy)]
 pub(crate) enum Form {
@@ -66,9 +82,19 @@ pub(crate) struct Batch {
     /// the fields of it that are not a part of its bytes as they stand
     /// (unescaped, filtered).
     pub(crate) data: Vec<u8>,
-    /// Start and end offset in `data` of each field.
-    pub(crate) starts: Vec<usize>,
-    pub(crate) ends: Vec<usize>,
+    /// Start and end offset in `data` of each field, as `u32` (half the
+    /// bytes of `usize`, which the calling thread reads after the scanning
+    /// thread wrote them); use [`Batch::span`] unless `wide` is empty.
+    /// The number of fields is `ends.len()`.
+    pub(crate) starts: Vec<u32>,
+    pub(crate) ends: Vec<u32>,
+    /// Every field's span instead, once `data` grew past `span_max` (a
+    /// record of gigabytes): `starts` and `ends` then hold zeros for the
+    /// fields after that, kept for their count.
+    wide: Vec<(usize, usize)>,
+    /// [`SPAN_MAX`] as the batch's load began (set by `clear`, which every
+    /// load runs before it notes a span).
+    span_max: usize,
     /// Per field: began with an ordinary byte (kept for QUOTE_NONNUMERIC).
     numeric: Vec<bool>,
     /// Per row: index into `ends` one past its last field, and position.
@@ -130,6 +156,21 @@ fn decode_append<T: Copy + Default>(
     }
 }
 
+/// Appends `d + off` (wrapping) for each `d` of `delims` to `v`: written
+/// straight into its spare capacity, a loop the compiler vectorizes
+/// (`extend` with `map` checks the length per item).
+#[inline]
+fn fill_spans(v: &mut Vec<u32>, delims: &[u32], off: u32) {
+    let n = delims.len();
+    v.reserve(n);
+    let len = v.len();
+    for (o, &d) in v.spare_capacity_mut()[..n].iter_mut().zip(delims) {
+        o.write(d.wrapping_add(off));
+    }
+    // SAFETY: the `n` items past `len` were just written (reserved above).
+    unsafe { v.set_len(len + n) };
+}
+
 impl Batch {
     /// A batch with room for a full batch of `bytes` (unless its last row
     /// is very long), so that filling it does not allocate: the scanning
@@ -145,6 +186,8 @@ impl Batch {
             data: Vec::with_capacity(room),
             starts: Vec::with_capacity(fields),
             ends: Vec::with_capacity(fields),
+            wide: Vec::new(),
+            span_max: SPAN_MAX.load(Ordering::Relaxed),
             numeric: Vec::with_capacity(fields),
             rows: Vec::with_capacity(rows),
             lines: Vec::with_capacity(rows),
@@ -169,6 +212,8 @@ impl Batch {
         self.data.clear();
         self.starts.clear();
         self.ends.clear();
+        self.wide.clear();
+        self.span_max = SPAN_MAX.load(Ordering::Relaxed);
         self.numeric.clear();
         self.rows.clear();
         self.lines.clear();
@@ -322,15 +367,58 @@ impl Batch {
     fn push_field(&mut self, f: &[u8], raw_at: usize, raw_len: usize, base: usize) -> bool {
         let off = (f.as_ptr() as usize).wrapping_sub(raw_at);
         if off <= raw_len && f.len() <= raw_len - off {
-            self.starts.push(base + off);
-            self.ends.push(base + off + f.len());
+            self.push_span(base + off, base + off + f.len());
             false
         } else {
-            self.starts.push(self.data.len());
+            let start = self.data.len();
             self.data.extend_from_slice(f);
-            self.ends.push(self.data.len());
+            self.push_span(start, self.data.len());
             true
         }
+    }
+
+    /// Notes the next field's span in `data`.
+    #[inline]
+    fn push_span(&mut self, start: usize, end: usize) {
+        if end <= self.span_max && self.wide.is_empty() {
+            // `start <= end`, both within `u32` (`span_max` is at most
+            // `u32::MAX`).
+            self.starts.push(start as u32);
+            self.ends.push(end as u32);
+        } else {
+            self.push_wide(start, end);
+        }
+    }
+
+    /// [`Batch::push_span`] past `span_max`: every span from now on (and
+    /// those before, copied once) in `wide`.
+    #[cold]
+    #[inline(never)]
+    fn push_wide(&mut self, start: usize, end: usize) {
+        if self.wide.is_empty() {
+            self.wide.reserve(self.ends.len() + 1);
+            let spans = self.starts.iter().zip(&self.ends);
+            self.wide.extend(spans.map(|(&s, &e)| (s as usize, e as usize)));
+        }
+        self.wide.push((start, end));
+        self.starts.push(0);
+        self.ends.push(0);
+    }
+
+    /// Field `f`'s start and end offset in `data`.
+    #[inline]
+    pub(crate) fn span(&self, f: usize) -> (usize, usize) {
+        if self.wide.is_empty() {
+            (self.starts[f] as usize, self.ends[f] as usize)
+        } else {
+            self.wide[f]
+        }
+    }
+
+    /// The length in bytes of the longest of `fields` (for the field size
+    /// limit).
+    pub(crate) fn longest(&self, fields: std::ops::Range<usize>) -> usize {
+        fields.map(|f| self.span(f)).map(|(s, e)| e - s).max().unwrap_or(0)
     }
 
     #[inline]
@@ -345,12 +433,23 @@ impl Batch {
         self.data.extend_from_slice(raw);
         if row.raw().is_some() {
             // No quote byte: the fields are the record's bytes between
-            // its delimiters, as they stand.
-            self.starts.reserve(row.len());
-            self.ends.reserve(row.len());
-            for f in fields {
-                self.starts.push(base + f.start);
-                self.ends.push(base + f.end);
+            // its delimiters, as they stand: field `j` ends at delimiter
+            // `j` and the next starts one byte after it.
+            let end = base + raw.len();
+            if end <= self.span_max && self.wide.is_empty() {
+                let (delims, shift) = fields.delimiters();
+                // Delimiter `d` is at `base + d - shift` of `data`, which
+                // is at most `end` and so within `u32`: the sum is right
+                // in wrapping `u32` arithmetic whatever `shift` is.
+                let off = (base as u32).wrapping_sub(shift as u32);
+                self.starts.push(base as u32);
+                fill_spans(&mut self.starts, delims, off.wrapping_add(1));
+                fill_spans(&mut self.ends, delims, off);
+                self.ends.push(end as u32);
+            } else {
+                for f in fields {
+                    self.push_span(base + f.start, base + f.end);
+                }
             }
             self.rows.push((self.ends.len(), row.position()));
             return;
@@ -377,8 +476,9 @@ impl Batch {
         let fields = self.rows.last().map_or(0, |r| r.0);
         self.starts.truncate(fields);
         self.ends.truncate(fields);
+        self.wide.truncate(fields);
         // What the rows left need of `data` (rare: no need to be quick).
-        self.data.truncate(self.ends.iter().copied().max().unwrap_or(0));
+        self.data.truncate((0..fields).map(|f| self.span(f).1).max().unwrap_or(0));
         self.numeric.truncate(fields.min(self.numeric.len()));
         if self.reparse.last().is_some_and(|r| r.0 == self.rows.len()) {
             let (_, raw) = self.reparse.pop().expect("checked");
@@ -424,7 +524,8 @@ impl Batch {
             if f % PREPARE_STEP == 0 && stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
                 return;
             }
-            let b = &self.data[self.starts[f]..self.ends[f]];
+            let (start, end) = self.span(f);
+            let b = &self.data[start..end];
             if b.is_ascii() {
                 self.forms.push(Form::Ascii);
                 continue;
@@ -478,7 +579,7 @@ impl Batch {
         strs: &mut StrMaker,
         name: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (start, end) = (self.starts[f], self.ends[f]);
+        let (start, end) = self.span(f);
         let b = &self.data[start..end];
         let s = match self.forms.get(f) {
             None | Some(Form::Ascii) if strs.cache.is_none() => {
@@ -524,7 +625,7 @@ impl Batch {
         }
         let first = fields.start;
         strs.columns(fields.len());
-        if strs.cache.is_none() && !nonnumeric {
+        if strs.cache.is_none() && !nonnumeric && self.wide.is_empty() {
             // Nothing to decide per field but its text: walk the spans.
             // (Written out here rather than through `Batch::field`, which
             // costs more instructions per field.)
@@ -536,11 +637,11 @@ impl Batch {
             if self.forms.is_empty() {
                 // An ASCII batch: every field is a copy.
                 return build_list_raw(py, ends.len(), |i| {
-                    strs.ascii_raw(py, data, starts[i], ends[i], i)
+                    strs.ascii_raw(py, data, starts[i] as usize, ends[i] as usize, i)
                 });
             }
             return build_list_raw(py, ends.len(), |i| {
-                let (start, end) = (starts[i], ends[i]);
+                let (start, end) = (starts[i] as usize, ends[i] as usize);
                 match self.forms[first + i] {
                     Form::Ascii => strs.ascii_raw(py, data, start, end, i),
                     _ => {
@@ -574,7 +675,8 @@ impl Batch {
         if self.forms.is_empty() && strs.cache.is_none() && !nonnumeric {
             // An ASCII batch: every field is a copy.
             for (i, f) in fields.enumerate() {
-                items.push(strs.ascii(py, &self.data, self.starts[f], self.ends[f], i)?);
+                let (start, end) = self.span(f);
+                items.push(strs.ascii(py, &self.data, start, end, i)?);
             }
             return Ok(());
         }

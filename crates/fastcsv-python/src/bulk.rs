@@ -291,8 +291,8 @@ pub(crate) fn _read_columns<'py>(
                         col.push(if c >= fields.len() {
                             empty.clone()
                         } else if plain {
-                            let f = fields.start + c;
-                            strs.ascii(py, &batch.data, batch.starts[f], batch.ends[f], c)?
+                            let (start, end) = batch.span(fields.start + c);
+                            strs.ascii(py, &batch.data, start, end, c)?
                         } else {
                             batch.field(py, fields.start + c, c, *pos, nn, strs, name)?
                         });

@@ -45,12 +45,14 @@ mod text;
 mod utf8;
 
 use crate::arrow::{_read_arrow, ArrowStream};
+use crate::batch::_set_span_max;
 use crate::bulk::{_read, _read_columns};
 use crate::dialect::_limit_from_state;
 use crate::dict::_dict_next;
 use crate::errors::_Unsupported;
 use crate::reader::{_lines_reader, _native_reader, _text_reader, PyReader};
 use crate::split::{_resolve, _split, _summarize};
+use crate::strings::_ascii_headers;
 
 /// Private helpers used by `fastcsv/__init__.py`.
 #[pymodule(gil_used = false)]
@@ -66,6 +68,9 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_read_columns, m)?)?;
     m.add_function(wrap_pyfunction!(_read_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(_split, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_span_max, m)?)?;
+    m.add_function(wrap_pyfunction!(_ascii_headers, m)?)?;
+    crate::strings::init_ascii(m.py())?;
     m.add_function(wrap_pyfunction!(_summarize, m)?)?;
     m.add_function(wrap_pyfunction!(_resolve, m)?)?;
     m.add_class::<ArrowStream>()?;

@@ -193,6 +193,13 @@ pub(crate) fn new_ascii(_py: Python<'_>, b: &[u8]) -> *mut ffi::PyObject {
         // to a cached string, or NULL with an exception set.
         return unsafe { ffi::PyUnicode_FromOrdinal(i32::from(*c)) };
     }
+    if let Some(Some(head)) = ASCII_HEAD.get() {
+        if !b.is_empty() {
+            // SAFETY: we hold the GIL; `head` was checked against a string
+            // CPython made (see `AsciiHead`).
+            return unsafe { head.make(b) };
+        }
+    }
     // SAFETY: we hold the GIL; a new reference or NULL with an exception
     // set.
     let s = unsafe { ffi::PyUnicode_New(b.len() as ffi::Py_ssize_t, 127) };
@@ -207,6 +214,131 @@ pub(crate) fn new_ascii(_py: Python<'_>, b: &[u8]) -> *mut ffi::PyObject {
         }
     }
     s
+}
+
+/// The header of a compact ASCII `str` as `PyUnicode_New` writes it (but
+/// its reference count, type and length), when this interpreter is one
+/// whose `str` layout and object creation [`new_ascii`] may repeat itself;
+/// set once by [`init_ascii`].
+static ASCII_HEAD: std::sync::OnceLock<Option<AsciiHead>> = std::sync::OnceLock::new();
+
+/// A compact ASCII `str`'s header taken from one CPython made, for making
+/// others without `PyUnicode_New`: `PyObject_Malloc` of the same size, this
+/// header (hash not computed, not interned, its kind, compact and ASCII
+/// flags, on 3.10 and 3.11 no `wstr`), a reference count of 1, the type,
+/// the length, the bytes and a NUL. That is what `PyUnicode_New` does for
+/// an ASCII string on CPython 3.10 to 3.12 with the GIL (release builds),
+/// less its checks of arguments that are known here and the bit-by-bit
+/// writes of the flags; `_Py_NewReference` adds, there, only what
+/// `tracemalloc` records of the block's traceback, which it already has
+/// from `PyObject_Malloc` (the same call's). Free-threaded and 3.13's
+/// object creation (reference tracers) do more: those builds, debug builds
+/// and other versions keep `PyUnicode_New`.
+struct AsciiHead(ffi::PyASCIIObject);
+
+// SAFETY: the header is plain data read only to be copied; its pointers
+// (the type, `wstr` when present) are a static type object's address and
+// null.
+unsafe impl Send for AsciiHead {}
+// SAFETY: as above: shared read-only.
+unsafe impl Sync for AsciiHead {}
+
+impl AsciiHead {
+    /// A new `str` of the ASCII bytes `b` (at least one), or null with an
+    /// exception set.
+    ///
+    /// # Safety
+    ///
+    /// The GIL is held, every byte of `b` is below 0x80, and the header was
+    /// checked by [`init_ascii`].
+    #[inline(always)]
+    unsafe fn make(&self, b: &[u8]) -> *mut ffi::PyObject {
+        let n = b.len();
+        let head = std::mem::size_of::<ffi::PyASCIIObject>();
+        // SAFETY: the GIL is held; `head + n + 1` is the size
+        // `PyUnicode_New(n, 127)` allocates (a field's length is far below
+        // its overflow check, as any Rust allocation is).
+        let p = unsafe { ffi::PyObject_Malloc(head + n + 1) }.cast::<ffi::PyASCIIObject>();
+        if p.is_null() {
+            // SAFETY: the GIL is held; sets MemoryError, returns NULL.
+            return unsafe { ffi::PyErr_NoMemory() };
+        }
+        // SAFETY: `p` is a fresh block of `head + n + 1` bytes, aligned as
+        // `PyObject_Malloc` aligns every block (16 bytes): the header, then
+        // the `n` bytes and the NUL, which is the compact ASCII layout that
+        // `init_ascii` checked; nobody else can see it yet. The header's
+        // copy is bitwise (the template is never dropped nor used as an
+        // object), its object head then replaced by a reference count of 1
+        // and the type `str`, as `_PyObject_Init` writes them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(&self.0, p, 1);
+            std::ptr::addr_of_mut!((*p).ob_base).write(ffi::PyObject {
+                ob_type: std::ptr::addr_of_mut!(ffi::PyUnicode_Type),
+                ..ffi::PyObject_HEAD_INIT
+            });
+            (*p).length = n as ffi::Py_ssize_t;
+            let dst = p.add(1).cast::<u8>();
+            copy_short(b, dst);
+            *dst.add(n) = 0;
+        }
+        p.cast()
+    }
+}
+
+/// Decides once whether [`new_ascii`] fills in `str` headers itself (see
+/// [`AsciiHead`]): on CPython 3.10 to 3.12, not a debug build, when a
+/// string `PyUnicode_New` makes has the layout that `pyo3`'s `PyASCIIObject`
+/// describes. Called when the module is loaded.
+pub(crate) fn init_ascii(py: Python<'_>) -> PyResult<()> {
+    let head = ascii_head(py)?;
+    let _ = ASCII_HEAD.set(head);
+    Ok(())
+}
+
+/// Whether [`new_ascii`] fills in `str` headers itself (for tests).
+#[pyfunction]
+pub(crate) fn _ascii_headers() -> bool {
+    matches!(ASCII_HEAD.get(), Some(Some(_)))
+}
+
+/// [`init_ascii`]'s checks: the header to copy, or `None`.
+fn ascii_head(py: Python<'_>) -> PyResult<Option<AsciiHead>> {
+    let v = py.version_info();
+    let sys = py.import("sys")?;
+    if (v.major, v.minor) < (3, 10) || (v.major, v.minor) > (3, 12) {
+        return Ok(None);
+    }
+    // A debug build counts references (`sys.gettotalrefcount`) and may
+    // keep a list of all objects: `_Py_NewReference` does more there.
+    if sys.hasattr("gettotalrefcount")? {
+        return Ok(None);
+    }
+    // SAFETY: we hold the GIL; a new reference or NULL with an exception
+    // set (checked).
+    let t = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(2, 127))? };
+    let p = t.as_ptr();
+    let head = std::mem::size_of::<ffi::PyASCIIObject>();
+    // Its size as CPython counts it: the header, two bytes and the NUL.
+    let size: usize = sys.call_method1("getsizeof", (&t,))?.extract()?;
+    // SAFETY: `p` is a live `str` (we hold a reference), fresh from
+    // `PyUnicode_New` and not yet hashed or shared; pyo3's accessors
+    // read its header as this interpreter's headers are laid out.
+    let same = unsafe {
+        let a = &*p.cast::<ffi::PyASCIIObject>();
+        size == head + 3
+            && ffi::Py_TYPE(p) == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
+            && ffi::PyUnicode_IS_COMPACT_ASCII(p) != 0
+            && a.interned() == 0
+            && a.length == 2
+            && a.hash == -1
+            && ffi::PyUnicode_DATA(p) == p.cast::<ffi::PyASCIIObject>().add(1).cast()
+    };
+    if !same {
+        return Ok(None);
+    }
+    // SAFETY: as above; a bitwise copy of its header, which is only ever
+    // copied again (never used or dropped as an object).
+    Ok(Some(AsciiHead(unsafe { std::ptr::read(p.cast::<ffi::PyASCIIObject>()) })))
 }
 
 /// CPython's one-character strings of the ASCII characters, by code.
