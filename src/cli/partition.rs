@@ -457,6 +457,106 @@ fn eq_bytes(x: u64, b: u8) -> u64 {
 /// to pass is passed whole (no branch per delimiter).
 #[inline]
 fn csv_value(rec: &[u8], col: usize, delim: u8, quoted: bool) -> Option<&[u8]> {
+    if let Some(v) = first_block_value(rec, col, delim, quoted) {
+        return v;
+    }
+    csv_value_words(rec, col, delim, quoted)
+}
+
+/// [`csv_value`] where field `col` ends in the record's first 64 bytes
+/// (the common case for a key near the start): the delimiters and quotes
+/// of those bytes as two bit masks (vector compares), the delimiters
+/// inside quotes masked out by the prefix parity of the quotes, and the
+/// field found among the delimiters left, with no branch per byte or
+/// word. `None` when the field ends further on (or the
+/// delimiter is NUL, the padding of a short record).
+#[inline(always)]
+fn first_block_value(rec: &[u8], col: usize, delim: u8, quoted: bool) -> Option<Option<&[u8]>> {
+    const B: usize = 64;
+    let n = rec.len();
+    if delim == 0 || col >= B {
+        return None;
+    }
+    let mut pad = [0u8; B];
+    let block: &[u8; B] = match rec.first_chunk::<B>() {
+        Some(b) => b,
+        None => {
+            pad[..n].copy_from_slice(rec);
+            &pad
+        }
+    };
+    let (mut delims, quotes) = byte_masks(block, delim);
+    if quoted && quotes != 0 {
+        // Bit i of `odd`: an odd number of quotes at or before byte i,
+        // so a delimiter there is inside quotes.
+        let mut odd = quotes;
+        for s in [1, 2, 4, 8, 16, 32] {
+            odd ^= odd << s;
+        }
+        delims &= !odd;
+    }
+    // Passes the `col` delimiters before the field.
+    let mut start = 0;
+    if col > 0 {
+        for _ in 1..col {
+            delims &= delims.wrapping_sub(1);
+        }
+        if delims == 0 {
+            // Fewer delimiters: past the record's end, or further on.
+            return (n <= B).then_some(Some(&[]));
+        }
+        start = delims.trailing_zeros() as usize + 1;
+        delims &= delims - 1;
+    }
+    let end = if delims != 0 {
+        delims.trailing_zeros() as usize
+    } else if n <= B {
+        n
+    } else {
+        return None;
+    };
+    Some(unquote(&rec[start..end], quoted))
+}
+
+/// Bit `i` set where byte `i` of `block` is `delim`, and where it is
+/// `"`: SSE2 compares, 16 bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn byte_masks(block: &[u8; 64], delim: u8) -> (u64, u64) {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    let (mut delims, mut quotes) = (0u64, 0u64);
+    // SAFETY: SSE2 is part of the x86_64 baseline, so its intrinsics run
+    // on every x86_64 CPU; each load reads bytes `16 * k .. 16 * k + 16`
+    // of the 64-byte array (`k < 4`), unaligned loads being fine at any
+    // address.
+    unsafe {
+        let (d, q) = (_mm_set1_epi8(delim as i8), _mm_set1_epi8(b'"' as i8));
+        for k in 0..4 {
+            let v = _mm_loadu_si128(block.as_ptr().add(16 * k).cast::<__m128i>());
+            delims |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, d)) as u16) << (16 * k);
+            quotes |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) as u16) << (16 * k);
+        }
+    }
+    (delims, quotes)
+}
+
+/// Bit `i` set where byte `i` of `block` is `delim`, and where it is `"`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn byte_masks(block: &[u8; 64], delim: u8) -> (u64, u64) {
+    let (mut delims, mut quotes) = (0u64, 0u64);
+    for (i, &b) in block.iter().enumerate() {
+        delims |= u64::from(b == delim) << i;
+        quotes |= u64::from(b == b'"') << i;
+    }
+    (delims, quotes)
+}
+
+/// [`csv_value`] eight bytes a step, from the record's start.
+#[inline]
+fn csv_value_words(rec: &[u8], col: usize, delim: u8, quoted: bool) -> Option<&[u8]> {
     const LO: u64 = 0x0101_0101_0101_0101;
     let n = rec.len();
     // Delimiters left to pass before field `col` starts, then its start;
