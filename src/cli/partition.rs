@@ -128,10 +128,6 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
         let mut sel = rw.selection();
         let mut key = Vec::new();
         let mut routes = Routes::default();
-        // A record given as CSV pieces is joined here first: its key is
-        // read from that (the CSV of a few fields), and it is copied to
-        // its file's buffer whole.
-        let mut joined = Vec::new();
         // The buffers' size, for this many files.
         let (mut sized, mut limit) = (0, PART_BUFFER);
         while let Some(b) = input.reader.read_batch(&mut sel)? {
@@ -142,13 +138,15 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
                 }
                 let pieces = if row.raw().is_some() { None } else { row.csv_pieces() };
                 if let Some(p) = pieces {
-                    joined.clear();
-                    p.append_to(&mut joined);
-                    let k = match csv_value(&joined, col, dq.0, true) {
+                    // The key from the record's input bytes (RFC 4180 as
+                    // the pieces' CSV is), the pieces joined straight into
+                    // the file's buffer.
+                    let rec = p.input();
+                    let k = match csv_value(rec, col, dq.0, true) {
                         Some(k) => k,
                         None => {
                             key.clear();
-                            csv_field(&joined, col, dq.0, &mut key);
+                            csv_field(rec, col, dq.0, &mut key);
                             &key
                         }
                     };
@@ -156,8 +154,9 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
                         file(&mut files, &mut parts, k)
                     })?;
                     let part = &mut parts[i];
-                    part.buf.extend_from_slice(&joined);
-                    rw.end(!joined.is_empty(), &mut part.buf);
+                    let n = part.buf.len();
+                    p.append_to(&mut part.buf);
+                    rw.end(part.buf.len() > n, &mut part.buf);
                     part.flush_some(limit)?;
                     continue;
                 }
