@@ -737,14 +737,44 @@ mod tests {
             let rec = written(&fields, delim);
             let mut want = Vec::new();
             csv_field(&rec, col, delim, &mut want);
-            match csv_value(&rec, col, delim, true) {
-                Some(got) => proptest::prop_assert_eq!(got, &want[..]),
-                None => proptest::prop_assert!(want.contains(&b'"')),
+            // Both readers alone too: the words one from the start, the
+            // first-block one where it answers.
+            let first = first_block_value(&rec, col, delim, true);
+            let readers = [
+                Some(csv_value(&rec, col, delim, true)),
+                Some(csv_value_words(&rec, col, delim, true)),
+                first,
+            ];
+            for got in readers.into_iter().flatten() {
+                match got {
+                    Some(got) => proptest::prop_assert_eq!(got, &want[..]),
+                    None => proptest::prop_assert!(want.contains(&b'"')),
+                }
+            }
+            // A record of at most 64 bytes is answered there whole.
+            if rec.len() <= 64 {
+                proptest::prop_assert!(first.is_some(), "short record {:?} unanswered", rec);
             }
             // The same record without quotes, read as one.
             let plain: Vec<u8> = rec.iter().copied().filter(|&b| b != b'"').collect();
             let want: Vec<u8> = plain.split(|&b| b == delim).nth(col).unwrap_or_default().to_vec();
             proptest::prop_assert_eq!(csv_value(&plain, col, delim, false), Some(&want[..]));
+        }
+
+        /// `byte_masks` marks the bytes equal to the delimiter and to `"`.
+        #[test]
+        fn byte_masks_mark_bytes(
+            bytes in proptest::collection::vec(proptest::sample::select(b",;\"a\0\xff".to_vec()), 64),
+            semi in proptest::bool::ANY,
+        ) {
+            let delim = if semi { b';' } else { b',' };
+            let block: [u8; 64] = bytes.try_into().expect("64 bytes");
+            let (mut d, mut q) = (0u64, 0u64);
+            for (i, &b) in block.iter().enumerate() {
+                d |= u64::from(b == delim) << i;
+                q |= u64::from(b == b'"') << i;
+            }
+            proptest::prop_assert_eq!(byte_masks(&block, delim), (d, q));
         }
 
         /// `Routes` gives back each key's index as a map does, for keys of
