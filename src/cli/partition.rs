@@ -128,10 +128,6 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
         let mut sel = rw.selection();
         let mut key = Vec::new();
         let mut routes = Routes::default();
-        // A record given as CSV pieces is joined here first: its key is
-        // read from that (the CSV of a few fields), and it is copied to
-        // its file's buffer whole.
-        let mut joined = Vec::new();
         // The buffers' size, for this many files.
         let (mut sized, mut limit) = (0, PART_BUFFER);
         while let Some(b) = input.reader.read_batch(&mut sel)? {
@@ -142,13 +138,15 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
                 }
                 let pieces = if row.raw().is_some() { None } else { row.csv_pieces() };
                 if let Some(p) = pieces {
-                    joined.clear();
-                    p.append_to(&mut joined);
-                    let k = match csv_value(&joined, col, dq.0, true) {
+                    // The key from the record's input bytes (RFC 4180 as
+                    // the pieces' CSV is), the pieces joined straight into
+                    // the file's buffer.
+                    let rec = p.input();
+                    let k = match csv_value(rec, col, dq.0, true) {
                         Some(k) => k,
                         None => {
                             key.clear();
-                            csv_field(&joined, col, dq.0, &mut key);
+                            csv_field(rec, col, dq.0, &mut key);
                             &key
                         }
                     };
@@ -156,8 +154,9 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
                         file(&mut files, &mut parts, k)
                     })?;
                     let part = &mut parts[i];
-                    part.buf.extend_from_slice(&joined);
-                    rw.end(!joined.is_empty(), &mut part.buf);
+                    let n = part.buf.len();
+                    p.append_to(&mut part.buf);
+                    rw.end(part.buf.len() > n, &mut part.buf);
                     part.flush_some(limit)?;
                     continue;
                 }
@@ -457,6 +456,106 @@ fn eq_bytes(x: u64, b: u8) -> u64 {
 /// to pass is passed whole (no branch per delimiter).
 #[inline]
 fn csv_value(rec: &[u8], col: usize, delim: u8, quoted: bool) -> Option<&[u8]> {
+    if let Some(v) = first_block_value(rec, col, delim, quoted) {
+        return v;
+    }
+    csv_value_words(rec, col, delim, quoted)
+}
+
+/// [`csv_value`] where field `col` ends in the record's first 64 bytes
+/// (the common case for a key near the start): the delimiters and quotes
+/// of those bytes as two bit masks (vector compares), the delimiters
+/// inside quotes masked out by the prefix parity of the quotes, and the
+/// field found among the delimiters left, with no branch per byte or
+/// word. `None` when the field ends further on (or the
+/// delimiter is NUL, the padding of a short record).
+#[inline(always)]
+fn first_block_value(rec: &[u8], col: usize, delim: u8, quoted: bool) -> Option<Option<&[u8]>> {
+    const B: usize = 64;
+    let n = rec.len();
+    if delim == 0 || col >= B {
+        return None;
+    }
+    let mut pad = [0u8; B];
+    let block: &[u8; B] = match rec.first_chunk::<B>() {
+        Some(b) => b,
+        None => {
+            pad[..n].copy_from_slice(rec);
+            &pad
+        }
+    };
+    let (mut delims, quotes) = byte_masks(block, delim);
+    if quoted && quotes != 0 {
+        // Bit i of `odd`: an odd number of quotes at or before byte i,
+        // so a delimiter there is inside quotes.
+        let mut odd = quotes;
+        for s in [1, 2, 4, 8, 16, 32] {
+            odd ^= odd << s;
+        }
+        delims &= !odd;
+    }
+    // Passes the `col` delimiters before the field.
+    let mut start = 0;
+    if col > 0 {
+        for _ in 1..col {
+            delims &= delims.wrapping_sub(1);
+        }
+        if delims == 0 {
+            // Fewer delimiters: past the record's end, or further on.
+            return (n <= B).then_some(Some(&[]));
+        }
+        start = delims.trailing_zeros() as usize + 1;
+        delims &= delims - 1;
+    }
+    let end = if delims != 0 {
+        delims.trailing_zeros() as usize
+    } else if n <= B {
+        n
+    } else {
+        return None;
+    };
+    Some(unquote(&rec[start..end], quoted))
+}
+
+/// Bit `i` set where byte `i` of `block` is `delim`, and where it is
+/// `"`: SSE2 compares, 16 bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn byte_masks(block: &[u8; 64], delim: u8) -> (u64, u64) {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    let (mut delims, mut quotes) = (0u64, 0u64);
+    // SAFETY: SSE2 is part of the x86_64 baseline, so its intrinsics run
+    // on every x86_64 CPU; each load reads bytes `16 * k .. 16 * k + 16`
+    // of the 64-byte array (`k < 4`), unaligned loads being fine at any
+    // address.
+    unsafe {
+        let (d, q) = (_mm_set1_epi8(delim as i8), _mm_set1_epi8(b'"' as i8));
+        for k in 0..4 {
+            let v = _mm_loadu_si128(block.as_ptr().add(16 * k).cast::<__m128i>());
+            delims |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, d)) as u16) << (16 * k);
+            quotes |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) as u16) << (16 * k);
+        }
+    }
+    (delims, quotes)
+}
+
+/// Bit `i` set where byte `i` of `block` is `delim`, and where it is `"`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn byte_masks(block: &[u8; 64], delim: u8) -> (u64, u64) {
+    let (mut delims, mut quotes) = (0u64, 0u64);
+    for (i, &b) in block.iter().enumerate() {
+        delims |= u64::from(b == delim) << i;
+        quotes |= u64::from(b == b'"') << i;
+    }
+    (delims, quotes)
+}
+
+/// [`csv_value`] eight bytes a step, from the record's start.
+#[inline]
+fn csv_value_words(rec: &[u8], col: usize, delim: u8, quoted: bool) -> Option<&[u8]> {
     const LO: u64 = 0x0101_0101_0101_0101;
     let n = rec.len();
     // Delimiters left to pass before field `col` starts, then its start;
@@ -638,14 +737,44 @@ mod tests {
             let rec = written(&fields, delim);
             let mut want = Vec::new();
             csv_field(&rec, col, delim, &mut want);
-            match csv_value(&rec, col, delim, true) {
-                Some(got) => proptest::prop_assert_eq!(got, &want[..]),
-                None => proptest::prop_assert!(want.contains(&b'"')),
+            // Both readers alone too: the words one from the start, the
+            // first-block one where it answers.
+            let first = first_block_value(&rec, col, delim, true);
+            let readers = [
+                Some(csv_value(&rec, col, delim, true)),
+                Some(csv_value_words(&rec, col, delim, true)),
+                first,
+            ];
+            for got in readers.into_iter().flatten() {
+                match got {
+                    Some(got) => proptest::prop_assert_eq!(got, &want[..]),
+                    None => proptest::prop_assert!(want.contains(&b'"')),
+                }
+            }
+            // A record of at most 64 bytes is answered there whole.
+            if rec.len() <= 64 {
+                proptest::prop_assert!(first.is_some(), "short record {:?} unanswered", rec);
             }
             // The same record without quotes, read as one.
             let plain: Vec<u8> = rec.iter().copied().filter(|&b| b != b'"').collect();
             let want: Vec<u8> = plain.split(|&b| b == delim).nth(col).unwrap_or_default().to_vec();
             proptest::prop_assert_eq!(csv_value(&plain, col, delim, false), Some(&want[..]));
+        }
+
+        /// `byte_masks` marks the bytes equal to the delimiter and to `"`.
+        #[test]
+        fn byte_masks_mark_bytes(
+            bytes in proptest::collection::vec(proptest::sample::select(b",;\"a\0\xff".to_vec()), 64),
+            semi in proptest::bool::ANY,
+        ) {
+            let delim = if semi { b';' } else { b',' };
+            let block: [u8; 64] = bytes.try_into().expect("64 bytes");
+            let (mut d, mut q) = (0u64, 0u64);
+            for (i, &b) in block.iter().enumerate() {
+                d |= u64::from(b == delim) << i;
+                q |= u64::from(b == b'"') << i;
+            }
+            proptest::prop_assert_eq!(byte_masks(&block, delim), (d, q));
         }
 
         /// `Routes` gives back each key's index as a map does, for keys of

@@ -51,6 +51,25 @@ impl<'r> CsvPieces<'r> {
         CsvPieces { record, drops: [].iter(), keep, extra, delimiter, shift, at: 0 }
     }
 
+    /// The input bytes the pieces left are taken from (with
+    /// [`Selection::csv`], the record as it is in the input, without its
+    /// terminator): plain RFC 4180, so a reader of one field can read it
+    /// there before the pieces are joined.
+    ///
+    /// ```
+    /// use fastcsv::{Reader, Selection};
+    /// let mut rdr = Reader::from_slice(b"h1,h2\n\"a\",\"b,c\"\n");
+    /// let mut sel = Selection::csv();
+    /// let b = rdr.read_batch(&mut sel).unwrap().unwrap();
+    /// let p = b.row(0).csv_pieces().unwrap();
+    /// assert_eq!(p.input(), b"\"a\",\"b,c\"");
+    /// assert_eq!(p.collect::<Vec<_>>().concat(), b"a,\"b,c\"");
+    /// ```
+    #[inline]
+    pub fn input(&self) -> &'r [u8] {
+        &self.record[self.at.min(self.record.len())..]
+    }
+
     /// Appends the pieces left, one after the other, to `out`: the same
     /// bytes as extending it with each piece in turn. With AVX-512 VBMI2,
     /// 64 input bytes at a time through a byte compress that leaves out
