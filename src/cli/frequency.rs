@@ -23,7 +23,7 @@ const INLINE: usize = 8;
 /// A distinct value of a column: its hash, its bytes (those of a value of
 /// at most [`INLINE`] bytes, zero padded; else where they start in the
 /// [`Frequencies`]' arena, as a native-endian `usize`), its length and
-/// its count. A short value (a number, a date) is compared and read
+/// its count. A short value (a number, a short code) is compared and read
 /// without a call to compare slices and without a visit to the arena,
 /// which, in a large table, is a second miss of the cache per value.
 #[derive(Clone, Copy)]
@@ -749,6 +749,43 @@ mod tests {
             each_top(&parts, 0, &top, |_| -> usize { panic!("piece") }, |_| Ok::<(), ()>(()))
         }));
         assert!(p.is_err());
+    }
+
+    /// Threads moving their counts into the same shards at once (a shard
+    /// one holds is skipped and come back to by the other) count every
+    /// value once: the counts are those of one thread over all.
+    #[test]
+    fn shards_filled_from_threads_at_once() {
+        let shared = Shards::default();
+        let mut whole = Frequencies::default();
+        // Values short (kept in their slot) and long (in the arena).
+        let value = |t: u64, i: u64| {
+            let x = (t * 7 + i) * 7919 % 5_003;
+            format!("{}", if x % 2 == 0 { x } else { x * 1_000_003 })
+        };
+        for t in 0..4u64 {
+            for i in 0..20_000u64 {
+                whole.add([value(t, i).as_bytes(), b"x"].into_iter());
+            }
+        }
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let shared = &shared;
+                s.spawn(move || {
+                    let (mut f, mut buckets) = (Frequencies::default(), Buckets::default());
+                    for i in 0..20_000u64 {
+                        f.add([value(t, i).as_bytes(), b"x"].into_iter());
+                        if i % 500 == 499 {
+                            f.drain_into(shared, &mut buckets);
+                        }
+                    }
+                });
+            }
+        });
+        let parts = shared.into_parts();
+        for j in 0..2 {
+            assert_eq!(top(&parts, j, 0, false, false), whole.top(j, 0, false, false));
+        }
     }
 
     /// Values kept in their slot (up to eight bytes, zero padded) and in
