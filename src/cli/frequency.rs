@@ -761,7 +761,7 @@ mod tests {
         // Values short (kept in their slot) and long (in the arena).
         let value = |t: u64, i: u64| {
             let x = (t * 7 + i) * 7919 % 5_003;
-            format!("{}", if x % 2 == 0 { x } else { x * 1_000_003 })
+            format!("{}", if x.is_multiple_of(2) { x } else { x * 1_000_003 })
         };
         for t in 0..4u64 {
             for i in 0..20_000u64 {
