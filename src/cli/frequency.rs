@@ -3,7 +3,7 @@
 
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock, TryLockError};
 
 use hashbrown::hash_table::{Entry, HashTable};
 
@@ -16,14 +16,60 @@ fn hash(v: &[u8]) -> u64 {
     STATE.get_or_init(Default::default).hash_one(v)
 }
 
-/// A distinct value of a column: its hash, where its bytes are in the
-/// [`Frequencies`]' arena, and its count.
+/// Values of at most this many bytes are kept in their [`Slot`], not in
+/// the arena.
+const INLINE: usize = 8;
+
+/// A distinct value of a column: its hash, its bytes (those of a value of
+/// at most [`INLINE`] bytes, zero padded; else where they start in the
+/// [`Frequencies`]' arena, as a native-endian `usize`), its length and
+/// its count. A short value (a number, a short code) is compared and read
+/// without a call to compare slices and without a visit to the arena,
+/// which, in a large table, is a second miss of the cache per value.
 #[derive(Clone, Copy)]
 struct Slot {
     hash: u64,
-    start: usize,
+    at: [u8; INLINE],
     len: usize,
     count: u64,
+}
+
+/// A value's bytes as a [`Slot`] keeps them when they are at most
+/// [`INLINE`]: zero padded.
+#[inline]
+fn inline(v: &[u8]) -> [u8; INLINE] {
+    let mut k = [0; INLINE];
+    for (k, &b) in k.iter_mut().zip(v) {
+        *k = b;
+    }
+    k
+}
+
+impl Slot {
+    /// A value's slot: its bytes kept here, or, when longer than
+    /// [`INLINE`], pushed onto `arena`.
+    #[inline]
+    fn new(hash: u64, v: &[u8], count: u64, arena: &mut Vec<u8>) -> Slot {
+        let at = if v.len() <= INLINE {
+            inline(v)
+        } else {
+            let start = arena.len();
+            arena.extend_from_slice(v);
+            start.to_ne_bytes()
+        };
+        Slot { hash, at, len: v.len(), count }
+    }
+
+    /// The value's bytes (`arena` holds those of a long value).
+    #[inline]
+    fn bytes<'s>(&'s self, arena: &'s [u8]) -> &'s [u8] {
+        if self.len <= INLINE {
+            &self.at[..self.len]
+        } else {
+            let start = usize::from_ne_bytes(self.at);
+            &arena[start..start + self.len]
+        }
+    }
 }
 
 /// One column's counts. Empty values are counted apart: a column that has
@@ -84,9 +130,8 @@ impl Frequencies {
                 continue;
             }
             if c.direct {
-                let s = Slot { hash: hash(f), start: self.arena.len(), len: f.len(), count: 1 };
+                let s = Slot::new(hash(f), f, 1, &mut self.arena);
                 self.direct.push((j, s));
-                self.arena.extend_from_slice(f);
                 continue;
             }
             c.added += 1;
@@ -99,20 +144,25 @@ impl Frequencies {
     #[inline]
     fn count(&mut self, j: usize, v: &[u8], h: u64, n: u64) {
         let arena = &mut self.arena;
-        let same = |s: &Slot| s.hash == h && &arena[s.start..s.start + s.len] == v;
-        match self.columns[j].values.entry(h, same, |s| s.hash) {
+        let table = &mut self.columns[j].values;
+        let found = if v.len() <= INLINE {
+            let k = inline(v);
+            table.entry(h, |s| s.hash == h && s.len == v.len() && s.at == k, |s| s.hash)
+        } else {
+            table.entry(h, |s| s.hash == h && s.len == v.len() && s.bytes(arena) == v, |s| s.hash)
+        };
+        match found {
             Entry::Occupied(mut o) => o.get_mut().count += n,
             Entry::Vacant(e) => {
-                e.insert(Slot { hash: h, start: arena.len(), len: v.len(), count: n });
-                arena.extend_from_slice(v);
+                e.insert(Slot::new(h, v, n, arena));
             }
         }
     }
 
     /// The bytes of a value.
     #[inline]
-    fn bytes(&self, s: &Slot) -> &[u8] {
-        &self.arena[s.start..s.start + s.len]
+    fn bytes<'s>(&'s self, s: &'s Slot) -> &'s [u8] {
+        s.bytes(&self.arena)
     }
 
     /// Adds what `other` counted (chunks read in parallel).
@@ -165,29 +215,57 @@ impl Frequencies {
         for m in self.direct.drain(..) {
             buckets.0[shard_of(m.1.hash)].push(m);
         }
+        // A shard another thread holds is left for later (its values wait
+        // in their bucket), so that two threads moving their counts in at
+        // once do not queue behind each other shard after shard.
         let width = self.columns.len();
+        let mut busy = std::mem::take(&mut buckets.1);
         for (s, bucket) in buckets.0.iter_mut().enumerate() {
             if bucket.is_empty() && s != 0 {
                 continue;
             }
-            let mut f = shared.0[s].lock().unwrap_or_else(|p| p.into_inner());
-            if f.columns.len() < width {
-                f.columns.resize_with(width, Column::default);
-            }
-            if s == 0 {
-                // Empty counts and the width live in shard 0.
-                for &(j, n) in &empty {
-                    f.columns[j].empty += n;
+            match shared.0[s].try_lock() {
+                Ok(mut f) => self.move_into(&mut f, s, bucket, &empty, width),
+                Err(TryLockError::Poisoned(p)) => {
+                    self.move_into(&mut p.into_inner(), s, bucket, &empty, width)
                 }
-            }
-            for (j, v) in bucket.drain(..) {
-                f.count(j, self.bytes(&v), v.hash, v.count);
+                Err(TryLockError::WouldBlock) => busy.push(s),
             }
         }
+        for s in busy.drain(..) {
+            let mut f = shared.0[s].lock().unwrap_or_else(|p| p.into_inner());
+            self.move_into(&mut f, s, &mut buckets.0[s], &empty, width);
+        }
+        buckets.1 = busy;
         for c in &mut self.columns {
             c.values.clear();
         }
         self.arena.clear();
+    }
+
+    /// Counts the values of `bucket` (values of shard `s`) into `f`, the
+    /// shard, with the counts of `empty` values when `s` is 0, and makes
+    /// it at least `width` columns wide.
+    fn move_into(
+        &self,
+        f: &mut Frequencies,
+        s: usize,
+        bucket: &mut Vec<Moved>,
+        empty: &[(usize, u64)],
+        width: usize,
+    ) {
+        if f.columns.len() < width {
+            f.columns.resize_with(width, Column::default);
+        }
+        if s == 0 {
+            // Empty counts and the width live in shard 0.
+            for &(j, n) in empty {
+                f.columns[j].empty += n;
+            }
+        }
+        for (j, v) in bucket.drain(..) {
+            f.count(j, self.bytes(&v), v.hash, v.count);
+        }
     }
 
     /// Column `j`'s values and counts: the most frequent first (the least
@@ -235,9 +313,10 @@ impl Shards {
 /// and its count, on its way to a shard.
 type Moved = (usize, Slot);
 
-/// A thread's values grouped by shard before they are moved in.
+/// A thread's values grouped by shard before they are moved in, and the
+/// shards found busy while moving them (kept for the memory).
 #[derive(Default)]
-pub struct Buckets(Vec<Vec<Moved>>);
+pub struct Buckets(Vec<Vec<Moved>>, Vec<usize>);
 
 /// Number of columns the `parts` have seen.
 pub fn width(parts: &[Frequencies]) -> usize {
@@ -347,18 +426,16 @@ pub fn each_top<'a, T: Send, E>(
     // Part `k`'s values (part 0 also has the empty value's count).
     let values = |k: usize| {
         let p = &parts[k];
-        let keyed = move |s: &Slot| {
+        let keyed = move |s: &'a Slot| {
             let b = p.bytes(s);
-            (b, s.count, prefix(b))
+            // A short value's slot holds its prefix as it is.
+            let key = if s.len <= INLINE { u64::from_be_bytes(s.at) } else { prefix(b) };
+            (b, s.count, key)
         };
         let v = p.columns.get(j).into_iter().flat_map(move |c| c.values.iter().map(keyed));
         v.chain(if k == 0 { empty } else { None })
     };
-    let gather = |k: usize| -> Vec<Keyed<'a>> {
-        let mut v: Vec<Keyed<'a>> = values(k).collect();
-        cut(&mut v);
-        v
-    };
+    let gather = |k: usize| first_of(values(k), limit, order);
     let lines =
         |v: &[Keyed<'a>]| -> Vec<(&'a [u8], u64)> { v.iter().map(|&(b, n, _)| (b, n)).collect() };
     if parts.is_empty() {
@@ -381,8 +458,7 @@ pub fn each_top<'a, T: Send, E>(
     // thread that takes it.
     let groups = (4 * threads).min(parts.len());
     let sorted: Vec<Vec<Keyed<'a>>> = par_map(threads, groups, |g| {
-        let mut v: Vec<Keyed<'a>> = (g..parts.len()).step_by(groups).flat_map(values).collect();
-        cut(&mut v);
+        let mut v = first_of((g..parts.len()).step_by(groups).flat_map(values), limit, order);
         v.sort_unstable_by(order);
         v
     });
@@ -424,6 +500,43 @@ pub fn each_top<'a, T: Send, E>(
         },
         |pieces| pieces.into_iter().try_for_each(&mut sink),
     )
+}
+
+/// The first `limit` values of `values` in `order` (every value when
+/// `limit` is 0), in no particular order. Under a limit at most twice
+/// `limit` values are held at a time, and a value that comes after the
+/// last of the first `limit` found so far is dropped after one
+/// comparison (with counts, almost always of the counts alone): a column
+/// of many values is not copied whole to print its first ten.
+fn first_of<'a>(
+    values: impl Iterator<Item = Keyed<'a>>,
+    limit: usize,
+    order: impl Fn(&Keyed<'a>, &Keyed<'a>) -> std::cmp::Ordering,
+) -> Vec<Keyed<'a>> {
+    if limit == 0 {
+        return values.collect();
+    }
+    let full = limit.saturating_mul(2);
+    let mut v: Vec<Keyed<'a>> = Vec::new();
+    // The last of the first `limit` of the values seen when `v` was last
+    // cut: no later value after it can be among the first `limit`.
+    let mut last: Option<Keyed<'a>> = None;
+    for x in values {
+        if last.is_some_and(|l| order(&x, &l).is_ge()) {
+            continue;
+        }
+        v.push(x);
+        if v.len() == full {
+            v.select_nth_unstable_by(limit - 1, &order);
+            v.truncate(limit);
+            last = Some(v[limit - 1]);
+        }
+    }
+    if v.len() > limit {
+        v.select_nth_unstable_by(limit - 1, &order);
+        v.truncate(limit);
+    }
+    v
 }
 
 /// `f` of `0..n` on up to `threads` threads (each takes the next index
@@ -636,6 +749,102 @@ mod tests {
             each_top(&parts, 0, &top, |_| -> usize { panic!("piece") }, |_| Ok::<(), ()>(()))
         }));
         assert!(p.is_err());
+    }
+
+    /// Threads moving their counts into the same shards at once (a shard
+    /// one holds is skipped and come back to by the other) count every
+    /// value once: the counts are those of one thread over all.
+    #[test]
+    fn shards_filled_from_threads_at_once() {
+        let shared = Shards::default();
+        let mut whole = Frequencies::default();
+        // Values short (kept in their slot) and long (in the arena).
+        let value = |t: u64, i: u64| {
+            let x = (t * 7 + i) * 7919 % 5_003;
+            format!("{}", if x.is_multiple_of(2) { x } else { x * 1_000_003 })
+        };
+        for t in 0..4u64 {
+            for i in 0..20_000u64 {
+                whole.add([value(t, i).as_bytes(), b"x"].into_iter());
+            }
+        }
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let shared = &shared;
+                s.spawn(move || {
+                    let (mut f, mut buckets) = (Frequencies::default(), Buckets::default());
+                    for i in 0..20_000u64 {
+                        f.add([value(t, i).as_bytes(), b"x"].into_iter());
+                        if i % 500 == 499 {
+                            f.drain_into(shared, &mut buckets);
+                        }
+                    }
+                });
+            }
+        });
+        let parts = shared.into_parts();
+        for j in 0..2 {
+            assert_eq!(top(&parts, j, 0, false, false), whole.top(j, 0, false, false));
+        }
+    }
+
+    /// Values kept in their slot (up to eight bytes, zero padded) and in
+    /// the arena are told apart by their length as well as their bytes,
+    /// counted in place and moved into the shards whole.
+    #[test]
+    fn short_and_long_values_counted_apart() {
+        let vals: [&[u8]; 8] =
+            [b"a", b"a\0", b"a\0\0", b"\0", b"1234567", b"12345678", b"123456789", b"12345678\0"];
+        let mut f = Frequencies::default();
+        for (i, v) in vals.iter().enumerate() {
+            for _ in 0..=i {
+                f.add(std::iter::once(*v));
+            }
+        }
+        let want: Vec<(&[u8], u64)> =
+            vals.iter().enumerate().rev().map(|(i, v)| (*v, i as u64 + 1)).collect();
+        assert_eq!(f.top(0, 0, false, false), want);
+        let shared = Shards::default();
+        f.drain_into(&shared, &mut Buckets::default());
+        assert_eq!(top(&shared.into_parts(), 0, 0, false, false), want);
+    }
+
+    /// The first values under a limit, kept while streaming, are those of
+    /// a sort of all: limits below, at and past the number of values,
+    /// counts that rise, fall and tie along the stream.
+    #[test]
+    fn first_of_as_a_sort() {
+        let bytes: Vec<Vec<u8>> =
+            (0..1000u64).map(|i| format!("{}", i * 7919 % 1009).into_bytes()).collect();
+        for shape in 0..3u64 {
+            let all: Vec<Keyed<'_>> = bytes
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    let i = i as u64;
+                    let n = match shape {
+                        0 => i * 31 % 7,
+                        1 => i / 10,
+                        _ => 1000 - i / 10,
+                    };
+                    (&b[..], n, prefix(b))
+                })
+                .collect();
+            for asc in [false, true] {
+                let order = move |a: &Keyed<'_>, b: &Keyed<'_>| {
+                    let by = if asc { a.1.cmp(&b.1) } else { b.1.cmp(&a.1) };
+                    by.then_with(|| a.2.cmp(&b.2)).then_with(|| a.0.cmp(b.0))
+                };
+                let mut sorted = all.clone();
+                sorted.sort_by(order);
+                for limit in [0, 1, 2, 3, 10, 333, 999, 1000, 1001, 5000] {
+                    let mut got = first_of(all.iter().copied(), limit, order);
+                    got.sort_by(order);
+                    let n = if limit == 0 { all.len() } else { limit.min(all.len()) };
+                    assert_eq!(got, sorted[..n], "{shape} {asc} {limit}");
+                }
+            }
+        }
     }
 
     #[test]
