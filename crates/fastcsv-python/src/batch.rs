@@ -171,6 +171,43 @@ fn fill_spans(v: &mut Vec<u32>, delims: &[u32], off: u32) {
     unsafe { v.set_len(len + n) };
 }
 
+/// Appends the span of every field of a record with quoted fields, less
+/// the quotes around those, to `starts` and `ends`: the record's bytes
+/// are `data[base..end]` (`end` is `data.len()`), and its delimiter `k` is
+/// at `delims[k] + off` (wrapping) of `data`. A field there that starts
+/// with `quote` is quoted and ends with it (a record the block scanner
+/// took, unescaped): one byte is dropped at each end.
+#[inline]
+fn fill_quoted(
+    (starts, ends): (&mut Vec<u32>, &mut Vec<u32>),
+    data: &[u8],
+    (base, end): (u32, u32),
+    delims: &[u32],
+    off: u32,
+    quote: u8,
+) {
+    let n = delims.len() + 1;
+    starts.reserve(n);
+    ends.reserve(n);
+    let mut a = base;
+    let field = |a: u32, e: u32| {
+        // `data[a]` is the field's first byte, or the delimiter or the end
+        // after an empty one (never the quote).
+        let q = u32::from(data.get(a as usize) == Some(&quote) && a < e);
+        (a + q, e - q)
+    };
+    for &d in delims {
+        let e = d.wrapping_add(off);
+        let (s, t) = field(a, e);
+        starts.push(s);
+        ends.push(t);
+        a = e + 1;
+    }
+    let (s, t) = field(a, end);
+    starts.push(s);
+    ends.push(t);
+}
+
 impl Batch {
     /// A batch with room for a full batch of `bytes` (unless its last row
     /// is very long), so that filling it does not allocate: the scanning
@@ -351,29 +388,19 @@ impl Batch {
         end
     }
 
-    /// Appends a record the block scanner took (but its line count): its
-    /// bytes once, and the fields found in them; a field that is not a
-    /// part of them (a record with doubled quotes is read from its
-    /// unescaped copy) is copied after them. With `joins`, a record whose
-    /// bytes are not UTF-8 is marked for [`decode_then_parse`] when one of
-    /// its fields that was unescaped (holds the quote byte `quote`, which
-    /// only a doubled one leaves in a field of such a record) is not
-    /// ASCII, as `Row::unescaping_may_join_invalid_utf8` marks it.
     /// Notes field `f` of a record whose `raw_len` bytes, read at address
     /// `raw_at`, were copied to `data[base..]`: where it lies in that copy
     /// when it is a part of the record's bytes, or else a copy of it after
-    /// them (true then: an unescaped field).
+    /// them (an unescaped field).
     #[inline]
-    fn push_field(&mut self, f: &[u8], raw_at: usize, raw_len: usize, base: usize) -> bool {
+    fn push_field(&mut self, f: &[u8], raw_at: usize, raw_len: usize, base: usize) {
         let off = (f.as_ptr() as usize).wrapping_sub(raw_at);
         if off <= raw_len && f.len() <= raw_len - off {
             self.push_span(base + off, base + off + f.len());
-            false
         } else {
             let start = self.data.len();
             self.data.extend_from_slice(f);
             self.push_span(start, self.data.len());
-            true
         }
     }
 
@@ -421,52 +448,84 @@ impl Batch {
         fields.map(|f| self.span(f)).map(|(s, e)| e - s).max().unwrap_or(0)
     }
 
+    /// Appends a record the block scanner took (but its line count): its
+    /// bytes once (for a record with doubled quotes, its unescaped copy),
+    /// and every field's span in them, found from the delimiters' offsets
+    /// in one pass: no copy per field. With `joins`, a record whose bytes
+    /// are not UTF-8 is marked for [`decode_then_parse`] when one of its
+    /// fields that was unescaped (holds the quote byte `quote`, which only
+    /// a doubled one leaves in a field of such a record) is not ASCII, as
+    /// `Row::unescaping_may_join_invalid_utf8` marks it.
     #[inline]
     fn push_regular(&mut self, row: &SelectedRow<'_>, joins: bool, quote: Option<u8>) {
-        let Some(fields) = row.raw_fields() else {
+        let Some(fields) = row.unescaped_fields() else {
             // No field (an empty line).
             self.rows.push((self.ends.len(), row.position()));
             return;
         };
-        let raw = fields.record();
+        let rec = fields.record();
         let base = self.data.len();
-        self.data.extend_from_slice(raw);
-        if row.raw().is_some() {
-            // No quote byte: the fields are the record's bytes between
-            // its delimiters, as they stand: field `j` ends at delimiter
-            // `j` and the next starts one byte after it.
-            let end = base + raw.len();
-            if end <= self.span_max && self.wide.is_empty() {
-                let (delims, shift) = fields.delimiters();
-                // Delimiter `d` is at `base + d - shift` of `data`, which
-                // is at most `end` and so within `u32`: the sum is right
-                // in wrapping `u32` arithmetic whatever `shift` is.
-                let off = (base as u32).wrapping_sub(shift as u32);
-                self.starts.push(base as u32);
-                fill_spans(&mut self.starts, delims, off.wrapping_add(1));
-                fill_spans(&mut self.ends, delims, off);
-                self.ends.push(end as u32);
-            } else {
-                for f in fields {
-                    self.push_span(base + f.start, base + f.end);
+        self.data.extend_from_slice(rec);
+        // No quote byte in the record: its fields are its bytes between
+        // the delimiters, as they stand.
+        let quote = quote.filter(|_| row.raw().is_none());
+        let end = base + rec.len();
+        if end <= self.span_max && self.wide.is_empty() {
+            // Field `j` ends at delimiter `j` and the next starts one byte
+            // after it. Delimiter `d` is at `base + d - shift` of `data`,
+            // which is at most `end` and so within `u32`: the sum is right
+            // in wrapping `u32` arithmetic whatever `shift` is.
+            let (delims, shift) = fields.delimiters();
+            let off = (base as u32).wrapping_sub(shift as u32);
+            match quote {
+                None => {
+                    self.starts.push(base as u32);
+                    fill_spans(&mut self.starts, delims, off.wrapping_add(1));
+                    fill_spans(&mut self.ends, delims, off);
+                    self.ends.push(end as u32);
                 }
+                Some(q) => fill_quoted(
+                    (&mut self.starts, &mut self.ends),
+                    &self.data,
+                    (base as u32, end as u32),
+                    delims,
+                    off,
+                    q,
+                ),
             }
-            self.rows.push((self.ends.len(), row.position()));
+        } else {
+            for f in fields {
+                let (a, e) = (base + f.start, base + f.end);
+                let q = usize::from(quote.is_some() && a < e && Some(self.data[a]) == quote);
+                self.push_span(a + q, e - q);
+            }
+        }
+        if joins && quote.is_some() {
+            self.mark_joined(row, rec, quote);
+        }
+        self.rows.push((self.ends.len(), row.position()));
+    }
+
+    /// For [`Batch::push_regular`] with `joins`: marks the record `row`,
+    /// whose unescaped bytes are `rec`, for [`decode_then_parse`] when it
+    /// had doubled quotes (`rec` is its copy), its bytes are not UTF-8 and
+    /// one of its fields that is not ASCII holds the quote byte.
+    fn mark_joined(&mut self, row: &SelectedRow<'_>, rec: &[u8], quote: Option<u8>) {
+        let Some(raw) = row.raw_fields().map(|f| f.record()) else {
+            return;
+        };
+        // Cheapest first: no copy (then no field was unescaped), an ASCII
+        // copy (no field past ASCII), UTF-8 bytes.
+        if raw.as_ptr() == rec.as_ptr() || rec.is_ascii() || simdutf8::basic::from_utf8(raw).is_ok()
+        {
             return;
         }
-        let raw_at = raw.as_ptr() as usize;
-        let mut joined = false;
-        for f in row.iter() {
-            if self.push_field(f, raw_at, raw.len(), base) {
-                joined |= joins && !f.is_ascii() && quote.is_some_and(|q| f.contains(&q));
-            }
-        }
-        if joined && simdutf8::basic::from_utf8(raw).is_err() {
+        let joined = row.iter().any(|f| !f.is_ascii() && quote.is_some_and(|q| f.contains(&q)));
+        if joined {
             let at = self.raw.len();
             self.raw.extend_from_slice(raw);
             self.reparse.push((self.rows.len(), at..self.raw.len()));
         }
-        self.rows.push((self.ends.len(), row.position()));
     }
 
     /// Removes the last row loaded (not yet prepared); its position.
