@@ -3,6 +3,8 @@
 //! time, strict UTF-8 only (the callers hand anything else to CPython's
 //! decoder, whose errors and handlers they keep).
 
+use std::mem::MaybeUninit;
+
 /// Copies the ASCII bytes at `b[i..]` to `out[j..]` eight bytes at a time
 /// while eight fit (a word with other bytes ends it after its ASCII
 /// prefix); the new `(i, j)`.
@@ -90,65 +92,93 @@ pub(crate) fn decode_utf8_into<T>(b: &[u8], out: &mut [T], unit: impl Fn(u32) ->
 /// Returns how many were appended and the bitwise OR of them (at least
 /// 0x100 exactly when one of them is), or `None` (and `v` as it was).
 pub(crate) fn decode_bmp(b: &[u8], v: &mut Vec<u16>) -> Option<(usize, u32)> {
-    let at = v.len();
-    // At most one code point per byte.
-    v.resize(at + b.len(), 0);
-    let r = decode_bmp_into(b, &mut v[at..]);
-    v.truncate(at + r.map_or(0, |(n, _)| n));
+    // At most one code point per byte: written into the spare capacity,
+    // with no zeroing first.
+    v.reserve(b.len());
+    let len = v.len();
+    let r = decode_bmp_into(b, &mut v.spare_capacity_mut()[..b.len()]);
+    if let Some((n, _)) = r {
+        // SAFETY: `decode_bmp_into` wrote the first `n` units of the spare
+        // capacity (it writes every unit it counts), which `reserve` made
+        // room for.
+        unsafe { v.set_len(len + n) };
+    }
     r
 }
 
 /// The high bit of each byte of a word.
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
-/// Widens the ASCII bytes at `b[i..]` to `out[j..]` sixteen at a time
-/// while sixteen fit and are all ASCII (the block with another byte is
-/// left to the caller, untouched); the new `(i, j)`.
+/// [`copy_ascii_run`] sixteen bytes at a time first (for wider units, where
+/// a block is widened in vector registers) ...
+const BLOCKS: bool = true;
+
+/// ... or a word at a time only (for bytes, whose words are copied as
+/// they are).
+const WORDS: bool = false;
+
+/// Copies the ASCII bytes at `b[*i..]` to `out[*j..]` (each through `unit`)
+/// sixteen (with `BLOCKS`), then eight, at a time while that many are
+/// left: each block is written whole, and where it holds a byte that is not ASCII only the
+/// bytes before that one are kept (and the copy stops there); the bytes
+/// after them are written over later. `out` has room for as many units as
+/// `b` has bytes left (`*j <= *i` by then: one unit per byte at most).
 #[inline(always)]
-fn widen_ascii_blocks(b: &[u8], mut i: usize, out: &mut [u16], mut j: usize) -> (usize, usize) {
-    while let (Some(src), Some(dst)) = (b.get(i..i + 16), out.get_mut(j..j + 16)) {
+fn copy_ascii_run<const BLOCKS: bool, T: Copy>(
+    b: &[u8],
+    i: &mut usize,
+    out: &mut [MaybeUninit<T>],
+    j: &mut usize,
+    unit: impl Fn(u8) -> T,
+) {
+    while let (true, Some(src), Some(dst)) = (BLOCKS, b.get(*i..*i + 16), out.get_mut(*j..*j + 16))
+    {
         let src: &[u8; 16] = src.try_into().expect("16 bytes");
-        let lo = u64::from_le_bytes(src[..8].try_into().expect("8 bytes"));
-        let hi = u64::from_le_bytes(src[8..].try_into().expect("8 bytes"));
-        if (lo | hi) & HIGH_BITS != 0 {
-            break;
-        }
-        // Fixed sizes: the compiler widens the block in vector registers.
-        let dst: &mut [u16; 16] = dst.try_into().expect("16 units");
+        // Fixed sizes: the compiler copies or widens the block in vector
+        // registers.
+        let dst: &mut [MaybeUninit<T>; 16] = dst.try_into().expect("16 units");
         for (d, &c) in dst.iter_mut().zip(src) {
-            *d = u16::from(c);
+            d.write(unit(c));
         }
-        i += 16;
-        j += 16;
+        let lo = u64::from_le_bytes(src[..8].try_into().expect("8 bytes")) & HIGH_BITS;
+        let hi = u64::from_le_bytes(src[8..].try_into().expect("8 bytes")) & HIGH_BITS;
+        if lo | hi != 0 {
+            let n = if lo != 0 { lo.trailing_zeros() / 8 } else { 8 + hi.trailing_zeros() / 8 };
+            *i += n as usize;
+            *j += n as usize;
+            return;
+        }
+        *i += 16;
+        *j += 16;
     }
-    (i, j)
+    while let (Some(src), Some(dst)) = (b.get(*i..*i + 8), out.get_mut(*j..*j + 8)) {
+        let src: &[u8; 8] = src.try_into().expect("8 bytes");
+        let dst: &mut [MaybeUninit<T>; 8] = dst.try_into().expect("8 units");
+        for (d, &c) in dst.iter_mut().zip(src) {
+            d.write(unit(c));
+        }
+        let high = u64::from_le_bytes(*src) & HIGH_BITS;
+        if high != 0 {
+            let n = high.trailing_zeros() / 8;
+            *i += n as usize;
+            *j += n as usize;
+            return;
+        }
+        *i += 8;
+        *j += 8;
+    }
 }
 
-/// Decodes `b` into `out` (room for `b.len()` bytes) when it is strict
+/// Decodes `b` into `out` (room for `b.len()` units) when it is strict
 /// UTF-8 whose characters are all below U+0100 (ASCII, and two-byte
 /// sequences led by 0xC2 or 0xC3): their Latin-1 code units, one byte per
-/// character; how many, or `None` when `b` is anything else (another
-/// byte at or past 0x80 that does not fit that shape). ASCII runs are
-/// copied a word at a time, not widened.
-fn decode_latin1_into(b: &[u8], out: &mut [u8]) -> Option<usize> {
+/// character; how many (all written), or `None` when `b` is anything else
+/// (another byte at or past 0x80 that does not fit that shape).
+fn decode_latin1_into(b: &[u8], out: &mut [MaybeUninit<u8>]) -> Option<usize> {
     let (mut i, mut j) = (0usize, 0usize);
     loop {
-        while let (Some(src), Some(dst)) = (b.get(i..i + 8), out.get_mut(j..j + 8)) {
-            if !src[0].is_ascii() {
-                break;
-            }
-            // All eight are copied; only those before the first byte that
-            // is not ASCII are kept (the rest is written over later).
-            dst.copy_from_slice(src);
-            let high = u64::from_le_bytes(src.try_into().expect("8 bytes")) & HIGH_BITS;
-            if high != 0 {
-                let n = (high.trailing_zeros() / 8) as usize;
-                i += n;
-                j += n;
-                break;
-            }
-            i += 8;
-            j += 8;
+        if b.get(i).is_some_and(|c| c.is_ascii()) {
+            copy_ascii_run::<WORDS, u8>(b, &mut i, out, &mut j, |c| c);
         }
         let Some(&c0) = b.get(i) else {
             return Some(j);
@@ -167,7 +197,7 @@ fn decode_latin1_into(b: &[u8], out: &mut [u8]) -> Option<usize> {
             },
             _ => return None,
         };
-        *out.get_mut(j)? = c;
+        out.get_mut(j)?.write(c);
         j += 1;
     }
 }
@@ -196,61 +226,62 @@ pub(crate) fn max_byte(b: &[u8]) -> u8 {
 /// UTF-8 with every character below U+0100 (see [`decode_latin1_into`]):
 /// how many were appended, or `None` (and `v` as it was).
 pub(crate) fn decode_latin1(b: &[u8], v: &mut Vec<u8>) -> Option<usize> {
-    let at = v.len();
-    // At most one character per byte.
-    v.resize(at + b.len(), 0);
-    let r = decode_latin1_into(b, &mut v[at..]);
-    v.truncate(at + r.unwrap_or(0));
+    // At most one character per byte: written into the spare capacity,
+    // with no zeroing first.
+    v.reserve(b.len());
+    let len = v.len();
+    let r = decode_latin1_into(b, &mut v.spare_capacity_mut()[..b.len()]);
+    if let Some(n) = r {
+        // SAFETY: `decode_latin1_into` wrote the first `n` units of the
+        // spare capacity (it writes every unit it counts), which `reserve`
+        // made room for.
+        unsafe { v.set_len(len + n) };
+    }
     r
 }
 
-/// [`decode_bmp`] into `out`, which has room for `b.len()` code points.
-fn decode_bmp_into(b: &[u8], out: &mut [u16]) -> Option<(usize, u32)> {
+/// [`decode_bmp`] into `out`, which has room for `b.len()` code points;
+/// the units it counts are all written.
+fn decode_bmp_into(b: &[u8], out: &mut [MaybeUninit<u16>]) -> Option<(usize, u32)> {
     let (mut i, mut j, mut or) = (0usize, 0usize, 0u32);
-    let ok = loop {
+    loop {
         // Runs of ASCII a block or a word at a time (not tried between
         // two characters past ASCII, as in a word of Cyrillic or CJK).
         if b.get(i).is_some_and(|c| c.is_ascii()) {
-            (i, j) = widen_ascii_blocks(b, i, out, j);
-            (i, j) = copy_ascii_words(b, i, out, j, |c| c as u16);
+            copy_ascii_run::<BLOCKS, u16>(b, &mut i, out, &mut j, u16::from);
         }
         let Some(&c0) = b.get(i) else {
-            break true;
+            return Some((j, or));
         };
         let cont =
             |k: usize| b.get(i + k).filter(|&&c| c & 0xC0 == 0x80).map(|&c| u32::from(c & 0x3F));
         let cp = match c0 {
             0x00..=0x7F => {
-                out[j] = u16::from(c0);
+                out.get_mut(j)?.write(u16::from(c0));
                 i += 1;
                 j += 1;
                 continue;
             }
-            0xC2..=0xDF => match cont(1) {
-                Some(c1) => {
-                    i += 2;
-                    u32::from(c0 & 0x1F) << 6 | c1
+            0xC2..=0xDF => {
+                let c1 = cont(1)?;
+                i += 2;
+                u32::from(c0 & 0x1F) << 6 | c1
+            }
+            0xE0..=0xEF => {
+                let (c1, c2) = (cont(1)?, cont(2)?);
+                let cp = u32::from(c0 & 0x0F) << 12 | c1 << 6 | c2;
+                if cp < 0x800 || (0xD800..=0xDFFF).contains(&cp) {
+                    return None;
                 }
-                None => break false,
-            },
-            0xE0..=0xEF => match (cont(1), cont(2)) {
-                (Some(c1), Some(c2)) => {
-                    let cp = u32::from(c0 & 0x0F) << 12 | c1 << 6 | c2;
-                    if cp < 0x800 || (0xD800..=0xDFFF).contains(&cp) {
-                        break false;
-                    }
-                    i += 3;
-                    cp
-                }
-                _ => break false,
-            },
-            _ => break false,
+                i += 3;
+                cp
+            }
+            _ => return None,
         };
         or |= cp;
-        out[j] = cp as u16;
+        out.get_mut(j)?.write(cp as u16);
         j += 1;
-    };
-    ok.then_some((j, or))
+    }
 }
 
 /// The number of characters of `b` if it is UTF-8 (its bytes that are not
@@ -277,7 +308,8 @@ mod tests {
     /// 8- and 16-byte steps, characters of every UTF-8 length and width
     /// class, and invalid sequences: lone continuation bytes, overlong
     /// and cut-short forms, surrogates, past U+10FFFF), at every offset
-    /// after an ASCII prefix of 0 to 17 bytes.
+    /// after an ASCII prefix of 0 to 33 bytes (across the block and word
+    /// steps).
     fn decoder_cases() -> Vec<Vec<u8>> {
         let pieces: Vec<Vec<u8>> = vec![
             b"a".to_vec(),
@@ -313,7 +345,7 @@ mod tests {
         }
         let mut cases = Vec::new();
         for c in all {
-            for pre in [0usize, 1, 7, 8, 9, 15, 16, 17] {
+            for pre in [0usize, 1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 32, 33] {
                 let mut b = vec![b'x'; pre];
                 b.extend_from_slice(&c);
                 cases.push(b);
