@@ -12,7 +12,7 @@ use crate::source::HeldReader;
 use crate::strings::{
     build_list, build_list_raw, decode_then_parse, position_text, to_float, StrMaker, Text,
 };
-use crate::utf8::{decode_bmp, decode_latin1, decode_utf8_into, max_byte, utf8_shape};
+use crate::utf8::{char_count, decode_bmp, decode_latin1, decode_utf8_append, max_byte};
 
 /// A bulk-read batch ends after this many bytes of records (small, so
 /// that a small input needs no second thread and a batch stays in cache) ...
@@ -135,24 +135,6 @@ struct AllFields(Selection);
 impl Default for AllFields {
     fn default() -> AllFields {
         AllFields(Selection::all())
-    }
-}
-
-/// Appends the `n` code points of the strict UTF-8 `b` to `v`; their
-/// place, or `None` (and `v` as it was) when `b` is not strict UTF-8.
-fn decode_append<T: Copy + Default>(
-    b: &[u8],
-    n: usize,
-    v: &mut Vec<T>,
-    unit: impl Fn(u32) -> T,
-) -> Option<(usize, usize)> {
-    let at = v.len();
-    v.resize(at + n, T::default());
-    if decode_utf8_into(b, &mut v[at..], unit) {
-        Some((at, n))
-    } else {
-        v.truncate(at);
-        None
     }
 }
 
@@ -603,11 +585,11 @@ impl Batch {
                     let at = self.ucs2.len();
                     decode_bmp(b, &mut self.ucs2).map(|(len, _)| Form::Ucs2 { at, len })
                 }
-                _ => match utf8_shape(b) {
-                    (n, 0x10_FFFF) => decode_append(b, n, &mut self.ucs4, |c| c)
-                        .map(|(at, len)| Form::Ucs4 { at, len }),
-                    _ => None,
-                },
+                // A byte past 0xEF: a character past U+FFFF (UCS-4).
+                _ => {
+                    let (at, len) = (self.ucs4.len(), char_count(b));
+                    decode_utf8_append(b, len, &mut self.ucs4).then_some(Form::Ucs4 { at, len })
+                }
             };
             self.forms.push(form.unwrap_or(Form::Utf8));
         }

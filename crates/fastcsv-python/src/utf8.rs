@@ -5,46 +5,50 @@
 
 use std::mem::MaybeUninit;
 
-/// Copies the ASCII bytes at `b[i..]` to `out[j..]` eight bytes at a time
-/// while eight fit (a word with other bytes ends it after its ASCII
-/// prefix); the new `(i, j)`.
-#[inline(always)]
-fn copy_ascii_words<T>(
-    b: &[u8],
-    mut i: usize,
-    out: &mut [T],
-    mut j: usize,
-    unit: impl Fn(u32) -> T,
-) -> (usize, usize) {
-    while i + 8 <= b.len() && j + 8 <= out.len() {
-        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        // All eight are written; only the ASCII ones before the first
-        // other byte are kept (the rest is written over later).
-        for (o, &c) in out[j..j + 8].iter_mut().zip(&b[i..i + 8]) {
-            *o = unit(u32::from(c));
-        }
-        let high = w & 0x8080_8080_8080_8080;
-        if high != 0 {
-            let n = (high.trailing_zeros() / 8) as usize;
-            return (i + n, j + n);
-        }
-        i += 8;
-        j += 8;
-    }
-    (i, j)
-}
-
 /// Decodes strict UTF-8 (no overlong forms, surrogates or code points past
 /// U+10FFFF) into `out`, one unit per code point. False when `b` is not
 /// strict UTF-8 or does not hold exactly `out.len()` code points.
 pub(crate) fn decode_utf8_into<T>(b: &[u8], out: &mut [T], unit: impl Fn(u32) -> T) -> bool {
+    // SAFETY: `MaybeUninit<T>` has the size, alignment and layout of `T`,
+    // and only values of `T` are written through this view of `out`, which
+    // so stays initialized.
+    let out = unsafe { &mut *(out as *mut [T] as *mut [MaybeUninit<T>]) };
+    decode_utf8_uninit(b, out, unit)
+}
+
+/// Appends the `n` code points of the strict UTF-8 `b` to `v` (true), or
+/// leaves `v` as it was when `b` is not strict UTF-8 of `n` code points.
+pub(crate) fn decode_utf8_append(b: &[u8], n: usize, v: &mut Vec<u32>) -> bool {
+    v.reserve(n);
+    let len = v.len();
+    let ok = decode_utf8_uninit(b, &mut v.spare_capacity_mut()[..n], |c| c);
+    if ok {
+        // SAFETY: `decode_utf8_uninit` wrote all `n` units of this part of
+        // the spare capacity (it is true only then), which `reserve` made
+        // room for.
+        unsafe { v.set_len(len + n) };
+    }
+    ok
+}
+
+/// The number of characters of `b` if it is UTF-8: its bytes that are not
+/// continuation bytes.
+pub(crate) fn char_count(b: &[u8]) -> usize {
+    b.iter().filter(|&&c| (c as i8) >= -0x40).count()
+}
+
+/// [`decode_utf8_into`] into units that need not be initialized: true
+/// only when all of `out` was written.
+fn decode_utf8_uninit<T>(b: &[u8], out: &mut [MaybeUninit<T>], unit: impl Fn(u32) -> T) -> bool {
     let cont = |k: usize| -> Option<u32> {
         let c = *b.get(k)?;
         (c & 0xC0 == 0x80).then_some(u32::from(c & 0x3F))
     };
     let (mut i, mut j) = (0, 0);
     while i < b.len() {
-        (i, j) = copy_ascii_words(b, i, out, j, &unit);
+        if b[i].is_ascii() {
+            copy_ascii_run::<BLOCKS, T>(b, &mut i, out, &mut j, |c| unit(u32::from(c)));
+        }
         if i >= b.len() {
             break;
         }
@@ -80,7 +84,7 @@ pub(crate) fn decode_utf8_into<T>(b: &[u8], out: &mut [T], unit: impl Fn(u32) ->
         let Some(slot) = out.get_mut(j) else {
             return false;
         };
-        *slot = unit(cp);
+        slot.write(unit(cp));
         i += len;
         j += 1;
     }
@@ -121,10 +125,10 @@ const WORDS: bool = false;
 /// sixteen (with `BLOCKS`), then eight, at a time while that many are
 /// left: each block is written whole, and where it holds a byte that is not ASCII only the
 /// bytes before that one are kept (and the copy stops there); the bytes
-/// after them are written over later. `out` has room for as many units as
-/// `b` has bytes left (`*j <= *i` by then: one unit per byte at most).
+/// after them are written over later. A step stops where `out` has no
+/// room for it (the caller goes on byte by byte).
 #[inline(always)]
-fn copy_ascii_run<const BLOCKS: bool, T: Copy>(
+fn copy_ascii_run<const BLOCKS: bool, T>(
     b: &[u8],
     i: &mut usize,
     out: &mut [MaybeUninit<T>],
@@ -302,7 +306,7 @@ pub(crate) fn utf8_shape(b: &[u8]) -> (usize, u32) {
 
 #[cfg(test)]
 mod tests {
-    use super::{decode_bmp, decode_latin1, max_byte};
+    use super::{char_count, decode_bmp, decode_latin1, decode_utf8_append, max_byte};
 
     /// Byte strings made of up to three pieces (ASCII runs across the
     /// 8- and 16-byte steps, characters of every UTF-8 length and width
@@ -355,8 +359,9 @@ mod tests {
     }
 
     /// `decode_latin1` and `decode_bmp` decode exactly the strict UTF-8
-    /// (as the standard library reads it) of their width class, to its
-    /// code points, and leave the vector as it was otherwise.
+    /// (as the standard library reads it) of their width class, and
+    /// `decode_utf8_append` all of it, to its code points, and leave the
+    /// vector as it was otherwise.
     #[test]
     fn decoders_match_the_standard_library() {
         for b in decoder_cases() {
@@ -385,6 +390,21 @@ mod tests {
                 }
                 _ => assert_eq!((got2, &v2[..]), (None, &[7u16][..]), "{b:x?}"),
             }
+            let n = char_count(&b);
+            let mut v4 = vec![7u32];
+            let got4 = decode_utf8_append(&b, n, &mut v4);
+            match &want {
+                Some(cps) => {
+                    assert_eq!(n, cps.len(), "{b:x?}");
+                    assert!(got4, "{b:x?}");
+                    assert_eq!(&v4[1..], cps, "{b:x?}");
+                }
+                None => assert_eq!((got4, &v4[..]), (false, &[7u32][..]), "{b:x?}"),
+            }
+            // A count that is not the text's: refused, `v` as it was.
+            let mut v4 = vec![7u32];
+            assert!(!decode_utf8_append(&b, n + 1, &mut v4), "{b:x?}");
+            assert_eq!(v4, [7], "{b:x?}");
         }
     }
 }
