@@ -196,8 +196,9 @@ impl Batch {
     /// thread then takes no memory of its own from the allocator, memory
     /// that glibc would keep in that thread's arena after it ends.
     pub(crate) fn reserved(bytes: usize) -> Batch {
-        // The records of one last call of the block scanner may copy up to
-        // twice its input (the record, then its unescaped fields).
+        // The records of one last call of the block scanner copy at most
+        // its input (a record with doubled quotes as its unescaped copy
+        // alone): room for twice that leaves some to spare.
         let room = bytes + BATCH_SLACK + 2 * REGULAR_BYTES;
         let fields = BATCH_FIELDS + REGULAR_BYTES + 1024;
         let rows = BATCH_ROWS + REGULAR_BYTES;

@@ -8,10 +8,11 @@ use std::mem::MaybeUninit;
 /// Decodes strict UTF-8 (no overlong forms, surrogates or code points past
 /// U+10FFFF) into `out`, one unit per code point. False when `b` is not
 /// strict UTF-8 or does not hold exactly `out.len()` code points.
-pub(crate) fn decode_utf8_into<T>(b: &[u8], out: &mut [T], unit: impl Fn(u32) -> T) -> bool {
+pub(crate) fn decode_utf8_into<T: Copy>(b: &[u8], out: &mut [T], unit: impl Fn(u32) -> T) -> bool {
     // SAFETY: `MaybeUninit<T>` has the size, alignment and layout of `T`,
-    // and only values of `T` are written through this view of `out`, which
-    // so stays initialized.
+    // and only values of `T` (plain data: nothing to drop in the values
+    // written over) are written through this view of `out`, which so
+    // stays initialized.
     let out = unsafe { &mut *(out as *mut [T] as *mut [MaybeUninit<T>]) };
     decode_utf8_uninit(b, out, unit)
 }
@@ -123,10 +124,10 @@ const WORDS: bool = false;
 
 /// Copies the ASCII bytes at `b[*i..]` to `out[*j..]` (each through `unit`)
 /// sixteen (with `BLOCKS`), then eight, at a time while that many are
-/// left: each block is written whole, and where it holds a byte that is not ASCII only the
-/// bytes before that one are kept (and the copy stops there); the bytes
-/// after them are written over later. A step stops where `out` has no
-/// room for it (the caller goes on byte by byte).
+/// left: each block is written whole, and where it holds a byte that is
+/// not ASCII only the bytes before that one are kept (and the copy stops
+/// there); the bytes after them are written over later. A step stops
+/// where `out` has no room for it (the caller goes on byte by byte).
 #[inline(always)]
 fn copy_ascii_run<const BLOCKS: bool, T>(
     b: &[u8],
