@@ -12,7 +12,9 @@ use crate::source::HeldReader;
 use crate::strings::{
     build_list, build_list_raw, decode_then_parse, position_text, to_float, StrMaker, Text,
 };
-use crate::utf8::{char_count, decode_bmp, decode_latin1, decode_utf8_append, max_byte};
+use crate::utf8::{
+    char_count, decode_bmp, decode_latin1, decode_utf8_append, is_ascii_field, max_byte,
+};
 
 /// A bulk-read batch ends after this many bytes of records (small, so
 /// that a small input needs no second thread and a batch stays in cache) ...
@@ -568,7 +570,7 @@ impl Batch {
             }
             let (start, end) = self.span(f);
             let b = &self.data[start..end];
-            if b.is_ascii() {
+            if is_ascii_field(b) {
                 self.forms.push(Form::Ascii);
                 continue;
             }

@@ -207,6 +207,30 @@ fn decode_latin1_into(b: &[u8], out: &mut [MaybeUninit<u8>]) -> Option<usize> {
     }
 }
 
+/// Whether `b` is ASCII. A field of up to 16 bytes (most are) takes at
+/// most two loads that may overlap, with no loop and no byte-by-byte tail
+/// (which the standard library's check has after its last whole word);
+/// a longer one, that check.
+#[inline(always)]
+pub(crate) fn is_ascii_field(b: &[u8]) -> bool {
+    let n = b.len();
+    if n > 16 {
+        return b.is_ascii();
+    }
+    if n >= 8 {
+        let first = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+        let last = u64::from_le_bytes(b[n - 8..].try_into().expect("8 bytes"));
+        return (first | last) & HIGH_BITS == 0;
+    }
+    if n >= 4 {
+        let first = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
+        let last = u32::from_le_bytes(b[n - 4..].try_into().expect("4 bytes"));
+        return (first | last) & 0x8080_8080 == 0;
+    }
+    // Up to three bytes: the first, the middle and the last are all.
+    n == 0 || (b[0] | b[n / 2] | b[n - 1]) < 0x80
+}
+
 /// The largest byte of `b` (0 for none), sixteen lanes at a time; the
 /// last bytes of a field of 16 or more as one more block that overlaps
 /// the one before (a maximum does not mind bytes seen twice).
@@ -307,7 +331,9 @@ pub(crate) fn utf8_shape(b: &[u8]) -> (usize, u32) {
 
 #[cfg(test)]
 mod tests {
-    use super::{char_count, decode_bmp, decode_latin1, decode_utf8_append, max_byte};
+    use super::{
+        char_count, decode_bmp, decode_latin1, decode_utf8_append, is_ascii_field, max_byte,
+    };
 
     /// Byte strings made of up to three pieces (ASCII runs across the
     /// 8- and 16-byte steps, characters of every UTF-8 length and width
@@ -369,6 +395,7 @@ mod tests {
             let want: Option<Vec<u32>> =
                 std::str::from_utf8(&b).ok().map(|s| s.chars().map(u32::from).collect());
             assert_eq!(max_byte(&b), b.iter().copied().max().unwrap_or(0), "{b:x?}");
+            assert_eq!(is_ascii_field(&b), b.is_ascii(), "{b:x?}");
             let mut v1 = vec![7u8];
             let got1 = decode_latin1(&b, &mut v1);
             match &want {
