@@ -708,6 +708,7 @@ impl<'r> SelectedRow<'r> {
     /// // The parsed values, for comparison.
     /// assert_eq!(b.row(0).get(1), b"a,\"b\"");
     /// ```
+    #[inline]
     pub fn raw_fields(&self) -> Option<RawFields<'r>> {
         let b = self.batch;
         let fields = b.sel.out.records[self.i].fields;
@@ -736,13 +737,17 @@ impl<'r> SelectedRow<'r> {
     /// let fields: Vec<&[u8]> = f.map(|r| &rec[r]).collect();
     /// assert_eq!(fields, [&b"1"[..], b"\"a,\"b\"\"", b"\"c\""]);
     /// ```
+    #[inline]
     pub fn unescaped_fields(&self) -> Option<RawFields<'r>> {
-        let raw = self.raw_fields()?;
         let b = self.batch;
         let out = &b.sel.out;
         let r = &out.records[self.i];
+        // As `raw_fields`.
+        if !b.sel.all || b.sel.csv || r.spans_at != usize::MAX || r.fields == 0 {
+            return None;
+        }
         if r.copy == NO_COPY {
-            return Some(raw);
+            return Some(self.ends_fields());
         }
         // The copy's start, each delimiter in it, and its end: offsets in
         // the scratch from `copies_base`.
@@ -807,6 +812,7 @@ impl<'r> SelectedRow<'r> {
 
     /// [`SelectedRow::raw_fields`] of a record of [`Selection::all`] taken
     /// by the block scanner (no spans, at least one field).
+    #[inline]
     fn ends_fields(&self) -> RawFields<'r> {
         let b = self.batch;
         let out = &b.sel.out;

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use fastcsv::{Error as CoreError, Position, Reader as CoreReader, SelectedRow, Selection};
+use fastcsv::{
+    Error as CoreError, Position, RawFields, Reader as CoreReader, SelectedRow, Selection,
+};
 
 use crate::source::HeldReader;
 use crate::strings::{
@@ -443,6 +445,15 @@ impl Batch {
     /// `Row::unescaping_may_join_invalid_utf8` marks it.
     #[inline]
     fn push_regular(&mut self, row: &SelectedRow<'_>, joins: bool, quote: Option<u8>) {
+        if row.raw().is_some() {
+            // No quote byte: the fields are the record's bytes between its
+            // delimiters, as they stand. (No field: an empty line.)
+            if let Some(fields) = row.raw_fields() {
+                self.push_plain(&fields);
+            }
+            self.rows.push((self.ends.len(), row.position()));
+            return;
+        }
         let Some(fields) = row.unescaped_fields() else {
             // No field (an empty line).
             self.rows.push((self.ends.len(), row.position()));
@@ -451,44 +462,60 @@ impl Batch {
         let rec = fields.record();
         let base = self.data.len();
         self.data.extend_from_slice(rec);
-        // No quote byte in the record: its fields are its bytes between
-        // the delimiters, as they stand.
-        let quote = quote.filter(|_| row.raw().is_none());
         let end = base + rec.len();
-        if end <= self.span_max && self.wide.is_empty() {
-            // Field `j` ends at delimiter `j` and the next starts one byte
-            // after it. Delimiter `d` is at `base + d - shift` of `data`,
-            // which is at most `end` and so within `u32`: the sum is right
-            // in wrapping `u32` arithmetic whatever `shift` is.
-            let (delims, shift) = fields.delimiters();
-            let off = (base as u32).wrapping_sub(shift as u32);
-            match quote {
-                None => {
-                    self.starts.push(base as u32);
-                    fill_spans(&mut self.starts, delims, off.wrapping_add(1));
-                    fill_spans(&mut self.ends, delims, off);
-                    self.ends.push(end as u32);
-                }
-                Some(q) => fill_quoted(
+        match quote {
+            Some(q) if end <= self.span_max && self.wide.is_empty() => {
+                // Delimiter `d` is at `base + d - shift` of `data`, as in
+                // `push_plain`.
+                let (delims, shift) = fields.delimiters();
+                let off = (base as u32).wrapping_sub(shift as u32);
+                fill_quoted(
                     (&mut self.starts, &mut self.ends),
                     &self.data,
                     (base as u32, end as u32),
                     delims,
                     off,
                     q,
-                ),
+                );
             }
-        } else {
-            for f in fields {
-                let (a, e) = (base + f.start, base + f.end);
-                let q = usize::from(quote.is_some() && a < e && Some(self.data[a]) == quote);
-                self.push_span(a + q, e - q);
+            _ => {
+                for f in fields {
+                    let (a, e) = (base + f.start, base + f.end);
+                    let q = usize::from(quote.is_some() && a < e && Some(self.data[a]) == quote);
+                    self.push_span(a + q, e - q);
+                }
             }
         }
         if joins && quote.is_some() {
             self.mark_joined(row, rec, quote);
         }
         self.rows.push((self.ends.len(), row.position()));
+    }
+
+    /// [`Batch::push_regular`] for a record with no quote byte, `fields`:
+    /// its bytes once, and field `j` from after delimiter `j - 1` (or the
+    /// record's start) to delimiter `j` (or its end).
+    #[inline]
+    fn push_plain(&mut self, fields: &RawFields<'_>) {
+        let raw = fields.record();
+        let base = self.data.len();
+        self.data.extend_from_slice(raw);
+        let end = base + raw.len();
+        if end <= self.span_max && self.wide.is_empty() {
+            let (delims, shift) = fields.delimiters();
+            // Delimiter `d` is at `base + d - shift` of `data`, which is at
+            // most `end` and so within `u32`: the sum is right in wrapping
+            // `u32` arithmetic whatever `shift` is.
+            let off = (base as u32).wrapping_sub(shift as u32);
+            self.starts.push(base as u32);
+            fill_spans(&mut self.starts, delims, off.wrapping_add(1));
+            fill_spans(&mut self.ends, delims, off);
+            self.ends.push(end as u32);
+        } else {
+            for f in fields.clone() {
+                self.push_span(base + f.start, base + f.end);
+            }
+        }
     }
 
     /// For [`Batch::push_regular`] with `joins`: marks the record `row`,
