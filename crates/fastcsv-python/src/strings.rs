@@ -25,9 +25,18 @@ const INTERN_MAX_ENTRIES: usize = 1 << 16;
 /// cache (one-byte fields are CPython's own cached strings).
 const SHORT_MAX: usize = 8;
 
-/// Slots of a row-by-row reader's short-string cache (a power of two):
-/// small, so that a hit finds the slot and its string in a near cache.
+/// Slots a row-by-row reader's short-string cache starts with (a power of
+/// two): small, so that a reader of a small input makes it at once, and a
+/// hit finds the slot and its string in a near cache.
 const SHORT_SLOTS: usize = 1 << 12;
+
+/// The most slots a row-by-row reader's short-string cache grows to (see
+/// [`ShortStrs::grow`]).
+const SHORT_SLOTS_MAX: usize = 1 << 16;
+
+/// The cache grows once it missed this many times its slots since it was
+/// made or last grew: the values that repeat do not fit in it.
+const SHORT_GROW_AFTER: usize = 2;
 
 /// Slots of a bulk read's short-string cache: every string made stays in
 /// the result, so sharing more of them saves memory.
@@ -50,14 +59,24 @@ const SHORT_REST: u32 = 64 * SHORT_WINDOW;
 /// [`SHORT_WINDOW`] lookups (but the first, which fills the cache) that
 /// hit less than a quarter of the time (unique numbers, ids, timestamps),
 /// where a miss costs more than the string it fails to share and takes a
-/// slot from a column that repeats, the column stops looking up for the
-/// next [`SHORT_REST`] of its fields and then looks again. Columns past
+/// slot from a column that repeats, the cache grows if it can, and once
+/// it cannot the column stops looking up for the next [`SHORT_REST`] of
+/// its fields and then looks again. Columns past
 /// those the cache has watched so far (see [`ShortStrs::columns`]) are not
 /// looked up.
+///
+/// A row-by-row reader's cache starts small and grows ([`ShortStrs::grow`])
+/// when it keeps missing: in a file whose repeating values (times, flight
+/// numbers, distances) are more than its slots, values evict each other
+/// and nearly every field would be a new string again.
 pub(crate) struct ShortStrs {
     slots: Box<[ShortSlot]>,
     /// `64 - log2(slots.len())`: a hash's top bits pick its slot.
     shift: u32,
+    /// Misses since the cache was made or last grew.
+    misses: usize,
+    /// The most slots it grows to.
+    max: usize,
     cols: Vec<ColumnWatch>,
 }
 
@@ -108,14 +127,67 @@ fn short_key(buf: &[u8], at: usize, len: usize) -> Option<u64> {
 }
 
 impl ShortStrs {
-    /// A cache of `slots` (a power of two) slots.
-    fn new(slots: usize) -> ShortStrs {
-        debug_assert!(slots.is_power_of_two());
+    /// A cache of `slots` slots that grows up to `max` slots (powers of
+    /// two).
+    fn new(slots: usize, max: usize) -> ShortStrs {
+        debug_assert!(slots.is_power_of_two() && max.is_power_of_two());
         ShortStrs {
             slots: (0..slots).map(|_| (0, None)).collect(),
             shift: 64 - slots.trailing_zeros(),
+            misses: 0,
+            max: max.max(slots),
             cols: Vec::new(),
         }
+    }
+
+    /// Column `col` looked up a whole window: after one of few hits (but
+    /// the first window, which fills the cache), the cache grows if it
+    /// can (the column's values may repeat but not fit), else the column
+    /// rests.
+    #[cold]
+    fn end_window(&mut self, py: Python<'_>, col: usize) {
+        let watch = &mut self.cols[col];
+        let few = watch.warm && watch.hits < SHORT_WINDOW / 4;
+        (watch.lookups, watch.hits, watch.warm) = (0, 0, true);
+        if few {
+            if self.slots.len() < self.max {
+                self.grow(py);
+            } else {
+                watch.resting = SHORT_REST;
+            }
+        }
+    }
+
+    /// The slot of `key` in a table whose hashes are shifted by `shift`.
+    /// The key's top half is folded into its bottom half first: a
+    /// product's top bits, which pick the slot, see the multiplier's few
+    /// low bits only for the key's top bytes, and the bytes of fields that
+    /// share a first byte (`t101`, `t102`, ...) differ from the second
+    /// byte on, so that without it they would crowd into fewer slots.
+    #[inline(always)]
+    fn slot_of(key: u64, shift: u32) -> usize {
+        ((key ^ key >> 32).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+    }
+
+    /// Four times the slots (at most `max`), the strings kept moved to
+    /// their new slots (of two that meet in one, the later one stays).
+    /// A direct-mapped cache misses on every value that comes back after
+    /// another one took its slot: when the values that repeat (times,
+    /// flight numbers, distances) are more than the slots, a small cache
+    /// keeps making strings for them, and each costs more than a lookup.
+    #[cold]
+    fn grow(&mut self, py: Python<'_>) {
+        let n = (self.slots.len() * 4).min(self.max);
+        let shift = 64 - n.trailing_zeros();
+        let mut slots: Box<[ShortSlot]> = (0..n).map(|_| (0, None)).collect();
+        for (key, s) in std::mem::take(&mut self.slots).into_vec() {
+            let Some(s) = s else { continue };
+            let old = std::mem::replace(&mut slots[Self::slot_of(key, shift)], (key, Some(s)));
+            if let Some(o) = old.1 {
+                o.drop_ref(py);
+            }
+        }
+        (self.slots, self.shift, self.misses) = (slots, shift, 0);
     }
 
     /// Watches the first `n` columns (rows of `n` fields are coming).
@@ -141,7 +213,7 @@ impl ShortStrs {
         end: usize,
         col: usize,
     ) -> Option<*mut ffi::PyObject> {
-        let watch = self.cols.get_mut(col)?;
+        let mut watch = self.cols.get_mut(col)?;
         if watch.resting > 0 {
             watch.resting -= 1;
             return None;
@@ -149,13 +221,10 @@ impl ShortStrs {
         let key = short_key(buf, at, end - at)?;
         watch.lookups += 1;
         if watch.lookups == SHORT_WINDOW {
-            if watch.warm && watch.hits < SHORT_WINDOW / 4 {
-                watch.resting = SHORT_REST;
-            }
-            (watch.lookups, watch.hits, watch.warm) = (0, 0, true);
+            self.end_window(py, col);
+            watch = &mut self.cols[col];
         }
-        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift;
-        let slot = &mut self.slots[h as usize];
+        let slot = &mut self.slots[Self::slot_of(key, self.shift)];
         if slot.0 == key {
             if let Some(s) = &slot.1 {
                 watch.hits += 1;
@@ -176,6 +245,10 @@ impl ShortStrs {
                 // Released here and now (we hold the GIL), not through
                 // pyo3's pool of deferred decrements.
                 old.drop_ref(py);
+            }
+            self.misses += 1;
+            if self.misses >= SHORT_GROW_AFTER * self.slots.len() && self.slots.len() < self.max {
+                self.grow(py);
             }
         }
         Some(p)
@@ -470,7 +543,7 @@ impl StrMaker {
             errors: c,
             strict: errors == "strict",
             cache: intern.then(HashMap::default),
-            short: ShortStrs::new(SHORT_SLOTS),
+            short: ShortStrs::new(SHORT_SLOTS, SHORT_SLOTS_MAX),
             scratch: Vec::new(),
             ones: None,
             dialect: None,
@@ -479,7 +552,7 @@ impl StrMaker {
 
     /// The short-string cache with `slots` slots (a power of two) instead.
     pub(crate) fn short_slots(mut self, slots: usize) -> StrMaker {
-        self.short = ShortStrs::new(slots);
+        self.short = ShortStrs::new(slots, slots);
         self
     }
 

@@ -1,0 +1,56 @@
+"""The row-by-row reader's short-string cache grows when the values that
+repeat are more than it holds: a long input whose short values cycle
+through many more values than the cache's first size still shares them,
+and every row is the one ``csv`` gives."""
+
+import csv
+import io
+
+import fastcsv
+
+
+def stdlib_rows(data: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(data, newline="")))
+
+
+def readers(tmp_path, data: str) -> list[list[list[str]]]:
+    p = tmp_path / "d.csv"
+    p.write_bytes(data.encode())
+    by_path = list(fastcsv.reader(str(p)))
+    with open(p, "rb") as f:
+        by_binary = list(fastcsv.reader(f))
+    with open(p, newline="") as f:
+        by_text = list(fastcsv.reader(f))
+    return [by_path, by_binary, by_text]
+
+
+def test_many_repeating_values_are_shared_once_the_cache_grew(tmp_path):
+    # Every other field of a column is one of 10000 short values, cycling:
+    # more than twice the cache's first slots, so a cache that stayed that
+    # small would evict each value before it comes back; the others repeat
+    # a few values (the column hits often enough to keep being looked up).
+    n = 10000
+    data = "".join(
+        f"{i // 2 % n},t{i // 2 % n},NA\n" if i % 2 else f"h{i % 50},u{i % 50},NA\n"
+        for i in range(20 * n)
+    )
+    for rows in readers(tmp_path, data):
+        assert rows == stdlib_rows(data)
+        for col in (0, 1):
+            # The last two cycles: each value twice. A cache that stayed
+            # small makes nearly all of them again (2n objects); grown, most
+            # are one object (values that collide in a slot with another
+            # value's are made again each time).
+            last = [r[col] for r in rows[-4 * n :][1::2]]
+            assert len(last) == 2 * n and len(set(last)) == n
+            assert len({id(s) for s in last}) < 1.5 * n, col
+
+
+def test_growth_keeps_values_correct_under_collisions(tmp_path):
+    # Values that differ in one byte, length or position, in numbers past
+    # what any cache holds, interleaved with a few that repeat.
+    data = "".join(
+        f"{i:x},{i % 5000:04d},{(i * 7919) % 40000},ab{i % 3}\n" for i in range(150000)
+    )
+    for rows in readers(tmp_path, data):
+        assert rows == stdlib_rows(data)
