@@ -54,3 +54,37 @@ def test_growth_keeps_values_correct_under_collisions(tmp_path):
     )
     for rows in readers(tmp_path, data):
         assert rows == stdlib_rows(data)
+
+
+def test_rows_are_whole_when_a_decoding_error_handler_runs_python(tmp_path):
+    # A row's list is filled field by field; an error handler (Python code)
+    # that runs the collector in the middle of a row, or raises there, sees
+    # or leaves no half-made row.
+    import codecs
+    import gc
+
+    calls = [0]
+
+    def collect(e):
+        calls[0] += 1
+        if calls[0] % 100 == 0:
+            gc.collect()
+        return ("?", e.end)
+
+    def fail(e):
+        raise LookupError("no")
+
+    codecs.register_error("rdmain_collect", collect)
+    codecs.register_error("rdmain_fail", fail)
+    p = tmp_path / "bad.csv"
+    raw = b"".join(b"ab%d,\xff\xfe,cd,%d\n" % (i % 7, i) for i in range(1000))
+    p.write_bytes(raw)
+    want = list(csv.reader(io.StringIO(raw.decode("utf-8", "rdmain_collect"), newline="")))
+    assert list(fastcsv.reader(str(p), errors="rdmain_collect")) == want
+    rows = fastcsv.reader(str(p), errors="rdmain_fail")
+    try:
+        next(rows)
+    except LookupError as e:
+        assert str(e) == "no"
+    else:
+        raise AssertionError("the handler's error was not raised")

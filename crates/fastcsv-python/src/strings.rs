@@ -365,7 +365,43 @@ impl AsciiHead {
 pub(crate) fn init_ascii(py: Python<'_>) -> PyResult<()> {
     let head = ascii_head(py)?;
     let _ = ASCII_HEAD.set(head);
+    let _ = LIST_ITEMS.set(list_items(py)?);
     Ok(())
+}
+
+/// Whether [`build_list_raw`] gives a new empty list an item array of its
+/// own (see [`list_items`]); set once by [`init_ascii`].
+static LIST_ITEMS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Whether a list's item array may be made here: on CPython 3.10 to 3.12
+/// with the GIL (release builds), a list is a `PyListObject` whose
+/// `ob_item` is a `PyMem_Malloc` block of `allocated` slots (freed by
+/// `PyMem_Free` when the list goes) and `PyList_New(0)` makes one with no
+/// array (checked here). `PyList_New(n)` zeroes its array (`PyMem_Calloc`)
+/// before the caller fills it; a list made empty and given an array that
+/// is filled before its size is set skips that. Free-threaded builds
+/// (3.13 on) lay out and free the array differently.
+fn list_items(py: Python<'_>) -> PyResult<bool> {
+    let v = py.version_info();
+    if (v.major, v.minor) < (3, 10) || (v.major, v.minor) > (3, 12) {
+        return Ok(false);
+    }
+    if py.import("sys")?.hasattr("gettotalrefcount")? {
+        return Ok(false);
+    }
+    // SAFETY: we hold the GIL; a new reference or NULL with an exception
+    // set (checked).
+    let l = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(0))? };
+    // SAFETY: `l` is a live list (we hold a reference), fresh from
+    // `PyList_New(0)`; its fields are read as this interpreter lays them
+    // out, which is `PyListObject` on these versions.
+    Ok(unsafe {
+        let p = &*l.as_ptr().cast::<ffi::PyListObject>();
+        ffi::PyList_CheckExact(l.as_ptr()) != 0
+            && p.ob_item.is_null()
+            && p.allocated == 0
+            && p.ob_base.ob_size == 0
+    })
 }
 
 /// Whether [`new_ascii`] fills in `str` headers itself (for tests).
@@ -977,22 +1013,61 @@ pub(crate) fn build_list_raw<'py>(
     n: usize,
     mut item: impl FnMut(usize) -> *mut ffi::PyObject,
 ) -> PyResult<Bound<'py, PyList>> {
-    // SAFETY: we hold the GIL; a new list of `n` NULL slots or NULL with an
-    // exception set.
-    let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(n as ffi::Py_ssize_t))? };
-    // SAFETY: a list made by PyList_New(n) has an item array of `n`
-    // pointers (NULL when `n` is 0, then never used), which no one else
-    // can see or resize yet.
-    let items = unsafe { (*list.as_ptr().cast::<ffi::PyListObject>()).ob_item };
+    // Whether the list is made empty and given its array here (see
+    // `list_items`): its size is then set once the slots are filled.
+    let own = n > 0 && LIST_ITEMS.get() == Some(&true);
+    // SAFETY: we hold the GIL; a new list (of `n` NULL slots, or empty) or
+    // NULL with an exception set.
+    let list =
+        unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(if own { 0 } else { n as _ }))? };
+    let lp = list.as_ptr().cast::<ffi::PyListObject>();
+    let items = if own {
+        // SAFETY: we hold the GIL; a block of `n` pointers (a row's
+        // fields: far below an overflow) or NULL.
+        let items = unsafe { ffi::PyMem_Malloc(n * std::mem::size_of::<*mut ffi::PyObject>()) }
+            .cast::<*mut ffi::PyObject>();
+        if items.is_null() {
+            // SAFETY: we hold the GIL; sets MemoryError (the empty list
+            // goes with `list`).
+            unsafe { ffi::PyErr_NoMemory() };
+            return Err(PyErr::fetch(py));
+        }
+        // SAFETY: `LIST_ITEMS` says that this interpreter's lists are laid
+        // out and freed as `list_items` describes, and this list, fresh
+        // from `PyList_New(0)`, has no array and no one else sees it: it
+        // takes `items` as its array of `n` slots. Its size stays 0 (what
+        // the collector or anyone else would see of it) while they fill.
+        unsafe {
+            (*lp).ob_item = items;
+            (*lp).allocated = n as ffi::Py_ssize_t;
+        }
+        items
+    } else {
+        // SAFETY: a list made by PyList_New(n) has an item array of `n`
+        // pointers (NULL when `n` is 0, then never used), which no one
+        // else can see or resize yet.
+        unsafe { (*lp).ob_item }
+    };
     for i in 0..n {
         let it = item(i);
         if it.is_null() {
-            // The partly filled list goes (its NULL slots are allowed).
+            if own {
+                // SAFETY: the first `i` slots hold references the list
+                // owns: with its size `i`, dropping it releases them and
+                // frees the array.
+                unsafe { (*lp).ob_base.ob_size = i as ffi::Py_ssize_t };
+            }
+            // Else the partly filled list goes (its NULL slots are
+            // allowed).
             return Err(PyErr::fetch(py));
         }
-        // SAFETY: `i < n`, and slot `i` is still NULL: the list takes over
-        // the new reference.
+        // SAFETY: `i < n`, and slot `i` is still NULL or not yet counted
+        // in the list's size: the list takes over the new reference.
         unsafe { *items.add(i) = it };
+    }
+    if own {
+        // SAFETY: every slot holds a reference the list owns.
+        unsafe { (*lp).ob_base.ob_size = n as ffi::Py_ssize_t };
     }
     // SAFETY: PyList_New returned a list.
     Ok(unsafe { list.downcast_into_unchecked() })
