@@ -122,9 +122,21 @@ fn short_key(buf: &[u8], at: usize, len: usize) -> Option<u64> {
     if w & 0x8080_8080_8080_8080 != 0 {
         return None;
     }
-    let n = (len - 1) as u64;
-    Some(w | (n & 1) << 7 | (n & 2) << 14 | (n & 4) << 21)
+    Some(w | LEN_BITS[len & 7])
 }
+
+/// `len - 1` spread over the top bits of a word's first three bytes, by
+/// `len % 8` (a load instead of the shifts and masks that spread it).
+const LEN_BITS: [u64; 8] = {
+    let mut t = [0u64; 8];
+    let mut len = 0;
+    while len < 8 {
+        let n = ((len + 7) % 8) as u64;
+        t[len] = (n & 1) << 7 | (n & 2) << 14 | (n & 4) << 21;
+        len += 1;
+    }
+    t
+};
 
 impl ShortStrs {
     /// A cache of `slots` slots that grows up to `max` slots (powers of
