@@ -88,3 +88,42 @@ def test_rows_are_whole_when_a_decoding_error_handler_runs_python(tmp_path):
         assert str(e) == "no"
     else:
         raise AssertionError("the handler's error was not raised")
+
+
+def drain(r) -> int:
+    n = 0
+    for _ in r:
+        n += 1
+    return n
+
+
+def test_the_cache_grows_only_where_it_hits_but_thrashes(tmp_path):
+    import random
+
+    rng = random.Random(3)
+    p = tmp_path / "d.csv"
+    # Times, codes and numbers that repeat, more of them than the first
+    # slots: most lookups hit, and many miss.
+    p.write_text(
+        "".join(
+            f"{rng.randrange(2400)},{rng.randrange(2400)},{rng.randrange(9000)},"
+            f"A{rng.randrange(30)},NA\n"
+            for _ in range(60000)
+        )
+    )
+    r = fastcsv.reader(str(p))
+    first = r._short_slots
+    assert drain(r) == 60000
+    assert first == 4096 and r._short_slots > first
+    # Numbers that rarely repeat: most lookups miss; the cache stays small.
+    p.write_text(
+        "".join(f"{rng.random() * 1000:.3f},{rng.randrange(10**7)}\n" for _ in range(60000))
+    )
+    r = fastcsv.reader(str(p))
+    assert drain(r) == 60000
+    assert r._short_slots == 4096
+    # A small input.
+    p.write_text("ab,cd\n" * 10)
+    r = fastcsv.reader(str(p))
+    assert drain(r) == 10 and r._short_slots == 4096
+    assert fastcsv.reader(iter(["a,b\n"]))._short_slots is None

@@ -638,6 +638,19 @@ impl PyReader {
         matches!(self.input, Input::Ahead(_) | Input::TextAhead(_))
     }
 
+    /// The slots of the short-string cache of a reader over a native
+    /// input or a text stream (`None` over lines). For tests and
+    /// debugging.
+    #[getter]
+    fn _short_slots(&self) -> Option<usize> {
+        match &self.input {
+            Input::Lines(_) => None,
+            Input::Native(s) => Some(s.strs.short_slots_now()),
+            Input::Ahead(s) => Some(s.strs.short_slots_now()),
+            Input::TextAhead(s) => Some(s.strs.short_slots_now()),
+        }
+    }
+
     /// Lines read so far (the number of lines taken from the iterator, or
     /// of line ends consumed in a native input).
     #[getter]

@@ -73,8 +73,10 @@ pub(crate) struct ShortStrs {
     slots: Box<[ShortSlot]>,
     /// `64 - log2(slots.len())`: a hash's top bits pick its slot.
     shift: u32,
-    /// Misses since the cache was made or last grew.
+    /// Misses and hits since the cache was made, last grew or last
+    /// decided not to (see [`ShortStrs::grow`]).
     misses: usize,
+    hits: usize,
     /// The most slots it grows to.
     max: usize,
     cols: Vec<ColumnWatch>,
@@ -147,6 +149,7 @@ impl ShortStrs {
             slots: (0..slots).map(|_| (0, None)).collect(),
             shift: 64 - slots.trailing_zeros(),
             misses: 0,
+            hits: 0,
             max: max.max(slots),
             cols: Vec::new(),
         }
@@ -157,16 +160,12 @@ impl ShortStrs {
     /// can (the column's values may repeat but not fit), else the column
     /// rests.
     #[cold]
-    fn end_window(&mut self, py: Python<'_>, col: usize) {
+    fn end_window(&mut self, _py: Python<'_>, col: usize) {
         let watch = &mut self.cols[col];
         let few = watch.warm && watch.hits < SHORT_WINDOW / 4;
         (watch.lookups, watch.hits, watch.warm) = (0, 0, true);
         if few {
-            if self.slots.len() < self.max {
-                self.grow(py);
-            } else {
-                watch.resting = SHORT_REST;
-            }
+            watch.resting = SHORT_REST;
         }
     }
 
@@ -187,6 +186,11 @@ impl ShortStrs {
     /// another one took its slot: when the values that repeat (times,
     /// flight numbers, distances) are more than the slots, a small cache
     /// keeps making strings for them, and each costs more than a lookup.
+    /// The cache grows when it missed [`SHORT_GROW_AFTER`] times its slots
+    /// while hitting at least as often: where most lookups miss (numbers
+    /// that rarely repeat), a larger table would only spread them over
+    /// memory that is not in a near cache, and each lookup and eviction
+    /// would cost more, so it stays as it is.
     #[cold]
     fn grow(&mut self, py: Python<'_>) {
         let n = (self.slots.len() * 4).min(self.max);
@@ -240,6 +244,7 @@ impl ShortStrs {
         if slot.0 == key {
             if let Some(s) = &slot.1 {
                 watch.hits += 1;
+                self.hits += 1;
                 let p = s.as_ptr();
                 // SAFETY: we hold the GIL; the slot owns a reference, so
                 // the object is alive; the new one is the caller's.
@@ -260,7 +265,11 @@ impl ShortStrs {
             }
             self.misses += 1;
             if self.misses >= SHORT_GROW_AFTER * self.slots.len() && self.slots.len() < self.max {
-                self.grow(py);
+                if self.hits >= self.misses {
+                    self.grow(py);
+                } else {
+                    (self.misses, self.hits) = (0, 0);
+                }
             }
         }
         Some(p)
@@ -602,6 +611,11 @@ impl StrMaker {
     pub(crate) fn short_slots(mut self, slots: usize) -> StrMaker {
         self.short = ShortStrs::new(slots, slots);
         self
+    }
+
+    /// The slots of the short-string cache now (for tests).
+    pub(crate) fn short_slots_now(&self) -> usize {
+        self.short.slots.len()
     }
 
     /// Watches the first `n` columns in the short-string cache (rows of
