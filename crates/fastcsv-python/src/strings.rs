@@ -59,16 +59,16 @@ const SHORT_REST: u32 = 64 * SHORT_WINDOW;
 /// [`SHORT_WINDOW`] lookups (but the first, which fills the cache) that
 /// hit less than a quarter of the time (unique numbers, ids, timestamps),
 /// where a miss costs more than the string it fails to share and takes a
-/// slot from a column that repeats, the cache grows if it can, and once
-/// it cannot the column stops looking up for the next [`SHORT_REST`] of
-/// its fields and then looks again. Columns past
+/// slot from a column that repeats, the column stops looking up for the
+/// next [`SHORT_REST`] of its fields and then looks again. Columns past
 /// those the cache has watched so far (see [`ShortStrs::columns`]) are not
 /// looked up.
 ///
 /// A row-by-row reader's cache starts small and grows ([`ShortStrs::grow`])
-/// when it keeps missing: in a file whose repeating values (times, flight
-/// numbers, distances) are more than its slots, values evict each other
-/// and nearly every field would be a new string again.
+/// when it keeps missing while it hits at least as often: in a file whose
+/// repeating values (times, flight numbers, distances) are more than its
+/// slots, values evict each other and many fields would be new strings
+/// again.
 pub(crate) struct ShortStrs {
     slots: Box<[ShortSlot]>,
     /// `64 - log2(slots.len())`: a hash's top bits pick its slot.
@@ -155,20 +155,6 @@ impl ShortStrs {
         }
     }
 
-    /// Column `col` looked up a whole window: after one of few hits (but
-    /// the first window, which fills the cache), the cache grows if it
-    /// can (the column's values may repeat but not fit), else the column
-    /// rests.
-    #[cold]
-    fn end_window(&mut self, _py: Python<'_>, col: usize) {
-        let watch = &mut self.cols[col];
-        let few = watch.warm && watch.hits < SHORT_WINDOW / 4;
-        (watch.lookups, watch.hits, watch.warm) = (0, 0, true);
-        if few {
-            watch.resting = SHORT_REST;
-        }
-    }
-
     /// The slot of `key` in a table whose hashes are shifted by `shift`.
     /// The key's top half is folded into its bottom half first: a
     /// product's top bits, which pick the slot, see the multiplier's few
@@ -203,7 +189,7 @@ impl ShortStrs {
                 o.drop_ref(py);
             }
         }
-        (self.slots, self.shift, self.misses) = (slots, shift, 0);
+        (self.slots, self.shift, self.misses, self.hits) = (slots, shift, 0, 0);
     }
 
     /// Watches the first `n` columns (rows of `n` fields are coming).
@@ -229,7 +215,7 @@ impl ShortStrs {
         end: usize,
         col: usize,
     ) -> Option<*mut ffi::PyObject> {
-        let mut watch = self.cols.get_mut(col)?;
+        let watch = self.cols.get_mut(col)?;
         if watch.resting > 0 {
             watch.resting -= 1;
             return None;
@@ -237,8 +223,10 @@ impl ShortStrs {
         let key = short_key(buf, at, end - at)?;
         watch.lookups += 1;
         if watch.lookups == SHORT_WINDOW {
-            self.end_window(py, col);
-            watch = &mut self.cols[col];
+            if watch.warm && watch.hits < SHORT_WINDOW / 4 {
+                watch.resting = SHORT_REST;
+            }
+            (watch.lookups, watch.hits, watch.warm) = (0, 0, true);
         }
         let slot = &mut self.slots[Self::slot_of(key, self.shift)];
         if slot.0 == key {
