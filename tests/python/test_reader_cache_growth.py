@@ -127,3 +127,26 @@ def test_the_cache_grows_only_where_it_hits_but_thrashes(tmp_path):
     r = fastcsv.reader(str(p))
     assert drain(r) == 10 and r._short_slots == 4096
     assert fastcsv.reader(iter(["a,b\n"]))._short_slots is None
+
+
+def test_row_lists_are_ordinary_lists(tmp_path):
+    # A row's list may be made empty and given its item array (CPython 3.10
+    # to 3.12): it holds exactly its items (as a list of them made at
+    # once), grows, shrinks, sorts and goes like any list.
+    import sys
+
+    p = tmp_path / "d.csv"
+    data = "".join(f"{i},ab,c{i % 9},,x{i}\n" for i in range(5000))
+    p.write_text(data)
+    want = stdlib_rows(data)
+    rows = list(fastcsv.reader(str(p)))
+    assert rows == want
+    assert [sys.getsizeof(r) for r in rows] == [sys.getsizeof([None] * len(r)) for r in want]
+    for r in rows[:100]:
+        r.append("more")
+        r.extend(["a"] * 50)
+        del r[1:40]
+        r.sort()
+        r.insert(0, "first")
+    assert rows[0][0] == "first" and len(rows[0]) == 1 + 5 + 1 + 50 - 39
+    rows.clear()
