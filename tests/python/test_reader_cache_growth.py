@@ -13,15 +13,16 @@ def stdlib_rows(data: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO(data, newline="")))
 
 
-def readers(tmp_path, data: str) -> list[list[list[str]]]:
+def readers(tmp_path, data: str):
+    """The rows of each kind of reader, one after another (one list of
+    rows alive at a time)."""
     p = tmp_path / "d.csv"
     p.write_bytes(data.encode())
-    by_path = list(fastcsv.reader(str(p)))
+    yield list(fastcsv.reader(str(p)))
     with open(p, "rb") as f:
-        by_binary = list(fastcsv.reader(f))
+        yield list(fastcsv.reader(f))
     with open(p, newline="") as f:
-        by_text = list(fastcsv.reader(f))
-    return [by_path, by_binary, by_text]
+        yield list(fastcsv.reader(f))
 
 
 def test_many_repeating_values_are_shared_once_the_cache_grew(tmp_path):
@@ -34,8 +35,9 @@ def test_many_repeating_values_are_shared_once_the_cache_grew(tmp_path):
         f"{i // 2 % n},t{i // 2 % n},NA\n" if i % 2 else f"h{i % 50},u{i % 50},NA\n"
         for i in range(20 * n)
     )
+    want = stdlib_rows(data)
     for rows in readers(tmp_path, data):
-        assert rows == stdlib_rows(data)
+        assert rows == want
         for col in (0, 1):
             # The last two cycles: each value twice. A cache that stayed
             # small makes nearly all of them again (2n objects); grown, most
@@ -44,6 +46,7 @@ def test_many_repeating_values_are_shared_once_the_cache_grew(tmp_path):
             last = [r[col] for r in rows[-4 * n :][1::2]]
             assert len(last) == 2 * n and len(set(last)) == n
             assert len({id(s) for s in last}) < 1.5 * n, col
+        del rows, last
 
 
 def test_growth_keeps_values_correct_under_collisions(tmp_path):
@@ -52,8 +55,10 @@ def test_growth_keeps_values_correct_under_collisions(tmp_path):
     data = "".join(
         f"{i:x},{i % 5000:04d},{(i * 7919) % 40000},ab{i % 3}\n" for i in range(150000)
     )
+    want = stdlib_rows(data)
     for rows in readers(tmp_path, data):
-        assert rows == stdlib_rows(data)
+        assert rows == want
+        del rows
 
 
 def test_rows_are_whole_when_a_decoding_error_handler_runs_python(tmp_path):
