@@ -45,6 +45,10 @@ class Reader:
     def _reads_ahead(self) -> bool:
         """Whether a second thread scans rows ahead."""
 
+    @property
+    def _short_slots(self) -> int | None:
+        """The slots of the short-string cache (``None`` over lines)."""
+
     def __iter__(self) -> Reader: ...
     def __next__(self) -> list[Any]: ...
 

@@ -638,6 +638,19 @@ impl PyReader {
         matches!(self.input, Input::Ahead(_) | Input::TextAhead(_))
     }
 
+    /// The slots of the short-string cache of a reader over a native
+    /// input or a text stream (`None` over lines). For tests and
+    /// debugging.
+    #[getter]
+    fn _short_slots(&self) -> Option<usize> {
+        match &self.input {
+            Input::Lines(_) => None,
+            Input::Native(s) => Some(s.strs.short_slots_now()),
+            Input::Ahead(s) => Some(s.strs.short_slots_now()),
+            Input::TextAhead(s) => Some(s.strs.short_slots_now()),
+        }
+    }
+
     /// Lines read so far (the number of lines taken from the iterator, or
     /// of line ends consumed in a native input).
     #[getter]
@@ -713,47 +726,71 @@ thread_local! {
     /// The readers whose `__next__` runs on this thread (their addresses),
     /// to tell a call from the reader's own input (re-entry, on this
     /// thread) from one on another thread, with what they show it.
-    static ENTERED: std::cell::RefCell<Vec<(usize, Option<Shown>)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    static ENTERED: Marks = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// The marks of the readers whose `__next__` runs on a thread.
+type Marks = std::cell::RefCell<Vec<(usize, Option<Shown>)>>;
+
 /// Marks a reader's `__next__` as running on this thread while it lives.
-struct Entered(usize);
+struct Entered {
+    key: usize,
+    /// This thread's [`ENTERED`], looked up once per call (a thread-local
+    /// of a shared library is a call to find): the mark is taken off
+    /// through it. A raw pointer, which also keeps `Entered` on its
+    /// thread (neither `Send` nor `Sync`).
+    marks: *const Marks,
+}
 
 impl Entered {
+    #[inline]
     fn new(slf: &Bound<'_, PyReader>) -> Entered {
         let key = slf.as_ptr() as usize;
-        ENTERED.with(|e| e.borrow_mut().push((key, None)));
-        Entered(key)
+        let marks = ENTERED.with(|e| {
+            e.borrow_mut().push((key, None));
+            std::ptr::from_ref(e)
+        });
+        Entered { key, marks }
+    }
+
+    /// This thread's marks.
+    #[inline]
+    fn marks(&self) -> &Marks {
+        // SAFETY: `marks` is this thread's `ENTERED` (an `Entered` does
+        // not leave the thread that made it), which lives until the thread
+        // ends, after every call on it that could hold an `Entered`.
+        unsafe { &*self.marks }
     }
 
     /// Shows the reader's `line_num` and dialect to calls from its input.
     /// Only a reader over lines runs Python code of its input's inside
     /// `__next__` (other inputs are read by the core, or by stream
     /// methods that do not look at the reader); the others show nothing.
+    #[inline]
     fn show(&self, this: &PyReader, py: Python<'_>) {
         if let Input::Lines(s) = &this.input {
             let shown =
                 Shown { line_num: Arc::clone(&s.line_num), dialect: this.dialect.clone_ref(py) };
-            ENTERED.with(|e| {
-                if let Some(m) = e.borrow_mut().iter_mut().rev().find(|m| m.0 == self.0) {
-                    m.1 = Some(shown);
-                }
-            });
+            let mut e = self.marks().borrow_mut();
+            if let Some(m) = e.iter_mut().rev().find(|m| m.0 == self.key) {
+                m.1 = Some(shown);
+            }
         }
     }
 }
 
 impl Drop for Entered {
+    #[inline]
     fn drop(&mut self) {
-        let mark = ENTERED.with(|e| {
-            let mut e = e.borrow_mut();
+        let mark = {
+            let mut e = self.marks().borrow_mut();
             // Marks come and go in nested calls: this one is the last.
-            if e.last().is_some_and(|m| m.0 == self.0) {
-                return e.pop();
+            if e.last().is_some_and(|m| m.0 == self.key) {
+                e.pop()
+            } else {
+                e.iter().rposition(|m| m.0 == self.key).map(|i| e.remove(i))
             }
-            e.iter().rposition(|m| m.0 == self.0).map(|i| e.remove(i))
-        });
+        };
         // The dialect's reference goes after the borrow ends.
         drop(mark);
     }
@@ -774,7 +811,21 @@ fn shown<T>(slf: &Bound<'_, PyReader>, f: impl FnOnce(&Shown) -> T) -> Option<T>
 /// that is reading (a generator that calls `next` on its reader), cannot
 /// wait: a `ValueError`, as `csv` gets from the generator in that case.
 /// `own` is the number of [`Entered`] marks the caller made for this call.
+#[inline]
 fn borrow_waiting<'py>(
+    slf: &Bound<'py, PyReader>,
+    own: usize,
+) -> PyResult<PyRefMut<'py, PyReader>> {
+    match slf.try_borrow_mut() {
+        Ok(r) => Ok(r),
+        Err(_) => borrow_waiting_slow(slf, own),
+    }
+}
+
+/// [`borrow_waiting`] once the reader is found borrowed.
+#[cold]
+#[inline(never)]
+fn borrow_waiting_slow<'py>(
     slf: &Bound<'py, PyReader>,
     own: usize,
 ) -> PyResult<PyRefMut<'py, PyReader>> {

@@ -25,9 +25,18 @@ const INTERN_MAX_ENTRIES: usize = 1 << 16;
 /// cache (one-byte fields are CPython's own cached strings).
 const SHORT_MAX: usize = 8;
 
-/// Slots of a row-by-row reader's short-string cache (a power of two):
-/// small, so that a hit finds the slot and its string in a near cache.
+/// Slots a row-by-row reader's short-string cache starts with (a power of
+/// two): small, so that a reader of a small input makes it at once, and a
+/// hit finds the slot and its string in a near cache.
 const SHORT_SLOTS: usize = 1 << 12;
+
+/// The most slots a row-by-row reader's short-string cache grows to (see
+/// [`ShortStrs::grow`]).
+const SHORT_SLOTS_MAX: usize = 1 << 16;
+
+/// The cache grows once it missed this many times its slots since it was
+/// made or last grew: the values that repeat do not fit in it.
+const SHORT_GROW_AFTER: usize = 2;
 
 /// Slots of a bulk read's short-string cache: every string made stays in
 /// the result, so sharing more of them saves memory.
@@ -54,10 +63,22 @@ const SHORT_REST: u32 = 64 * SHORT_WINDOW;
 /// next [`SHORT_REST`] of its fields and then looks again. Columns past
 /// those the cache has watched so far (see [`ShortStrs::columns`]) are not
 /// looked up.
+///
+/// A row-by-row reader's cache starts small and grows ([`ShortStrs::grow`])
+/// when it keeps missing while it hits at least as often: in a file whose
+/// repeating values (times, flight numbers, distances) are more than its
+/// slots, values evict each other and many fields would be new strings
+/// again.
 pub(crate) struct ShortStrs {
     slots: Box<[ShortSlot]>,
     /// `64 - log2(slots.len())`: a hash's top bits pick its slot.
     shift: u32,
+    /// Misses and hits since the cache was made, last grew or last
+    /// decided not to (see [`ShortStrs::grow`]).
+    misses: usize,
+    hits: usize,
+    /// The most slots it grows to.
+    max: usize,
     cols: Vec<ColumnWatch>,
 }
 
@@ -103,19 +124,72 @@ fn short_key(buf: &[u8], at: usize, len: usize) -> Option<u64> {
     if w & 0x8080_8080_8080_8080 != 0 {
         return None;
     }
-    let n = (len - 1) as u64;
-    Some(w | (n & 1) << 7 | (n & 2) << 14 | (n & 4) << 21)
+    Some(w | LEN_BITS[len & 7])
 }
 
+/// `len - 1` spread over the top bits of a word's first three bytes, by
+/// `len % 8` (a load instead of the shifts and masks that spread it).
+const LEN_BITS: [u64; 8] = {
+    let mut t = [0u64; 8];
+    let mut len = 0;
+    while len < 8 {
+        let n = ((len + 7) % 8) as u64;
+        t[len] = (n & 1) << 7 | (n & 2) << 14 | (n & 4) << 21;
+        len += 1;
+    }
+    t
+};
+
 impl ShortStrs {
-    /// A cache of `slots` (a power of two) slots.
-    fn new(slots: usize) -> ShortStrs {
-        debug_assert!(slots.is_power_of_two());
+    /// A cache of `slots` slots that grows up to `max` slots (powers of
+    /// two).
+    fn new(slots: usize, max: usize) -> ShortStrs {
+        debug_assert!(slots.is_power_of_two() && max.is_power_of_two());
         ShortStrs {
             slots: (0..slots).map(|_| (0, None)).collect(),
             shift: 64 - slots.trailing_zeros(),
+            misses: 0,
+            hits: 0,
+            max: max.max(slots),
             cols: Vec::new(),
         }
+    }
+
+    /// The slot of `key` in a table whose hashes are shifted by `shift`.
+    /// The key's top half is folded into its bottom half first: a
+    /// product's top bits, which pick the slot, see the multiplier's few
+    /// low bits only for the key's top bytes, and the bytes of fields that
+    /// share a first byte (`t101`, `t102`, ...) differ from the second
+    /// byte on, so that without it they would crowd into fewer slots.
+    #[inline(always)]
+    fn slot_of(key: u64, shift: u32) -> usize {
+        ((key ^ key >> 32).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+    }
+
+    /// Four times the slots (at most `max`), the strings kept moved to
+    /// their new slots (of two that meet in one, the later one stays).
+    /// A direct-mapped cache misses on every value that comes back after
+    /// another one took its slot: when the values that repeat (times,
+    /// flight numbers, distances) are more than the slots, a small cache
+    /// keeps making strings for them, and each costs more than a lookup.
+    /// The cache grows when it missed [`SHORT_GROW_AFTER`] times its slots
+    /// while hitting at least as often: where most lookups miss (numbers
+    /// that rarely repeat), a larger table would only spread them over
+    /// memory that is not in a near cache, and each lookup and eviction
+    /// would cost more, so it stays as it is.
+    #[cold]
+    fn grow(&mut self, py: Python<'_>) {
+        let n = (self.slots.len() * 4).min(self.max);
+        let shift = 64 - n.trailing_zeros();
+        let mut slots: Box<[ShortSlot]> = (0..n).map(|_| (0, None)).collect();
+        for (key, s) in std::mem::take(&mut self.slots).into_vec() {
+            let Some(s) = s else { continue };
+            let old = std::mem::replace(&mut slots[Self::slot_of(key, shift)], (key, Some(s)));
+            if let Some(o) = old.1 {
+                o.drop_ref(py);
+            }
+        }
+        (self.slots, self.shift, self.misses, self.hits) = (slots, shift, 0, 0);
     }
 
     /// Watches the first `n` columns (rows of `n` fields are coming).
@@ -154,11 +228,11 @@ impl ShortStrs {
             }
             (watch.lookups, watch.hits, watch.warm) = (0, 0, true);
         }
-        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift;
-        let slot = &mut self.slots[h as usize];
+        let slot = &mut self.slots[Self::slot_of(key, self.shift)];
         if slot.0 == key {
             if let Some(s) = &slot.1 {
                 watch.hits += 1;
+                self.hits += 1;
                 let p = s.as_ptr();
                 // SAFETY: we hold the GIL; the slot owns a reference, so
                 // the object is alive; the new one is the caller's.
@@ -176,6 +250,14 @@ impl ShortStrs {
                 // Released here and now (we hold the GIL), not through
                 // pyo3's pool of deferred decrements.
                 old.drop_ref(py);
+            }
+            self.misses += 1;
+            if self.misses >= SHORT_GROW_AFTER * self.slots.len() && self.slots.len() < self.max {
+                if self.hits >= self.misses {
+                    self.grow(py);
+                } else {
+                    (self.misses, self.hits) = (0, 0);
+                }
             }
         }
         Some(p)
@@ -292,7 +374,43 @@ impl AsciiHead {
 pub(crate) fn init_ascii(py: Python<'_>) -> PyResult<()> {
     let head = ascii_head(py)?;
     let _ = ASCII_HEAD.set(head);
+    let _ = LIST_ITEMS.set(list_items(py)?);
     Ok(())
+}
+
+/// Whether [`build_list_raw`] gives a new empty list an item array of its
+/// own (see [`list_items`]); set once by [`init_ascii`].
+static LIST_ITEMS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Whether a list's item array may be made here: on CPython 3.10 to 3.12
+/// with the GIL (release builds), a list is a `PyListObject` whose
+/// `ob_item` is a `PyMem_Malloc` block of `allocated` slots (freed by
+/// `PyMem_Free` when the list goes) and `PyList_New(0)` makes one with no
+/// array (checked here). `PyList_New(n)` zeroes its array (`PyMem_Calloc`)
+/// before the caller fills it; a list made empty and given an array that
+/// is filled before its size is set skips that. Free-threaded builds
+/// (3.13 on) lay out and free the array differently.
+fn list_items(py: Python<'_>) -> PyResult<bool> {
+    let v = py.version_info();
+    if (v.major, v.minor) < (3, 10) || (v.major, v.minor) > (3, 12) {
+        return Ok(false);
+    }
+    if py.import("sys")?.hasattr("gettotalrefcount")? {
+        return Ok(false);
+    }
+    // SAFETY: we hold the GIL; a new reference or NULL with an exception
+    // set (checked).
+    let l = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(0))? };
+    // SAFETY: `l` is a live list (we hold a reference), fresh from
+    // `PyList_New(0)`; its fields are read as this interpreter lays them
+    // out, which is `PyListObject` on these versions.
+    Ok(unsafe {
+        let p = &*l.as_ptr().cast::<ffi::PyListObject>();
+        ffi::PyList_CheckExact(l.as_ptr()) != 0
+            && p.ob_item.is_null()
+            && p.allocated == 0
+            && p.ob_base.ob_size == 0
+    })
 }
 
 /// Whether [`new_ascii`] fills in `str` headers itself (for tests).
@@ -470,7 +588,7 @@ impl StrMaker {
             errors: c,
             strict: errors == "strict",
             cache: intern.then(HashMap::default),
-            short: ShortStrs::new(SHORT_SLOTS),
+            short: ShortStrs::new(SHORT_SLOTS, SHORT_SLOTS_MAX),
             scratch: Vec::new(),
             ones: None,
             dialect: None,
@@ -479,8 +597,13 @@ impl StrMaker {
 
     /// The short-string cache with `slots` slots (a power of two) instead.
     pub(crate) fn short_slots(mut self, slots: usize) -> StrMaker {
-        self.short = ShortStrs::new(slots);
+        self.short = ShortStrs::new(slots, slots);
         self
+    }
+
+    /// The slots of the short-string cache now (for tests).
+    pub(crate) fn short_slots_now(&self) -> usize {
+        self.short.slots.len()
     }
 
     /// Watches the first `n` columns in the short-string cache (rows of
@@ -904,22 +1027,61 @@ pub(crate) fn build_list_raw<'py>(
     n: usize,
     mut item: impl FnMut(usize) -> *mut ffi::PyObject,
 ) -> PyResult<Bound<'py, PyList>> {
-    // SAFETY: we hold the GIL; a new list of `n` NULL slots or NULL with an
-    // exception set.
-    let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(n as ffi::Py_ssize_t))? };
-    // SAFETY: a list made by PyList_New(n) has an item array of `n`
-    // pointers (NULL when `n` is 0, then never used), which no one else
-    // can see or resize yet.
-    let items = unsafe { (*list.as_ptr().cast::<ffi::PyListObject>()).ob_item };
+    // Whether the list is made empty and given its array here (see
+    // `list_items`): its size is then set once the slots are filled.
+    let own = n > 0 && LIST_ITEMS.get() == Some(&true);
+    // SAFETY: we hold the GIL; a new list (of `n` NULL slots, or empty) or
+    // NULL with an exception set.
+    let list =
+        unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(if own { 0 } else { n as _ }))? };
+    let lp = list.as_ptr().cast::<ffi::PyListObject>();
+    let items = if own {
+        // SAFETY: we hold the GIL; a block of `n` pointers (a row's
+        // fields: far below an overflow) or NULL.
+        let items = unsafe { ffi::PyMem_Malloc(n * std::mem::size_of::<*mut ffi::PyObject>()) }
+            .cast::<*mut ffi::PyObject>();
+        if items.is_null() {
+            // SAFETY: we hold the GIL; sets MemoryError (the empty list
+            // goes with `list`).
+            unsafe { ffi::PyErr_NoMemory() };
+            return Err(PyErr::fetch(py));
+        }
+        // SAFETY: `LIST_ITEMS` says that this interpreter's lists are laid
+        // out and freed as `list_items` describes, and this list, fresh
+        // from `PyList_New(0)`, has no array and no one else sees it: it
+        // takes `items` as its array of `n` slots. Its size stays 0 (what
+        // the collector or anyone else would see of it) while they fill.
+        unsafe {
+            (*lp).ob_item = items;
+            (*lp).allocated = n as ffi::Py_ssize_t;
+        }
+        items
+    } else {
+        // SAFETY: a list made by PyList_New(n) has an item array of `n`
+        // pointers (NULL when `n` is 0, then never used), which no one
+        // else can see or resize yet.
+        unsafe { (*lp).ob_item }
+    };
     for i in 0..n {
         let it = item(i);
         if it.is_null() {
-            // The partly filled list goes (its NULL slots are allowed).
+            if own {
+                // SAFETY: the first `i` slots hold references the list
+                // owns: with its size `i`, dropping it releases them and
+                // frees the array.
+                unsafe { (*lp).ob_base.ob_size = i as ffi::Py_ssize_t };
+            }
+            // Else the partly filled list goes (its NULL slots are
+            // allowed).
             return Err(PyErr::fetch(py));
         }
-        // SAFETY: `i < n`, and slot `i` is still NULL: the list takes over
-        // the new reference.
+        // SAFETY: `i < n`, and slot `i` is still NULL or not yet counted
+        // in the list's size: the list takes over the new reference.
         unsafe { *items.add(i) = it };
+    }
+    if own {
+        // SAFETY: every slot holds a reference the list owns.
+        unsafe { (*lp).ob_base.ob_size = n as ffi::Py_ssize_t };
     }
     // SAFETY: PyList_New returned a list.
     Ok(unsafe { list.downcast_into_unchecked() })
