@@ -12,7 +12,8 @@ use fastcsv::{
 
 use crate::source::HeldReader;
 use crate::strings::{
-    build_list, build_list_raw, decode_then_parse, position_text, to_float, StrMaker, Text,
+    build_list, build_list_raw, decode_then_parse, position_text, to_float, units_raw, StrMaker,
+    Text,
 };
 use crate::utf8::{
     char_count, decode_bmp, decode_latin1, decode_utf8_append, is_ascii_field, max_byte,
@@ -715,6 +716,10 @@ impl Batch {
                 let (start, end) = (starts[i] as usize, ends[i] as usize);
                 match self.forms[first + i] {
                     Form::Ascii => strs.ascii_raw(py, data, start, end, i),
+                    // Decoded already: a copy of the units (the path of
+                    // `make_raw` for them, with no `PyResult` per field).
+                    Form::Ucs1 { at, len } => units_raw(py, &self.ucs1[at..at + len], 0xFF),
+                    Form::Ucs2 { at, len } => units_raw(py, &self.ucs2[at..at + len], 0xFFFF),
                     _ => {
                         let b = &data[start..end];
                         let at = || position_text(name, pos, i);

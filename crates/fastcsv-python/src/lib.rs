@@ -52,7 +52,7 @@ use crate::dict::_dict_next;
 use crate::errors::_Unsupported;
 use crate::reader::{_lines_reader, _native_reader, _text_reader, PyReader};
 use crate::split::{_resolve, _split, _summarize};
-use crate::strings::_ascii_headers;
+use crate::strings::{_ascii_headers, _wide_headers};
 
 /// Private helpers used by `fastcsv/__init__.py`.
 #[pymodule(gil_used = false)]
@@ -70,6 +70,7 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_split, m)?)?;
     m.add_function(wrap_pyfunction!(_set_span_max, m)?)?;
     m.add_function(wrap_pyfunction!(_ascii_headers, m)?)?;
+    m.add_function(wrap_pyfunction!(_wide_headers, m)?)?;
     crate::strings::init_ascii(m.py())?;
     m.add_function(wrap_pyfunction!(_summarize, m)?)?;
     m.add_function(wrap_pyfunction!(_resolve, m)?)?;

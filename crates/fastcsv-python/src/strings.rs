@@ -367,13 +367,158 @@ impl AsciiHead {
     }
 }
 
+/// The headers of compact `str`s of kind UCS1 and UCS2 as `PyUnicode_New`
+/// writes them (but their reference count, type and length), when this
+/// interpreter is one whose `str` layout and object creation
+/// [`new_units`] may repeat itself (see [`AsciiHead`]); set once by
+/// [`init_ascii`].
+static WIDE_HEADS: std::sync::OnceLock<Option<WideHeads>> = std::sync::OnceLock::new();
+
+/// A compact `str`'s header of each of the kinds UCS1 and UCS2, taken from
+/// ones CPython made, for making others without `PyUnicode_New` (a call
+/// that checks its arguments and fills the header field by field): as
+/// [`AsciiHead`], `PyObject_Malloc` of the size `PyUnicode_New` asks for,
+/// the header copied, a reference count of 1, the type, the length, the
+/// code units and a NUL unit. UCS4 is left to `PyUnicode_New`: on CPython
+/// 3.11 its header points at the string's own data (`wstr`, shared with a
+/// `wchar_t` of four bytes), which no copied header can.
+struct WideHeads {
+    ucs1: ffi::PyCompactUnicodeObject,
+    ucs2: ffi::PyCompactUnicodeObject,
+}
+
+// SAFETY: plain data read only to be copied; its pointers (the type, the
+// `utf8` and `wstr` caches, checked null) are a static type object's
+// address and nulls.
+unsafe impl Send for WideHeads {}
+// SAFETY: as above: shared read-only.
+unsafe impl Sync for WideHeads {}
+
+/// [`init_ascii`]'s checks for [`WideHeads`]: the header of a string of
+/// `max` (0xFF or 0xFFFF) and two characters, when one of three
+/// characters has the same header but its length, it is as long as
+/// `sys.getsizeof` says such a string is, and its data follows the
+/// header; or `None`.
+fn wide_head(
+    py: Python<'_>,
+    sys: &Bound<'_, PyAny>,
+    max: u32,
+) -> PyResult<Option<ffi::PyCompactUnicodeObject>> {
+    let head = std::mem::size_of::<ffi::PyCompactUnicodeObject>();
+    let unit = if max <= 0xFF { 1 } else { 2 };
+    let made = |n: ffi::Py_ssize_t| {
+        // SAFETY: we hold the GIL; a new reference or NULL with an
+        // exception set (checked).
+        unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(n, max as ffi::Py_UCS4)) }
+    };
+    let (two, three) = (made(2)?, made(3)?);
+    let size: usize = sys.call_method1("getsizeof", (&two,))?.extract()?;
+    // SAFETY: both are live `str`s (we hold references), fresh from
+    // `PyUnicode_New` and not yet hashed or shared; pyo3's accessors read
+    // their headers as this interpreter's headers are laid out, and the
+    // bitwise copies are only ever compared and copied again (never used
+    // or dropped as objects).
+    unsafe {
+        let (p, q) = (two.as_ptr(), three.as_ptr());
+        let kind = if unit == 1 { ffi::PyUnicode_1BYTE_KIND } else { ffi::PyUnicode_2BYTE_KIND };
+        let a = std::ptr::read(p.cast::<ffi::PyCompactUnicodeObject>());
+        let b = std::ptr::read(q.cast::<ffi::PyCompactUnicodeObject>());
+        // Their bytes from the hash on (past the object head and the
+        // length), but those of the state word past its eight defined bits
+        // and the padding after it (four bytes before the next pointer, or
+        // the end of `PyASCIIObject`), which `PyUnicode_New` does not
+        // write (they hold whatever the block held: CPython never reads
+        // them).
+        let state = std::mem::offset_of!(ffi::PyASCIIObject, state);
+        let bytes = |h: &ffi::PyCompactUnicodeObject| {
+            let all = std::slice::from_raw_parts(
+                (h as *const ffi::PyCompactUnicodeObject).cast::<u8>(),
+                head,
+            );
+            [&all[state - 8..=state], &all[state + 8..]].concat()
+        };
+        let same = size == head + 3 * unit
+            && ffi::Py_TYPE(p) == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
+            && ffi::PyUnicode_IS_COMPACT(p) != 0
+            && ffi::PyUnicode_IS_ASCII(p) == 0
+            && ffi::PyUnicode_KIND(p) == kind
+            && a._base.interned() == 0
+            && a._base.length == 2
+            && a._base.hash == -1
+            && a.utf8.is_null()
+            && a.utf8_length == 0
+            && ffi::PyUnicode_DATA(p) == p.cast::<ffi::PyCompactUnicodeObject>().add(1).cast()
+            && state % 8 == 0
+            && bytes(&a) == bytes(&b);
+        Ok(same.then_some(a))
+    }
+}
+
+impl WideHeads {
+    /// A new `str` of the code units `units` (at least one) of kind `T`
+    /// (`u8` or `u16`), or null with an exception set.
+    ///
+    /// # Safety
+    ///
+    /// The GIL is held, the heads were checked by [`init_ascii`], and the
+    /// units make a canonical string of `T`'s kind (a `u8` at least 0x80,
+    /// a `u16` past 0xFF), as [`str_from_units`] needs of its callers.
+    #[inline(always)]
+    unsafe fn make<T: Unit>(&self, units: &[T]) -> *mut ffi::PyObject {
+        let n = units.len();
+        let unit = std::mem::size_of::<T>();
+        debug_assert!(unit == 1 || unit == 2);
+        let template = if unit == 1 { &self.ucs1 } else { &self.ucs2 };
+        let head = std::mem::size_of::<ffi::PyCompactUnicodeObject>();
+        // SAFETY: the GIL is held; `head + (n + 1) * unit` is the size
+        // `PyUnicode_New(n, max)` allocates for this kind (a field's
+        // length is far below its overflow check).
+        let p = unsafe { ffi::PyObject_Malloc(head + (n + 1) * unit) }
+            .cast::<ffi::PyCompactUnicodeObject>();
+        if p.is_null() {
+            // SAFETY: the GIL is held; sets MemoryError, returns NULL.
+            return unsafe { ffi::PyErr_NoMemory() };
+        }
+        // SAFETY: `p` is a fresh block of `head + (n + 1) * unit` bytes,
+        // aligned as `PyObject_Malloc` aligns every block (16 bytes, and
+        // `head` is a multiple of 8): the header, then `n` units and a NUL
+        // unit, the compact layout `wide_head` checked for this kind;
+        // nobody else can see it yet. The header's copy is bitwise, its
+        // object head then replaced by a reference count of 1 and the type
+        // `str`, as `_PyObject_Init` writes them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(template, p, 1);
+            std::ptr::addr_of_mut!((*p)._base.ob_base).write(ffi::PyObject {
+                ob_type: std::ptr::addr_of_mut!(ffi::PyUnicode_Type),
+                ..ffi::PyObject_HEAD_INIT
+            });
+            (*p)._base.length = n as ffi::Py_ssize_t;
+            let dst = p.add(1).cast::<T>();
+            std::ptr::copy_nonoverlapping(units.as_ptr(), dst, n);
+            std::ptr::write_bytes(dst.add(n), 0, 1);
+        }
+        p.cast()
+    }
+}
+
 /// Decides once whether [`new_ascii`] fills in `str` headers itself (see
 /// [`AsciiHead`]): on CPython 3.10 to 3.12, not a debug build, when a
 /// string `PyUnicode_New` makes has the layout that `pyo3`'s `PyASCIIObject`
 /// describes. Called when the module is loaded.
 pub(crate) fn init_ascii(py: Python<'_>) -> PyResult<()> {
     let head = ascii_head(py)?;
+    let wide = match head {
+        Some(_) => {
+            let sys = py.import("sys")?.into_any();
+            match (wide_head(py, &sys, 0xFF)?, wide_head(py, &sys, 0xFFFF)?) {
+                (Some(ucs1), Some(ucs2)) => Some(WideHeads { ucs1, ucs2 }),
+                _ => None,
+            }
+        }
+        None => None,
+    };
     let _ = ASCII_HEAD.set(head);
+    let _ = WIDE_HEADS.set(wide);
     let _ = LIST_ITEMS.set(list_items(py)?);
     Ok(())
 }
@@ -411,6 +556,13 @@ fn list_items(py: Python<'_>) -> PyResult<bool> {
             && p.allocated == 0
             && p.ob_base.ob_size == 0
     })
+}
+
+/// Whether [`units_raw`] fills in the headers of UCS1 and UCS2 `str`s
+/// itself (for tests).
+#[pyfunction]
+pub(crate) fn _wide_headers() -> bool {
+    matches!(WIDE_HEADS.get(), Some(Some(_)))
 }
 
 /// Whether [`new_ascii`] fills in `str` headers itself (for tests).
@@ -804,18 +956,43 @@ pub(crate) fn str_from_units<'py, T: Unit>(
     units: &[T],
     max: u32,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let p = units_raw(py, units, max);
+    // SAFETY: a new reference, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, p) }
+}
+
+/// [`str_from_units`] as a new reference, or null with an exception set
+/// (no `PyResult` to move around per field): strings of kind UCS1 and UCS2
+/// are made from a copied header (see [`WideHeads`]) where this
+/// interpreter allows it.
+#[inline]
+pub(crate) fn units_raw<T: Unit>(py: Python<'_>, units: &[T], max: u32) -> *mut ffi::PyObject {
     if let [c] = units {
         let c: u32 = (*c).into();
         if c < 0x100 {
             // CPython's cached one-character strings, as `csv` returns.
             // SAFETY: we hold the GIL; a new reference to a cached string
-            // (or NULL with an exception set, checked).
-            return unsafe {
-                Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_FromOrdinal(c as i32))
-            };
+            // or NULL with an exception set.
+            return unsafe { ffi::PyUnicode_FromOrdinal(c as i32) };
         }
     }
-    fresh_str(py, units.len(), max, |d: &mut [T]| d.copy_from_slice(units))
+    let unit = std::mem::size_of::<T>();
+    if let (Some(Some(heads)), true, false) =
+        (WIDE_HEADS.get(), max == 0xFF && unit == 1 || max == 0xFFFF && unit == 2, units.is_empty())
+    {
+        // SAFETY: we hold the GIL (witnessed by `py`); the heads were
+        // checked by `init_ascii`; `T` is the kind `max` names and the
+        // caller makes sure (as for `str_from_units`) that the string is
+        // canonical for it.
+        return unsafe { heads.make(units) };
+    }
+    match fresh_str(py, units.len(), max, |d: &mut [T]| d.copy_from_slice(units)) {
+        Ok(s) => s.into_ptr(),
+        Err(e) => {
+            e.restore(py);
+            std::ptr::null_mut()
+        }
+    }
 }
 
 /// A new `str` of `len` code points whose largest is at most `max`, its
