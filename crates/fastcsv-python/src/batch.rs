@@ -56,27 +56,49 @@ pub(crate) fn _set_span_max(limit: Option<usize>) -> usize {
     SPAN_MAX.swap(limit, Ordering::Relaxed)
 }
 
-/// How a field's text was prepared by [`Batch::prepare`].
+/// How a field's text was prepared by [`Batch::prepare`]. Offsets and
+/// lengths are `u32` (12 bytes a field, where `usize` took 24: a batch's
+/// forms are read back by the calling thread, and half the bytes stay in
+/// a nearer cache); a field whose units end past the batch's `span_max`
+/// (a record of gigabytes) is left to CPython's decoder instead
+/// ([`Form::Utf8`]), which makes the same `str` of strict UTF-8.
 #[derive(Clone, Copy)]
 pub(crate) enum Form {
     Ascii,
     /// Decoded code units at `at..at + len` of the batch's `ucs1`.
     Ucs1 {
-        at: usize,
-        len: usize,
+        at: u32,
+        len: u32,
     },
     /// ... of its `ucs2`.
     Ucs2 {
-        at: usize,
-        len: usize,
+        at: u32,
+        len: u32,
     },
     /// ... of its `ucs4`.
     Ucs4 {
-        at: usize,
-        len: usize,
+        at: u32,
+        len: u32,
     },
-    /// Not strict UTF-8: CPython's decoder and error handler decide.
+    /// Not strict UTF-8 (or past `span_max`): CPython's decoder and error
+    /// handler decide.
     Utf8,
+}
+
+/// Where to cut a batch's vector of code units back to when a field's
+/// units were not kept (see [`Batch::prepare_field`]).
+enum Trim {
+    Ucs1(usize),
+    Ucs2(usize),
+    Ucs4(usize),
+}
+
+/// Code units at `at..at + len` of their vector as a [`Form`]'s `u32`
+/// offset and length, when they end at or before `max` (at most
+/// `u32::MAX`).
+#[inline(always)]
+fn units_at(at: usize, len: usize, max: usize) -> Option<(u32, u32)> {
+    (at + len <= max).then_some((at as u32, len as u32))
 }
 
 /// Rows scanned and decoded without the GIL, waiting to become Python
@@ -193,6 +215,13 @@ fn fill_quoted(
     let (s, t) = field(a, end);
     starts.push(s);
     ends.push(t);
+}
+
+/// The code units `at..at + len` of `v` (a [`Form`]'s).
+#[inline(always)]
+fn units<T>(v: &[T], at: u32, len: u32) -> &[T] {
+    let at = at as usize;
+    &v[at..at + len as usize]
 }
 
 impl Batch {
@@ -592,48 +621,75 @@ impl Batch {
             self.prepared = true;
             return;
         }
-        for f in done..self.ends.len() {
+        // A chunk of fields at a time up to the next multiple of
+        // `PREPARE_STEP`, where `stop` is checked (no test per field).
+        let (mut f, total) = (done, self.ends.len());
+        while f < total {
             if f % PREPARE_STEP == 0 && stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
                 return;
             }
-            let (start, end) = self.span(f);
-            let b = &self.data[start..end];
-            if is_ascii_field(b) {
-                self.forms.push(Form::Ascii);
-                continue;
+            let next = ((f / PREPARE_STEP + 1) * PREPARE_STEP).min(total);
+            for g in f..next {
+                let form = self.prepare_field(g);
+                self.forms.push(form);
             }
-            // Strict UTF-8 with no byte past 0xC3 has only characters
-            // below U+0100 (UCS-1), and one with a byte past 0xC3 but
-            // none past 0xEF has one at or past U+0100 and none past
-            // U+FFFF (UCS-2): the largest byte picks the decoder, which
-            // writes the kind of the `str` at once.
-            let form = match max_byte(b) {
-                0x00..=0xC3 => {
-                    let at = self.ucs1.len();
-                    decode_latin1(b, &mut self.ucs1).map(|len| Form::Ucs1 { at, len })
-                }
-                0xC4..=0xEF => {
-                    let at = self.ucs2.len();
-                    decode_bmp(b, &mut self.ucs2).map(|(len, _)| Form::Ucs2 { at, len })
-                }
-                // A byte past 0xEF: a character past U+FFFF (UCS-4).
-                _ => {
-                    let (at, len) = (self.ucs4.len(), char_count(b));
-                    decode_utf8_append(b, len, &mut self.ucs4).then_some(Form::Ucs4 { at, len })
-                }
-            };
-            self.forms.push(form.unwrap_or(Form::Utf8));
+            f = next;
         }
         self.prepared = true;
+    }
+
+    /// How [`Batch::prepare_until`] prepares field `f`: its code units
+    /// decoded into the vector of their kind, unless it is ASCII.
+    #[inline(always)]
+    fn prepare_field(&mut self, f: usize) -> Form {
+        let (start, end) = self.span(f);
+        let b = &self.data[start..end];
+        if is_ascii_field(b) {
+            return Form::Ascii;
+        }
+        let max = self.span_max;
+        // Strict UTF-8 with no byte past 0xC3 has only characters below
+        // U+0100 (UCS-1), and one with a byte past 0xC3 but none past
+        // 0xEF has one at or past U+0100 and none past U+FFFF (UCS-2): the
+        // largest byte picks the decoder, which writes the kind of the
+        // `str` at once. (Units that end past `max` are dropped again.)
+        let form = match max_byte(b) {
+            0x00..=0xC3 => {
+                let at = self.ucs1.len();
+                let units = decode_latin1(b, &mut self.ucs1).and_then(|n| units_at(at, n, max));
+                units.map(|(at, len)| Form::Ucs1 { at, len }).ok_or(Trim::Ucs1(at))
+            }
+            0xC4..=0xEF => {
+                let at = self.ucs2.len();
+                let units = decode_bmp(b, &mut self.ucs2).and_then(|(n, _)| units_at(at, n, max));
+                units.map(|(at, len)| Form::Ucs2 { at, len }).ok_or(Trim::Ucs2(at))
+            }
+            // A byte past 0xEF: a character past U+FFFF (UCS-4).
+            _ => {
+                let (at, n) = (self.ucs4.len(), char_count(b));
+                let units = decode_utf8_append(b, n, &mut self.ucs4)
+                    .then(|| units_at(at, n, max))
+                    .flatten();
+                units.map(|(at, len)| Form::Ucs4 { at, len }).ok_or(Trim::Ucs4(at))
+            }
+        };
+        form.unwrap_or_else(|trim| {
+            match trim {
+                Trim::Ucs1(at) => self.ucs1.truncate(at),
+                Trim::Ucs2(at) => self.ucs2.truncate(at),
+                Trim::Ucs4(at) => self.ucs4.truncate(at),
+            }
+            Form::Utf8
+        })
     }
 
     /// Field `f` (whose bytes are `b`) as prepared.
     fn text<'a>(&'a self, f: usize, b: &'a [u8]) -> Text<'a> {
         match self.forms.get(f) {
             None | Some(Form::Ascii) => Text::Ascii(b),
-            Some(&Form::Ucs1 { at, len }) => Text::Ucs1(&self.ucs1[at..at + len]),
-            Some(&Form::Ucs2 { at, len }) => Text::Ucs2(&self.ucs2[at..at + len]),
-            Some(&Form::Ucs4 { at, len }) => Text::Ucs4(&self.ucs4[at..at + len]),
+            Some(&Form::Ucs1 { at, len }) => Text::Ucs1(units(&self.ucs1, at, len)),
+            Some(&Form::Ucs2 { at, len }) => Text::Ucs2(units(&self.ucs2, at, len)),
+            Some(&Form::Ucs4 { at, len }) => Text::Ucs4(units(&self.ucs4, at, len)),
             Some(Form::Utf8) => Text::Utf8(b),
         }
     }
@@ -718,8 +774,9 @@ impl Batch {
                     Form::Ascii => strs.ascii_raw(py, data, start, end, i),
                     // Decoded already: a copy of the units (the path of
                     // `make_raw` for them, with no `PyResult` per field).
-                    Form::Ucs1 { at, len } => units_raw(py, &self.ucs1[at..at + len], 0xFF),
-                    Form::Ucs2 { at, len } => units_raw(py, &self.ucs2[at..at + len], 0xFFFF),
+                    Form::Ucs1 { at, len } => units_raw(py, units(&self.ucs1, at, len), 0xFF),
+                    Form::Ucs2 { at, len } => units_raw(py, units(&self.ucs2, at, len), 0xFFFF),
+                    Form::Ucs4 { at, len } => units_raw(py, units(&self.ucs4, at, len), 0x10_FFFF),
                     _ => {
                         let b = &data[start..end];
                         let at = || position_text(name, pos, i);
