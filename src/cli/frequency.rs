@@ -224,6 +224,8 @@ impl Frequencies {
         }
         let width = self.columns.len();
         let (me, owners) = shared.owner();
+        // The emptied messages this thread wrote, to write again.
+        buckets.4.append(&mut lock(&shard_pool(shared, me)));
         // An owned shard another thread holds (one counting a full inbox)
         // is left for later, so as not to wait on it.
         let mut busy = std::mem::take(&mut buckets.1);
@@ -236,25 +238,26 @@ impl Frequencies {
             let shard = &shared.shards[s];
             if s % owners == me {
                 match shard.counts.try_lock() {
-                    Ok(mut f) => self.count_owned(&mut f, shard, buckets, s, empty, width),
+                    Ok(mut f) => self.count_owned(&mut f, shared, s, buckets, empty, width),
                     Err(TryLockError::Poisoned(p)) => {
-                        self.count_owned(&mut p.into_inner(), shard, buckets, s, empty, width)
+                        self.count_owned(&mut p.into_inner(), shared, s, buckets, empty, width)
                     }
                     Err(TryLockError::WouldBlock) => busy.push(s),
                 }
-            } else if !self.send(shared, s, &mut buckets.0[s], empty, width) {
+            } else if !self.send(shared, me, &mut buckets.4, s, &mut buckets.0[s], empty, width) {
                 // The inbox is full: counted here, with the inbox.
                 let mut f = lock(&shard.counts);
-                self.count_owned(&mut f, shard, buckets, s, empty, width);
+                self.count_owned(&mut f, shared, s, buckets, empty, width);
             }
         }
         for s in busy.drain(..) {
             let shard = &shared.shards[s];
             let empty = if s == 0 { &empty[..] } else { &[] };
             let mut f = lock(&shard.counts);
-            self.count_owned(&mut f, shard, buckets, s, empty, width);
+            self.count_owned(&mut f, shared, s, buckets, empty, width);
         }
         buckets.1 = busy;
+        lock(&shard_pool(shared, me)).append(&mut buckets.4);
         empty.clear();
         buckets.2 = empty;
         for c in &mut self.columns {
@@ -267,15 +270,17 @@ impl Frequencies {
     /// inbox holds, then those of `buckets.0[s]` from this thread, with
     /// the counts of `empty` values, and makes it at least `width`
     /// columns wide.
+    #[allow(clippy::too_many_arguments)]
     fn count_owned(
         &self,
         f: &mut Frequencies,
-        shard: &Shard,
-        buckets: &mut Buckets,
+        shared: &Shards,
         s: usize,
+        buckets: &mut Buckets,
         empty: &[(usize, u64)],
         width: usize,
     ) {
+        let shard = &shared.shards[s];
         {
             let mut inbox = lock(&shard.inbox);
             std::mem::swap(&mut inbox.pending, &mut buckets.3);
@@ -284,12 +289,11 @@ impl Frequencies {
         for m in &mut buckets.3 {
             m.count_into(f);
         }
-        if !buckets.3.is_empty() {
-            let mut inbox = lock(&shard.inbox);
-            for mut m in buckets.3.drain(..) {
-                m.clear();
-                inbox.spare.push(m);
-            }
+        for mut m in buckets.3.drain(..) {
+            // Back to the thread that wrote it, whose cache may still hold
+            // its lines.
+            m.clear();
+            lock(&shard_pool(shared, m.from)).push(m);
         }
         f.widen(width);
         for &(j, n) in empty {
@@ -304,9 +308,12 @@ impl Frequencies {
     /// in this thread's arena) in shard `s`'s inbox, with the counts of
     /// `empty` values and the `width`; `false` (and `bucket` kept) when
     /// the inbox would be fuller than the shards allow.
+    #[allow(clippy::too_many_arguments)]
     fn send(
         &self,
         shared: &Shards,
+        me: usize,
+        spare: &mut Vec<Message>,
         s: usize,
         bucket: &mut Vec<Moved>,
         empty: &[(usize, u64)],
@@ -318,7 +325,8 @@ impl Frequencies {
         if inbox.bytes > 0 && inbox.bytes + size > shared.inbox_max {
             return false;
         }
-        let mut m = inbox.spare.pop().unwrap_or_default();
+        let mut m = spare.pop().unwrap_or_default();
+        m.from = me;
         std::mem::swap(&mut m.values, bucket);
         m.width = width;
         m.empty.extend_from_slice(empty);
@@ -382,6 +390,8 @@ const INBOX_MAX: usize = 1 << 20;
 /// shard 0, its counts of empty values.
 #[derive(Default)]
 struct Message {
+    /// The place among the owners of the thread that wrote it.
+    from: usize,
     width: usize,
     empty: Vec<(usize, u64)>,
     values: Vec<Moved>,
@@ -414,13 +424,12 @@ impl Message {
     }
 }
 
-/// A shard's inbox: messages waiting for its owner, the bytes they take,
-/// and emptied ones kept for their memory.
+/// A shard's inbox: messages waiting for its owner, and the bytes they
+/// take.
 #[derive(Default)]
 struct Inbox {
     pending: Vec<Message>,
     bytes: usize,
-    spare: Vec<Message>,
 }
 
 /// One part of [`Shards`]: its counts and its inbox, each behind its own
@@ -448,6 +457,16 @@ pub struct Shards {
     owners: Mutex<Vec<std::thread::ThreadId>>,
     /// [`INBOX_MAX`], or less in tests.
     inbox_max: usize,
+    /// Emptied messages, kept for their memory, by the place among the
+    /// owners of the thread that wrote them (modulo [`SHARDS`]): a thread
+    /// writes again into memory it wrote, not into memory another core
+    /// read last.
+    spare: Vec<Mutex<Vec<Message>>>,
+}
+
+/// The emptied messages of the thread `t`-th among the owners.
+fn shard_pool(shared: &Shards, t: usize) -> &Mutex<Vec<Message>> {
+    &shared.spare[t % SHARDS]
 }
 
 impl Default for Shards {
@@ -463,6 +482,7 @@ impl Shards {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             owners: Mutex::default(),
             inbox_max,
+            spare: (0..SHARDS).map(|_| Mutex::default()).collect(),
         }
     }
 
@@ -515,9 +535,10 @@ type Moved = (usize, Slot);
 
 /// A thread's values grouped by shard before they are moved in, and
 /// (kept for their memory) the shards found busy while moving them, the
-/// counts of empty values, and the messages taken from an inbox.
+/// counts of empty values, the messages taken from an inbox and the
+/// emptied messages to write.
 #[derive(Default)]
-pub struct Buckets(Vec<Vec<Moved>>, Vec<usize>, Vec<(usize, u64)>, Vec<Message>);
+pub struct Buckets(Vec<Vec<Moved>>, Vec<usize>, Vec<(usize, u64)>, Vec<Message>, Vec<Message>);
 
 /// Number of columns the `parts` have seen.
 pub fn width(parts: &[Frequencies]) -> usize {
