@@ -187,14 +187,7 @@ impl Frequencies {
     /// Moves everything counted here into `shared` (and empties this,
     /// keeping its memory for the next batch). The values are first
     /// grouped by shard in `buckets` (kept between calls to save
-    /// allocations). The values of a shard this thread owns (see
-    /// [`Shards`]) are counted into it here, with those other threads
-    /// left in its inbox; the values of any other shard are left in that
-    /// shard's inbox, for its owner, with no write to its counts. So no
-    /// table of counts is written from two cores (whose caches would pass
-    /// its lines back and forth), unless an inbox is full (its owner is
-    /// behind, or not running): its values and the inbox's are then
-    /// counted here, under the shard's lock.
+    /// allocations), then each shard is locked once.
     ///
     /// A column whose values were nearly all distinct between moves
     /// (a column of identifiers, say) gains little from being
@@ -202,10 +195,10 @@ impl Frequencies {
     /// in its shard. From then on its values are listed one by one (with
     /// their hash) and counted in the shards alone. A column of few
     /// values keeps its counts here, so that a frequent value does not
-    /// keep its shard busy.
+    /// keep its shard locked.
     pub fn drain_into(&mut self, shared: &Shards, buckets: &mut Buckets) {
         buckets.0.resize_with(SHARDS, Vec::new);
-        let mut empty = std::mem::take(&mut buckets.2);
+        let mut empty: Vec<(usize, u64)> = Vec::new();
         for (j, c) in self.columns.iter_mut().enumerate() {
             if c.empty > 0 {
                 empty.push((j, std::mem::take(&mut c.empty)));
@@ -222,134 +215,56 @@ impl Frequencies {
         for m in self.direct.drain(..) {
             buckets.0[shard_of(m.1.hash)].push(m);
         }
+        // A shard another thread holds is left for later (its values wait
+        // in their bucket), so that two threads moving their counts in at
+        // once do not queue behind each other shard after shard.
         let width = self.columns.len();
-        let (me, owners) = shared.owner();
-        // The emptied messages this thread wrote, to write again.
-        buckets.4.append(&mut lock(&shard_pool(shared, me)));
-        // An owned shard another thread holds (one counting a full inbox)
-        // is left for later, so as not to wait on it.
         let mut busy = std::mem::take(&mut buckets.1);
-        for s in 0..SHARDS {
-            // Empty counts and the width go to shard 0.
-            let empty = if s == 0 { &empty[..] } else { &[] };
-            if buckets.0[s].is_empty() && s != 0 {
+        for (s, bucket) in buckets.0.iter_mut().enumerate() {
+            if bucket.is_empty() && s != 0 {
                 continue;
             }
-            let shard = &shared.shards[s];
-            if s % owners == me {
-                match shard.counts.try_lock() {
-                    Ok(mut f) => self.count_owned(&mut f, shared, s, buckets, empty, width),
-                    Err(TryLockError::Poisoned(p)) => {
-                        self.count_owned(&mut p.into_inner(), shared, s, buckets, empty, width)
-                    }
-                    Err(TryLockError::WouldBlock) => busy.push(s),
+            match shared.0[s].try_lock() {
+                Ok(mut f) => self.move_into(&mut f, s, bucket, &empty, width),
+                Err(TryLockError::Poisoned(p)) => {
+                    self.move_into(&mut p.into_inner(), s, bucket, &empty, width)
                 }
-            } else if !self.send(shared, me, &mut buckets.4, s, &mut buckets.0[s], empty, width) {
-                // The inbox is full: counted here, with the inbox.
-                let mut f = lock(&shard.counts);
-                self.count_owned(&mut f, shared, s, buckets, empty, width);
+                Err(TryLockError::WouldBlock) => busy.push(s),
             }
         }
         for s in busy.drain(..) {
-            let shard = &shared.shards[s];
-            let empty = if s == 0 { &empty[..] } else { &[] };
-            let mut f = lock(&shard.counts);
-            self.count_owned(&mut f, shared, s, buckets, empty, width);
+            let mut f = shared.0[s].lock().unwrap_or_else(|p| p.into_inner());
+            self.move_into(&mut f, s, &mut buckets.0[s], &empty, width);
         }
         buckets.1 = busy;
-        lock(&shard_pool(shared, me)).append(&mut buckets.4);
-        empty.clear();
-        buckets.2 = empty;
         for c in &mut self.columns {
             c.values.clear();
         }
         self.arena.clear();
     }
 
-    /// Counts into `f`, shard `s`'s counts (held locked), the values its
-    /// inbox holds, then those of `buckets.0[s]` from this thread, with
-    /// the counts of `empty` values, and makes it at least `width`
-    /// columns wide.
-    #[allow(clippy::too_many_arguments)]
-    fn count_owned(
+    /// Counts the values of `bucket` (values of shard `s`) into `f`, the
+    /// shard, with the counts of `empty` values when `s` is 0, and makes
+    /// it at least `width` columns wide.
+    fn move_into(
         &self,
         f: &mut Frequencies,
-        shared: &Shards,
-        s: usize,
-        buckets: &mut Buckets,
-        empty: &[(usize, u64)],
-        width: usize,
-    ) {
-        let shard = &shared.shards[s];
-        {
-            let mut inbox = lock(&shard.inbox);
-            std::mem::swap(&mut inbox.pending, &mut buckets.3);
-            inbox.bytes = 0;
-        }
-        for m in &mut buckets.3 {
-            m.count_into(f);
-        }
-        for mut m in buckets.3.drain(..) {
-            // Back to the thread that wrote it, whose cache may still hold
-            // its lines.
-            m.clear();
-            lock(&shard_pool(shared, m.from)).push(m);
-        }
-        f.widen(width);
-        for &(j, n) in empty {
-            f.columns[j].empty += n;
-        }
-        for (j, v) in buckets.0[s].drain(..) {
-            f.count(j, self.bytes(&v), v.hash, v.count);
-        }
-    }
-
-    /// Leaves `bucket` (shard `s`'s values from this thread, their bytes
-    /// in this thread's arena) in shard `s`'s inbox, with the counts of
-    /// `empty` values and the `width`; `false` (and `bucket` kept) when
-    /// the inbox would be fuller than the shards allow.
-    #[allow(clippy::too_many_arguments)]
-    fn send(
-        &self,
-        shared: &Shards,
-        me: usize,
-        spare: &mut Vec<Message>,
         s: usize,
         bucket: &mut Vec<Moved>,
         empty: &[(usize, u64)],
         width: usize,
-    ) -> bool {
-        let mut inbox = lock(&shared.shards[s].inbox);
-        let long: usize = bucket.iter().filter(|v| v.1.len > INLINE).map(|v| v.1.len).sum();
-        let size = bucket.len() * std::mem::size_of::<Moved>() + long;
-        if inbox.bytes > 0 && inbox.bytes + size > shared.inbox_max {
-            return false;
+    ) {
+        if f.columns.len() < width {
+            f.columns.resize_with(width, Column::default);
         }
-        let mut m = spare.pop().unwrap_or_default();
-        m.from = me;
-        std::mem::swap(&mut m.values, bucket);
-        m.width = width;
-        m.empty.extend_from_slice(empty);
-        if long > 0 {
-            // The long values' bytes go with them.
-            m.arena.reserve(long);
-            for (_, v) in &mut m.values {
-                if v.len > INLINE {
-                    let at = usize::from_ne_bytes(v.at);
-                    v.at = m.arena.len().to_ne_bytes();
-                    m.arena.extend_from_slice(&self.arena[at..at + v.len]);
-                }
+        if s == 0 {
+            // Empty counts and the width live in shard 0.
+            for &(j, n) in empty {
+                f.columns[j].empty += n;
             }
         }
-        inbox.bytes += m.size();
-        inbox.pending.push(m);
-        true
-    }
-
-    /// Makes this at least `width` columns wide.
-    fn widen(&mut self, width: usize) {
-        if self.columns.len() < width {
-            self.columns.resize_with(width, Column::default);
+        for (j, v) in bucket.drain(..) {
+            f.count(j, self.bytes(&v), v.hash, v.count);
         }
     }
 
@@ -363,12 +278,6 @@ impl Frequencies {
     }
 }
 
-/// A mutex's guard, poisoned or not (counts stay whole: a panic reaches
-/// the caller, which prints nothing of them).
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// How many parts [`Shards`] splits the values into.
 pub const SHARDS: usize = 64;
 
@@ -379,153 +288,24 @@ fn shard_of(hash: u64) -> usize {
     (hash >> 40) as usize % SHARDS
 }
 
-/// At most this many bytes of values wait in a shard's inbox (a few
-/// batches' worth): past it, a thread counts its values into the shard
-/// itself. With [`SHARDS`] inboxes, at most 64 MiB wait in all.
-const INBOX_MAX: usize = 1 << 20;
-
-/// One thread's values of one shard from one batch, left for the thread
-/// that owns the shard: the values (the bytes of those longer than
-/// [`INLINE`] in `arena`), the width of the sender's columns and, for
-/// shard 0, its counts of empty values.
-#[derive(Default)]
-struct Message {
-    /// The place among the owners of the thread that wrote it.
-    from: usize,
-    width: usize,
-    empty: Vec<(usize, u64)>,
-    values: Vec<Moved>,
-    arena: Vec<u8>,
-}
-
-impl Message {
-    /// The bytes it takes in an inbox (as [`INBOX_MAX`] counts them).
-    fn size(&self) -> usize {
-        self.values.len() * std::mem::size_of::<Moved>() + self.arena.len()
-    }
-
-    /// Counts it into `f` (a shard's counts), leaving it empty.
-    fn count_into(&mut self, f: &mut Frequencies) {
-        f.widen(self.width);
-        for &(j, n) in &self.empty {
-            f.columns[j].empty += n;
-        }
-        for (j, v) in self.values.drain(..) {
-            f.count(j, v.bytes(&self.arena), v.hash, v.count);
-        }
-        self.empty.clear();
-    }
-
-    /// Empties it, keeping its memory.
-    fn clear(&mut self) {
-        self.empty.clear();
-        self.values.clear();
-        self.arena.clear();
-    }
-}
-
-/// A shard's inbox: messages waiting for its owner, and the bytes they
-/// take.
-#[derive(Default)]
-struct Inbox {
-    pending: Vec<Message>,
-    bytes: usize,
-}
-
-/// One part of [`Shards`]: its counts and its inbox, each behind its own
-/// lock (a thread leaving values in the inbox does not wait while the
-/// owner counts).
-#[derive(Default)]
-struct Shard {
-    counts: Mutex<Frequencies>,
-    inbox: Mutex<Inbox>,
-}
-
 /// Counts shared by the threads: [`SHARDS`] parts, each holding the
-/// values whose hash falls in it (for every column); shard 0 also holds
-/// the counts of empty values and the width. Each shard is owned by one
-/// thread, the threads taking turns in the order they first move counts
-/// in (shard `s` is thread `s % n`'s of the `n` seen so far): only its
-/// owner counts into it, and the other threads leave their values of it
-/// in its inbox (see [`Frequencies::drain_into`]), a partitioned count
-/// with no table written from two cores. Each value's bytes are stored
-/// once (in its shard), so the memory stays that of one count of the
-/// whole input, plus at most [`INBOX_MAX`] bytes per inbox.
-pub struct Shards {
-    shards: Vec<Shard>,
-    /// The threads that moved counts in, in the order they first did.
-    owners: Mutex<Vec<std::thread::ThreadId>>,
-    /// [`INBOX_MAX`], or less in tests.
-    inbox_max: usize,
-    /// Emptied messages, kept for their memory, by the place among the
-    /// owners of the thread that wrote them (modulo [`SHARDS`]): a thread
-    /// writes again into memory it wrote, not into memory another core
-    /// read last.
-    spare: Vec<Mutex<Vec<Message>>>,
-}
-
-/// The emptied messages of the thread `t`-th among the owners.
-fn shard_pool(shared: &Shards, t: usize) -> &Mutex<Vec<Message>> {
-    &shared.spare[t % SHARDS]
-}
+/// values whose hash falls in it (for every column), each behind its own
+/// lock; shard 0 also holds the counts of empty values. Threads move their
+/// counts in (see [`Frequencies::drain_into`]) in parallel, with little
+/// waiting: each locks a shard once per batch, and each value goes to one
+/// shard.
+pub struct Shards(Vec<Mutex<Frequencies>>);
 
 impl Default for Shards {
     fn default() -> Shards {
-        Shards::with_inbox(INBOX_MAX)
+        Shards((0..SHARDS).map(|_| Mutex::default()).collect())
     }
 }
 
 impl Shards {
-    /// Shards whose inboxes hold at most `inbox_max` bytes.
-    fn with_inbox(inbox_max: usize) -> Shards {
-        Shards {
-            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
-            owners: Mutex::default(),
-            inbox_max,
-            spare: (0..SHARDS).map(|_| Mutex::default()).collect(),
-        }
-    }
-
-    /// The calling thread's place among the owners, and how many there
-    /// are (the thread is added when new).
-    fn owner(&self) -> (usize, usize) {
-        let id = std::thread::current().id();
-        let mut owners = lock(&self.owners);
-        let me = owners.iter().position(|&o| o == id).unwrap_or_else(|| {
-            owners.push(id);
-            owners.len() - 1
-        });
-        (me, owners.len())
-    }
-
-    /// The counts, one [`Frequencies`] per shard, each with what its inbox
-    /// still held counted in (on as many threads as moved counts in).
+    /// The counts, one [`Frequencies`] per shard.
     pub fn into_parts(self) -> Vec<Frequencies> {
-        let threads = self.owners.into_inner().unwrap_or_else(|p| p.into_inner()).len();
-        let mut parts: Vec<(Frequencies, Inbox)> = self
-            .shards
-            .into_iter()
-            .map(|s| {
-                let f = s.counts.into_inner().unwrap_or_else(|p| p.into_inner());
-                (f, s.inbox.into_inner().unwrap_or_else(|p| p.into_inner()))
-            })
-            .collect();
-        if parts.iter().all(|(_, inbox)| inbox.pending.is_empty()) {
-            return parts.into_iter().map(|(f, _)| f).collect();
-        }
-        let per = SHARDS.div_ceil(threads.clamp(1, SHARDS));
-        std::thread::scope(|sc| {
-            for group in parts.chunks_mut(per) {
-                sc.spawn(move || {
-                    for (f, inbox) in group {
-                        for m in &mut inbox.pending {
-                            m.count_into(f);
-                        }
-                    }
-                });
-            }
-        });
-        parts.into_iter().map(|(f, _)| f).collect()
+        self.0.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner())).collect()
     }
 }
 
@@ -533,12 +313,10 @@ impl Shards {
 /// and its count, on its way to a shard.
 type Moved = (usize, Slot);
 
-/// A thread's values grouped by shard before they are moved in, and
-/// (kept for their memory) the shards found busy while moving them, the
-/// counts of empty values, the messages taken from an inbox and the
-/// emptied messages to write.
+/// A thread's values grouped by shard before they are moved in, and the
+/// shards found busy while moving them (kept for the memory).
 #[derive(Default)]
-pub struct Buckets(Vec<Vec<Moved>>, Vec<usize>, Vec<(usize, u64)>, Vec<Message>, Vec<Message>);
+pub struct Buckets(Vec<Vec<Moved>>, Vec<usize>);
 
 /// Number of columns the `parts` have seen.
 pub fn width(parts: &[Frequencies]) -> usize {
@@ -1152,28 +930,24 @@ mod tests {
     /// Counts `rows` (each a record's fields) on `threads` threads as the
     /// command does: batches of `batch` records taken in turn, each counted
     /// into a state taken from a pool (so a state moves between threads)
-    /// and moved into shards whose inboxes hold at most `inbox_max` bytes.
-    fn counted_on(
-        rows: &[Vec<Vec<u8>>],
-        threads: usize,
-        batch: usize,
-        inbox_max: usize,
-    ) -> Vec<Frequencies> {
-        let shared = Shards::with_inbox(inbox_max);
+    /// and moved into the shards.
+    fn counted_on(rows: &[Vec<Vec<u8>>], threads: usize, batch: usize) -> Vec<Frequencies> {
+        let shared = Shards::default();
         let pool: Mutex<Vec<(Frequencies, Buckets)>> = Mutex::default();
         let next = AtomicUsize::new(0);
         let batches: Vec<&[Vec<Vec<u8>>]> = rows.chunks(batch.max(1)).collect();
+        let lock = || pool.lock().unwrap_or_else(|p| p.into_inner());
         std::thread::scope(|s| {
             for _ in 0..threads {
                 s.spawn(|| loop {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(b) = batches.get(k) else { break };
-                    let (mut f, mut buckets) = lock(&pool).pop().unwrap_or_default();
+                    let (mut f, mut buckets) = lock().pop().unwrap_or_default();
                     for r in b.iter() {
                         f.add(r.iter().map(Vec::as_slice));
                     }
                     f.drain_into(&shared, &mut buckets);
-                    lock(&pool).push((f, buckets));
+                    lock().push((f, buckets));
                 });
             }
         });
@@ -1201,19 +975,17 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
-        /// Counts moved into shards owned by the threads (values of
-        /// another thread's shards left in its inbox, a full inbox counted
-        /// by the sender) equal a plain `HashMap` count, on 1, 2, 3 and 8
-        /// threads, with inboxes of every size down to one message: empty
-        /// values, values of up to and past eight bytes (long ones carried
-        /// with their bytes), records of several widths, many ties; and
-        /// each column's order is that of a plain sort.
+        /// Counts moved into the shards from 1, 2, 3 and 8 threads at once
+        /// (states moving between threads, batches of every size, so that
+        /// a column goes over to being listed one by one or not) equal a
+        /// plain `HashMap` count: empty values, values of up to and past
+        /// eight bytes, records of several widths, many ties; each value in
+        /// one shard; and each column's order that of a plain sort.
         #[test]
-        fn owned_shards_count_as_a_hash_map(
+        fn shards_count_as_a_hash_map(
             rows in proptest::collection::vec(
                 proptest::collection::vec((0..40u32, 0..14usize), 0..4), 0..400),
             batch in 1..60usize,
-            inbox_max in proptest::sample::select(vec![1usize, 200, 4096, INBOX_MAX]),
         ) {
             let rows: Vec<Vec<Vec<u8>>> = rows
                 .iter()
@@ -1236,7 +1008,7 @@ mod tests {
                 }
             }
             for threads in [1, 2, 3, 8] {
-                let parts = counted_on(&rows, threads, batch, inbox_max);
+                let parts = counted_on(&rows, threads, batch);
                 proptest::prop_assert_eq!(&as_maps(&parts), &want);
                 for (j, w) in want.iter().enumerate() {
                     let mut sorted: Vec<(&[u8], u64)> =
@@ -1248,56 +1020,23 @@ mod tests {
         }
     }
 
-    /// A thread leaves its values of the shards another thread owns in
-    /// their inboxes, not in their counts; `into_parts` counts them in.
-    /// A full inbox is counted into its shard by the thread that found it
-    /// full.
+    /// A column of distinct values (listed one by one into the shards
+    /// after the first batch) and one of few values, counted on 2, 3 and
+    /// 8 threads in batches of many sizes: the counts of one thread.
     #[test]
-    fn values_of_another_threads_shards_wait_in_its_inbox() {
-        for inbox_max in [INBOX_MAX, 1] {
-            let shared = Shards::with_inbox(inbox_max);
-            let mut want = Frequencies::default();
-            let batch = |f: &mut Frequencies, from: u64| {
-                for i in from..from + 5_000 {
-                    // Short and long values (the long ones' bytes carried).
-                    let v = format!("{}", i * if i % 2 == 0 { 1 } else { 1_000_000_007 });
-                    f.add([v.as_bytes(), b""].into_iter());
-                }
-            };
-            // The first thread to move counts in owns every shard then.
-            std::thread::scope(|s| {
-                s.spawn(|| {
-                    let mut f = Frequencies::default();
-                    batch(&mut f, 0);
-                    f.drain_into(&shared, &mut Buckets::default());
-                });
-            });
-            // This thread is the second owner: shards 1, 3, 5, ... are its.
-            let mut f = Frequencies::default();
-            batch(&mut f, 5_000);
-            f.drain_into(&shared, &mut Buckets::default());
-            batch(&mut want, 0);
-            batch(&mut want, 5_000);
-            assert_eq!(shared.owner(), (1, 2));
-            for (s, shard) in shared.shards.iter().enumerate() {
-                let inbox = lock(&shard.inbox);
-                let counted: usize =
-                    lock(&shard.counts).columns.iter().map(|c| c.values.len()).sum();
-                let waiting: usize = inbox.pending.iter().map(|m| m.values.len()).sum();
-                if s % 2 == 1 {
-                    assert_eq!(waiting, 0, "{s}");
-                } else if inbox_max == INBOX_MAX {
-                    // Only the first thread's values are counted.
-                    assert!(waiting > 0 && inbox.bytes > 0, "{s}");
-                    assert!(counted < 5_000 * 2 / SHARDS * 2, "{s}");
-                } else {
-                    // One message at most waits in a full inbox.
-                    assert!(inbox.pending.len() <= 1, "{s}");
-                }
-            }
-            let parts = shared.into_parts();
-            for j in 0..2 {
-                assert_eq!(top(&parts, j, 0, false, false), want.top(j, 0, false, false));
+    fn distinct_values_listed_on_threads() {
+        let rows: Vec<Vec<Vec<u8>>> = (0..60_000u64)
+            .map(|i| {
+                let v = i * 7919 % 50_021;
+                let long = format!("value-{v}");
+                vec![long.into_bytes(), format!("{}", v % 5).into_bytes(), Vec::new()]
+            })
+            .collect();
+        let want = as_maps(&counted_on(&rows, 1, rows.len()));
+        assert_eq!(want[0].len(), 50_021);
+        for threads in [2, 3, 8] {
+            for batch in [1_000, 4_096, 9_999] {
+                assert_eq!(as_maps(&counted_on(&rows, threads, batch)), want, "{threads} {batch}");
             }
         }
     }
