@@ -34,10 +34,7 @@ fn wide(h: u32) -> u64 {
 /// bytes.
 #[inline]
 fn short_len(n: usize) -> u32 {
-    match u32::try_from(n) {
-        Ok(n) if n < LONG => n,
-        _ => LONG,
-    }
+    u32::try_from(n).map_or(LONG, |n| n.min(LONG))
 }
 
 /// See [`short_len`] (lower in tests, so that they take that way).
