@@ -9,59 +9,28 @@ use hashbrown::hash_table::{Entry, HashTable};
 
 /// The hash of a value: foldhash, seeded at random once per run and the
 /// same on every thread (a value moves into its shard with the hash its
-/// counting thread computed), folded to 32 bits so that a [`Slot`] takes
-/// 24 bytes (a quarter less memory for the tables than a 64-bit hash: a
-/// table of many values is mostly cache misses). The tables take the
-/// 64-bit [`wide`] hash of it; two values of one hash are told apart by
-/// their bytes.
+/// counting thread computed).
 #[inline]
-fn hash(v: &[u8]) -> u32 {
+fn hash(v: &[u8]) -> u64 {
     static STATE: OnceLock<foldhash::fast::RandomState> = OnceLock::new();
-    let h = STATE.get_or_init(Default::default).hash_one(v);
-    (h ^ (h >> 32)) as u32
+    STATE.get_or_init(Default::default).hash_one(v)
 }
-
-/// The hash a table takes of a value of 32-bit hash `h`: its low bits (the
-/// bucket) a one-to-one function of the low bits of `h`, its top bits (the
-/// control byte) mixed from all of them.
-#[inline]
-fn wide(h: u32) -> u64 {
-    u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-/// A value's length as a [`Slot`] keeps it: [`LONG`] for a value of that
-/// many bytes or more, whose length is then in the arena, before its
-/// bytes.
-#[inline]
-fn short_len(n: usize) -> u32 {
-    u32::try_from(n).map_or(LONG, |n| n.min(LONG))
-}
-
-/// See [`short_len`] (lower in tests, so that they take that way).
-#[cfg(not(test))]
-const LONG: u32 = u32::MAX;
-#[cfg(test)]
-const LONG: u32 = 16;
-
-// A slot is 24 bytes.
-const _: () = assert!(std::mem::size_of::<Slot>() == 24);
 
 /// Values of at most this many bytes are kept in their [`Slot`], not in
 /// the arena.
 const INLINE: usize = 8;
 
-/// A distinct value of a column: its hash, its length (see
-/// [`short_len`]), its bytes (those of a value of at most [`INLINE`]
-/// bytes, zero padded; else where they start in the [`Frequencies`]'
-/// arena, as a native-endian `usize`) and its count, in 24 bytes. A short
-/// value (a number, a short code) is compared and read without a call to
-/// compare slices and without a visit to the arena, which, in a large
-/// table, is a second miss of the cache per value.
+/// A distinct value of a column: its hash, its bytes (those of a value of
+/// at most [`INLINE`] bytes, zero padded; else where they start in the
+/// [`Frequencies`]' arena, as a native-endian `usize`), its length and
+/// its count. A short value (a number, a short code) is compared and read
+/// without a call to compare slices and without a visit to the arena,
+/// which, in a large table, is a second miss of the cache per value.
 #[derive(Clone, Copy)]
 struct Slot {
-    hash: u32,
-    len: u32,
+    hash: u64,
     at: [u8; INLINE],
+    len: usize,
     count: u64,
 }
 
@@ -80,42 +49,25 @@ impl Slot {
     /// A value's slot: its bytes kept here, or, when longer than
     /// [`INLINE`], pushed onto `arena`.
     #[inline]
-    fn new(hash: u32, v: &[u8], count: u64, arena: &mut Vec<u8>) -> Slot {
-        let len = short_len(v.len());
+    fn new(hash: u64, v: &[u8], count: u64, arena: &mut Vec<u8>) -> Slot {
         let at = if v.len() <= INLINE {
             inline(v)
         } else {
             let start = arena.len();
-            if len == LONG {
-                arena.extend_from_slice(&v.len().to_ne_bytes());
-            }
             arena.extend_from_slice(v);
             start.to_ne_bytes()
         };
-        Slot { hash, len, at, count }
-    }
-
-    /// Whether the value's bytes are kept here (not in the arena).
-    #[inline]
-    fn is_inline(&self) -> bool {
-        self.len as usize <= INLINE
+        Slot { hash, at, len: v.len(), count }
     }
 
     /// The value's bytes (`arena` holds those of a long value).
     #[inline]
     fn bytes<'s>(&'s self, arena: &'s [u8]) -> &'s [u8] {
-        let len = self.len as usize;
-        if len <= INLINE {
-            &self.at[..len]
+        if self.len <= INLINE {
+            &self.at[..self.len]
         } else {
             let start = usize::from_ne_bytes(self.at);
-            if self.len == LONG {
-                // The length is in the arena, before the bytes.
-                let n = usize::from_ne_bytes(arena[start..start + 8].try_into().expect("8 bytes"));
-                &arena[start + 8..start + 8 + n]
-            } else {
-                &arena[start..start + len]
-            }
+            &arena[start..start + self.len]
         }
     }
 }
@@ -190,16 +142,14 @@ impl Frequencies {
     /// Adds `n` to the count of value `v` (whose hash is `h`) of column
     /// `j`.
     #[inline]
-    fn count(&mut self, j: usize, v: &[u8], h: u32, n: u64) {
+    fn count(&mut self, j: usize, v: &[u8], h: u64, n: u64) {
         let arena = &mut self.arena;
         let table = &mut self.columns[j].values;
-        let len = short_len(v.len());
         let found = if v.len() <= INLINE {
             let k = inline(v);
-            table.entry(wide(h), |s| s.hash == h && s.len == len && s.at == k, |s| wide(s.hash))
+            table.entry(h, |s| s.hash == h && s.len == v.len() && s.at == k, |s| s.hash)
         } else {
-            let same = |s: &Slot| s.hash == h && s.len == len && s.bytes(arena) == v;
-            table.entry(wide(h), same, |s| wide(s.hash))
+            table.entry(h, |s| s.hash == h && s.len == v.len() && s.bytes(arena) == v, |s| s.hash)
         };
         match found {
             Entry::Occupied(mut o) => o.get_mut().count += n,
@@ -331,12 +281,11 @@ impl Frequencies {
 /// How many parts [`Shards`] splits the values into.
 pub const SHARDS: usize = 64;
 
-/// The shard of a value: the top six bits of its hash, which the maps'
-/// bucket index (from the low bits, see [`wide`]) does not depend on for
-/// maps of up to 2^26 buckets, so that the values of one shard still
-/// spread over its map.
-fn shard_of(hash: u32) -> usize {
-    (hash >> 26) as usize % SHARDS
+/// The shard of a value: bits of its hash that neither the maps' bucket
+/// index (low bits) nor their control bytes (top bits) use, so that the
+/// values of one shard still spread over its map.
+fn shard_of(hash: u64) -> usize {
+    (hash >> 40) as usize % SHARDS
 }
 
 /// Counts shared by the threads: [`SHARDS`] parts, each holding the
@@ -480,7 +429,7 @@ pub fn each_top<'a, T: Send, E>(
         let keyed = move |s: &'a Slot| {
             let b = p.bytes(s);
             // A short value's slot holds its prefix as it is.
-            let key = if s.is_inline() { u64::from_be_bytes(s.at) } else { prefix(b) };
+            let key = if s.len <= INLINE { u64::from_be_bytes(s.at) } else { prefix(b) };
             (b, s.count, key)
         };
         let v = p.columns.get(j).into_iter().flat_map(move |c| c.values.iter().map(keyed));
@@ -1030,13 +979,12 @@ mod tests {
         /// (states moving between threads, batches of every size, so that
         /// a column goes over to being listed one by one or not) equal a
         /// plain `HashMap` count: empty values, values of up to and past
-        /// eight bytes and of [`LONG`] bytes or more (their length in the
-        /// arena), records of several widths, many ties; each value in
+        /// eight bytes, records of several widths, many ties; each value in
         /// one shard; and each column's order that of a plain sort.
         #[test]
         fn shards_count_as_a_hash_map(
             rows in proptest::collection::vec(
-                proptest::collection::vec((0..40u32, 0..20usize), 0..4), 0..400),
+                proptest::collection::vec((0..40u32, 0..14usize), 0..4), 0..400),
             batch in 1..60usize,
         ) {
             let rows: Vec<Vec<Vec<u8>>> = rows
@@ -1044,8 +992,8 @@ mod tests {
                 .map(|r| {
                     r.iter()
                         .map(|&(v, len)| {
-                            let b = format!("{v:0>20}").into_bytes();
-                            b[20 - len..].to_vec()
+                            let b = format!("{v:0>14}").into_bytes();
+                            b[14 - len..].to_vec()
                         })
                         .collect()
                 })
