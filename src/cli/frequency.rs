@@ -95,6 +95,23 @@ struct Column {
 /// moved one by one from then on (see [`Frequencies::drain_into`]).
 const DIRECT_MIN: u64 = 4096;
 
+/// The value `xsv frequency` counts for a field: a UTF-8 field without its
+/// leading and trailing white space (`str::trim`, Unicode's white space),
+/// so ` a ` counts as `a` and a field of spaces as an empty one; a field
+/// that is not UTF-8 as it is.
+#[inline]
+pub fn trimmed(f: &[u8]) -> &[u8] {
+    // White space at either end starts with a byte of 0x09-0x0D or 0x20,
+    // or is a character beyond ASCII: a field whose two ends are other
+    // ASCII bytes is left as it is without looking at the rest.
+    let plain = |b: u8| b < 0x80 && !matches!(b, b'\t'..=b'\r' | b' ');
+    match (f.first(), f.last()) {
+        (Some(&a), Some(&z)) if plain(a) && plain(z) => f,
+        (None, _) | (_, None) => f,
+        _ => std::str::from_utf8(f).map_or(f, |s| s.trim().as_bytes()),
+    }
+}
+
 /// Exact counts of the values of each column seen. Each distinct value's
 /// bytes are stored once, one after the other in `arena` (shared by the
 /// columns), and each column's table holds where they are, their hash and
@@ -116,7 +133,7 @@ impl Frequencies {
     }
 
     /// Adds one record's fields, `None` for a column the record lacks (not
-    /// counted).
+    /// counted). Each value is counted [`trimmed`], as xsv counts it.
     #[inline]
     pub fn add_some<'a>(&mut self, fields: impl Iterator<Item = Option<&'a [u8]>>) {
         for (j, f) in fields.enumerate() {
@@ -124,6 +141,7 @@ impl Frequencies {
                 self.columns.push(Column::default());
             }
             let Some(f) = f else { continue };
+            let f = trimmed(f);
             let c = &mut self.columns[j];
             if f.is_empty() {
                 c.empty += 1;
