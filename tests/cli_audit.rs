@@ -86,3 +86,58 @@ fn frequency_trims_values_as_xsv() {
     let want = b"field,value,count\n1,sp,2\n1,v,2\n1,x,2\n1,(NULL),1\n1, \xff ,1\n1,a,1\n";
     assert_eq!(sorted_lines(&o.stdout), sorted_lines(want));
 }
+
+/// xsv's `frequency` takes `-a` for `--asc` and `-o FILE`; an `-o` file
+/// named `*.tsv` is tab-separated, as in xsv, for `frequency`, `stats`,
+/// `fixlengths`, `input` and `cat columns` as for the other commands.
+#[test]
+fn frequency_short_asc_and_output_file() {
+    let d = scratch("frequency_output");
+    let f = file(&d, "in.csv", b"k,v\n\"a\tb\",1\n\"c,d\",1\nx,2\nx,2\n");
+    let out = ok(&["frequency", "-s", "k", "-a", "-l", "1", &f]);
+    assert_eq!(out, b"field,value,count\nk,a\tb,1\n");
+    let csv = d.join("f.csv");
+    assert!(ok(&["frequency", "-s", "k", "-o", csv.to_str().unwrap(), &f]).is_empty());
+    let want: &[u8] = b"field,value,count\nk,x,2\nk,a\tb,1\nk,\"c,d\",1\n";
+    assert_eq!(std::fs::read(&csv).unwrap(), want);
+    let tsv = d.join("f.tsv");
+    assert!(ok(&["frequency", "-s", "k", "-o", tsv.to_str().unwrap(), &f]).is_empty());
+    let want: &[u8] = b"field\tvalue\tcount\nk\tx\t2\nk\t\"a\tb\"\t1\nk\tc,d\t1\n";
+    assert_eq!(std::fs::read(&tsv).unwrap(), want);
+    // Every write checked, and the input is not overwritten.
+    let o = run_with(&["frequency", "-o", "/dev/full", &f], b"");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/dev/full"));
+    let o = run_with(&["frequency", "-o", &f, &f], b"");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is also an input"));
+}
+
+/// What xsv 0.13 writes to `-o out.tsv` for these commands.
+#[test]
+fn tsv_output_file_gets_tabs() {
+    let d = scratch("tsv_output");
+    let f = file(&d, "in.csv", b"k,v\n\"a\tb\",1\n\"c,d\",\n");
+    let o = d.join("o.tsv");
+    let o = o.to_str().unwrap();
+    let cases: [(&[&str], &[u8]); 5] = [
+        (
+            &["stats", "-o", o, &f],
+            b"field\ttype\tsum\tmin\tmax\tmin_length\tmax_length\tmean\tstddev\n\
+              k\tUnicode\t\t\"a\tb\"\tc,d\t3\t3\t\t\n\
+              v\tInteger\t1\t1\t1\t0\t1\t1\t0\n",
+        ),
+        (&["fixlengths", "-o", o, &f], b"k\tv\n\"a\tb\"\t1\nc,d\t\n"),
+        (&["input", "-o", o, &f], b"k\tv\n\"a\tb\"\t1\nc,d\t\n"),
+        (
+            &["cat", "columns", "-o", o, &f, &f],
+            b"k\tv\tk\tv\n\"a\tb\"\t1\t\"a\tb\"\t1\nc,d\t\tc,d\t\n",
+        ),
+        (&["frequency", "-s", "v", "-o", o, &f], b"field\tvalue\tcount\nv\t(NULL)\t1\nv\t1\t1\n"),
+    ];
+    for (args, want) in cases {
+        assert!(ok(args).is_empty(), "{args:?}");
+        let got = std::fs::read(o).unwrap();
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want), "{args:?}");
+    }
+}
