@@ -791,11 +791,14 @@ pub struct FrequencyArgs {
     #[arg(short, long, value_name = "N", default_value_t = 10)]
     pub limit: usize,
     /// The least frequent values first.
-    #[arg(long)]
+    #[arg(short, long)]
     pub asc: bool,
     /// Leave out empty values.
     #[arg(long)]
     pub no_nulls: bool,
+    /// Write the output to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,

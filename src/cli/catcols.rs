@@ -87,14 +87,14 @@ pub fn run(
     let mut open = Vec::with_capacity(paths.len());
     for p in &paths {
         let input = open_all_rows(*p, args)?;
-        let rw = CsvRewrite::new(input.reader.dialect(), CsvStyle::default(), true);
+        let rw = CsvRewrite::new(input.reader.dialect(), CsvStyle::for_output(output), true);
         let sel = rw.selection();
         let (bytes, ends) = (Vec::new(), Vec::new());
         let (next, from, width, done) = (0, 0, None, None);
         open.push(Lines { input, rw, sel, bytes, ends, next, from, width, done });
     }
     let mut out = super::commands::sink(output, &paths)?;
-    let style = CsvStyle::default();
+    let style = CsvStyle::for_output(output);
     let mut line: Vec<u8> = Vec::new();
     loop {
         // Each input's line, in turn: an input that ended stops the output

@@ -873,7 +873,8 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
             Some(_) => names.get(i).cloned().unwrap_or_default(),
             None => i.to_string(),
         };
-        stats::write_xsv(&mut out, &which, n, name, |i| st.xsv_cells(column(i), &which))?;
+        let style = super::fmt::CsvStyle::for_output(a.output.as_deref());
+        stats::write_xsv(&mut out, style, &which, n, name, |i| st.xsv_cells(column(i), &which))?;
     }
     Ok(out.flush()?)
 }
@@ -953,7 +954,10 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
             })
             .collect(),
     };
-    let mut w = RecordWriter::new(stdout(), Format::Csv, b',', None);
+    let out = sink(a.output.as_deref(), &[path_arg(a.file.as_deref())])?;
+    // Tab-separated for an `-o` file named `*.tsv` or `*.tab`, as in xsv.
+    let delim = super::fmt::CsvStyle::for_output(a.output.as_deref()).delimiter;
+    let mut w = RecordWriter::new(out, Format::Csv, delim, None);
     let name = input.name.clone();
     let put = |w: &mut RecordWriter<_>, fields: [&[u8]; 3]| {
         w.write(fields).map_err(|e| write_failure(&name, e, Default::default(), |f| f))
@@ -972,7 +976,7 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
             &counts,
             *k,
             &top,
-            |c| frequency_lines(field, c),
+            |c| frequency_lines(field, c, delim),
             |b| -> Result<(), Failure> {
                 let b = b.map_err(|e| write_failure(&name, e, Default::default(), |f| f))?;
                 Ok(w.get_mut().write_all(&b)?)
@@ -983,18 +987,18 @@ pub fn frequency(a: &FrequencyArgs) -> Result<(), Failure> {
 }
 
 /// `frequency`'s output lines of `field`'s values and counts.
-fn frequency_lines(field: &[u8], top: &[(&[u8], u64)]) -> Result<Vec<u8>, WriteError> {
+fn frequency_lines(field: &[u8], top: &[(&[u8], u64)], delim: u8) -> Result<Vec<u8>, WriteError> {
     // The field's name and the delimiter after it, written once (the
     // record `field,` ends with the delimiter and an empty field): every
     // line starts with them.
-    let mut w = RecordWriter::new(Vec::new(), Format::Csv, b',', None);
+    let mut w = RecordWriter::new(Vec::new(), Format::Csv, delim, None);
     w.write([field, b""])?;
     let mut start = std::mem::take(w.get_mut());
     start.pop();
     let mut w = RecordWriter::new(
         Vec::with_capacity(top.len() * (start.len() + 16)),
         Format::Csv,
-        b',',
+        delim,
         None,
     );
     let mut digits = [0u8; 20];
@@ -1005,11 +1009,11 @@ fn frequency_lines(field: &[u8], top: &[(&[u8], u64)]) -> Result<Vec<u8>, WriteE
         out.extend_from_slice(&start);
         // A value without the bytes the writer quotes for (delimiter,
         // quote, CR, LF) is written as it is, as the writer writes it.
-        if value.iter().any(|&b| matches!(b, b',' | b'"' | b'\r' | b'\n')) {
+        if value.iter().any(|&b| b == delim || matches!(b, b'"' | b'\r' | b'\n')) {
             w.write([value, n])?;
         } else {
             out.extend_from_slice(value);
-            out.push(b',');
+            out.push(delim);
             out.extend_from_slice(n);
             out.push(b'\n');
         }

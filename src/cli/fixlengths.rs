@@ -81,7 +81,8 @@ pub fn run(a: &FixlengthsArgs) -> Result<(), Failure> {
         }
     };
     let mut input = open_all_rows(file, &args)?;
-    let w = CsvRewrite::new(input.reader.dialect(), CsvStyle::default(), false);
+    let style = CsvStyle::for_output(a.common.output.as_deref());
+    let w = CsvRewrite::new(input.reader.dialect(), style, false);
     let mut out = super::commands::sink(a.common.output.as_deref(), &[file])?;
     input.par_each_batch(
         &w.selection(),

@@ -123,6 +123,14 @@ pub enum Terminator {
 }
 
 impl CsvStyle {
+    /// The style of CSV written to `-o FILE` (`None`: standard output): a
+    /// tab between fields for a name ending in `.tsv` or `.tab`, as xsv
+    /// writes it, else a comma.
+    pub fn for_output(path: Option<&std::path::Path>) -> CsvStyle {
+        let tab = path.is_some_and(super::args::tab_separated_name);
+        CsvStyle { delimiter: if tab { b'\t' } else { b',' }, ..CsvStyle::default() }
+    }
+
     /// The bytes for which a field is quoted (unless every field is): the
     /// delimiter, the quote, the escape (when quotes are escaped), CR and
     /// LF (or the terminator when it is another byte).

@@ -95,6 +95,23 @@ struct Column {
 /// moved one by one from then on (see [`Frequencies::drain_into`]).
 const DIRECT_MIN: u64 = 4096;
 
+/// The value `xsv frequency` counts for a field: a UTF-8 field without its
+/// leading and trailing white space (`str::trim`, Unicode's white space),
+/// so ` a ` counts as `a` and a field of spaces as an empty one; a field
+/// that is not UTF-8 as it is.
+#[inline]
+pub fn trimmed(f: &[u8]) -> &[u8] {
+    // White space at either end starts with a byte of 0x09-0x0D or 0x20,
+    // or is a character beyond ASCII: a field whose two ends are other
+    // ASCII bytes is left as it is without looking at the rest.
+    let plain = |b: u8| b < 0x80 && !matches!(b, b'\t'..=b'\r' | b' ');
+    match (f.first(), f.last()) {
+        (Some(&a), Some(&z)) if plain(a) && plain(z) => f,
+        (None, _) | (_, None) => f,
+        _ => std::str::from_utf8(f).map_or(f, |s| s.trim().as_bytes()),
+    }
+}
+
 /// Exact counts of the values of each column seen. Each distinct value's
 /// bytes are stored once, one after the other in `arena` (shared by the
 /// columns), and each column's table holds where they are, their hash and
@@ -116,7 +133,7 @@ impl Frequencies {
     }
 
     /// Adds one record's fields, `None` for a column the record lacks (not
-    /// counted).
+    /// counted). Each value is counted [`trimmed`], as xsv counts it.
     #[inline]
     pub fn add_some<'a>(&mut self, fields: impl Iterator<Item = Option<&'a [u8]>>) {
         for (j, f) in fields.enumerate() {
@@ -124,6 +141,7 @@ impl Frequencies {
                 self.columns.push(Column::default());
             }
             let Some(f) = f else { continue };
+            let f = trimmed(f);
             let c = &mut self.columns[j];
             if f.is_empty() {
                 c.empty += 1;
@@ -923,6 +941,120 @@ mod tests {
                 for (limit, asc) in [(0, false), (1, false), (2, true), (9, false)] {
                     assert_eq!(top(&p, j, limit, asc, false), whole.top(j, limit, asc, false));
                 }
+            }
+        }
+    }
+
+    /// Counts `rows` (each a record's fields) on `threads` threads as the
+    /// command does: batches of `batch` records taken in turn, each counted
+    /// into a state taken from a pool (so a state moves between threads)
+    /// and moved into the shards.
+    fn counted_on(rows: &[Vec<Vec<u8>>], threads: usize, batch: usize) -> Vec<Frequencies> {
+        let shared = Shards::default();
+        let pool: Mutex<Vec<(Frequencies, Buckets)>> = Mutex::default();
+        let next = AtomicUsize::new(0);
+        let batches: Vec<&[Vec<Vec<u8>>]> = rows.chunks(batch.max(1)).collect();
+        let lock = || pool.lock().unwrap_or_else(|p| p.into_inner());
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(b) = batches.get(k) else { break };
+                    let (mut f, mut buckets) = lock().pop().unwrap_or_default();
+                    for r in b.iter() {
+                        f.add(r.iter().map(Vec::as_slice));
+                    }
+                    f.drain_into(&shared, &mut buckets);
+                    lock().push((f, buckets));
+                });
+            }
+        });
+        shared.into_parts()
+    }
+
+    /// Each column's counts in `parts`, checked to hold each value in one
+    /// part only (as [`each_top`] needs).
+    fn as_maps(parts: &[Frequencies]) -> Vec<std::collections::HashMap<Vec<u8>, u64>> {
+        let mut maps = vec![std::collections::HashMap::new(); width(parts)];
+        for p in parts {
+            for (j, c) in p.columns.iter().enumerate() {
+                if c.empty > 0 {
+                    *maps[j].entry(Vec::new()).or_default() += c.empty;
+                }
+                for s in &c.values {
+                    assert!(s.count > 0);
+                    let old = maps[j].insert(p.bytes(s).to_vec(), s.count);
+                    assert!(old.is_none(), "{:?} in two parts", p.bytes(s));
+                }
+            }
+        }
+        maps
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// Counts moved into the shards from 1, 2, 3 and 8 threads at once
+        /// (states moving between threads, batches of every size, so that
+        /// a column goes over to being listed one by one or not) equal a
+        /// plain `HashMap` count: empty values, values of up to and past
+        /// eight bytes, records of several widths, many ties; each value in
+        /// one shard; and each column's order that of a plain sort.
+        #[test]
+        fn shards_count_as_a_hash_map(
+            rows in proptest::collection::vec(
+                proptest::collection::vec((0..40u32, 0..14usize), 0..4), 0..400),
+            batch in 1..60usize,
+        ) {
+            let rows: Vec<Vec<Vec<u8>>> = rows
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .map(|&(v, len)| {
+                            let b = format!("{v:0>14}").into_bytes();
+                            b[14 - len..].to_vec()
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut want = Vec::new();
+            for r in &rows {
+                if want.len() < r.len() {
+                    want.resize_with(r.len(), std::collections::HashMap::new);
+                }
+                for (j, v) in r.iter().enumerate() {
+                    *want[j].entry(v.clone()).or_insert(0u64) += 1;
+                }
+            }
+            for threads in [1, 2, 3, 8] {
+                let parts = counted_on(&rows, threads, batch);
+                proptest::prop_assert_eq!(&as_maps(&parts), &want);
+                for (j, w) in want.iter().enumerate() {
+                    let mut sorted: Vec<(&[u8], u64)> =
+                        w.iter().map(|(v, &n)| (&v[..], n)).collect();
+                    sorted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+                    proptest::prop_assert_eq!(top_on(&parts, j, 0, false, false, threads), sorted);
+                }
+            }
+        }
+    }
+
+    /// A column of distinct values (listed one by one into the shards
+    /// after the first batch) and one of few values, counted on 2, 3 and
+    /// 8 threads in batches of many sizes: the counts of one thread.
+    #[test]
+    fn distinct_values_listed_on_threads() {
+        let rows: Vec<Vec<Vec<u8>>> = (0..60_000u64)
+            .map(|i| {
+                let v = i * 7919 % 50_021;
+                let long = format!("value-{v}");
+                vec![long.into_bytes(), format!("{}", v % 5).into_bytes(), Vec::new()]
+            })
+            .collect();
+        let want = as_maps(&counted_on(&rows, 1, rows.len()));
+        assert_eq!(want[0].len(), 50_021);
+        for threads in [2, 3, 8] {
+            for batch in [1_000, 4_096, 9_999] {
+                assert_eq!(as_maps(&counted_on(&rows, threads, batch)), want, "{threads} {batch}");
             }
         }
     }

@@ -51,5 +51,5 @@ pub fn run(a: &InputCmdArgs) -> Result<(), Failure> {
     args.no_quote |= a.no_quoting;
     let mut input = open_all_rows(file, &args)?;
     let out = super::commands::sink(a.output.as_deref(), &[file])?;
-    rewrite(&mut input, CsvStyle::default(), out)
+    rewrite(&mut input, CsvStyle::for_output(a.output.as_deref()), out)
 }

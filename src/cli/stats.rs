@@ -923,15 +923,16 @@ impl Stats {
 }
 
 /// Writes the default (xsv) output: a header row, then for each of the
-/// `n` columns its name `name(k)` and `cells(k)`.
+/// `n` columns its name `name(k)` and `cells(k)`, in `style`.
 pub fn write_xsv(
     out: &mut impl Write,
+    style: super::fmt::CsvStyle,
     which: &Which,
     n: usize,
     name: impl Fn(usize) -> String,
     cells: impl Fn(usize) -> Vec<String>,
 ) -> io::Result<()> {
-    let mut w = super::fmt::CsvOut::new(out, super::fmt::CsvStyle::default());
+    let mut w = super::fmt::CsvOut::new(out, style);
     w.record(which.header())?;
     for k in 0..n {
         w.record(std::iter::once(name(k)).chain(cells(k)))?;
