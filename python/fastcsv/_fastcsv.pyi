@@ -20,6 +20,7 @@ __all__ = [
     "_limit_from_state",
     "_set_span_max",
     "_ascii_headers",
+    "_wide_headers",
 ]
 
 __version__: str
@@ -151,6 +152,9 @@ def _set_span_max(limit: int | None = None) -> int:
 
 def _ascii_headers() -> bool:
     """Whether ASCII strings are made by filling in their header (tests)."""
+
+def _wide_headers() -> bool:
+    """Whether UCS1 and UCS2 strings are made from a copied header (tests)."""
 
 def _dict_next(this: Any) -> Any:
     """The next ``DictReader`` row: a dict, or ``(row, names)``."""
