@@ -37,6 +37,7 @@ mod bulk;
 mod dialect;
 mod dict;
 mod errors;
+mod heads;
 mod reader;
 mod source;
 mod split;
@@ -50,9 +51,9 @@ use crate::bulk::{_read, _read_columns};
 use crate::dialect::_limit_from_state;
 use crate::dict::_dict_next;
 use crate::errors::_Unsupported;
+use crate::heads::{_ascii_headers, _wide_headers};
 use crate::reader::{_lines_reader, _native_reader, _text_reader, PyReader};
 use crate::split::{_resolve, _split, _summarize};
-use crate::strings::{_ascii_headers, _wide_headers};
 
 /// Private helpers used by `fastcsv/__init__.py`.
 #[pymodule(gil_used = false)]
@@ -71,7 +72,7 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_set_span_max, m)?)?;
     m.add_function(wrap_pyfunction!(_ascii_headers, m)?)?;
     m.add_function(wrap_pyfunction!(_wide_headers, m)?)?;
-    crate::strings::init_ascii(m.py())?;
+    crate::heads::init_ascii(m.py())?;
     m.add_function(wrap_pyfunction!(_summarize, m)?)?;
     m.add_function(wrap_pyfunction!(_resolve, m)?)?;
     m.add_class::<ArrowStream>()?;
