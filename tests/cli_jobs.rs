@@ -290,8 +290,11 @@ fn slice_skips_to_the_start_exactly() {
         ok(&["slice", "-s", "25000", "-j", "3", "--chunk-size", "4K", &f]),
         b"id,name,city,note,n\n"
     );
-    // -e before -s: reading stops at the end.
-    assert_eq!(ok(&["slice", "-s", "100", "-e", "50", &f]), b"id,name,city,note,n\n");
+    // -e before -s: a usage error, as in xsv, with nothing written.
+    let o = fails(&["slice", "-s", "100", "-e", "50", &f], 2, "the end of the range (50)");
+    assert!(o.stdout.is_empty());
+    // -e equal to -s: an empty range, the header row alone.
+    assert_eq!(ok(&["slice", "-s", "50", "-e", "50", &f]), b"id,name,city,note,n\n");
     let jsonl = ok(&["slice", "-i", "19999", "--to", "jsonl", "-j", "3", "--chunk-size", "4K", &f]);
     assert!(jsonl.starts_with(b"{\"id\":\"19999\","), "{}", String::from_utf8_lossy(&jsonl));
 }

@@ -330,6 +330,15 @@ pub fn select(a: &SelectArgs) -> Result<(), Failure> {
 /// indices; the records before it are skipped by their ends alone, and
 /// reading stops at the range's end.
 pub fn slice(a: &SliceArgs) -> Result<(), Failure> {
+    // An end before the start is a mistake, as xsv says (before anything
+    // is read or written).
+    if let (Some(s), Some(e)) = (a.start, a.end) {
+        if e < s {
+            return Err(Failure::Usage(format!(
+                "the end of the range ({e}) is before its start ({s})"
+            )));
+        }
+    }
     let (start, end) = a.range();
     let mut input = Input::open(path_arg(a.file.as_deref()), &a.input, false)?;
     let name = input.name.clone();
