@@ -10,12 +10,13 @@
 # gets a venv under target/pyversions/ with maturin, pytest and hypothesis,
 # and the package installed from this tree. Set PYVERSIONS_TESTS to choose
 # the test files (default: the reader, text-path, string, span and
-# decoding tests: the ASCII `str` headers are made one way up to 3.12 and
-# another from 3.13).
+# decoding tests, and those of the strings made from copied headers and
+# the short-string cache: the ASCII, UCS1 and UCS2 `str` headers and the
+# list item arrays are made one way up to 3.12 and another from 3.13).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TESTS=${PYVERSIONS_TESTS:-tests/python/test_reader.py tests/python/test_text_path.py tests/python/test_reader_strings.py tests/python/test_reader_spans.py tests/python/test_reader_decode.py}
+TESTS=${PYVERSIONS_TESTS:-tests/python/test_reader.py tests/python/test_text_path.py tests/python/test_reader_strings.py tests/python/test_reader_spans.py tests/python/test_reader_decode.py tests/python/test_reader_wide_strs.py tests/python/test_reader_quoted.py tests/python/test_reader_cache_growth.py}
 start=$SECONDS
 for v in 3.12 3.13; do
     # (A pyenv shim on PATH fails when its version is not selected.)
