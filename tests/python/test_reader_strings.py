@@ -33,12 +33,13 @@ def make_fields(seed, rows=3000):
     return out
 
 
-def write(tmp_path, rows):
+def write(tmp_path, rows, encoding="ascii"):
+    """`rows` as CSV in a file (`csv.writer`), and the rows `csv` reads back."""
     buf = io.StringIO(newline="")
     csv.writer(buf, lineterminator="\n").writerows(rows)
     text = buf.getvalue()
-    path = tmp_path / "ascii.csv"
-    path.write_bytes(text.encode("ascii"))
+    path = tmp_path / f"{encoding}.csv"
+    path.write_bytes(text.encode(encoding))
     return path, [r for r in csv.reader(io.StringIO(text, newline=""))]
 
 
@@ -84,7 +85,12 @@ def test_interning_of_made_strs(tmp_path):
     # strings is the one `sys.intern` gives back for all.
     rows = [["field%05d" % i, "x%dy" % i] for i in range(2000)]
     path, want = write(tmp_path, rows)
-    for row in fastcsv.reader(path):
+    assert_intern_as_decoded(fastcsv.reader(path))
+
+
+def assert_intern_as_decoded(rows):
+    """Each string of `rows` interns as the same string `decode` makes."""
+    for row in rows:
         for s in row:
             t = sys.intern(s)
             assert t == s
@@ -96,6 +102,12 @@ def test_made_strs_are_traced_and_freed(tmp_path):
     # Unique fields too long for the short-string cache: each a new string.
     rows = [["%020d" % i, "v%030d" % (i * 7)] for i in range(20_000)]
     path, _ = write(tmp_path, rows)
+    assert_traced_and_freed(path)
+
+
+def assert_traced_and_freed(path, check=None):
+    """The strings of `path`'s rows are traced by tracemalloc while held
+    (`check(rows)` runs then) and freed once the rows go."""
     gc.collect()
     tracemalloc.start()
     try:
@@ -104,6 +116,8 @@ def test_made_strs_are_traced_and_freed(tmp_path):
         held = tracemalloc.get_traced_memory()[0] - before
         size = sum(sys.getsizeof(s) for row in got for s in row)
         assert held >= size
+        if check is not None:
+            check(got)
         del got
         gc.collect()
         after = tracemalloc.get_traced_memory()[0] - before

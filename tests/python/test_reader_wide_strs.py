@@ -7,17 +7,18 @@ must be indistinguishable from the one `bytes.decode` makes: equal, same
 hash, length, kind (`sys.getsizeof`), interning, methods, pickling, memory
 accounting (tracemalloc), and freed the same way."""
 
-import csv
-import gc
-import io
 import pickle
 import random
 import sys
-import tracemalloc
 
 import fastcsv
 from fastcsv import _fastcsv
-from test_reader_strings import expected_headers
+from test_reader_strings import (
+    assert_intern_as_decoded,
+    assert_traced_and_freed,
+    expected_headers,
+)
+from test_reader_strings import write as write_encoded
 
 # Characters of each kind: Latin-1 past ASCII (UCS1), past U+00FF (UCS2),
 # past U+FFFF (UCS4), and ASCII with the quote and the delimiter (quoted
@@ -45,12 +46,7 @@ def make_rows(seed, rows=4000):
 
 
 def write(tmp_path, rows):
-    buf = io.StringIO(newline="")
-    csv.writer(buf, lineterminator="\n").writerows(rows)
-    text = buf.getvalue()
-    path = tmp_path / "wide.csv"
-    path.write_bytes(text.encode("utf-8"))
-    return path, list(csv.reader(io.StringIO(text, newline="")))
+    return write_encoded(tmp_path, rows, "utf-8")
 
 
 def test_headers_in_use_where_layout_known():
@@ -109,32 +105,17 @@ def test_interning_of_made_strs(tmp_path):
     path, want = write(tmp_path, rows)
     got = list(fastcsv.reader(path))
     assert got == want
-    for row in got[::101]:
-        for s in row:
-            t = sys.intern(s)
-            assert t == s
-            assert sys.intern(s.encode().decode()) is t
-            assert sys.intern(t) is t
+    assert_intern_as_decoded(got[::101])
 
 
 def test_made_strs_are_traced_and_freed(tmp_path):
     # Unique non-ASCII fields, each a new string.
     rows = [["é%020d" % i, "Жv%030d" % (i * 7)] for i in range(40_000)]
     path, want = write(tmp_path, rows)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        got = list(fastcsv.reader(path))
-        held = tracemalloc.get_traced_memory()[0] - before
-        size = sum(sys.getsizeof(s) for row in got for s in row)
-        assert held >= size
+
+    def same_counts(got):
         for row, w in zip(got[::1000], want[::1000]):
             assert sys.getrefcount(row[0]) == sys.getrefcount(w[0])
             assert sys.getrefcount(row[1]) == sys.getrefcount(w[1])
-        del got
-        gc.collect()
-        after = tracemalloc.get_traced_memory()[0] - before
-        assert after < size // 10
-    finally:
-        tracemalloc.stop()
+
+    assert_traced_and_freed(path, same_counts)
