@@ -59,10 +59,17 @@ def churn(small, n):
 
 def test_many_small_readers_leave_rss_flat(small):
     churn(small, 1_000)  # warm up allocators and caches
-    before = rss()
-    churn(small, 10_000)
-    grown = rss() - before
-    assert grown < 4 * MiB, f"RSS grew by {grown / MiB:.1f} MiB"
+    # A leak grows RSS in every round (4 MiB is about 70 bytes a reader).
+    # RSS is the whole process's: a thread left by an earlier test (a
+    # Dask or Arrow pool) that allocates during one round would fake a
+    # leak (seen once in CI: 4.1 MiB in a single round), so the least
+    # growth of three rounds is the readers' own.
+    grown = []
+    for _ in range(3):
+        before = rss()
+        churn(small, 10_000)
+        grown.append(rss() - before)
+    assert min(grown) < 4 * MiB, f"RSS grew by {[f'{g / MiB:.1f}' for g in grown]} MiB"
 
 
 def test_bulk_read_leaves_rss_flat(tmp_path):
