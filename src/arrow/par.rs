@@ -8,7 +8,7 @@ use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use super::infer::Fits;
-use super::{ColumnBatch, Columns, DataType, Spellings, DEFAULT_BATCH_ROWS};
+use super::{ColumnBatch, Columns, DataType, Filler, Spellings, DEFAULT_BATCH_ROWS};
 use crate::error::{Error, Position, Result};
 use crate::part::Part;
 use crate::pool;
@@ -361,8 +361,31 @@ struct Job {
     spellings: Spellings,
 }
 
+/// Rows and bytes per row of each column of a batch (see [`Job::part`]).
+#[derive(Default)]
+struct Shape {
+    rows: usize,
+    per_row: Vec<f64>,
+}
+
+impl Filler {
+    /// Makes the first batch with room for `rows` rows (at most a batch)
+    /// of `per_row` bytes a column, as if a batch of that shape came
+    /// before: a part of a file read by `ParColumns` then fills its first
+    /// batch without growing its columns (a copy of each) from the
+    /// small guess a new input starts with. Nothing once a batch is made.
+    fn expect(&mut self, rows: usize, per_row: &[f64]) {
+        if self.last_rows == 0 && self.carry.is_none() && self.ready.is_empty() && rows > 0 {
+            self.last_rows = rows;
+            self.per_row = per_row.to_vec();
+        }
+    }
+}
+
 impl Job {
     fn work(&self, shared: &Shared, tx: &mpsc::Sender<(usize, Item)>) {
+        // The shape of the fullest batch of this worker's parts so far.
+        let mut shape = Shape::default();
         loop {
             let k = shared.next.fetch_add(1, Ordering::Relaxed);
             if k >= self.parts.len() {
@@ -377,8 +400,9 @@ impl Job {
             if shared.stop.load(Ordering::Relaxed) {
                 return;
             }
-            let sent =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.part(k, shared, tx)));
+            let sent = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.part(k, shared, tx, &mut shape)
+            }));
             match sent {
                 Ok(true) => {}
                 Ok(false) => return,
@@ -391,8 +415,16 @@ impl Job {
         }
     }
 
-    /// Sends part `k`'s batches; false when the reader has gone.
-    fn part(&self, k: usize, shared: &Shared, tx: &mpsc::Sender<(usize, Item)>) -> bool {
+    /// Sends part `k`'s batches; false when the reader has gone. Its
+    /// first batch is made with room for `shape`'s rows and bytes (those
+    /// of an earlier part's fullest batch), which it then updates.
+    fn part(
+        &self,
+        k: usize,
+        shared: &Shared,
+        tx: &mpsc::Sender<(usize, Item)>,
+        shape: &mut Shape,
+    ) -> bool {
         // Lines and records from the part's start (see `Item`).
         let part = Part { lines: 0, records: 0, ..self.parts[k].clone() };
         let rdr = match self.builder.from_path_part(&self.path, &part) {
@@ -421,11 +453,17 @@ impl Job {
                 return tx.send((k, Item::Error(e))).is_ok();
             }
         }
+        cols.fill.expect(shape.rows, &shape.per_row);
         loop {
             if shared.stop.load(Ordering::Relaxed) {
                 return false;
             }
-            let (item, end) = match cols.next_batch() {
+            let batch = cols.next_batch();
+            if cols.fill.last_rows > shape.rows {
+                shape.rows = cols.fill.last_rows;
+                shape.per_row.clone_from(&cols.fill.per_row);
+            }
+            let (item, end) = match batch {
                 Ok(Some(b)) => (Item::Batch(b), false),
                 Ok(None) => {
                     let r = cols.reader();
