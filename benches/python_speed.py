@@ -169,8 +169,11 @@ def summary(m: dict[tuple[str, str, int], Run], threads: list[int]) -> str:
         row = [f]
         for t in threads:
             ours = m.get((f, TYPED, t))
-            peers = [(p, m.get((f, p, t)) or m.get((f, p, 1))) for p in PEERS]
-            peers = [(p, r) for p, r in peers if r]
+            peers: list[tuple[str, Run]] = []
+            for p in PEERS:
+                r = m.get((f, p, t)) or m.get((f, p, 1))
+                if r:
+                    peers.append((p, r))
             if ours and peers:
                 p, r = min(peers, key=lambda pr: pr[1].wall)
                 row.append(f"{r.wall / ours.wall:.2f}x ({p.split('.')[0].split()[0]})")
