@@ -1172,6 +1172,10 @@ fn parts_start_at_records_and_cover_the_file() {
     let json = ok(&["parts", "-s", "1K", "--json", &path]);
     assert!(json.starts_with("{\"part\":0,\"start\":0,"), "{json}");
     fails(&["parts", "-"], 2, "standard input cannot be cut");
+    // A pipe named by a path (`<(cmd)`, `/dev/stdin`) or a device has no
+    // byte ranges: not one empty part with exit status 0.
+    fails(&["parts", "/dev/stdin"], 2, "/dev/stdin: parts needs a regular file");
+    fails(&["parts", "/dev/null"], 2, "/dev/null: parts needs a regular file");
     fails(&["parts", &format!("{path}.missing")], 1, "p.csv.missing");
     fails(&["parts", "--size", "0", &path], 2, "");
 }

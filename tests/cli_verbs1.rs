@@ -484,6 +484,36 @@ fn join_options() {
     assert!(e.starts_with("{\"name\":\"alice\""), "{e}");
 }
 
+/// An empty input has no header row and no columns. An inner or cross
+/// join with it writes nothing; an outer join writes the other side's
+/// records, padded with no field, after that side's header row (it wrote
+/// the records without any header row).
+#[test]
+fn an_outer_join_with_an_empty_input_keeps_the_header_row() {
+    let d = Dir::new();
+    let a = d.write("a.csv", "k,v\n1,x\n");
+    let (empty, blank) = (d.write("empty.csv", ""), d.write("blank.csv", "\n\n"));
+    for e in [empty.as_str(), blank.as_str()] {
+        let a = a.as_str();
+        assert_eq!(ok(&d, &["join", "k", a, "k", e]), "");
+        assert_eq!(ok(&d, &["join", "--cross", "k", a, "k", e]), "");
+        assert_eq!(ok(&d, &["join", "--left", "k", e, "k", a]), "");
+        assert_eq!(ok(&d, &["join", "--right", "k", a, "k", e]), "");
+        assert_eq!(ok(&d, &["join", "--full", "k", e, "k", e]), "");
+        for args in [
+            ["--left", "k", a, "k", e],
+            ["--right", "k", e, "k", a],
+            ["--full", "k", a, "k", e],
+            ["--full", "k", e, "k", a],
+        ] {
+            let args = [&["join"][..], &args].concat();
+            assert_eq!(ok(&d, &args), "k,v\n1,x\n", "{args:?}");
+            let json = ok(&d, &[&args[..], &["--to", "jsonl"]].concat());
+            assert_eq!(json, "{\"k\":\"1\",\"v\":\"x\"}\n", "{args:?}");
+        }
+    }
+}
+
 #[test]
 fn sample_options() {
     let d = Dir::new();

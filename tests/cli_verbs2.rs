@@ -308,6 +308,9 @@ fn bad_input_is_one_line_with_its_position() {
 fn usage_errors_exit_2() {
     fails(&["fixlengths", "-l", "0", "a.csv"], 2, "-l");
     fails(&["fixlengths"], 2, "standard input");
+    // A pipe named by a path reads empty the second time: refused, not an
+    // empty output with exit status 0 (`run` gives a pipe as stdin).
+    fails(&["fixlengths", "/dev/stdin"], 2, "not standard input or a pipe");
     fails(&["cat", "--pad", "a.csv"], 2, "--pad is for `cat columns`");
     fails(&["cat", "columns", "--to", "jsonl", "a.csv"], 2, "cat columns writes CSV");
     fails(&["cat", "columns", "-", "-"], 2, "more than once");

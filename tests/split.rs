@@ -369,6 +369,22 @@ fn an_empty_file_is_one_empty_part_and_ranges_are_checked() {
     assert!(err.to_string().contains("full.csv"), "{err}");
 }
 
+/// Only a regular file has byte ranges: a FIFO, a pipe or a device (whose
+/// size reads as 0) is an error naming it, not one empty part that would
+/// pass for an empty file while its rows are never read.
+#[test]
+fn a_file_that_is_not_regular_is_refused() {
+    let sp = Splitter::new(&Dialect::default());
+    for (what, err) in [
+        ("split_path", sp.split_path("/dev/null", 10).unwrap_err()),
+        ("summarize_path", sp.summarize_path("/dev/null", 0..0).unwrap_err()),
+    ] {
+        let msg = err.to_string();
+        assert!(msg.starts_with("/dev/null: not a regular file"), "{what}: {msg}");
+        assert!(!err.is_data(), "{what}: {msg}");
+    }
+}
+
 /// Splitting a file maps it once, on every CPU, and leaves no mapping
 /// behind: many splits in a row (more than the `SIGBUS` guard has slots
 /// for live mappings) all succeed, and give the parts of the slice.

@@ -133,6 +133,12 @@ pub fn parts(a: &PartsArgs) -> Result<(), Failure> {
         return Err(Failure::Usage("parts needs a file: standard input cannot be cut".into()));
     }
     not_compressed(path, "has no byte ranges of its CSV (parts are byte ranges of the file)")?;
+    if !super::reads_again(path) {
+        return Err(Failure::Usage(format!(
+            "{}: parts needs a regular file (parts are byte ranges of the file)",
+            path.display()
+        )));
+    }
     let d = a.input.dialect(Some(path), false)?;
     let mut splitter = fastcsv::split::Splitter::new(&d);
     if let Some(n) = a.par.jobs {

@@ -17,7 +17,8 @@ pub const HELP: &str = "\
 Pads short records with empty fields and cuts long ones, so that every record
 (the header row too) has the same length: --length, or that of the longest
 record not counting its trailing empty fields (at least 1). Without --length
-the file is read twice, so it must be a file, not standard input.
+the file is read twice, so it must be a regular file, not standard input or
+a pipe.
 
 Examples:
   fastcsv fixlengths ragged.csv -o square.csv
@@ -51,10 +52,10 @@ pub fn run(a: &FixlengthsArgs) -> Result<(), Failure> {
             usize::try_from(n).map_err(|_| Failure::Usage("--length is too large".into()))?
         }
         None => {
-            if file.is_none() {
+            if !file.is_some_and(super::reads_again) {
                 return Err(Failure::Usage(
-                    "fixlengths without --length reads its input twice: give a FILE, not \
-                     standard input"
+                    "fixlengths without --length reads its input twice: give a regular FILE, \
+                     not standard input or a pipe"
                         .into(),
                 ));
             }

@@ -276,22 +276,31 @@ pub fn join(a: &JoinArgs) -> Result<(), Failure> {
     }
     let format = a.output.to;
     let delimiter = a.output.delimiter().map_err(Failure::Usage)?;
-    let names: Option<Vec<&[u8]>> = match (&s1.header, &s2.header) {
-        (Some(h1), Some(h2)) => Some(h1.iter().chain(h2.iter()).collect()),
-        _ => None,
+    // With a header row, a side without one is an empty input: it has no
+    // columns, and an outer join still writes the other side's records
+    // (padded with no field), under that side's names alone.
+    let outer = |s: &Side, keeps: bool| keeps && !a.cross && s.header.is_some();
+    let headed: Vec<&Side> = match (&s1.header, &s2.header) {
+        (Some(_), Some(_)) => vec![&s1, &s2],
+        (Some(_), None) if outer(&s1, a.left || a.full) => vec![&s1],
+        (None, Some(_)) if outer(&s2, a.right || a.full) => vec![&s2],
+        _ => Vec::new(),
     };
-    if let (Some(n), Format::Jsonl) = (&names, format) {
-        let h1 = s1.header.as_ref().map(|h| h.len()).unwrap_or(0);
-        json_keys_utf8(&s1.input.name, &n[..h1], s1.header_position(), |f| f)?;
-        json_keys_utf8(&s2.input.name, &n[h1..], s2.header_position(), |f| f)?;
+    let names: Option<Vec<&[u8]>> = (!headed.is_empty())
+        .then(|| headed.iter().flat_map(|s| s.header.iter().flat_map(|h| h.iter())).collect());
+    if format == Format::Jsonl {
+        for s in &headed {
+            let keys: Vec<&[u8]> = s.header.iter().flat_map(|h| h.iter()).collect();
+            json_keys_utf8(&s.input.name, &keys, s.header_position(), |f| f)?;
+        }
     }
     let out = sink(a.output.output.as_deref(), &paths)?;
     let mut w = RecordWriter::new(out, format, delimiter, names.as_deref());
     if let (Some(n), false) = (&names, format == Format::Jsonl) {
-        let h = s1.header.as_ref().expect("a header row");
-        w.write(n.iter().copied())
-            .map_err(|e| write_failure(&s1.input.name, e, h.position(), |f| f))?;
+        let (name, pos) = (&headed[0].input.name, headed[0].header_position());
+        w.write(n.iter().copied()).map_err(|e| write_failure(name, e, pos, |f| f))?;
     }
+    drop(headed);
     drop(names);
     if a.cross {
         cross(a, s1, s2, &mut w)?;

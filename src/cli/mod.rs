@@ -125,6 +125,13 @@ pub fn path_arg(file: Option<&Path>) -> Option<&Path> {
     file.filter(|p| p.as_os_str() != "-")
 }
 
+/// Whether `path` can be opened again for the same bytes: a regular file
+/// (or something that cannot be looked at, whose error opening it will
+/// report), not a pipe, FIFO or device, which a first pass drains.
+pub fn reads_again(path: &Path) -> bool {
+    std::fs::metadata(path).map_or(true, |m| m.is_file() || m.is_dir())
+}
+
 /// One open input: the reader, its name for messages, a progress bar.
 pub struct Input {
     /// The reader.

@@ -594,10 +594,19 @@ pub(crate) fn open_path(path: &Path) -> crate::error::Result<File> {
 /// The whole file at `path`, mapped for one short pass (the splitter's):
 /// registered with the `SIGBUS` guard like a reader's mapping, never
 /// released behind. `None` for an empty file (nothing to map). Check
-/// [`Mapped::changed`] before trusting what was read.
+/// [`Mapped::changed`] before trusting what was read. Anything but a
+/// regular file (a pipe, a FIFO, a device) is a configuration error: it
+/// has no byte ranges, and its size of 0 would pass for an empty file.
 pub(crate) fn map_path(path: &Path) -> crate::error::Result<Option<Mapped>> {
     let file = open_path(path)?;
-    let len = file.metadata().map_err(|e| Error::from(e).with_path(path))?.len();
+    let meta = file.metadata().map_err(|e| Error::from(e).with_path(path))?;
+    if !meta.is_file() {
+        return Err(Error::config(
+            "not a regular file: byte ranges need a file that can be read again",
+        )
+        .with_path(path));
+    }
+    let len = meta.len();
     if len == 0 {
         return Ok(None);
     }

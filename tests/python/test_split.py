@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import pickle
 import random
 
@@ -187,6 +188,23 @@ def test_an_empty_file_is_one_empty_part(tmp_path):
     parts = fastcsv.split(path)
     assert [(p.start, p.end) for p in parts] == [(0, 0)]
     assert fastcsv.read(parts[0]) == []
+
+
+def test_a_pipe_or_device_is_refused_not_one_empty_part(tmp_path):
+    # A FIFO or device has a size of 0: it used to split as an empty file,
+    # one part of no rows, and fastcsv.dask read nothing from it.
+    fifo = tmp_path / "f.csv"
+    os.mkfifo(fifo)
+    writer = os.open(fifo, os.O_RDWR)  # so that opening it to read does not block
+    try:
+        os.write(writer, b"a,b\n1,2\n")
+        for path in (fifo, "/dev/null"):
+            with pytest.raises(ValueError, match="not a regular file"):
+                fastcsv.split(path)
+            with pytest.raises(ValueError, match="not a regular file"):
+                fastcsv.summarize(path, 0, 0)
+    finally:
+        os.close(writer)
 
 
 def test_read_arrow_on_threads_gives_the_same_columns_and_errors(tmp_path):
