@@ -196,6 +196,14 @@ fn select_usage_errors_exit_2() {
     fails(&["select", "9", &people], 2, "column 9 is out of range: there are 4 columns");
     fails(&["select", "!1-4", &people], 2, "selects no column");
     fails(&["select", "name", "--no-headers", &people], 2, "needs a header row");
+    // An empty input has no header row either: the message says so rather
+    // than blame a --no-headers that was not given.
+    let empty = std::env::temp_dir().join(format!("fastcsv-cli-empty-{}.csv", std::process::id()));
+    std::fs::write(&empty, "").unwrap();
+    let empty = empty.to_str().unwrap();
+    for verb in ["frequency", "stats"] {
+        fails(&[verb, "-s", "name", empty], 2, "none with --no-headers or an empty input");
+    }
     fails(&["select", "0", &people], 2, "indices start at 1");
     fails(&["select", "a,,b", &people], 2, "empty item");
     fails(&["select", "--to", "xml", "1", &people], 2, "invalid value 'xml'");

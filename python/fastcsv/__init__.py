@@ -657,10 +657,8 @@ def read_arrow(
     consumer's thread.
     """
     _check_keywords("read_arrow", fmtparams)
-    if usecols is not None:
-        if columns is not None:
-            raise TypeError("read_arrow() takes columns or usecols, not both")
-        columns = usecols
+    if usecols is not None and columns is not None:
+        raise TypeError("read_arrow() takes columns or usecols, not both")
     if na_values is not None:
         if null_values is not None:
             raise TypeError("read_arrow() takes null_values or na_values, not both")
@@ -702,7 +700,10 @@ def read_arrow(
         threads = 1
     # One dtype for every column: the names are read first, so a stream
     # is held here to be read twice.
-    probe_names = dtype is not None and not isinstance(dtype, dict) and habits.names is None
+    # Likewise for pandas' usecols, whose columns come in the file's order.
+    probe_names = habits.names is None and (
+        (dtype is not None and not isinstance(dtype, dict)) or usecols is not None
+    )
     if probe_names and kind == "binary" and not isinstance(src, io.BytesIO):
         src = io.BytesIO(src.read())
     pos = src.tell() if probe_names and kind == "binary" else 0
@@ -734,6 +735,10 @@ def read_arrow(
         )
 
     try:
+        if usecols is not None:
+            columns = _usecols(
+                usecols, "read_arrow", lambda: habits.names or call(None, probe=True).column_names
+            )
         if dtype is not None:
             types = _dtype_types(
                 dtype, lambda: habits.names or call(None, probe=True).column_names
@@ -847,6 +852,34 @@ def _arrow_type(dtype: Any) -> Any:
         return _DTYPES[name]
     except KeyError:
         raise ValueError(f"read_arrow cannot read a column as dtype {dtype!r}") from None
+
+
+def _usecols(usecols: Any, func: str, names: Any) -> list[int]:
+    """pandas' ``usecols``: the columns named (or numbered) by a list, or
+    those whose name a callable takes, in the file's order and each once,
+    whatever the order and repeats of the list, as pandas reads them
+    (``usecols=["c", "a"]`` is ``["a", "c"]``). ``names()`` gives the
+    column names. An unknown name or an index out of range is a
+    ``ValueError``, a list that is not one of names and ints a
+    ``TypeError``."""
+    every = list(names())
+    if callable(usecols):
+        return [j for j, n in enumerate(every) if usecols(n)]
+    if isinstance(usecols, (str, bytes)) or not hasattr(usecols, "__iter__"):
+        raise TypeError(f"{func}() takes usecols as a list of names or indices, or a callable")
+    picked: set[int] = set()
+    for k in usecols:
+        if isinstance(k, str):
+            if k not in every:
+                raise ValueError(f"usecols names a column the file does not have: {k!r}")
+            picked.add(every.index(k))
+        elif isinstance(k, int) and not isinstance(k, bool):
+            if not 0 <= k < len(every):
+                raise ValueError(f"usecols index {k} is out of range: the file has {len(every)} columns")
+            picked.add(k)
+        else:
+            raise TypeError(f"usecols holds names (str) or indices (int), not {type(k).__name__}")
+    return sorted(picked)
 
 
 def _dtype_types(dtype: Any, names: Any) -> Any:

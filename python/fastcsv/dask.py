@@ -260,9 +260,11 @@ def read_csv(
             raise TypeError(f"read_csv() got an unexpected keyword argument {k!r}")
     if columns is not None and usecols is not None:
         raise TypeError("fastcsv.dask.read_csv takes columns or usecols, not both")
+    # pandas' usecols: the columns in the file's order (see below).
+    file_order = columns is None and usecols is not None
     if columns is None:
         columns = usecols
-    if columns is not None and not isinstance(columns, (str, bytes, dict)):
+    if columns is not None and not callable(columns) and not isinstance(columns, (str, bytes, dict)):
         columns = list(columns)  # read twice below
     if blocksize is not None and (isinstance(blocksize, bool) or not isinstance(blocksize, int)):
         raise TypeError(f"blocksize must be int or None, not {type(blocksize).__name__}")
@@ -301,6 +303,10 @@ def read_csv(
         else:
             parts = fastcsv.split(p, dialect, size=blocksize, **split_kw)
             pieces += [_Piece(p, part) for part in parts]
+    if file_order:
+        every = fastcsv.read_arrow(pieces[0].source(), dialect, **dict(kwargs, columns=None)).column_names
+        columns = fastcsv._usecols(columns, "read_csv", lambda: every)
+        kwargs["columns"] = columns
     read = _ReadPart(dialect, header, [], fmtparams, None, columns, spellings)
     # The names (and types), from the first piece's header (or first row).
     first = fastcsv.read_arrow(pieces[0].source(), dialect, types=types, **kwargs)

@@ -229,7 +229,8 @@ fn parse_item((negated, pieces): (bool, Vec<Piece>)) -> Result<Item, String> {
 fn find_name(names: Option<&[&[u8]]>, name: &str) -> Result<Option<usize>, String> {
     let Some(names) = names else {
         return Err(format!(
-            "column name `{name}` needs a header row (drop --no-headers or use indices)"
+            "column name `{name}` needs a header row \
+             (none with --no-headers or an empty input: use indices)"
         ));
     };
     if let Some(i) = names.iter().position(|n| *n == name.as_bytes()) {
@@ -298,7 +299,8 @@ fn end_index(
             let spec = format!("\"{}\"[{k}]", n.replace('"', "\"\""));
             let Some(names) = names else {
                 return Err(format!(
-                    "column name `{spec}` needs a header row (drop --no-headers or use indices)"
+                    "column name `{spec}` needs a header row \
+                     (none with --no-headers or an empty input: use indices)"
                 ));
             };
             nth_named(names, n, *k, &spec)?

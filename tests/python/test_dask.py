@@ -84,6 +84,15 @@ def test_selected_columns(tmp_path):
     df = fastcsv.dask.read_csv(path, blocksize=4096, usecols=iter(["x"]), types={"x": "float64", "n": "int64"})
     assert list(df.columns) == ["x"] and str(df.dtypes.iloc[0]) == "float64"
     assert df.compute(scheduler="sync")["x"].tolist()[:2] == [0.5, 1.5]
+    # As pandas and dask: usecols gives the file's order (columns, the
+    # order asked for).
+    pd = pytest.importorskip("pandas")
+    df = fastcsv.dask.read_csv(path, blocksize=4096, usecols=["s", "n", "s"], types="infer")
+    assert list(df.columns) == ["n", "s"] == list(pd.read_csv(path, usecols=["s", "n"]).columns)
+    got = df.compute(scheduler="sync")
+    assert list(got.columns) == ["n", "s"] and got["s"].tolist()[7] == "s,7"
+    df = fastcsv.dask.read_csv(path, blocksize=4096, usecols=lambda c: c.startswith("s"))
+    assert list(df.columns) == ["s", "s2"]
     with pytest.raises(TypeError, match="not both"):
         fastcsv.dask.read_csv(path, columns=["x"], usecols=["x"])
     with pytest.raises(ValueError, match="header=True"):

@@ -42,11 +42,30 @@ def test_an_unknown_keyword_names_the_function(f):
         fastcsv.read_arrow(f, chunksize=10)
 
 
-def test_usecols_is_columns(f):
-    assert table(f, usecols=["price", "id"]).column_names == ["price", "id"]
+def test_usecols_is_columns_in_the_files_order(f):
+    # As pandas: the order and repeats of usecols do not matter (columns=
+    # keeps the order asked for).
+    want = list(pd.read_csv(f, usecols=["price", "id"]).columns)
+    assert want == ["id", "price"]
+    assert table(f, usecols=["price", "id"]).column_names == want
+    assert table(f, usecols=["price", "id", "price"]).column_names == want
+    assert table(f, usecols=[2, 0]).column_names == list(pd.read_csv(f, usecols=[2, 0]).columns)
+    assert table(f, usecols=iter(["price", "id"])).column_names == want
+    assert table(f, columns=["price", "id"]).column_names == ["price", "id"]
     assert table(f, usecols=[1]).column_names == ["name"]
+    pick = lambda n: n != "name"  # noqa: E731
+    assert table(f, usecols=pick).column_names == list(pd.read_csv(f, usecols=pick).columns)
+    # With a single dtype (the names are read first for both).
+    t = table(f, usecols=["price", "id"], dtype="string")
+    assert t.column_names == want
     with pytest.raises(TypeError, match="columns or usecols"):
         fastcsv.read_arrow(f, usecols=[1], columns=[0])
+    with pytest.raises(ValueError, match="does not have: 'nope'"):
+        fastcsv.read_arrow(f, usecols=["id", "nope"])
+    with pytest.raises(ValueError, match="out of range"):
+        fastcsv.read_arrow(f, usecols=[7])
+    with pytest.raises(TypeError, match="usecols"):
+        fastcsv.read_arrow(f, usecols="id")
 
 
 def test_sep_is_delimiter(tmp_path):
