@@ -165,6 +165,52 @@ fn several_members_frames_or_streams_read_as_one_input() {
     }
 }
 
+/// A byte at a time: a gzip member's end, its padding and the next
+/// member's magic bytes each come in reads of their own.
+struct OneByte<R>(R);
+
+impl<R: Read> Read for OneByte<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(1);
+        self.0.read(&mut buf[..n])
+    }
+}
+
+#[test]
+fn zero_bytes_after_a_gzip_member_are_padding_as_gzip_and_python_read_them() {
+    let data = plain();
+    let want = ok_rows(&mut Reader::from_slice(&data));
+    let dir = tempfile::tempdir().unwrap();
+    let cut = data.len() / 3;
+    let (a, b) = (compress(Codec::Gzip, &data[..cut]), compress(Codec::Gzip, &data[cut..]));
+    let zeros = |n: usize| vec![0u8; n];
+    // Padded at the end (to a block, as tape and archive tools pad), and
+    // between two members.
+    let padded = [a.clone(), b.clone(), zeros(512)].concat();
+    let between = [a.clone(), zeros(3), b.clone(), zeros(1)].concat();
+    for z in [&padded, &between] {
+        let p = write_temp(&dir, "padded.csv.gz", z);
+        for ahead in [false, true] {
+            let mut rdr = builder().read_ahead(ahead).from_path(&p).unwrap();
+            assert_eq!(ok_rows(&mut rdr), want);
+        }
+        assert_eq!(ok_rows(&mut builder().from_reader(Trickle(&z[..]))), want);
+        assert_eq!(ok_rows(&mut builder().from_reader(OneByte(&z[..]))), want);
+    }
+    // Other bytes after a member are an error at the first of them, after
+    // every row of the member.
+    let whole = compress(Codec::Gzip, &data);
+    for tail in [&b"garbage"[..], b"\x1f", b"\x1f\x8c", b"\x00\x00x"] {
+        let z = [whole.clone(), tail.to_vec()].concat();
+        let p = write_temp(&dir, "tail.csv.gz", &z);
+        let (got, err) = rows(&mut builder().from_path(&p).unwrap());
+        let e = err.unwrap_or_else(|| panic!("{tail:?} after the member: no error"));
+        assert!(matches!(e.kind(), ErrorKind::Decompress { codec: Codec::Gzip, .. }), "{e}");
+        assert_eq!(got, want, "{tail:?}: the member's rows come first");
+        assert_eq!(e.path(), Some(p.as_path()));
+    }
+}
+
 #[test]
 fn a_truncated_file_is_an_error_naming_the_path_never_fewer_rows() {
     let data = plain();

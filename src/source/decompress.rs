@@ -16,7 +16,10 @@
 //! in the compressed input that the decoder had consumed up to: rows are
 //! never silently cut short. Several gzip members, zstd frames, bzip2
 //! streams or xz streams one after another decode as one input, as
-//! `gzip -dc`, `zstd -dc`, `bzip2 -dc` and `xz -dc` do.
+//! `gzip -dc`, `zstd -dc`, `bzip2 -dc` and `xz -dc` do. Zero bytes after a
+//! gzip member (a file padded to a block size, as tape and some archive
+//! tools pad it) are skipped, as `gzip -d` and Python's `gzip` module (so
+//! pandas) skip them; any other bytes there must begin a member.
 
 use std::io::{self, BufRead, BufReader, Chain, Cursor, Read};
 
@@ -100,8 +103,72 @@ impl<R: Read> BufRead for Counted<R> {
     }
 }
 
+/// gzip members one after another, with zero bytes skipped between them
+/// and after the last (see the module's documentation).
+enum GzMembers<R: Read> {
+    /// Decoding a member.
+    Member(flate2::bufread::GzDecoder<Counted<R>>),
+    /// After a member: zero bytes, the end, or the next member.
+    Between(Counted<R>),
+    /// Only while the state moves on.
+    Moving,
+}
+
+impl<R: Read> GzMembers<R> {
+    fn consumed(&self) -> u64 {
+        match self {
+            GzMembers::Member(d) => d.get_ref().consumed,
+            GzMembers::Between(src) => src.consumed,
+            GzMembers::Moving => 0,
+        }
+    }
+}
+
+impl<R: Read> Read for GzMembers<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self {
+                GzMembers::Member(d) => {
+                    let n = d.read(out)?;
+                    if n > 0 || out.is_empty() {
+                        return Ok(n);
+                    }
+                    // The member ended (its trailer checked): the source
+                    // is right after it.
+                    if let GzMembers::Member(d) = std::mem::replace(self, GzMembers::Moving) {
+                        *self = GzMembers::Between(d.into_inner());
+                    }
+                }
+                GzMembers::Between(src) => {
+                    let buf = src.fill_buf()?;
+                    if buf.is_empty() {
+                        return Ok(0);
+                    }
+                    let zeros = buf.iter().take_while(|&&b| b == 0).count();
+                    if zeros > 0 {
+                        src.consume(zeros);
+                        continue;
+                    }
+                    // Anything else must be a member, which starts with
+                    // the magic bytes (the decoder checks the rest).
+                    if buf[0] != 0x1f || buf.get(1).is_some_and(|&b| b != 0x8b) {
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            "bytes after a gzip member are not another member",
+                        ));
+                    }
+                    if let GzMembers::Between(src) = std::mem::replace(self, GzMembers::Moving) {
+                        *self = GzMembers::Member(flate2::bufread::GzDecoder::new(src));
+                    }
+                }
+                GzMembers::Moving => unreachable!("the state is put back before any return"),
+            }
+        }
+    }
+}
+
 enum Inner<R: Read> {
-    Gzip(flate2::bufread::MultiGzDecoder<Counted<R>>),
+    Gzip(GzMembers<R>),
     Zstd(zstd::stream::read::Decoder<'static, Counted<R>>),
     Bzip2(bzip2::bufread::MultiBzDecoder<Counted<R>>),
     Xz(liblzma::bufread::XzDecoder<Counted<R>>),
@@ -127,7 +194,7 @@ impl<R: Read> Decoder<R> {
     pub(crate) fn new(rdr: R, codec: Codec, base: u64) -> io::Result<Decoder<R>> {
         let src = Counted { buf: BufReader::with_capacity(INPUT_BUFFER, rdr), consumed: 0 };
         let inner = match codec {
-            Codec::Gzip => Inner::Gzip(flate2::bufread::MultiGzDecoder::new(src)),
+            Codec::Gzip => Inner::Gzip(GzMembers::Member(flate2::bufread::GzDecoder::new(src))),
             Codec::Zstd => Inner::Zstd(zstd::stream::read::Decoder::with_buffer(src)?),
             Codec::Bzip2 => Inner::Bzip2(bzip2::bufread::MultiBzDecoder::new(src)),
             Codec::Xz => Inner::Xz(liblzma::bufread::XzDecoder::new_multi_decoder(src)),
@@ -139,7 +206,7 @@ impl<R: Read> Decoder<R> {
     /// Compressed bytes consumed so far.
     fn consumed(&self) -> u64 {
         match &self.inner {
-            Inner::Gzip(d) => d.get_ref().consumed,
+            Inner::Gzip(d) => d.consumed(),
             Inner::Zstd(d) => d.get_ref().consumed,
             Inner::Bzip2(d) => d.get_ref().consumed,
             Inner::Xz(d) => d.get_ref().consumed,

@@ -243,6 +243,25 @@ def test_compression(tmp_path, suffix, compress):
         fastcsv.read_arrow(p, compression=None).read_all()
 
 
+def test_a_gzip_file_padded_with_zeros_reads_as_pandas_reads_it(tmp_path):
+    # Zero bytes after the last member (a file padded to a block) are
+    # skipped, by Python's gzip module and so by pandas; other bytes there
+    # are an error in both.
+    p = tmp_path / "padded.csv.gz"
+    p.write_bytes(gzip.compress(TEXT.encode()) + bytes(512))
+    want = pd.read_csv(p, dtype=str, keep_default_na=False).to_dict("records")
+    assert table(p).to_pylist() == want
+    assert fastcsv.read(p) == [r.split(",") for r in TEXT.splitlines()]
+    p.write_bytes(gzip.compress(TEXT.encode()) + b"garbage")
+    with pytest.raises(Exception):
+        pd.read_csv(p)
+    with pytest.raises(fastcsv.Error, match="not another member"):
+        fastcsv.read(p)
+    # Through the Arrow stream, pyarrow raises it as an OSError.
+    with pytest.raises((OSError, fastcsv.Error), match="not another member"):
+        fastcsv.read_arrow(p).read_all()
+
+
 def zstd_raw_frame(data: bytes) -> bytes:
     """A zstd frame of one raw (stored) block: what a zstd reader decodes,
     made without a compressor."""
