@@ -106,8 +106,8 @@ impl<R: Read> BufRead for Counted<R> {
 /// gzip members one after another, with zero bytes skipped between them
 /// and after the last (see the module's documentation).
 enum GzMembers<R: Read> {
-    /// Decoding a member.
-    Member(flate2::bufread::GzDecoder<Counted<R>>),
+    /// Decoding a member (boxed: the decoder's state is large).
+    Member(Box<flate2::bufread::GzDecoder<Counted<R>>>),
     /// After a member: zero bytes, the end, or the next member.
     Between(Counted<R>),
     /// Only while the state moves on.
@@ -158,7 +158,7 @@ impl<R: Read> Read for GzMembers<R> {
                         ));
                     }
                     if let GzMembers::Between(src) = std::mem::replace(self, GzMembers::Moving) {
-                        *self = GzMembers::Member(flate2::bufread::GzDecoder::new(src));
+                        *self = GzMembers::Member(Box::new(flate2::bufread::GzDecoder::new(src)));
                     }
                 }
                 GzMembers::Moving => unreachable!("the state is put back before any return"),
@@ -194,7 +194,9 @@ impl<R: Read> Decoder<R> {
     pub(crate) fn new(rdr: R, codec: Codec, base: u64) -> io::Result<Decoder<R>> {
         let src = Counted { buf: BufReader::with_capacity(INPUT_BUFFER, rdr), consumed: 0 };
         let inner = match codec {
-            Codec::Gzip => Inner::Gzip(GzMembers::Member(flate2::bufread::GzDecoder::new(src))),
+            Codec::Gzip => {
+                Inner::Gzip(GzMembers::Member(Box::new(flate2::bufread::GzDecoder::new(src))))
+            }
             Codec::Zstd => Inner::Zstd(zstd::stream::read::Decoder::with_buffer(src)?),
             Codec::Bzip2 => Inner::Bzip2(bzip2::bufread::MultiBzDecoder::new(src)),
             Codec::Xz => Inner::Xz(liblzma::bufread::XzDecoder::new_multi_decoder(src)),
