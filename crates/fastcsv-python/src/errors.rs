@@ -44,7 +44,12 @@ pub(crate) fn map_error(e: CoreError, stash: &PyErrStash) -> PyErr {
     let path = e.path().map(|p| p.display().to_string());
     match e.into_kind() {
         ErrorKind::Io(io) => io_error(io, path),
-        kind => PyValueError::new_err(kind.to_string()),
+        // A setting or input refused for a file names the file, as the
+        // core's message does.
+        kind => PyValueError::new_err(match path {
+            Some(p) => format!("{p}: {kind}"),
+            None => kind.to_string(),
+        }),
     }
 }
 
