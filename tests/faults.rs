@@ -932,3 +932,45 @@ fn a_pseudo_file_shorter_than_its_size_is_not_a_change() {
         }
     }
 }
+
+/// `fixlengths` without `--length` reads its file twice: rows appended
+/// between the passes (or a last row finished then) were not measured by
+/// the first, and used to be written cut to the first pass's length, with
+/// exit status 0. They are now an error at the first such record.
+#[cfg(debug_assertions)]
+#[test]
+fn fixlengths_fails_when_the_file_grows_between_its_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.csv");
+    let run = |body: &str, append: &str| {
+        std::fs::write(&path, body).unwrap();
+        let mut c = Command::new(BIN);
+        c.args(["fixlengths", path.to_str().unwrap()]);
+        if !append.is_empty() {
+            c.env("FASTCSV_TEST_APPEND_BETWEEN", append);
+        }
+        c.output().unwrap()
+    };
+    // Unchanged: every record padded to the longest (3).
+    let o = run("a,b\n1,2,3\n4\n", "");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, b"a,b,\n1,2,3\n4,,\n");
+    // Shorter records appended, a longer one, and the last record finished
+    // after the first pass read it.
+    for (body, append, line, record, byte) in [
+        ("a,b\n1,2,3\n4\n", "5\n", 4, 3, 12),
+        ("a,b\n1,2,3\n4\n", "5,6,7,8\n", 4, 3, 12),
+        ("a,b\n1,2,3\n4", ",5,6,7\n", 3, 2, 10),
+    ] {
+        let o = run(body, append);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{append:?}: {err}");
+        let want = format!("{}:{line}: record {record}, byte {byte}: file changed", path.display());
+        assert!(err.contains(&want), "{append:?}: {err}");
+    }
+    // A file that grows by records no longer than the longest is the same
+    // error: they were not in the first pass.
+    let o = run(&"x,y,z\n".repeat(50_000), "1\n");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("file changed"), "{}", stderr(&o));
+}

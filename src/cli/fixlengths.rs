@@ -2,11 +2,12 @@
 //! `--length`), padded with empty fields or cut, as `xsv fixlengths` does.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use clap::Args;
 
-use fastcsv::{SelectedRow, Selection};
+use fastcsv::{Batch, ErrorKind, Position, SelectedRow, Selection};
 
 use super::fmt::{one_thread, open_all_rows, CommonArgs, CsvStyle};
 use super::output::CsvRewrite;
@@ -47,6 +48,9 @@ pub fn run(a: &FixlengthsArgs) -> Result<(), Failure> {
     let mut args = a.common.input();
     // Records of any length are what this command is for.
     args.flexible = true;
+    // Without --length: the records the first pass read, and the dialect
+    // it measured them with.
+    let mut first_pass = None;
     let length = match a.length {
         Some(n) => {
             usize::try_from(n).map_err(|_| Failure::Usage("--length is too large".into()))?
@@ -62,22 +66,27 @@ pub fn run(a: &FixlengthsArgs) -> Result<(), Failure> {
             let mut input = open_all_rows(file, &args)?;
             let d = input.reader.dialect();
             let (delim, quote) = (d.delimiter(), d.quote());
-            let mut max = 0;
+            let (mut max, mut rows) = (0, 0u64);
             input.par_each_batch(
                 &Selection::raw(),
                 &one_thread(),
-                || 0usize,
-                |b, max: &mut usize| -> Result<(), Failure> {
+                || (0usize, 0u64),
+                |b, (max, rows): &mut (usize, u64)| -> Result<(), Failure> {
                     for row in b.iter() {
                         *max = (*max).max(kept_width(&row, delim, quote));
                     }
+                    *rows += b.len() as u64;
                     Ok(())
                 },
-                |m| {
+                |(m, r)| {
+                    // The state is the worker's, kept across its batches.
                     max = max.max(*m);
+                    rows += std::mem::take(r);
                     Ok(())
                 },
             )?;
+            first_pass = Some((rows, delim, quote));
+            super::test_hooks::between_passes(file);
             max
         }
     };
@@ -85,11 +94,19 @@ pub fn run(a: &FixlengthsArgs) -> Result<(), Failure> {
     let style = CsvStyle::for_output(a.common.output.as_deref());
     let w = CsvRewrite::new(input.reader.dialect(), style, false);
     let mut out = super::commands::sink(a.common.output.as_deref(), &[file])?;
+    // Records handed to the second pass so far (one thread: in order).
+    let seen = AtomicU64::new(0);
     input.par_each_batch(
         &w.selection(),
         &one_thread(),
         Vec::new,
         |b, buf: &mut Vec<u8>| -> Result<(), Failure> {
+            if let Some((rows, delim, quote)) = first_pass {
+                same_records(b, seen.fetch_add(b.len() as u64, Ordering::Relaxed), rows, |row| {
+                    kept_width(row, delim, quote) <= length
+                })
+                .map_err(|pos| changed(file, pos))?;
+            }
             w.append_fixed(b, 0..b.len(), length, buf);
             Ok(())
         },
@@ -100,6 +117,43 @@ pub fn run(a: &FixlengthsArgs) -> Result<(), Failure> {
         },
     )?;
     Ok(out.flush()?)
+}
+
+/// Checks the second pass's batch `b`, whose first record is record
+/// `before` of the pass, against the first pass's `rows` records: a record
+/// past them, or a last one that `fits` no longer (it was being written),
+/// means that the file changed between the passes. Its position then.
+fn same_records(
+    b: &Batch<'_>,
+    before: u64,
+    rows: u64,
+    fits: impl Fn(&SelectedRow<'_>) -> bool,
+) -> Result<(), Position> {
+    let after = before + b.len() as u64;
+    if after < rows {
+        return Ok(());
+    }
+    // The first pass's last record, if in this batch, then the first record
+    // past them.
+    if let Some(last) = rows.checked_sub(1).filter(|&l| l >= before) {
+        let row = b.row((last - before) as usize);
+        if !fits(&row) {
+            return Err(row.position());
+        }
+    }
+    if after > rows {
+        return Err(b.row(rows.saturating_sub(before) as usize).position());
+    }
+    Ok(())
+}
+
+/// The error of a file that changed between the two passes, at `pos`.
+fn changed(file: Option<&Path>, pos: Position) -> Failure {
+    let e = fastcsv::Error::new(ErrorKind::FileChanged).with_position(pos);
+    match file {
+        Some(p) => e.with_path(p).into(),
+        None => e.into(),
+    }
 }
 
 /// The number of fields of `row` up to its last non-empty one (at least

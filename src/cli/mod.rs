@@ -336,6 +336,25 @@ mod test_hooks {
     #[cfg(not(debug_assertions))]
     #[inline(always)]
     pub fn handed_out(_: Option<&Path>, _: u64) {}
+
+    /// Called between the two passes of a command that reads its input
+    /// twice: with `FASTCSV_TEST_APPEND_BETWEEN=TEXT` set, appends `TEXT`
+    /// to the file `path` (a file that grows between the passes).
+    #[cfg(debug_assertions)]
+    pub fn between_passes(path: Option<&Path>) {
+        use std::io::Write;
+        let (Some(path), Some(text)) = (path, std::env::var_os("FASTCSV_TEST_APPEND_BETWEEN"))
+        else {
+            return;
+        };
+        let f = std::fs::OpenOptions::new().append(true).open(path);
+        f.and_then(|mut f| f.write_all(text.as_encoded_bytes()))
+            .expect("the test hook appends to the input");
+    }
+
+    #[cfg(not(debug_assertions))]
+    #[inline(always)]
+    pub fn between_passes(_: Option<&Path>) {}
 }
 
 /// A writer error for the record at `pos` of the input called `name` as a
