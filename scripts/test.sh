@@ -21,7 +21,10 @@ need polars polars
 need duckdb duckdb
 need pandas pandas
 need dask.dataframe "dask[dataframe]"
-need distributed distributed
+# At least 2024.1: with both asked for at once, pip can pair the newest
+# dask with an old distributed (2021.4) that no longer imports with it;
+# the bound makes pip take a distributed and the dask it pins instead.
+need distributed "distributed>=2024.1"
 
 echo "== Rust tests"
 cargo test --features cli
