@@ -657,13 +657,13 @@ def read_arrow(
     consumer's thread.
     """
     _check_keywords("read_arrow", fmtparams)
+    _check_terminator("read_arrow", fmtparams)
     if usecols is not None and columns is not None:
         raise TypeError("read_arrow() takes columns or usecols, not both")
     if na_values is not None:
         if null_values is not None:
             raise TypeError("read_arrow() takes null_values or na_values, not both")
-        given = [na_values] if isinstance(na_values, str) else [str(x) for x in na_values]
-        null_values = (list(_PANDAS_NA) if keep_default_na else []) + given
+        null_values = _na_spellings("read_arrow", na_values, keep_default_na)
         strings_can_be_null = True
     if dtype is not None and types is not None:
         raise TypeError("read_arrow() takes types or dtype, not both")
@@ -772,6 +772,31 @@ def _check_keywords(func: str, fmtparams: dict[str, Any]) -> None:
     for k in fmtparams:
         if k not in _DIALECT_KEYS and k not in _EXTRA:
             raise TypeError(f"{func}() got an unexpected keyword argument {k!r}")
+
+
+def _check_terminator(func: str, fmtparams: dict[str, Any]) -> None:
+    """pandas reads ``lineterminator`` as the record end; ``csv``'s reader
+    ignores it and ends records at ``\\r``, ``\\n`` and ``\\r\\n``, as
+    fastcsv does. Any other terminator is a ``ValueError``, not ignored."""
+    end = fmtparams.get("lineterminator")
+    if end is not None and end not in ("\r\n", "\n", "\r"):
+        raise ValueError(
+            f"{func}() ends records at \\r, \\n and \\r\\n only, not lineterminator={end!r}"
+        )
+
+
+def _na_spellings(func: str, na_values: Any, keep_default_na: bool) -> list[str]:
+    """pandas' ``na_values`` (a ``str`` or an iterable of values, with its
+    default spellings unless ``keep_default_na`` is false) as
+    ``null_values``. A dict (pandas' spellings per column) is a
+    ``TypeError``: its keys are column names, not spellings."""
+    if isinstance(na_values, dict):
+        raise TypeError(
+            f"{func}() takes na_values as a str or a list of str (for every column), "
+            "not a dict (spellings per column are not supported)"
+        )
+    given = [na_values] if isinstance(na_values, str) else [str(x) for x in na_values]
+    return (list(_PANDAS_NA) if keep_default_na else []) + given
 
 
 # pandas' default null spellings (`keep_default_na=True`).
