@@ -128,19 +128,45 @@ def _pop_extra(fmtparams: dict[str, Any]) -> dict[str, Any]:
     return {k: fmtparams.pop(k) for k in _EXTRA if k in fmtparams}
 
 
-def _is_binary_file(f: object) -> bool:
+def _binary_probe(f: object) -> tuple[bool, bytes]:
+    """Whether ``f`` is a binary file, and what a duck-typed one's
+    ``read(0)`` returned (one that ignores the size gives data there,
+    which must be read first, not lost)."""
     if isinstance(f, io.TextIOBase):
-        return False
+        return False, b""
     if isinstance(f, (io.RawIOBase, io.BufferedIOBase)):
-        return True
+        return True, b""
     read = getattr(f, "read", None)
     if not callable(read):
-        return False
+        return False, b""
     try:
         probe = read(0)
     except Exception:  # noqa: BLE001 - any failure means "not a binary file"
-        return False
-    return isinstance(probe, (bytes, bytearray))
+        return False, b""
+    if isinstance(probe, (bytes, bytearray)):
+        return True, bytes(probe)
+    return False, b""
+
+
+class _Prefixed:
+    """A binary stream read as ``head`` and then the rest of ``f``: a
+    duck-typed stream whose ``read(0)`` (the probe) returned data."""
+
+    def __init__(self, head: bytes, f: Any) -> None:
+        self._head = head
+        self._f = f
+        name = getattr(f, "name", None)
+        if isinstance(name, str):
+            self.name = name
+
+    def read(self, n: int | None = -1) -> bytes:
+        if not self._head:
+            return bytes(self._f.read(-1 if n is None else n))
+        if n is None or n < 0:
+            out, self._head = self._head + bytes(self._f.read(-1)), b""
+            return out
+        out, self._head = self._head[:n], self._head[n:]
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,8 +209,9 @@ def _classify(source: object, allow_bytes: bool = False) -> tuple[str, Any]:
         return "path", os.fsdecode(os.fspath(source))
     if allow_bytes and isinstance(source, (bytes, bytearray, memoryview)):
         return "binary", io.BytesIO(source)
-    if _is_binary_file(source):
-        return "binary", source
+    binary, head = _binary_probe(source)
+    if binary:
+        return "binary", _Prefixed(head, source) if head else source
     return "lines", source
 
 
