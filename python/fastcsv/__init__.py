@@ -1053,8 +1053,19 @@ def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tup
         return data, name
     data = _decompress(bytes(data), codec)
     if codecs.lookup(encoding).name == "utf-8":
+        if errors == "strict":
+            # Invalid bytes go through as lone surrogates, back to bytes
+            # for the native reader, which reports them with their place.
+            errors = "surrogateescape"
         encoding = "utf-8-sig"
-    return data.decode(encoding, errors), name
+    try:
+        return data.decode(encoding, errors), name
+    except UnicodeDecodeError as e:
+        # The file's line of the byte: the reason says where.
+        before = data[: e.start].decode(encoding, "replace")
+        line = len(io.StringIO(before + "x", newline="").readlines())
+        where = f"{name}:{line}" if name is not None else f"line {line}"
+        raise UnicodeDecodeError(e.encoding, e.object, e.start, e.end, f"{where}: {e.reason}") from None
 
 
 def _filter_rows(
@@ -1078,7 +1089,18 @@ def _filter_rows(
     seen = 0  # lines consumed
     index = 0  # records, empty ones included (pandas' row numbers)
     nonempty = 0  # non-empty records kept so far
-    for row in rows:
+    # The non-empty records read at most: no later row is parsed.
+    limit = None if nrows is None else header_skip + int(has_header) + nrows
+    while limit is None or nonempty < limit:
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
+        except _csv.Error:
+            # The native reader meets the same error in the same record
+            # and reports it with its path, line and record.
+            out.append("".join(lines[seen:]))
+            break
         rec = lines[seen : rows.line_num]
         seen = rows.line_num
         i = index
@@ -1099,8 +1121,6 @@ def _filter_rows(
             nonempty += 1
             out.append("".join(_line_end(x) for x in rec))
             continue
-        if nrows is not None and nonempty >= header_skip + int(has_header) + nrows:
-            break
         nonempty += 1
         out.append("".join(rec))
     return "".join(out)
@@ -1203,10 +1223,10 @@ class _Habits:
                 self.nrows,
                 self.comment,
             )
-        # A lone surrogate (``errors='surrogateescape'``) goes back to its
-        # byte, which the native reader then reports.
-        back = "surrogateescape" if errors == "surrogateescape" else "strict"
-        out = io.BytesIO(text.encode("utf-8", back))
+        # A lone surrogate (``errors='surrogateescape'``, or a byte that
+        # is not UTF-8 with ``errors='strict'``) goes back to its byte,
+        # which the native reader then reports with its place.
+        out = io.BytesIO(text.encode("utf-8", "surrogateescape"))
         if name is not None:
             out.name = name  # type: ignore[attr-defined]
         return out

@@ -50,3 +50,47 @@ def test_a_line_terminator_other_than_a_line_end_is_refused():
     # The line ends fastcsv reads anyway are fine.
     for end in ("\n", "\r\n", "\r"):
         assert rows(b"a,b\n1,2\n", lineterminator=end) == [{"a": "1", "b": "2"}]
+
+
+def test_a_parse_error_after_skiprows_says_where(tmp_path):
+    # Rows left out by skiprows, nrows, comment or header=N are found by a
+    # Python csv reader first; its error had no path, line or record.
+    p = tmp_path / "e.csv"
+    p.write_text('a,b\n1,2\n3,"x"y\n5,6\n')
+    for kw in ({"skiprows": [1]}, {"nrows": 5}, {"comment": "#"}, {"encoding": "latin-1"}):
+        s = fastcsv.read_arrow(p, strict=True, **kw)
+        with pytest.raises(fastcsv.Error, match=r"e\.csv:3: record \d+, byte \d+: ',' expected after '\"'"):
+            s.read_all()
+    p.write_text("a,b\n1,2\n3," + "x" * (1 << 18) + "\n5,6\n")
+    with pytest.raises(fastcsv.Error, match=r"e\.csv:3: record \d+, byte \d+: field larger than field limit"):
+        fastcsv.read_arrow(p, skiprows=[1]).read_all()
+
+
+def test_nrows_stops_before_the_rows_it_leaves_out(tmp_path):
+    # An error in a row after the last one nrows keeps is never reached
+    # (as the rows after it are never read).
+    p = tmp_path / "n.csv"
+    p.write_text('a,b\n1,2\n3,"x"y\n5,6\n')
+    assert rows(p, strict=True, nrows=1) == [{"a": "1", "b": "2"}]
+    assert rows(p, strict=True, nrows=0) == []
+    assert fastcsv.read_arrow(p, strict=True, nrows=0).column_names == ["a", "b"]
+    p.write_bytes(b"a,b\n1,2\n3,\xff\n")
+    assert rows(p, nrows=1) == [{"a": "1", "b": "2"}]
+
+
+def test_invalid_utf8_after_skiprows_says_where(tmp_path):
+    p = tmp_path / "u.csv"
+    p.write_bytes(b"a,b\n1,2\n3,\xff\n5,6\n")
+    for kw in ({"skiprows": [1]}, {"comment": "#"}, {"header": 0, "names": ["x", "y"]}):
+        with pytest.raises(fastcsv.Error, match=r"u\.csv:3: record \d+, byte \d+: invalid UTF-8 in field 1"):
+            fastcsv.read_arrow(p, **kw).read_all()
+
+
+def test_a_decoding_error_in_another_encoding_says_where(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_bytes(b"a,b\n1,2\n3,\x81\n")  # 0x81 has no cp1252 character
+    with pytest.raises(UnicodeDecodeError, match=r"w\.csv:3: "):
+        fastcsv.read_arrow(p, encoding="cp1252")
+    p.write_bytes("a,b\r\n1,2\r\n".encode("utf-16-le") + b"\x00\xd8")
+    with pytest.raises(UnicodeDecodeError, match=r"w\.csv:3: "):
+        fastcsv.read_arrow(p, encoding="utf-16-le")
