@@ -538,6 +538,8 @@ def read_columns(
     rows are padded with ``""`` and empty rows are skipped. Inputs and
     keywords are those of :func:`read`.
     """
+    if not isinstance(header, bool):
+        raise TypeError(f"header must be bool, not {type(header).__name__}")
     extra = _pop_extra(fmtparams)
     kind, src = _classify(source, allow_bytes=True)
     if kind == "lines":

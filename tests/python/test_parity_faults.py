@@ -46,3 +46,12 @@ def test_a_stream_that_ignores_the_size_through_read_arrow():
 def test_the_first_chunk_alone():
     assert fastcsv.read(SizeBlind([b"a,b\n"])) == [["a", "b"]]
     assert fastcsv.read(SizeBlind([])) == []
+
+
+@pytest.mark.parametrize("source", [["x\n", "a,b\n", "1,2\n"], b"x\na,b\n1,2\n"])
+@pytest.mark.parametrize("header", [1, 0, None, "yes"])
+def test_read_columns_header_is_a_bool_for_every_input(source, header):
+    # An iterable of lines took any truthy header (header=1 read "x" as
+    # the header, not pandas' row 1); native inputs refused it.
+    with pytest.raises(TypeError, match="header"):
+        fastcsv.read_columns(source, header=header)
