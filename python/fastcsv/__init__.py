@@ -1360,7 +1360,15 @@ def resolve(
     non-empty row."""
     p, d, spec = _split_args(path, dialect, fmtparams)
     sums = [bytes(s) for s in summaries]
-    return [Part(p, *t) for t in _unsupported_is_value_error(_fastcsv._resolve, d, spec, sums)]
+    parts = [Part(p, *t) for t in _unsupported_is_value_error(_fastcsv._resolve, d, spec, sums)]
+    # Ranges that stop short of the end would leave its records out.
+    end, size = (parts[-1].end if parts else 0), os.stat(p).st_size
+    if end != size:
+        raise ValueError(
+            f"the summaries cover bytes 0..{end} of {p}, which has {size}: "
+            "summaries must cover the whole file"
+        )
+    return parts
 
 
 def _split_args(path: Any, dialect: Any, fmtparams: dict[str, Any]) -> tuple[str, Any, Any]:

@@ -55,3 +55,21 @@ def test_read_columns_header_is_a_bool_for_every_input(source, header):
     # the header, not pandas' row 1); native inputs refused it.
     with pytest.raises(TypeError, match="header"):
         fastcsv.read_columns(source, header=header)
+
+
+def test_resolve_refuses_summaries_that_stop_short_of_the_end(tmp_path):
+    # Summaries missing the last range resolved to parts that end early:
+    # their rows were all a reader of the parts gave, the rest lost.
+    p = tmp_path / "f.csv"
+    p.write_bytes(b'a,b\n1,"x\ny"\n3,4\n')
+    n = p.stat().st_size
+    first = fastcsv.summarize(p, 0, 7)
+    with pytest.raises(ValueError, match=r"cover bytes 0\.\.7 of .*f\.csv, which has 16"):
+        fastcsv.resolve(p, [first])
+    with pytest.raises(ValueError, match=r"cover bytes 0\.\.0 .* which has 16"):
+        fastcsv.resolve(p, [])
+    parts = fastcsv.resolve(p, [first, fastcsv.summarize(p, 7, n)])
+    assert [r for part in parts for r in fastcsv.read(part)] == fastcsv.read(p)
+    e = tmp_path / "e.csv"
+    e.write_bytes(b"")
+    assert fastcsv.resolve(e, []) == []
