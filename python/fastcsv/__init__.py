@@ -694,6 +694,10 @@ def read_arrow(
             raise TypeError("read_arrow() takes null_values or na_values, not both")
         null_values = _na_spellings("read_arrow", na_values, keep_default_na)
         strings_can_be_null = True
+    elif not keep_default_na and null_values is None:
+        # No default spelling is null: the empty value alone, in typed
+        # columns (pandas' nullable and date columns read it so).
+        null_values = [""]
     if dtype is not None and types is not None:
         raise TypeError("read_arrow() takes types or dtype, not both")
     habits = _Habits(

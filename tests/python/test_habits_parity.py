@@ -94,3 +94,22 @@ def test_a_decoding_error_in_another_encoding_says_where(tmp_path):
     p.write_bytes("a,b\r\n1,2\r\n".encode("utf-16-le") + b"\x00\xd8")
     with pytest.raises(UnicodeDecodeError, match=r"w\.csv:3: "):
         fastcsv.read_arrow(p, encoding="utf-16-le")
+
+
+def test_keep_default_na_false_alone_is_not_ignored():
+    # Without na_values, keep_default_na=False was ignored: "NA" was a null
+    # in typed columns, where pandas reads no default spelling as NA.
+    data = b"a,b\nNA,x\n1,y\n"
+    with pytest.raises(ValueError, match="NA"):
+        pd.read_csv(io.BytesIO(data), dtype={"a": "Int64"}, keep_default_na=False)
+    with pytest.raises(fastcsv.Error, match='field 0 is not a valid int64: "NA"'):
+        fastcsv.read_arrow(data, dtype={"a": "Int64"}, keep_default_na=False).read_all()
+    # The empty value is still null in a typed column (as pandas' Int64
+    # reads it), and text columns keep every value's text.
+    data = b"a,b\n,NA\n1,\n"
+    want = pd.read_csv(io.BytesIO(data), dtype={"a": "Int64", "b": "string"}, keep_default_na=False)
+    got = pa.table(fastcsv.read_arrow(data, dtype={"a": "Int64"}, keep_default_na=False)).to_pandas()
+    assert got["a"].isna().tolist() == want["a"].isna().tolist() == [True, False]
+    assert got["b"].tolist() == want["b"].tolist() == ["NA", ""]
+    # With the default, "NA" is null in a typed column.
+    assert rows(b"a\nNA\n", dtype="Int64") == [{"a": None}]
