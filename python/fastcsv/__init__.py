@@ -779,7 +779,10 @@ def read_arrow(
     try:
         if usecols is not None:
             columns = _usecols(
-                usecols, "read_arrow", lambda: habits.names or call(None, probe=True).column_names
+                usecols,
+                "read_arrow",
+                lambda: habits.names or call(None, probe=True).column_names,
+                numbered=habits.names is None and not habits.has_header,
             )
         if dtype is not None:
             types = _dtype_types(

@@ -118,17 +118,19 @@ def _arrow_type(dtype: Any) -> Any:
         raise ValueError(f"read_arrow cannot read a column as dtype {dtype!r}") from None
 
 
-def _usecols(usecols: Any, func: str, names: Any) -> list[int]:
+def _usecols(usecols: Any, func: str, names: Any, numbered: bool = False) -> list[int]:
     """pandas' ``usecols``: the columns named (or numbered) by a list, or
     those whose name a callable takes, in the file's order and each once,
     whatever the order and repeats of the list, as pandas reads them
     (``usecols=["c", "a"]`` is ``["a", "c"]``). ``names()`` gives the
     column names. An unknown name or an index out of range is a
     ``ValueError``, a list that is not one of names and ints a
-    ``TypeError``."""
+    ``TypeError``. With ``numbered`` (no header row and no ``names``), a
+    callable is given each column's index, pandas' label for it (the
+    column is still named ``"0"``, ``"1"``, ...)."""
     every = list(names())
     if callable(usecols):
-        return [j for j, n in enumerate(every) if usecols(n)]
+        return [j for j, n in enumerate(every) if usecols(j if numbered else n)]
     if isinstance(usecols, (str, bytes)) or not hasattr(usecols, "__iter__"):
         raise TypeError(f"{func}() takes usecols as a list of names or indices, or a callable")
     picked: set[int] = set()

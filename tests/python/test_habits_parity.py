@@ -113,3 +113,20 @@ def test_keep_default_na_false_alone_is_not_ignored():
     assert got["b"].tolist() == want["b"].tolist() == ["NA", ""]
     # With the default, "NA" is null in a typed column.
     assert rows(b"a\nNA\n", dtype="Int64") == [{"a": None}]
+
+
+def test_a_usecols_callable_without_a_header_row_is_given_indices():
+    # pandas labels the columns of a file without a header row 0, 1, ...
+    # (ints), and a usecols callable is written for them; it was given
+    # fastcsv's names "0", "1", ..., so `lambda c: c != 1` took every
+    # column and `lambda c: c in (0, 2)` none, silently.
+    data = b"1,2,3\n4,5,6\n"
+    assert rows(data, header=None, usecols=lambda c: c != 1) == [
+        {"0": "1", "2": "3"},
+        {"0": "4", "2": "6"},
+    ]
+    assert fastcsv.read_arrow(data, header=None, usecols=lambda c: c in (0, 2)).column_names == ["0", "2"]
+    # With a header row or names, the callable is given the names.
+    assert fastcsv.read_arrow(b"a,b\n1,2\n", usecols=lambda c: c == "b").column_names == ["b"]
+    names = ["x", "y", "z"]
+    assert fastcsv.read_arrow(data, names=names, usecols=lambda c: c > "x").column_names == ["y", "z"]
