@@ -358,6 +358,10 @@ def _spec(kind: str, src: Any, extra: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(errors, str):
         raise TypeError(f"errors must be str, not {type(errors).__name__}")
     codecs.lookup_error(errors)  # LookupError for an unknown handler
+    size = extra.get("buffer_size")
+    if isinstance(size, int) and size < 0:
+        # As 0 is (a negative size does not fit the native `usize`).
+        raise ValueError("buffer_size must be positive")
     spec: dict[str, Any] = {
         "errors": errors,
         "filter": extra.get("filter"),

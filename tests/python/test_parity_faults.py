@@ -73,3 +73,15 @@ def test_resolve_refuses_summaries_that_stop_short_of_the_end(tmp_path):
     e = tmp_path / "e.csv"
     e.write_bytes(b"")
     assert fastcsv.resolve(e, []) == []
+
+
+@pytest.mark.parametrize("size", [0, -1, -(1 << 70)])
+def test_a_buffer_size_below_one_is_a_value_error(tmp_path, size):
+    # A negative size was an OverflowError from the conversion to usize;
+    # the documented error (and that of 0) is ValueError.
+    p = tmp_path / "f.csv"
+    p.write_text("a\n")
+    with pytest.raises(ValueError, match="buffer_size must be positive"):
+        fastcsv.reader(p, buffer_size=size)
+    with pytest.raises(ValueError, match="buffer_size must be positive"):
+        fastcsv.read(b"a\n", buffer_size=size)
