@@ -5,8 +5,11 @@ is refused with a clear error (never silently read another way)."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 pa = pytest.importorskip("pyarrow")
 pd = pytest.importorskip("pandas")
@@ -130,3 +133,75 @@ def test_a_usecols_callable_without_a_header_row_is_given_indices():
     assert fastcsv.read_arrow(b"a,b\n1,2\n", usecols=lambda c: c == "b").column_names == ["b"]
     names = ["x", "y", "z"]
     assert fastcsv.read_arrow(data, names=names, usecols=lambda c: c > "x").column_names == ["y", "z"]
+
+
+CELLS = ["a", "1", "x y", '"q,r"', '"s""t"', "", "é", "NA", "null", "n/a", "-1"]
+
+
+@st.composite
+def pandas_case(draw):
+    """A rectangular file with unique header names (pandas mangles
+    repeats and makes a longer row an index, see docs/python-api.md), and
+    keywords whose rows fastcsv finds in Python."""
+    ncol = draw(st.integers(1, 4))
+    lines = [",".join(f"h{i}" for i in range(ncol))]
+    for _ in range(draw(st.integers(0, 7))):
+        kind = draw(st.sampled_from(["row", "row", "row", "blank", "comment"]))
+        if kind == "blank":
+            lines.append("")
+        elif kind == "comment":  # a row of its own without comment="#"
+            plain = st.sampled_from([c for c in CELLS if '"' not in c])
+            lines.append("#" + ",".join(draw(plain) for _ in range(ncol)))
+        else:
+            lines.append(",".join(draw(st.sampled_from(CELLS)) for _ in range(ncol)))
+    text = "\n".join(lines) + draw(st.sampled_from(["", "\n", "\r\n"]))
+    kw = {}
+    if draw(st.booleans()):
+        kw["comment"] = "#"
+    skip = draw(st.sampled_from([None, 1, [0], [2], [1, 2], "callable"]))
+    if skip == "callable":
+        kw["skiprows"] = lambda i: i == 3
+    elif skip is not None:
+        kw["skiprows"] = skip
+    nrows = draw(st.sampled_from([None, 1, 2, 4]))
+    if nrows is not None:
+        kw["nrows"] = nrows
+    header = draw(st.sampled_from(["default", None, 0, 1]))
+    if header != "default":
+        kw["header"] = header
+    if draw(st.booleans()):
+        kw["names"] = [f"n{i}" for i in range(ncol)]
+    usecols = draw(st.sampled_from([None, [0], [ncol - 1, 0]]))
+    if usecols is not None:
+        kw["usecols"] = usecols
+    na = draw(st.sampled_from([None, ["a"], ["x y", "é"], "1"]))
+    if na is not None:
+        kw["na_values"] = na
+    if draw(st.booleans()):
+        kw["keep_default_na"] = False
+    return text.encode(), kw
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pandas_case())
+def test_read_arrow_keywords_against_pandas(case):
+    data, kw = case
+    pkw = dict(kw)
+    if "na_values" not in kw:
+        pkw["keep_default_na"] = False  # text columns hold every value's text
+    try:
+        w = pd.read_csv(io.BytesIO(data), dtype=str, **pkw)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError):
+        return  # no header row there (see docs/python-api.md)
+    except ValueError:
+        return  # pandas' own failure (a comment cut inside a row, with usecols)
+    # A data row made the header (skiprows, header=1) may repeat a name or
+    # be shorter than the rows after it; pandas then mangles the names or
+    # makes the first columns an index (see docs/python-api.md).
+    names = [str(c) for c in w.columns]
+    assume(isinstance(w.index, pd.RangeIndex))
+    assume(not any(n.startswith("Unnamed: ") or re.search(r"\.\d+$", n) for n in names))
+    t = pa.table(fastcsv.read_arrow(data, **kw))
+    assert t.column_names == [str(c) for c in w.columns]
+    want = w.astype(object).where(w.notna(), None).values.tolist()
+    assert [list(r) for r in zip(*(c.to_pylist() for c in t.columns))] == want
