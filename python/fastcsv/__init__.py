@@ -427,7 +427,9 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
     ``f.read()``, ``for line in f`` or a second reader after a reader kept
     in a variable start ahead until that reader is dropped (``del r``). A
     ``UnicodeDecodeError`` from the file may come a few rows earlier or
-    later than in ``csv`` and ends the iteration. At
+    later than in ``csv`` and ends the iteration; after another exception
+    from its ``read`` (an ``OSError``, a Ctrl-C), the next call reads on,
+    as in ``csv``. At
     the end of such a file, each later call reads it again, as ``csv``
     does: rows appended since (a log file followed as ``tail -f`` does, a
     ``StringIO`` written to and sought back) come out, a record cut short

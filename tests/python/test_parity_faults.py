@@ -3,6 +3,8 @@ may lose rows silently, crash or hang."""
 
 from __future__ import annotations
 
+import io
+
 import fastcsv
 import pytest
 
@@ -85,3 +87,74 @@ def test_a_buffer_size_below_one_is_a_value_error(tmp_path, size):
         fastcsv.reader(p, buffer_size=size)
     with pytest.raises(ValueError, match="buffer_size must be positive"):
         fastcsv.read(b"a\n", buffer_size=size)
+
+
+DATA = b"".join(b"%d,row\n" % i for i in range(20000))
+
+
+class Flaky(io.RawIOBase):
+    """A seekable file whose read fails once, at byte `fail_at`, after a
+    short read up to it (an interrupted read, a Ctrl-C while blocked)."""
+
+    def __init__(self, fail_at, exc):
+        self.pos, self.fail_at, self.exc, self.failed = 0, fail_at, exc, False
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self.pos
+
+    def seek(self, off, whence=0):
+        self.pos = [off, self.pos + off, len(DATA) + off][whence]
+        return self.pos
+
+    def readinto(self, b):
+        if self.pos >= self.fail_at and not self.failed:
+            self.failed = True
+            raise self.exc
+        end = len(DATA) if self.failed else self.fail_at
+        n = min(len(b), end - self.pos)
+        b[:n] = DATA[self.pos : self.pos + n]
+        self.pos += n
+        return n
+
+
+def events(r):
+    """Rows read, and errors met, by a caller that goes on after them."""
+    out, rows = [], 0
+    while True:
+        try:
+            next(r)
+            rows += 1
+        except StopIteration:
+            return out + [("end", rows)]
+        except (OSError, KeyboardInterrupt) as e:
+            out.append((type(e).__name__, rows))
+
+
+def text(fail_at, exc, encoding="utf-8"):
+    return io.TextIOWrapper(io.BufferedReader(Flaky(fail_at, exc)), encoding=encoding, newline="")
+
+
+@pytest.mark.parametrize("exc", [OSError(5, "EIO"), KeyboardInterrupt()], ids=["oserror", "ctrl-c"])
+@pytest.mark.parametrize("fail_at", [70_000, 150_000])
+def test_reading_goes_on_after_the_file_s_read_raised(exc, fail_at):
+    # csv asks the file for the next line on every call: after its read
+    # raised, the next call reads on. fastcsv's readers ended there (every
+    # later call was the end), and a non-UTF-8 text file lost the text the
+    # failed read(n) had decoded.
+    import csv
+
+    want = events(csv.reader(text(fail_at, exc)))
+    assert want[-1] == ("end", 20000) and len(want) == 2
+    assert events(fastcsv.reader(text(fail_at, exc))) == want
+    assert events(fastcsv.DictReader(text(fail_at, exc), ["a", "b"])) == want
+    assert events(fastcsv.reader(io.BufferedReader(Flaky(fail_at, exc)))) == want
+    assert events(fastcsv.reader(Flaky(fail_at, exc))) == want
+    # Read ahead, a file decoded by its wrapper raises a few rows early.
+    got = events(fastcsv.reader(text(fail_at, exc, "latin-1")))
+    assert got[0][0] == want[0][0] and got[0][1] <= want[0][1] and got[1:] == want[1:]
