@@ -41,8 +41,11 @@ fn builder(buffer: usize) -> ReaderBuilder {
     b
 }
 
+/// A row's fields, and the line the reader is on after it.
+type Line = (Vec<Vec<u8>>, u64);
+
 /// Every row and its line, going on after errors; and the errors.
-fn drain(rdr: &mut Reader<'_>) -> (Vec<(Vec<Vec<u8>>, u64)>, Vec<String>) {
+fn drain(rdr: &mut Reader<'_>) -> (Vec<Line>, Vec<String>) {
     let (mut rows, mut errors) = (Vec::new(), Vec::new());
     loop {
         match rdr.read_row() {
