@@ -257,11 +257,10 @@ def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tup
     elif kind == "part":
         raise ValueError("a Part is read natively: skiprows, nrows, comment, header=N "
                          "and encodings other than UTF-8 need a whole file")
-    elif kind == "binary":
+    else:
+        # A file object's name (a text file's too, as for a binary one).
         n = getattr(src, "name", None)
         name = n if isinstance(n, str) else None
-        data = src.read()
-    else:
         data = src.read()
     if isinstance(data, str):
         return data, name

@@ -205,3 +205,16 @@ def test_read_arrow_keywords_against_pandas(case):
     assert t.column_names == [str(c) for c in w.columns]
     want = w.astype(object).where(w.notna(), None).values.tolist()
     assert [list(r) for r in zip(*(c.to_pylist() for c in t.columns))] == want
+
+
+def test_errors_from_a_text_file_name_it(tmp_path):
+    # A text file is read whole in Python; its name was left out of the
+    # errors, where a binary file's (and a path's) is given.
+    p = tmp_path / "named.csv"
+    p.write_text("a,b\n1,2\n1,2,3\n")
+    for f in (open(p, newline=""), open(p, "rb")):
+        with f, pytest.raises(fastcsv.Error, match=r"named\.csv:3: record 2, byte \d+: found record"):
+            fastcsv.read_arrow(f).read_all()
+    # io.StringIO has no name.
+    with pytest.raises(fastcsv.Error, match=r"^line 3: record 2"):
+        fastcsv.read_arrow(io.StringIO(p.read_text())).read_all()
