@@ -3,6 +3,7 @@ kind, on random dialects and random text."""
 
 import csv
 import io
+import itertools
 import os
 import tempfile
 
@@ -190,7 +191,7 @@ def odd_chunks(text, cuts):
     """``text`` cut at ``cuts`` (positions), so items split lines and end
     in the middle of a CRLF: what a generator over a socket yields."""
     bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 @SETTINGS

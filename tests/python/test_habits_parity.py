@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 pa = pytest.importorskip("pyarrow")
 pd = pytest.importorskip("pandas")
 
-import fastcsv  # noqa: E402
-import fastcsv.dask  # noqa: E402
+import fastcsv
+import fastcsv.dask
 
 
 def rows(source, **kw):
@@ -212,8 +212,8 @@ def test_errors_from_a_text_file_name_it(tmp_path):
     # errors, where a binary file's (and a path's) is given.
     p = tmp_path / "named.csv"
     p.write_text("a,b\n1,2\n1,2,3\n")
-    for f in (open(p, newline=""), open(p, "rb")):
-        with f, pytest.raises(fastcsv.Error, match=r"named\.csv:3: record 2, byte \d+: found record"):
+    for mode in ("r", "rb"):
+        with open(p, mode) as f, pytest.raises(fastcsv.Error, match=r"named\.csv:3: record 2, byte \d+: found"):
             fastcsv.read_arrow(f).read_all()
     # io.StringIO has no name.
     with pytest.raises(fastcsv.Error, match=r"^line 3: record 2"):
