@@ -161,6 +161,13 @@ pub struct Reader<'a> {
     /// The input ended inside a record (no terminator after it, or inside
     /// quotes): the scanner had to finish it at the end.
     pub(crate) tail_partial: bool,
+    /// A `read()` of the input failed (and the buffer was left as it
+    /// was): [`Reader::resume_after_error`] may go on.
+    failed_read: bool,
+    /// Set by [`Reader::resume_after_error`]: the next call goes on
+    /// scanning the record the failed read was in, rather than starting
+    /// the next one.
+    resume_record: bool,
     /// A regular file read with `read()`: what its end must look like.
     file_end: Option<FileEnd>,
 }
@@ -240,6 +247,8 @@ impl<'a> Reader<'a> {
             err_line: None,
             err_record: None,
             tail_partial: false,
+            failed_read: false,
+            resume_record: false,
             file_end: None,
             ascii_structure: {
                 let d = &b.dialect;
@@ -615,6 +624,49 @@ impl<'a> Reader<'a> {
         true
     }
 
+    /// After an I/O error from the input's `read()`, makes the next call
+    /// read again and go on from where the failed read left the record:
+    /// as Python's `csv` goes on over a file object whose `read` raised
+    /// (a Ctrl-C, an interrupted pipe). Without it, the reader ends at the
+    /// error.
+    ///
+    /// Returns whether it did so: false, and nothing changes, unless the
+    /// last error was such a read error of an input read on this thread
+    /// (not a data error, a decompression error, a mapped file, or a
+    /// read-ahead thread's input).
+    ///
+    /// ```
+    /// use std::io::{self, Read};
+    /// // A source whose second read fails once.
+    /// struct Flaky(u32, io::Cursor<&'static [u8]>);
+    /// impl Read for Flaky {
+    ///     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    ///         self.0 += 1;
+    ///         if self.0 == 2 {
+    ///             return Err(io::Error::other("interrupted"));
+    ///         }
+    ///         let n = buf.len().min(3);
+    ///         self.1.read(&mut buf[..n])
+    ///     }
+    /// }
+    /// let d = fastcsv::Dialect::builder().headers(false).build().unwrap();
+    /// let src = Flaky(0, io::Cursor::new(b"abcdef,1\nx,2\n"));
+    /// let mut rdr = fastcsv::ReaderBuilder::new().dialect(d).buffer_size(1).from_reader(src);
+    /// assert!(rdr.read_row().is_err());
+    /// assert!(rdr.resume_after_error());
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(0), Some(&b"abcdef"[..]));
+    /// assert_eq!(rdr.read_row().unwrap().unwrap().get(1), Some(&b"2"[..]));
+    /// ```
+    pub fn resume_after_error(&mut self) -> bool {
+        if !std::mem::take(&mut self.failed_read) {
+            return false;
+        }
+        self.done = false;
+        // Nothing was scanned when the first read failed.
+        self.resume_record = self.started;
+        true
+    }
+
     /// An iterator of owned rows.
     ///
     /// ```
@@ -860,6 +912,11 @@ impl<'a> Reader<'a> {
             while b.data().len() < 3 && !b.is_eof() {
                 self.scanner.forget_blocks();
                 if let Err(e) = b.refill(0) {
+                    // After `resume_after_error`, the byte-order mark is
+                    // looked for again.
+                    self.failed_read =
+                        matches!(e.kind(), ErrorKind::Io(_)) && matches!(b, ReadBuffer::Sync(_));
+                    self.started = !self.failed_read;
                     self.done = true;
                     return Err(self.decorate(e));
                 }
@@ -879,12 +936,15 @@ impl<'a> Reader<'a> {
         if !self.started {
             self.start()?;
         }
-        self.rec_start += self.pos;
-        self.pos = 0;
-        self.err_line = None;
-        self.err_record = None;
-        if let Src::Mapped(m) = &mut self.src {
-            m.release_before(self.rec_start);
+        // After a failed read the record goes on where scanning stopped.
+        if !std::mem::take(&mut self.resume_record) {
+            self.rec_start += self.pos;
+            self.pos = 0;
+            self.err_line = None;
+            self.err_record = None;
+            if let Src::Mapped(m) = &mut self.src {
+                m.release_before(self.rec_start);
+            }
         }
         loop {
             let data = match &self.src {
@@ -908,9 +968,14 @@ impl<'a> Reader<'a> {
                                     continue;
                                 }
                                 Err(e) => {
-                                    self.done = true;
                                     let off = self.pos;
-                                    return Err(match e.into_kind() {
+                                    let kind = e.into_kind();
+                                    // A failed read leaves a buffer filled
+                                    // on this thread as it was.
+                                    self.failed_read = matches!(kind, ErrorKind::Io(_))
+                                        && matches!(b, ReadBuffer::Sync(_));
+                                    self.done = true;
+                                    return Err(match kind {
                                         ErrorKind::Io(io) => self.decorate(io.into()),
                                         // Where in the compressed input it
                                         // failed is in the kind.

@@ -54,6 +54,15 @@ from typing import TYPE_CHECKING, Any
 
 from . import _fastcsv
 from ._fastcsv import Reader, _Unsupported
+from ._habits import (
+    _arrow_type,  # noqa: F401 - the tests check the dtype names here
+    _check_terminator,
+    _dtype_types,
+    _Habits,
+    _has_magic,
+    _na_spellings,
+    _usecols,
+)
 
 #: The version of the fastcsv package (``__version__`` is the ``csv``
 #: module's, so that ``import fastcsv as csv`` changes nothing).
@@ -128,19 +137,45 @@ def _pop_extra(fmtparams: dict[str, Any]) -> dict[str, Any]:
     return {k: fmtparams.pop(k) for k in _EXTRA if k in fmtparams}
 
 
-def _is_binary_file(f: object) -> bool:
+def _binary_probe(f: object) -> tuple[bool, bytes]:
+    """Whether ``f`` is a binary file, and what a duck-typed one's
+    ``read(0)`` returned (one that ignores the size gives data there,
+    which must be read first, not lost)."""
     if isinstance(f, io.TextIOBase):
-        return False
+        return False, b""
     if isinstance(f, (io.RawIOBase, io.BufferedIOBase)):
-        return True
+        return True, b""
     read = getattr(f, "read", None)
     if not callable(read):
-        return False
+        return False, b""
     try:
         probe = read(0)
     except Exception:  # noqa: BLE001 - any failure means "not a binary file"
-        return False
-    return isinstance(probe, (bytes, bytearray))
+        return False, b""
+    if isinstance(probe, (bytes, bytearray)):
+        return True, bytes(probe)
+    return False, b""
+
+
+class _Prefixed:
+    """A binary stream read as ``head`` and then the rest of ``f``: a
+    duck-typed stream whose ``read(0)`` (the probe) returned data."""
+
+    def __init__(self, head: bytes, f: Any) -> None:
+        self._head = head
+        self._f = f
+        name = getattr(f, "name", None)
+        if isinstance(name, str):
+            self.name = name
+
+    def read(self, n: int | None = -1) -> bytes:
+        if not self._head:
+            return bytes(self._f.read(-1 if n is None else n))
+        if n is None or n < 0:
+            out, self._head = self._head + bytes(self._f.read(-1)), b""
+            return out
+        out, self._head = self._head[:n], self._head[n:]
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,8 +218,9 @@ def _classify(source: object, allow_bytes: bool = False) -> tuple[str, Any]:
         return "path", os.fsdecode(os.fspath(source))
     if allow_bytes and isinstance(source, (bytes, bytearray, memoryview)):
         return "binary", io.BytesIO(source)
-    if _is_binary_file(source):
-        return "binary", source
+    binary, head = _binary_probe(source)
+    if binary:
+        return "binary", _Prefixed(head, source) if head else source
     return "lines", source
 
 
@@ -322,6 +358,10 @@ def _spec(kind: str, src: Any, extra: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(errors, str):
         raise TypeError(f"errors must be str, not {type(errors).__name__}")
     codecs.lookup_error(errors)  # LookupError for an unknown handler
+    size = extra.get("buffer_size")
+    if isinstance(size, int) and size < 0:
+        # As 0 is (a negative size does not fit the native `usize`).
+        raise ValueError("buffer_size must be positive")
     spec: dict[str, Any] = {
         "errors": errors,
         "filter": extra.get("filter"),
@@ -387,7 +427,9 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
     ``f.read()``, ``for line in f`` or a second reader after a reader kept
     in a variable start ahead until that reader is dropped (``del r``). A
     ``UnicodeDecodeError`` from the file may come a few rows earlier or
-    later than in ``csv`` and ends the iteration. At
+    later than in ``csv`` and ends the iteration; after another exception
+    from its ``read`` (an ``OSError``, a Ctrl-C), the next call reads on,
+    as in ``csv``. At
     the end of such a file, each later call reads it again, as ``csv``
     does: rows appended since (a log file followed as ``tail -f`` does, a
     ``StringIO`` written to and sought back) come out, a record cut short
@@ -511,6 +553,8 @@ def read_columns(
     rows are padded with ``""`` and empty rows are skipped. Inputs and
     keywords are those of :func:`read`.
     """
+    if not isinstance(header, bool):
+        raise TypeError(f"header must be bool, not {type(header).__name__}")
     extra = _pop_extra(fmtparams)
     kind, src = _classify(source, allow_bytes=True)
     if kind == "lines":
@@ -657,14 +701,18 @@ def read_arrow(
     consumer's thread.
     """
     _check_keywords("read_arrow", fmtparams)
+    _check_terminator("read_arrow", fmtparams)
     if usecols is not None and columns is not None:
         raise TypeError("read_arrow() takes columns or usecols, not both")
     if na_values is not None:
         if null_values is not None:
             raise TypeError("read_arrow() takes null_values or na_values, not both")
-        given = [na_values] if isinstance(na_values, str) else [str(x) for x in na_values]
-        null_values = (list(_PANDAS_NA) if keep_default_na else []) + given
+        null_values = _na_spellings("read_arrow", na_values, keep_default_na)
         strings_can_be_null = True
+    elif not keep_default_na and null_values is None:
+        # No default spelling is null: the empty value alone, in typed
+        # columns (pandas' nullable and date columns read it so).
+        null_values = [""]
     if dtype is not None and types is not None:
         raise TypeError("read_arrow() takes types or dtype, not both")
     habits = _Habits(
@@ -693,7 +741,7 @@ def read_arrow(
     d = _csv.reader((), *_dialect_args(dialect), **fmtparams).dialect
     codec = habits.codec
     if habits.needs_text(kind, extra):
-        src = habits.rewrite(kind, src, dialect, fmtparams, extra)
+        src = habits.rewrite(kind, src, _dialect_args(dialect), fmtparams, extra)
         kind, codec = "binary", "none"
     if kind == "path" and threads > 1 and (codec not in ("infer", "none") or _has_magic(src)):
         # Compressed: there are no byte ranges to read on several threads.
@@ -737,7 +785,10 @@ def read_arrow(
     try:
         if usecols is not None:
             columns = _usecols(
-                usecols, "read_arrow", lambda: habits.names or call(None, probe=True).column_names
+                usecols,
+                "read_arrow",
+                lambda: habits.names or call(None, probe=True).column_names,
+                numbered=habits.names is None and not habits.has_header,
             )
         if dtype is not None:
             types = _dtype_types(
@@ -772,392 +823,6 @@ def _check_keywords(func: str, fmtparams: dict[str, Any]) -> None:
     for k in fmtparams:
         if k not in _DIALECT_KEYS and k not in _EXTRA:
             raise TypeError(f"{func}() got an unexpected keyword argument {k!r}")
-
-
-# pandas' default null spellings (`keep_default_na=True`).
-_PANDAS_NA = (
-    "",
-    "#N/A",
-    "#N/A N/A",
-    "#NA",
-    "-1.#IND",
-    "-1.#QNAN",
-    "-NaN",
-    "-nan",
-    "1.#IND",
-    "1.#QNAN",
-    "<NA>",
-    "N/A",
-    "NA",
-    "NULL",
-    "NaN",
-    "None",
-    "n/a",
-    "nan",
-    "null",
-)
-
-# pandas / numpy dtype names and the Arrow type each is read as.
-_DTYPES = {
-    "int8": "int8",
-    "int16": "int16",
-    "int32": "int32",
-    "int64": "int64",
-    "uint8": "uint8",
-    "uint16": "uint16",
-    "uint32": "uint32",
-    "uint64": "uint64",
-    "Int8": "int8",
-    "Int16": "int16",
-    "Int32": "int32",
-    "Int64": "int64",
-    "UInt8": "uint8",
-    "UInt16": "uint16",
-    "UInt32": "uint32",
-    "UInt64": "uint64",
-    "float32": "float32",
-    "float64": "float64",
-    "Float32": "float32",
-    "Float64": "float64",
-    "float": "float64",
-    "int": "int64",
-    "bool": "bool",
-    "boolean": "bool",
-    "string": "utf8",
-    "str": "utf8",
-    "object": "utf8",
-    "category": "dictionary<values=string, indices=int32, ordered=0>",
-    "datetime64[s]": "timestamp[s]",
-    "datetime64[ms]": "timestamp[ms]",
-    "datetime64[us]": "timestamp[us]",
-    "datetime64[ns]": "timestamp[ns]",
-    "date": "date32",
-}
-
-
-def _arrow_type(dtype: Any) -> Any:
-    """The Arrow type (a name ``types=`` takes) a pandas dtype is read as:
-    a name (``'int64'``, ``'Int64'``, ``'string'``, ``'category'``,
-    ``'datetime64[ns]'``...), a numpy or pandas dtype object, or a Python
-    type (``int``, ``float``, ``str``, ``bool``). A pyarrow type is passed
-    on as it is."""
-    if isinstance(dtype, type) and dtype in (int, float, str, bool, object):
-        return _DTYPES[dtype.__name__]
-    if type(dtype).__module__.startswith("pyarrow"):
-        return dtype
-    name = dtype if isinstance(dtype, str) else str(getattr(dtype, "name", dtype))
-    if name.startswith("string[") or name == "str":  # pandas' string dtypes
-        name = "string"
-    try:
-        return _DTYPES[name]
-    except KeyError:
-        raise ValueError(f"read_arrow cannot read a column as dtype {dtype!r}") from None
-
-
-def _usecols(usecols: Any, func: str, names: Any) -> list[int]:
-    """pandas' ``usecols``: the columns named (or numbered) by a list, or
-    those whose name a callable takes, in the file's order and each once,
-    whatever the order and repeats of the list, as pandas reads them
-    (``usecols=["c", "a"]`` is ``["a", "c"]``). ``names()`` gives the
-    column names. An unknown name or an index out of range is a
-    ``ValueError``, a list that is not one of names and ints a
-    ``TypeError``."""
-    every = list(names())
-    if callable(usecols):
-        return [j for j, n in enumerate(every) if usecols(n)]
-    if isinstance(usecols, (str, bytes)) or not hasattr(usecols, "__iter__"):
-        raise TypeError(f"{func}() takes usecols as a list of names or indices, or a callable")
-    picked: set[int] = set()
-    for k in usecols:
-        if isinstance(k, str):
-            if k not in every:
-                raise ValueError(f"usecols names a column the file does not have: {k!r}")
-            picked.add(every.index(k))
-        elif isinstance(k, int) and not isinstance(k, bool):
-            if not 0 <= k < len(every):
-                raise ValueError(f"usecols index {k} is out of range: the file has {len(every)} columns")
-            picked.add(k)
-        else:
-            raise TypeError(f"usecols holds names (str) or indices (int), not {type(k).__name__}")
-    return sorted(picked)
-
-
-def _dtype_types(dtype: Any, names: Any) -> Any:
-    """``dtype=`` (one dtype, or ``{column: dtype}``) as ``types=``."""
-    if isinstance(dtype, dict):
-        return {k: _arrow_type(v) for k, v in dtype.items()}
-    t = _arrow_type(dtype)
-    return {i: t for i in range(len(names()))}
-
-
-def _header_plan(header: Any, names: Any) -> tuple[bool, int, bool]:
-    """``header=`` as (the file has a header row, non-empty rows to skip
-    before it, the header row is replaced by ``names``).
-
-    ``True``/``False`` are fastcsv's; ``None`` is pandas' "no header";
-    an ``int`` N is pandas' row number: skip N rows, then the header.
-    With ``names``, ``True`` (the default) and ``None`` mean the file has
-    no header row; an int that it has one, replaced by ``names``."""
-    if header is None or header is False:
-        return False, 0, False
-    if header is True:
-        return names is None, 0, False
-    if isinstance(header, int):
-        if header < 0:
-            raise ValueError("header must be a row number (0 or more), None or a bool")
-        return True, header, names is not None
-    raise TypeError(f"header must be bool, int or None, not {type(header).__name__}")
-
-
-_MAGIC = (
-    (b"\x1f\x8b", "gzip"),
-    (b"\x28\xb5\x2f\xfd", "zstd"),
-    (b"BZh", "bz2"),
-    (b"\xfd7zXZ\x00", "xz"),
-)
-
-
-def _compression(value: Any) -> str:
-    """``compression=`` as the native option's name."""
-    if value is None:
-        return "none"
-    names = {
-        "infer": "infer",
-        "gzip": "gzip",
-        "gz": "gzip",
-        "zstd": "zstd",
-        "bz2": "bz2",
-        "bzip2": "bz2",
-        "xz": "xz",
-    }
-    if not isinstance(value, str) or value not in names:
-        raise ValueError(
-            f"compression must be 'infer', None, 'gzip', 'zstd', 'bz2' or 'xz', not {value!r}"
-        )
-    return names[value]
-
-
-def _has_magic(path: str) -> bool:
-    """Whether the file at ``path`` starts as a compressed one does (one
-    that cannot be opened is left to the native reader to report)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(8)
-    except OSError:
-        return False
-    return any(head.startswith(m) for m, _ in _MAGIC)
-
-
-def _decompress(data: bytes, codec: str) -> bytes:
-    """``data`` decoded in Python (for input read here rather than by the
-    native reader): ``codec`` as :func:`_compression` names it."""
-    if codec == "infer":
-        codec = next((c for m, c in _MAGIC if data.startswith(m)), "none")
-    if codec == "none":
-        return data
-    if codec == "gzip":
-        import gzip
-
-        return gzip.decompress(data)
-    if codec == "bz2":
-        import bz2
-
-        return bz2.decompress(data)
-    if codec == "xz":
-        import lzma
-
-        return lzma.decompress(data)
-    try:
-        zstandard: Any = importlib.import_module("zstandard")
-    except ImportError:
-        raise ValueError("zstd input read in Python needs the zstandard package") from None
-    out = io.BytesIO()
-    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as r:
-        out.write(r.read())
-    return out.getvalue()
-
-
-# Encodings read natively (the others are decoded to UTF-8 here first).
-_NATIVE_ENCODINGS = ("utf-8", "utf-8-sig")
-
-
-def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tuple[str, str | None]:
-    """The whole input as text, and its name for errors."""
-    name: str | None = None
-    if kind == "path":
-        name = src
-        with open(src, "rb") as f:
-            data: Any = f.read()
-    elif kind == "part":
-        raise ValueError("a Part is read natively: skiprows, nrows, comment, header=N "
-                         "and encodings other than UTF-8 need a whole file")
-    elif kind == "binary":
-        n = getattr(src, "name", None)
-        name = n if isinstance(n, str) else None
-        data = src.read()
-    else:
-        data = src.read()
-    if isinstance(data, str):
-        return data, name
-    data = _decompress(bytes(data), codec)
-    if codecs.lookup(encoding).name == "utf-8":
-        encoding = "utf-8-sig"
-    return data.decode(encoding, errors), name
-
-
-def _filter_rows(
-    text: str,
-    dialect: Any,
-    fmtparams: dict[str, Any],
-    skip: Any,
-    header_skip: int,
-    has_header: bool,
-    nrows: int | None,
-    comment: str | None,
-) -> str:
-    """``text`` with the rows pandas' ``skiprows``, ``header=N``,
-    ``comment`` and ``nrows`` leave out made empty (each of their line ends
-    kept, so that line numbers in errors are the file's; empty rows are
-    skipped), and cut after the last row ``nrows`` keeps."""
-    lines = list(io.StringIO(text, newline=""))
-    rows = _csv.reader(iter(lines), *_dialect_args(dialect), **fmtparams)
-    quote = rows.dialect.quotechar
-    out: list[str] = []
-    seen = 0  # lines consumed
-    index = 0  # records, empty ones included (pandas' row numbers)
-    nonempty = 0  # non-empty records kept so far
-    for row in rows:
-        rec = lines[seen : rows.line_num]
-        seen = rows.line_num
-        i = index
-        index += 1
-        drop = bool(skip(i)) if skip is not None else False
-        if not drop and comment is not None and row:
-            first = "".join(rec)
-            if first.lstrip(" ").startswith(comment):
-                drop = True
-            else:
-                rec = _cut_comment(rec, comment, quote)
-                if not "".join(rec).strip("\r\n"):
-                    drop = True
-        if drop or not row:
-            out.append("".join(_line_end(x) for x in rec))
-            continue
-        if nonempty < header_skip:
-            nonempty += 1
-            out.append("".join(_line_end(x) for x in rec))
-            continue
-        if nrows is not None and nonempty >= header_skip + int(has_header) + nrows:
-            break
-        nonempty += 1
-        out.append("".join(rec))
-    return "".join(out)
-
-
-def _line_end(line: str) -> str:
-    return line[len(line.rstrip("\r\n")) :] or "\n"
-
-
-def _cut_comment(rec: list[str], comment: str, quote: str | None) -> list[str]:
-    """The record's lines with its text from the first ``comment`` outside
-    quotes to its line end left out (pandas' trailing comments)."""
-    inq = False
-    for li, line in enumerate(rec):
-        for ci, ch in enumerate(line):
-            if quote and ch == quote:
-                inq = not inq
-            elif ch == comment and not inq:
-                return rec[:li] + [line[:ci] + _line_end(line)]
-    return rec
-
-
-class _Habits:
-    """The pandas keywords of one call, checked and mapped."""
-
-    def __init__(self, func: str, kw: dict[str, Any], fmtparams: dict[str, Any]) -> None:
-        self.func = func
-        sep = kw.get("sep")
-        if sep is not None:
-            if "delimiter" in fmtparams and fmtparams["delimiter"] != sep:
-                raise TypeError(f"{func}() takes sep or delimiter, not both")
-            fmtparams["delimiter"] = sep
-        self.skiprows = kw.get("skiprows")
-        self.nrows = kw.get("nrows")
-        self.comment = kw.get("comment")
-        self.names = kw.get("names")
-        n = self.nrows
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
-            raise ValueError("nrows must be an int, 0 or more")
-        c = self.comment
-        if c is not None and (not isinstance(c, str) or len(c) != 1):
-            raise ValueError("comment must be one character")
-        if self.names is not None:
-            if isinstance(self.names, (str, bytes)):
-                raise TypeError("names must be a list of str")
-            self.names = [str(x) for x in self.names]
-            if len(set(self.names)) != len(self.names):
-                raise ValueError("names has a duplicate")
-        plan = _header_plan(kw.get("header", True), self.names)
-        self.has_header, self.header_skip, self.replace = plan
-        self.codec = _compression(kw.get("compression", "infer"))
-
-    def skip_fn(self) -> Any:
-        s = self.skiprows
-        if s is None:
-            return None
-        if callable(s):
-            return s
-        if isinstance(s, bool):
-            raise TypeError("skiprows must be an int, a list of row numbers or a callable")
-        if isinstance(s, int):
-            return lambda i: i < s
-        rows = set(s)
-        return lambda i: i in rows
-
-    def needs_text(self, kind: str, extra: dict[str, Any]) -> bool:
-        """Whether the input is read and rewritten here before parsing."""
-        enc = extra.get("encoding") or "utf-8"
-        errors = extra.get("errors") or "strict"
-        return (
-            kind == "lines"
-            or codecs.lookup(enc).name not in _NATIVE_ENCODINGS
-            or errors != "strict"
-            or self.skiprows is not None
-            or self.header_skip > 0
-            or self.replace
-            or self.nrows is not None
-            or self.comment is not None
-        )
-
-    def rewrite(
-        self, kind: str, src: Any, dialect: Any, fmtparams: dict[str, Any], extra: dict[str, Any]
-    ) -> Any:
-        """The input as UTF-8 bytes (named as the input, for errors), with
-        the left-out rows emptied."""
-        enc = extra.pop("encoding", None) or "utf-8"
-        errors = extra.pop("errors", None) or "strict"
-        codecs.lookup_error(errors)
-        text, name = _text_of(kind, src, enc, errors, self.codec)
-        skip = self.skip_fn()
-        rows_left_out = self.header_skip or self.replace or self.comment
-        if skip is not None or rows_left_out or self.nrows is not None:
-            text = _filter_rows(
-                text,
-                dialect,
-                fmtparams,
-                skip,
-                self.header_skip + int(self.replace),
-                self.has_header and not self.replace,
-                self.nrows,
-                self.comment,
-            )
-        # A lone surrogate (``errors='surrogateescape'``) goes back to its
-        # byte, which the native reader then reports.
-        back = "surrogateescape" if errors == "surrogateescape" else "strict"
-        out = io.BytesIO(text.encode("utf-8", back))
-        if name is not None:
-            out.name = name  # type: ignore[attr-defined]
-        return out
 
 
 def _error_text(e: BaseException) -> str | None:
@@ -1286,7 +951,15 @@ def resolve(
     non-empty row."""
     p, d, spec = _split_args(path, dialect, fmtparams)
     sums = [bytes(s) for s in summaries]
-    return [Part(p, *t) for t in _unsupported_is_value_error(_fastcsv._resolve, d, spec, sums)]
+    parts = [Part(p, *t) for t in _unsupported_is_value_error(_fastcsv._resolve, d, spec, sums)]
+    # Ranges that stop short of the end would leave its records out.
+    end, size = (parts[-1].end if parts else 0), os.stat(p).st_size
+    if end != size:
+        raise ValueError(
+            f"the summaries cover bytes 0..{end} of {p}, which has {size}: "
+            "summaries must cover the whole file"
+        )
+    return parts
 
 
 def _split_args(path: Any, dialect: Any, fmtparams: dict[str, Any]) -> tuple[str, Any, Any]:

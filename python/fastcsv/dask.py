@@ -260,6 +260,9 @@ def read_csv(
             raise TypeError(f"read_csv() got an unexpected keyword argument {k!r}")
     if columns is not None and usecols is not None:
         raise TypeError("fastcsv.dask.read_csv takes columns or usecols, not both")
+    fastcsv._check_terminator("read_csv", fmtparams)
+    if fmtparams.get("na_values") is not None:
+        fastcsv._na_spellings("read_csv", fmtparams["na_values"], True)
     # pandas' usecols: the columns in the file's order (see below).
     file_order = columns is None and usecols is not None
     if columns is None:

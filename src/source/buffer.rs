@@ -143,6 +143,9 @@ pub(crate) struct SyncBuffer<'a> {
     filled: usize,
     eof: bool,
     max: usize,
+    /// A `read` that failed after the tail moved to the front: reported
+    /// by the next `refill`, before anything moves (see `refill`).
+    failed: Option<io::Error>,
 }
 
 impl<'a> SyncBuffer<'a> {
@@ -163,6 +166,7 @@ impl<'a> SyncBuffer<'a> {
             filled: 0,
             eof: false,
             max: max.max(size),
+            failed: None,
         }
     }
 
@@ -189,7 +193,16 @@ impl<'a> SyncBuffer<'a> {
     /// Drops `data()[..keep_from]`, keeps the rest at the front and adds
     /// more. Returns how many bytes were dropped from the front (the caller
     /// shifts its offsets), or sets EOF when the reader is exhausted.
+    ///
+    /// A failed `read` leaves the buffer as it was after the move: that
+    /// call returns the shift, with no new bytes, and the next one the
+    /// error, having moved nothing. So the caller's offsets stay right,
+    /// and a later call reads again (a stream whose `read` was
+    /// interrupted may go on, as Python's `csv` goes on).
     pub(crate) fn refill(&mut self, keep_from: usize) -> Result<usize> {
+        if let Some(e) = self.failed.take() {
+            return Err(e.into());
+        }
         if self.buf.is_empty() {
             self.buf = zeroed(self.size.max(MIN_READ))?;
         }
@@ -226,7 +239,10 @@ impl<'a> SyncBuffer<'a> {
                     break;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    self.failed = Some(e);
+                    break;
+                }
             }
         }
         self.end = self.filled.min(self.cap);

@@ -3,6 +3,7 @@ kind, on random dialects and random text."""
 
 import csv
 import io
+import itertools
 import os
 import tempfile
 
@@ -184,3 +185,78 @@ def test_unescaping_does_not_join_invalid_utf8(tmp_path):
     with pytest.raises(UnicodeDecodeError, match=r"joined\.csv:2: record 1, byte 5"):
         list(fastcsv.reader(p))
     assert fastcsv.read(p, errors="replace") == [["ok", "1"], ["\ufffd\ufffd", "2"]]
+
+
+def odd_chunks(text, cuts):
+    """``text`` cut at ``cuts`` (positions), so items split lines and end
+    in the middle of a CRLF: what a generator over a socket yields."""
+    bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@SETTINGS
+@given(text_st, dialect_st, st.lists(st.integers(0, 60), max_size=8))
+def test_generators_with_odd_chunks(text, d, cuts):
+    """Each item is a line to csv (its end ends an unquoted record); a
+    generator's items need not be lines."""
+    assume(valid(d))
+    items = odd_chunks(text, cuts)
+    assert drain(fastcsv.reader((x for x in items), **d)) == drain(csv.reader(iter(items), **d))
+
+
+@SETTINGS
+@given(text_st, dialect_st, st.sampled_from([3, 5, 8, 131072]))
+def test_paths_text_files_and_field_limits(tmp_path_factory, text, d, lim):
+    """pathlib paths and text files opened from disk with newline='', with
+    a field_size_limit that the pieces' fields reach."""
+    assume(valid(d) and d["quoting"] != csv.QUOTE_NONNUMERIC)
+    path = tmp_path_factory.mktemp("d") / "f.csv"
+    path.write_bytes(text.encode())
+    old = csv.field_size_limit(lim)
+    try:
+        want = expected(text, d)
+        assert strip_position(drain(fastcsv.reader(path, **d))) == want
+        with open(path, newline="", encoding="utf-8") as f:
+            assert drain(fastcsv.reader(f, **d)) == want
+    finally:
+        csv.field_size_limit(old)
+
+
+def dict_events(r):
+    """fieldnames (read first), then rows with line_num, to the end or
+    the first error (native messages without their position)."""
+    out = []
+    try:
+        out.append(("fieldnames", r.fieldnames))
+        while True:
+            row = next(r)
+            out.append((row, r.line_num, r.fieldnames))
+    except StopIteration:
+        return out
+    except csv.Error as e:
+        out.append(("error", str(e).split(": ", 2)[-1] if "record" in str(e) else str(e)))
+        return out
+
+
+@SETTINGS
+@given(
+    text_st,
+    st.sampled_from([None, None, ["a"], ["a", "b"], ["a", "a"], ("x", "y", "z"), []]),
+    st.sampled_from([None, "rest", "a"]),
+    st.sampled_from([None, "", "RV"]),
+    st.sampled_from([{}, {"strict": True}, {"quoting": csv.QUOTE_NONE}, {"skipinitialspace": True}]),
+)
+def test_dictreader_through_every_input(tmp_path_factory, text, fieldnames, restkey, restval, kw):
+    """DictReader's fieldnames (read before the first row), restkey and
+    restval, short, long and blank rows, through each input kind."""
+    args = dict(restkey=restkey, restval=restval, **kw)
+    path = tmp_path_factory.mktemp("d") / "f.csv"
+    path.write_bytes(text.encode())
+    want = dict_events(csv.DictReader(io.StringIO(text, newline=""), fieldnames, **args))
+    assert dict_events(fastcsv.DictReader(io.StringIO(text, newline=""), fieldnames, **args)) == want
+    assert dict_events(fastcsv.DictReader(path, fieldnames, **args)) == want
+    with open(path, "rb") as f:
+        assert dict_events(fastcsv.DictReader(f, fieldnames, **args)) == want
+    lines = text.splitlines(keepends=True)
+    want = dict_events(csv.DictReader(lines, fieldnames, **args))
+    assert dict_events(fastcsv.DictReader(lines, fieldnames, **args)) == want

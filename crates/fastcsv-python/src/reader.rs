@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyUnicodeDecodeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyIterator, PyList, PyString, PyType};
 use pyo3::{ffi, intern};
@@ -416,9 +416,21 @@ impl NativeSource {
                 }
                 // The end of the text may have cut a record short.
                 self.follow();
+                // After an exception from the stream's `read` (not one
+                // decoding it, past which the wrapper skips text), the
+                // next call reads on, as `csv` asks for the next line.
+                if !e.is_instance_of::<PyUnicodeDecodeError>(py) {
+                    self.rdr.get().resume_after_error();
+                }
                 return Err(e);
             }
-            Err(e) => return Err(map_error(e, &self.stash)),
+            Err(e) => {
+                let e = map_error(e, &self.stash);
+                // A stream's `read` that raised (or a file's read that
+                // failed) is tried again by the next call.
+                self.rdr.get().resume_after_error();
+                return Err(e);
+            }
         };
         if let Some(t) = &mut self.text {
             t.resume = match &got {

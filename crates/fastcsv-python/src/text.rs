@@ -9,7 +9,7 @@ use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyUnicodeDecodeError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -291,6 +291,16 @@ impl TextOrigins {
         }
     }
 
+    /// Puts the stream back at `cookie`, where a read that failed began
+    /// (an error there is left for the next read to meet).
+    fn back_to(&self, py: Python<'_>, cookie: &Py<PyAny>) {
+        let mut st = self.lock();
+        st.here = None;
+        if self.stream.bind(py).call_method1(intern!(py, "seek"), (cookie.bind(py),)).is_err() {
+            st.lost = true;
+        }
+    }
+
     /// Notes that a restore needs nothing before byte `at` of the text.
     pub(crate) fn need_from(&self, at: u64) {
         self.needed.store(at, Ordering::Relaxed);
@@ -395,7 +405,23 @@ impl PyTextStream {
     /// `origins`.
     fn read_chunk(&mut self, py: Python<'_>, buf: &mut [u8]) -> PyResult<usize> {
         let cookie = self.origins.chunk_start(py);
-        let r = self.read.bind(py).call1((TEXT_CHUNK,))?;
+        let r = match self.read.bind(py).call1((TEXT_CHUNK,)) {
+            Ok(r) => r,
+            Err(e) => {
+                // `TextIOWrapper.read(n)` drops the text it decoded before
+                // its buffer's read raised (an `OSError`, a Ctrl-C): the
+                // stream goes back to where this read began, so that the
+                // next one reads that text again, as `csv`'s `readline`
+                // keeps it. (Past bytes it cannot decode, the wrapper goes
+                // on after them, as it does for `csv`.)
+                if let Some(cookie) = cookie {
+                    if !e.is_instance_of::<PyUnicodeDecodeError>(py) {
+                        self.origins.back_to(py, &cookie);
+                    }
+                }
+                return Err(e);
+            }
+        };
         let s = r.downcast::<PyString>().map_err(|_| {
             let name = r.get_type().name().map(|n| n.to_string()).unwrap_or_default();
             PyTypeError::new_err(format!(

@@ -1,0 +1,451 @@
+"""pandas' and polars' keywords for :func:`fastcsv.read_arrow` and
+:func:`fastcsv.dask.read_csv`: checked, and mapped onto fastcsv's own
+(``dtype`` to ``types``, ``usecols`` to ``columns``, ``na_values`` to
+``null_values``), and the rows that ``skiprows``, ``nrows``, ``comment``
+and ``header=N`` leave out, found in Python before the native parse."""
+
+from __future__ import annotations
+
+import _csv
+import codecs
+import importlib
+import io
+from typing import Any
+
+
+def _check_terminator(func: str, fmtparams: dict[str, Any]) -> None:
+    """pandas reads ``lineterminator`` as the record end; ``csv``'s reader
+    ignores it and ends records at ``\\r``, ``\\n`` and ``\\r\\n``, as
+    fastcsv does. Any other terminator is a ``ValueError``, not ignored."""
+    end = fmtparams.get("lineterminator")
+    if end is not None and end not in ("\r\n", "\n", "\r"):
+        raise ValueError(
+            f"{func}() ends records at \\r, \\n and \\r\\n only, not lineterminator={end!r}"
+        )
+
+
+def _na_spellings(func: str, na_values: Any, keep_default_na: bool) -> list[str]:
+    """pandas' ``na_values`` (a ``str`` or an iterable of values, with its
+    default spellings unless ``keep_default_na`` is false) as
+    ``null_values``. A dict (pandas' spellings per column) is a
+    ``TypeError``: its keys are column names, not spellings."""
+    if isinstance(na_values, dict):
+        raise TypeError(
+            f"{func}() takes na_values as a str or a list of str (for every column), "
+            "not a dict (spellings per column are not supported)"
+        )
+    given = [na_values] if isinstance(na_values, str) else [str(x) for x in na_values]
+    return (list(_PANDAS_NA) if keep_default_na else []) + given
+
+
+# pandas' default null spellings (`keep_default_na=True`).
+_PANDAS_NA = (
+    "",
+    "#N/A",
+    "#N/A N/A",
+    "#NA",
+    "-1.#IND",
+    "-1.#QNAN",
+    "-NaN",
+    "-nan",
+    "1.#IND",
+    "1.#QNAN",
+    "<NA>",
+    "N/A",
+    "NA",
+    "NULL",
+    "NaN",
+    "None",
+    "n/a",
+    "nan",
+    "null",
+)
+
+# pandas / numpy dtype names and the Arrow type each is read as.
+_DTYPES = {
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "uint8": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "Int8": "int8",
+    "Int16": "int16",
+    "Int32": "int32",
+    "Int64": "int64",
+    "UInt8": "uint8",
+    "UInt16": "uint16",
+    "UInt32": "uint32",
+    "UInt64": "uint64",
+    "float32": "float32",
+    "float64": "float64",
+    "Float32": "float32",
+    "Float64": "float64",
+    "float": "float64",
+    "int": "int64",
+    "bool": "bool",
+    "boolean": "bool",
+    "string": "utf8",
+    "str": "utf8",
+    "object": "utf8",
+    "category": "dictionary<values=string, indices=int32, ordered=0>",
+    "datetime64[s]": "timestamp[s]",
+    "datetime64[ms]": "timestamp[ms]",
+    "datetime64[us]": "timestamp[us]",
+    "datetime64[ns]": "timestamp[ns]",
+    "date": "date32",
+}
+
+
+def _arrow_type(dtype: Any) -> Any:
+    """The Arrow type (a name ``types=`` takes) a pandas dtype is read as:
+    a name (``'int64'``, ``'Int64'``, ``'string'``, ``'category'``,
+    ``'datetime64[ns]'``...), a numpy or pandas dtype object, or a Python
+    type (``int``, ``float``, ``str``, ``bool``). A pyarrow type is passed
+    on as it is."""
+    if isinstance(dtype, type) and dtype in (int, float, str, bool, object):
+        return _DTYPES[dtype.__name__]
+    if type(dtype).__module__.startswith("pyarrow"):
+        return dtype
+    name = dtype if isinstance(dtype, str) else str(getattr(dtype, "name", dtype))
+    if name.startswith("string[") or name == "str":  # pandas' string dtypes
+        name = "string"
+    try:
+        return _DTYPES[name]
+    except KeyError:
+        raise ValueError(f"read_arrow cannot read a column as dtype {dtype!r}") from None
+
+
+def _usecols(usecols: Any, func: str, names: Any, numbered: bool = False) -> list[int]:
+    """pandas' ``usecols``: the columns named (or numbered) by a list, or
+    those whose name a callable takes, in the file's order and each once,
+    whatever the order and repeats of the list, as pandas reads them
+    (``usecols=["c", "a"]`` is ``["a", "c"]``). ``names()`` gives the
+    column names. An unknown name or an index out of range is a
+    ``ValueError``, a list that is not one of names and ints a
+    ``TypeError``. With ``numbered`` (no header row and no ``names``), a
+    callable is given each column's index, pandas' label for it (the
+    column is still named ``"0"``, ``"1"``, ...)."""
+    every = list(names())
+    if callable(usecols):
+        return [j for j, n in enumerate(every) if usecols(j if numbered else n)]
+    if isinstance(usecols, (str, bytes)) or not hasattr(usecols, "__iter__"):
+        raise TypeError(f"{func}() takes usecols as a list of names or indices, or a callable")
+    picked: set[int] = set()
+    for k in usecols:
+        if isinstance(k, str):
+            if k not in every:
+                raise ValueError(f"usecols names a column the file does not have: {k!r}")
+            picked.add(every.index(k))
+        elif isinstance(k, int) and not isinstance(k, bool):
+            if not 0 <= k < len(every):
+                raise ValueError(f"usecols index {k} is out of range: the file has {len(every)} columns")
+            picked.add(k)
+        else:
+            raise TypeError(f"usecols holds names (str) or indices (int), not {type(k).__name__}")
+    return sorted(picked)
+
+
+def _dtype_types(dtype: Any, names: Any) -> Any:
+    """``dtype=`` (one dtype, or ``{column: dtype}``) as ``types=``."""
+    if isinstance(dtype, dict):
+        return {k: _arrow_type(v) for k, v in dtype.items()}
+    t = _arrow_type(dtype)
+    return {i: t for i in range(len(names()))}
+
+
+def _header_plan(header: Any, names: Any) -> tuple[bool, int, bool]:
+    """``header=`` as (the file has a header row, non-empty rows to skip
+    before it, the header row is replaced by ``names``).
+
+    ``True``/``False`` are fastcsv's; ``None`` is pandas' "no header";
+    an ``int`` N is pandas' row number: skip N rows, then the header.
+    With ``names``, ``True`` (the default) and ``None`` mean the file has
+    no header row; an int that it has one, replaced by ``names``."""
+    if header is None or header is False:
+        return False, 0, False
+    if header is True:
+        return names is None, 0, False
+    if isinstance(header, int):
+        if header < 0:
+            raise ValueError("header must be a row number (0 or more), None or a bool")
+        return True, header, names is not None
+    raise TypeError(f"header must be bool, int or None, not {type(header).__name__}")
+
+
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "xz"),
+)
+
+
+def _compression(value: Any) -> str:
+    """``compression=`` as the native option's name."""
+    if value is None:
+        return "none"
+    names = {
+        "infer": "infer",
+        "gzip": "gzip",
+        "gz": "gzip",
+        "zstd": "zstd",
+        "bz2": "bz2",
+        "bzip2": "bz2",
+        "xz": "xz",
+    }
+    if not isinstance(value, str) or value not in names:
+        raise ValueError(
+            f"compression must be 'infer', None, 'gzip', 'zstd', 'bz2' or 'xz', not {value!r}"
+        )
+    return names[value]
+
+
+def _has_magic(path: str) -> bool:
+    """Whether the file at ``path`` starts as a compressed one does (one
+    that cannot be opened is left to the native reader to report)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return False
+    return any(head.startswith(m) for m, _ in _MAGIC)
+
+
+def _decompress(data: bytes, codec: str) -> bytes:
+    """``data`` decoded in Python (for input read here rather than by the
+    native reader): ``codec`` as :func:`_compression` names it."""
+    if codec == "infer":
+        codec = next((c for m, c in _MAGIC if data.startswith(m)), "none")
+    if codec == "none":
+        return data
+    if codec == "gzip":
+        import gzip
+
+        return gzip.decompress(data)
+    if codec == "bz2":
+        import bz2
+
+        return bz2.decompress(data)
+    if codec == "xz":
+        import lzma
+
+        return lzma.decompress(data)
+    try:
+        zstandard: Any = importlib.import_module("zstandard")
+    except ImportError:
+        raise ValueError("zstd input read in Python needs the zstandard package") from None
+    out = io.BytesIO()
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as r:
+        out.write(r.read())
+    return out.getvalue()
+
+
+# Encodings read natively (the others are decoded to UTF-8 here first).
+_NATIVE_ENCODINGS = ("utf-8", "utf-8-sig")
+
+
+def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tuple[str, str | None]:
+    """The whole input as text, and its name for errors."""
+    name: str | None = None
+    if kind == "path":
+        name = src
+        with open(src, "rb") as f:
+            data: Any = f.read()
+    elif kind == "part":
+        raise ValueError("a Part is read natively: skiprows, nrows, comment, header=N "
+                         "and encodings other than UTF-8 need a whole file")
+    else:
+        # A file object's name (a text file's too, as for a binary one).
+        n = getattr(src, "name", None)
+        name = n if isinstance(n, str) else None
+        data = src.read()
+    if isinstance(data, str):
+        return data, name
+    data = _decompress(bytes(data), codec)
+    if codecs.lookup(encoding).name == "utf-8":
+        if errors == "strict":
+            # Invalid bytes go through as lone surrogates, back to bytes
+            # for the native reader, which reports them with their place.
+            errors = "surrogateescape"
+        encoding = "utf-8-sig"
+    try:
+        return data.decode(encoding, errors), name
+    except UnicodeDecodeError as e:
+        # The file's line of the byte: the reason says where.
+        before = data[: e.start].decode(encoding, "replace")
+        line = len(io.StringIO(before + "x", newline="").readlines())
+        where = f"{name}:{line}" if name is not None else f"line {line}"
+        raise UnicodeDecodeError(e.encoding, e.object, e.start, e.end, f"{where}: {e.reason}") from None
+
+
+def _filter_rows(
+    text: str,
+    dialect_args: tuple[Any, ...],
+    fmtparams: dict[str, Any],
+    skip: Any,
+    header_skip: int,
+    has_header: bool,
+    nrows: int | None,
+    comment: str | None,
+) -> str:
+    """``text`` with the rows pandas' ``skiprows``, ``header=N``,
+    ``comment`` and ``nrows`` leave out made empty (each of their line ends
+    kept, so that line numbers in errors are the file's; empty rows are
+    skipped), and cut after the last row ``nrows`` keeps."""
+    lines = list(io.StringIO(text, newline=""))
+    rows = _csv.reader(iter(lines), *dialect_args, **fmtparams)
+    quote = rows.dialect.quotechar
+    out: list[str] = []
+    seen = 0  # lines consumed
+    index = 0  # records, empty ones included (pandas' row numbers)
+    nonempty = 0  # non-empty records kept so far
+    # The non-empty records read at most: no later row is parsed.
+    limit = None if nrows is None else header_skip + int(has_header) + nrows
+    while limit is None or nonempty < limit:
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
+        except _csv.Error:
+            # The native reader meets the same error in the same record
+            # and reports it with its path, line and record.
+            out.append("".join(lines[seen:]))
+            break
+        rec = lines[seen : rows.line_num]
+        seen = rows.line_num
+        i = index
+        index += 1
+        drop = bool(skip(i)) if skip is not None else False
+        if not drop and comment is not None and row:
+            first = "".join(rec)
+            if first.lstrip(" ").startswith(comment):
+                drop = True
+            else:
+                rec = _cut_comment(rec, comment, quote)
+                if not "".join(rec).strip("\r\n"):
+                    drop = True
+        if drop or not row:
+            out.append("".join(_line_end(x) for x in rec))
+            continue
+        if nonempty < header_skip:
+            nonempty += 1
+            out.append("".join(_line_end(x) for x in rec))
+            continue
+        nonempty += 1
+        out.append("".join(rec))
+    return "".join(out)
+
+
+def _line_end(line: str) -> str:
+    return line[len(line.rstrip("\r\n")) :] or "\n"
+
+
+def _cut_comment(rec: list[str], comment: str, quote: str | None) -> list[str]:
+    """The record's lines with its text from the first ``comment`` outside
+    quotes to its line end left out (pandas' trailing comments)."""
+    inq = False
+    for li, line in enumerate(rec):
+        for ci, ch in enumerate(line):
+            if quote and ch == quote:
+                inq = not inq
+            elif ch == comment and not inq:
+                return rec[:li] + [line[:ci] + _line_end(line)]
+    return rec
+
+
+class _Habits:
+    """The pandas keywords of one call, checked and mapped."""
+
+    def __init__(self, func: str, kw: dict[str, Any], fmtparams: dict[str, Any]) -> None:
+        self.func = func
+        sep = kw.get("sep")
+        if sep is not None:
+            if "delimiter" in fmtparams and fmtparams["delimiter"] != sep:
+                raise TypeError(f"{func}() takes sep or delimiter, not both")
+            fmtparams["delimiter"] = sep
+        self.skiprows = kw.get("skiprows")
+        self.nrows = kw.get("nrows")
+        self.comment = kw.get("comment")
+        self.names = kw.get("names")
+        n = self.nrows
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+            raise ValueError("nrows must be an int, 0 or more")
+        c = self.comment
+        if c is not None and (not isinstance(c, str) or len(c) != 1):
+            raise ValueError("comment must be one character")
+        if self.names is not None:
+            if isinstance(self.names, (str, bytes)):
+                raise TypeError("names must be a list of str")
+            self.names = [str(x) for x in self.names]
+            if len(set(self.names)) != len(self.names):
+                raise ValueError("names has a duplicate")
+        plan = _header_plan(kw.get("header", True), self.names)
+        self.has_header, self.header_skip, self.replace = plan
+        self.codec = _compression(kw.get("compression", "infer"))
+
+    def skip_fn(self) -> Any:
+        s = self.skiprows
+        if s is None:
+            return None
+        if callable(s):
+            return s
+        if isinstance(s, bool):
+            raise TypeError("skiprows must be an int, a list of row numbers or a callable")
+        if isinstance(s, int):
+            return lambda i: i < s
+        rows = set(s)
+        return lambda i: i in rows
+
+    def needs_text(self, kind: str, extra: dict[str, Any]) -> bool:
+        """Whether the input is read and rewritten here before parsing."""
+        enc = extra.get("encoding") or "utf-8"
+        errors = extra.get("errors") or "strict"
+        return (
+            kind == "lines"
+            or codecs.lookup(enc).name not in _NATIVE_ENCODINGS
+            or errors != "strict"
+            or self.skiprows is not None
+            or self.header_skip > 0
+            or self.replace
+            or self.nrows is not None
+            or self.comment is not None
+        )
+
+    def rewrite(
+        self,
+        kind: str,
+        src: Any,
+        dialect_args: tuple[Any, ...],
+        fmtparams: dict[str, Any],
+        extra: dict[str, Any],
+    ) -> Any:
+        """The input as UTF-8 bytes (named as the input, for errors), with
+        the left-out rows emptied. ``dialect_args`` are ``_csv.reader``'s
+        positional arguments (the dialect, if one was given)."""
+        enc = extra.pop("encoding", None) or "utf-8"
+        errors = extra.pop("errors", None) or "strict"
+        codecs.lookup_error(errors)
+        text, name = _text_of(kind, src, enc, errors, self.codec)
+        skip = self.skip_fn()
+        rows_left_out = self.header_skip or self.replace or self.comment
+        if skip is not None or rows_left_out or self.nrows is not None:
+            text = _filter_rows(
+                text,
+                dialect_args,
+                fmtparams,
+                skip,
+                self.header_skip + int(self.replace),
+                self.has_header and not self.replace,
+                self.nrows,
+                self.comment,
+            )
+        # A lone surrogate (``errors='surrogateescape'``, or a byte that
+        # is not UTF-8 with ``errors='strict'``) goes back to its byte,
+        # which the native reader then reports with its place.
+        out = io.BytesIO(text.encode("utf-8", "surrogateescape"))
+        if name is not None:
+            out.name = name  # type: ignore[attr-defined]
+        return out
