@@ -138,24 +138,21 @@ def _widen(table: Any, names: list[str]) -> Any:
     return pa.Table.from_arrays(cols, names=names)
 
 
-# Families of inferred types, for widening: two types of one family
-# widen to its wider one; of different families, to utf8.
-def _widen_type(a: str, b: str) -> str:
-    """The type both an ``a`` column and a ``b`` column fit: int64 →
-    float64 → utf8, date32 → timestamp → utf8, bool → utf8."""
-    if a == b:
-        return a
-    if {a, b} == {"int64", "float64"}:
-        return "float64"
-    stamps = [t for t in (a, b) if t.startswith("timestamp")]
-    dates = [t for t in (a, b) if t.startswith("date32")]
-    if len(stamps) == 1 and len(dates) == 1:
-        return stamps[0]
-    if len(stamps) == 2:
-        zone_a, zone_b = ("tz=" in a), ("tz=" in b)
-        if zone_a == zone_b:
-            return a if "ns" in a else b  # the finer unit
-    return "utf8"
+# The types `types="infer"` gives, in the order it tries them: a column's
+# type is the first that holds every one of its values (see
+# `fastcsv.read_arrow`). A date alone is a timestamp without a zone (its
+# midnight) but not one with a zone; a hex int64 is no float64; 0 and 1
+# are int64 alone and booleans beside `true`.
+_ORDER = (
+    "int64",
+    "bool",
+    "date32[day]",
+    "timestamp[s]",
+    "timestamp[ns]",
+    "timestamp[s, tz=UTC]",
+    "timestamp[ns, tz=UTC]",
+    "float64",
+)
 
 
 def _expand(path: Any) -> list[tuple[str, Any]]:
@@ -226,14 +223,17 @@ def read_csv(
     ``path`` column holding each row's file.
 
     ``types`` is :func:`fastcsv.read_arrow`'s (with a header row).
-    ``"infer"`` infers each column's type in every partition (its first
-    65536 rows), here, and merges them: int64 and float64 make float64,
-    a date and a timestamp the timestamp, anything else ``utf8`` (a
-    partition where a column is all nulls is checked against the others'
-    type rather than counted as text); every partition is then read with
-    the merged types, so a column of integers in one file and decimals in
-    the next is ``float64`` everywhere (``dask.dataframe.read_csv`` takes
-    the first block's types and fails on the later one). Integer and
+    ``"infer"`` gives each column the type :func:`fastcsv.read_arrow`
+    would give it over the files one after the other: every partition's
+    types are inferred here (on all its rows), and a column whose
+    partitions differ gets the first type, from the widest of theirs on,
+    in read_arrow's order (int64, bool, date32, timestamp without a zone,
+    then with one, float64) that every partition reads with, else
+    ``utf8``. So a column of integers in one file and decimals in the
+    next is ``float64`` everywhere, ``0``/``1`` beside ``true`` is
+    ``bool``, a hex integer beside a decimal is ``utf8``, as in one file
+    (``dask.dataframe.read_csv`` takes the first block's types and fails
+    on the later one). Integer and
     boolean columns are pandas' nullable ``Int64`` and ``boolean``.
 
     ``columns`` (or ``usecols``, as pandas and dask name it) reads only
@@ -372,30 +372,43 @@ def _pa_type(pa: Any, name: str) -> Any:
 def _merged_types(
     read: _ReadPart, pieces: list[_Piece], first: list[str], names: list[str]
 ) -> dict[int, str]:
-    """The column types of every piece, merged (see :func:`read_csv`)."""
+    """The type of each column over every piece: that of the pieces'
+    rows one after the other (see :func:`read_csv`)."""
     seen = [list(first)]
     seen += [list(read.stream(piece, "infer").column_types) for piece in pieces[1:]]
-    merged = list(seen[0])
     for got in seen[1:]:
-        if len(got) != len(merged):
-            raise fastcsv.Error(f"a file has {len(got)} columns; the first has {len(merged)}")
-    for j in range(len(merged)):
-        typed = [t[j] for t in seen if t[j] != "utf8"]
-        if not typed:
-            merged[j] = "utf8"
-            continue
-        m = typed[0]
-        for t in typed[1:]:
-            m = _widen_type(m, t)
-        merged[j] = m
-    # A piece that inferred utf8 where others found a type: all nulls
-    # there (then it reads with the type), or text (then text it is).
-    for i, got in enumerate(seen):
-        for j, t in enumerate(got):
-            if t == "utf8" and merged[j] != "utf8":
-                try:
-                    key = j if read.kwargs.get("columns") is None else names[j]
-                    read.table(pieces[i], {key: merged[j]})
-                except (fastcsv.Error, ValueError, OSError):
-                    merged[j] = "utf8"
-    return dict(enumerate(merged))
+        if len(got) != len(first):
+            raise fastcsv.Error(f"a file has {len(got)} columns; the first has {len(first)}")
+    merged: dict[int, str] = {}
+    for j in range(len(first)):
+        key = j if read.kwargs.get("columns") is None else names[j]
+        merged[j] = _column_type(read, pieces, [t[j] for t in seen], key)
+    return merged
+
+
+def _column_type(read: _ReadPart, pieces: list[_Piece], seen: list[str], key: Any) -> str:
+    """The type of column ``key`` over every piece, ``seen`` the type of
+    each piece's own values: no narrower than the widest of them, and
+    the first in `_ORDER` from there that every piece reads with. A
+    piece that came out ``utf8`` holds text or only nulls: read with a
+    type, it tells which."""
+    typed = [t for t in seen if t != "utf8"]
+    if not typed:
+        return "utf8"
+    if any(t not in _ORDER for t in typed):
+        return typed[0] if len(set(typed)) == 1 and len(typed) == len(seen) else "utf8"
+    for ty in _ORDER[max(_ORDER.index(t) for t in typed) :]:
+        if all(t == ty or _reads_as(read, piece, key, ty) for piece, t in zip(pieces, seen)):
+            return ty
+    return "utf8"
+
+
+def _reads_as(read: _ReadPart, piece: _Piece, key: Any, ty: str) -> bool:
+    """Whether column ``key`` of ``piece`` reads as type ``ty``."""
+    kw = dict(read.kwargs, columns=[key], types={key: ty})
+    kw.pop("dtype", None)
+    try:
+        _pyarrow().table(fastcsv.read_arrow(piece.source(), read.dialect, **kw))
+    except (fastcsv.Error, ValueError, OSError):
+        return False
+    return True

@@ -189,11 +189,69 @@ def test_widening_to_text(tmp_path, client):
     assert got["b"].tolist() == ["true", "false", "true", "maybe"]
 
 
-def test_widen_type_rule():
-    w = fastcsv.dask._widen_type
-    assert w("int64", "float64") == "float64"
-    assert w("date32[day]", "timestamp[s]") == "timestamp[s]"
-    assert w("timestamp[s]", "timestamp[ns]") == "timestamp[ns]"
-    assert w("bool", "int64") == "utf8"
-    assert w("int64", "date32[day]") == "utf8"
-    assert w("timestamp[s]", "timestamp[s, tz=UTC]") == "utf8"
+def test_the_order_types_are_tried_in_is_read_arrows():
+    # Each type of the order, as the first that holds a column's values.
+    columns = {
+        "int64": ["1", "0x1F"],
+        "bool": ["1", "true"],
+        "date32[day]": ["2024-01-01"],
+        "timestamp[s]": ["2024-01-01", "2024-01-01T10:00"],
+        "timestamp[ns]": ["2024-01-01 10:00:00.5"],
+        "timestamp[s, tz=UTC]": ["2024-01-01T10:00Z"],
+        "timestamp[ns, tz=UTC]": ["2024-01-01T10:00:00.5+01:00"],
+        "float64": ["1", "inf"],
+    }
+    assert tuple(columns) == fastcsv.dask._ORDER
+    for ty, values in columns.items():
+        data = ("a\n" + "".join(f"{v}\n" for v in values)).encode()
+        assert fastcsv.read_arrow(data, types="infer").column_types == [ty]
+
+
+# Columns whose pieces, one a file, each infer a narrower type than the
+# values of all of them: the type of the files one after the other is
+# that of their concatenation read by `read_arrow` (pyarrow's rules).
+SPLIT_TYPES = [
+    # 0/1 are int64 alone, booleans beside true/false.
+    (["1", "0"], ["true", "false"]),
+    (["1"], ["True"], [""]),
+    # A hex int64 is no float64.
+    (["0x1F"], ["1.5"]),
+    # A date alone is no zoned timestamp.
+    (["2024-01-01"], ["2024-01-01T10:00:00Z"]),
+    # A fraction needs nanoseconds, which the year 3000 does not fit.
+    (["3000-01-01T00:00:00"], ["2024-01-01T10:00:00.5"]),
+    # Those that do widen.
+    (["1", "2"], ["2.5"], ["NA"]),
+    (["2024-01-01"], ["2024-01-01T10:00:00"], ["2024-01-02T00:00:00.25"]),
+    (["x"], ["1"]),
+    ([""], ["NA"]),
+]
+
+
+@pytest.mark.parametrize("pieces", SPLIT_TYPES)
+def test_types_of_many_files_are_those_of_their_concatenation(tmp_path, pieces):
+    paths = []
+    for k, values in enumerate(pieces):
+        p = tmp_path / f"{k}.csv"
+        p.write_text("a,k\n" + "".join(f"{v},{k}\n" for v in values))
+        paths.append(str(p))
+    whole = "a,k\n" + "".join(f"{v},{k}\n" for k, vs in enumerate(pieces) for v in vs)
+    pa = pytest.importorskip("pyarrow")
+    want = pa.table(fastcsv.read_arrow(whole.encode(), types="infer"))
+    want = fastcsv.dask._to_pandas(want)
+    df = fastcsv.dask.read_csv(paths, types="infer")
+    assert dtypes(df) == dtypes(want)
+    got = df.compute(scheduler="sync")
+    assert dtypes(got) == dtypes(want)
+    assert rows(got) == rows(want)
+
+
+def dtypes(df):
+    # pandas names its string dtype `str` or `string` by version.
+    return [{"str": "string"}.get(str(t), str(t)) for t in df.dtypes]
+
+
+def rows(df):
+    """The rows, nulls (NA, NaN, NaT) as None."""
+    df = df.reset_index(drop=True).astype(object)
+    return [[None if pd.isna(v) else v for v in r] for r in df.values.tolist()]
