@@ -51,6 +51,8 @@ class _Piece:
         self.path = path
         self.part = part
         self.fs = fs
+        # The file's header (the column names), when it has one.
+        self.names: list[str] | None = None
 
     def source(self) -> Any:
         if self.fs is not None:
@@ -59,6 +61,10 @@ class _Piece:
             data.name = self.path  # type: ignore[attr-defined]
             return data
         return self.part if self.part is not None else self.path
+
+    def whole(self) -> Any:
+        """The piece's whole file (which reads ``nrows``; a part does not)."""
+        return self.path if self.part is not None else self.source()
 
 
 class _ReadPart:
@@ -82,23 +88,38 @@ class _ReadPart:
         self.kwargs = dict(fmtparams, header=header, columns=columns, **(spellings or {}))
         self.types = types
         self.path_column = path_column
+        # The columns of every file, by name, when the files' headers
+        # differ (see `_align`); else None.
+        self.schema: Any = None
 
     def table(self, piece: _Piece, types: Any = None) -> Any:
         """The piece as a pyarrow table (``types`` for ``types=``)."""
         return _pyarrow().table(self.stream(piece, types))
 
     def stream(self, piece: _Piece, types: Any = None) -> Any:
-        """The piece as an Arrow stream (``types`` for ``types=``)."""
+        """The piece as an Arrow stream (``types`` for ``types=``); of a
+        file whose header lacks some columns named in the keywords, the
+        others."""
         kw = dict(self.kwargs)
         if types is not None:
             kw.pop("dtype", None)
-            kw["types"] = types
+            kw["types"] = _types_in(types, piece)
+        if piece.names is not None:
+            have = set(piece.names)
+            cols = kw.get("columns")
+            if isinstance(cols, list) and all(isinstance(c, str) for c in cols):
+                kw["columns"] = [c for c in cols if c in have]
+            dtype = kw.get("dtype")
+            if isinstance(dtype, dict):
+                kw["dtype"] = {k: v for k, v in dtype.items() if not isinstance(k, str) or k in have}
         return fastcsv.read_arrow(piece.source(), self.dialect, **kw)
 
     def __call__(self, piece: Any) -> Any:
         if isinstance(piece, fastcsv.Part):
             piece = _Piece(piece.path, piece)
         table = self.table(piece, self.types)
+        if self.schema is not None:
+            table = _align(table, self.schema)
         if not _has_header(self.kwargs):
             # Numbered columns: a part may see fewer than the first one.
             table = _widen(table, self.names)
@@ -107,6 +128,48 @@ class _ReadPart:
             pd = importlib.import_module("pandas")
             df[self.path_column] = pd.Series([piece.path] * len(df), dtype="string", index=df.index)
         return df
+
+
+def _types_in(types: Any, piece: _Piece) -> Any:
+    """``types`` less the columns, named, that ``piece``'s file lacks."""
+    if not isinstance(types, dict) or piece.names is None:
+        return types
+    have = set(piece.names)
+    return {k: v for k, v in types.items() if not isinstance(k, str) or k in have}
+
+
+def _headers(pieces: list[_Piece], dialect: Any, kwargs: dict[str, Any]) -> list[_Piece]:
+    """``pieces`` with the names of their file's header set, less those
+    of a file with no header row (an empty file: no rows, no columns)."""
+    out = []
+    names: list[str] = []
+    for piece in pieces:
+        if piece.part is None or piece.part.index == 0:
+            kw = dict(kwargs, columns=None, nrows=0)
+            kw.pop("dtype", None)
+            names = list(fastcsv.read_arrow(piece.whole(), dialect, **kw).column_names)
+        piece.names = names
+        if names:
+            out.append(piece)
+    if not out:
+        pd = importlib.import_module("pandas")
+        raise pd.errors.EmptyDataError("No columns to parse from file: every file is empty")
+    return out
+
+
+def _align(table: Any, schema: Any) -> Any:
+    """``table``'s columns by name in ``schema``'s order, those it lacks
+    all nulls (as pandas.concat lines up frames)."""
+    pa = _pyarrow()
+    have = table.column_names
+    if have == schema.names:
+        return table
+    n = table.num_rows
+    cols = [
+        table.column(f.name) if f.name in have else pa.nulls(n, f.type)
+        for f in schema
+    ]
+    return pa.Table.from_arrays(cols, schema=schema)
 
 
 def _has_header(kw: dict[str, Any]) -> bool:
@@ -216,7 +279,11 @@ def read_csv(
 
     ``path`` is a path, a glob, an fsspec URL (``file://``,
     ``memory://``, ``s3://``...; a URL may be a glob too) or a list of
-    them; the files are read in order, each with its header row. A
+    them; the files are read in order, each with its header row (files
+    whose headers differ are lined up by name, as ``pandas.concat`` lines
+    up frames: the first file's columns, then those later files add,
+    missing ones null; an empty file adds nothing; every file empty is
+    pandas' ``EmptyDataError``). A
     compressed file, one that is not local (read whole through fsspec on
     the worker) and one read with ``skiprows`` or ``comment`` is one
     partition. ``include_path_column=True`` (or a column name) adds a
@@ -303,31 +370,75 @@ def read_csv(
         else:
             parts = fastcsv.split(p, dialect, size=blocksize, **split_kw)
             pieces += [_Piece(p, part) for part in parts]
+    align = False
+    if has_header:
+        # Each file's header: files with the same columns in another
+        # order, or with some columns missing or added, are read by name,
+        # as pandas.concat of their frames lines them up.
+        pieces = _headers(pieces, dialect, kwargs)
+        heads = [piece.names or [] for piece in pieces]
+        align = any(h != heads[0] for h in heads)
+        if align:
+            for h in heads:
+                if len(set(h)) != len(h):
+                    raise fastcsv.Error(
+                        "fastcsv.dask.read_csv: the files' headers differ and one "
+                        f"names a column twice: {h}"
+                    )
     if file_order:
         every = fastcsv.read_arrow(pieces[0].source(), dialect, **dict(kwargs, columns=None)).column_names
         columns = fastcsv._usecols(columns, "read_csv", lambda: every)
         kwargs["columns"] = columns
+    if align and columns is not None and not callable(columns):
+        # By name, as the first file names them.
+        sel = [columns] if isinstance(columns, (str, int)) else list(columns)
+        columns = [heads[0][c] if isinstance(c, int) else c for c in sel]
+        kwargs["columns"] = columns
     read = _ReadPart(dialect, header, [], fmtparams, None, columns, spellings)
     # The names (and types), from the first piece's header (or first row).
-    first = fastcsv.read_arrow(pieces[0].source(), dialect, types=types, **kwargs)
+    first = fastcsv.read_arrow(pieces[0].source(), dialect, types=_types_in(types, pieces[0]), **kwargs)
     names = list(first.column_names)
     # The types of the columns read, in their order.
     chosen = list(first.column_types)
+    if align and columns is None:
+        # Every file's columns, in the order pandas.concat gives them.
+        for piece in pieces:
+            names += [n for n in piece.names or [] if n not in names]
+        chosen += ["utf8"] * (len(names) - len(chosen))
     if types == "infer":
-        merged = _merged_types(read, pieces, chosen, names)
-        chosen = [merged[j] for j in range(len(chosen))]
+        merged = _merged_types(read, pieces, first, names, align)
+        chosen = [merged[j] for j in range(len(names))]
     given = None
     if types is not None:
-        # read_arrow takes them by index in the file (`columns` keeps them).
-        at: list[int] = list(range(len(names)))
-        if columns is not None:
-            every = fastcsv.read_arrow(
-                pieces[0].source(), dialect, **dict(kwargs, columns=None)
-            ).column_names
-            at = [c if isinstance(c, int) else every.index(c) for c in columns]
-        given = dict(zip(at, chosen))
+        if align:
+            given = {n: t for n, t in zip(names, chosen)}
+            if types != "infer":
+                # The types asked for of the columns the first file lacks.
+                for j, n in enumerate(names):
+                    if j >= len(first.column_names):
+                        owner = next(q for q in pieces if n in (q.names or []))
+                        got = fastcsv.read_arrow(
+                            owner.whole(),
+                            dialect,
+                            types=_types_in(types, owner),
+                            **dict(kwargs, columns=[n], nrows=0),
+                        )
+                        given[n] = chosen[j] = got.column_types[0]
+        else:
+            # read_arrow takes them by index in the file (`columns` keeps them).
+            at: list[int] = list(range(len(names)))
+            if columns is not None:
+                every = fastcsv.read_arrow(
+                    pieces[0].source(), dialect, **dict(kwargs, columns=None)
+                ).column_names
+                at = [c if isinstance(c, int) else every.index(c) for c in columns]
+            given = dict(zip(at, chosen))
     if fmtparams.get("dtype") is not None and types is None:
         schema = pa.schema(first)
+        for n in names[len(schema) :]:
+            owner = next(q for q in pieces if n in (q.names or []))
+            got = fastcsv.read_arrow(owner.whole(), dialect, **dict(kwargs, columns=[n], nrows=0))
+            schema = schema.append(pa.schema(got).field(0))
     else:
         schema = pa.schema([(n, _pa_type(pa, t)) for n, t in zip(names, chosen)])
     meta = _to_pandas(schema.empty_table())
@@ -337,6 +448,8 @@ def read_csv(
         pd = importlib.import_module("pandas")
         meta[path_column] = pd.Series([], dtype="string")
     read = _ReadPart(dialect, header, names, fmtparams, given, columns, spellings, path_column)
+    if align:
+        read.schema = schema
     return dd.from_map(read, pieces, meta=meta, label="fastcsv-read-csv", enforce_metadata=False)
 
 
@@ -370,19 +483,27 @@ def _pa_type(pa: Any, name: str) -> Any:
 
 
 def _merged_types(
-    read: _ReadPart, pieces: list[_Piece], first: list[str], names: list[str]
+    read: _ReadPart, pieces: list[_Piece], first: Any, names: list[str], align: bool
 ) -> dict[int, str]:
-    """The type of each column over every piece: that of the pieces'
-    rows one after the other (see :func:`read_csv`)."""
-    seen = [list(first)]
-    seen += [list(read.stream(piece, "infer").column_types) for piece in pieces[1:]]
-    for got in seen[1:]:
-        if len(got) != len(first):
-            raise fastcsv.Error(f"a file has {len(got)} columns; the first has {len(first)}")
+    """The type of each column over every piece (``first``: the first
+    piece's stream): that of the pieces' rows one after the other (see
+    :func:`read_csv`). By name when ``align`` (the files' headers differ),
+    else by index."""
+    streams = [first] + [read.stream(piece, "infer") for piece in pieces[1:]]
+    if align:
+        seen = [dict(zip(s.column_names, s.column_types)) for s in streams]
+        keys: list[Any] = list(names)
+    else:
+        seen = [dict(enumerate(s.column_types)) for s in streams]
+        for got in seen[1:]:
+            if len(got) != len(seen[0]):
+                raise fastcsv.Error(f"a file has {len(got)} columns; the first has {len(seen[0])}")
+        keys = [j if read.kwargs.get("columns") is None else names[j] for j in range(len(names))]
     merged: dict[int, str] = {}
-    for j in range(len(first)):
-        key = j if read.kwargs.get("columns") is None else names[j]
-        merged[j] = _column_type(read, pieces, [t[j] for t in seen], key)
+    for j, key in enumerate(keys):
+        slot = key if align else j
+        have = [(piece, t[slot]) for piece, t in zip(pieces, seen) if slot in t]
+        merged[j] = _column_type(read, [q for q, _ in have], [t for _, t in have], key)
     return merged
 
 

@@ -255,3 +255,66 @@ def rows(df):
     """The rows, nulls (NA, NaN, NaT) as None."""
     df = df.reset_index(drop=True).astype(object)
     return [[None if pd.isna(v) else v for v in r] for r in df.values.tolist()]
+
+
+HEADERS = {
+    "reordered": ["a,b\n1,x\n2,y\n", "b,a\nz,3\nw,4\n"],
+    "missing": ["a,b\n1,x\n2,y\n", "a\n5\n"],
+    "missing first": ["a\n5\n", "a,b\n1,x\n2,y\n"],
+    "added": ["a,b\n1,x\n2,y\n", "b,c,a\nq,r,5\n"],
+    "header only": ["a,b\n", "b,a\nz,3\n"],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HEADERS))
+@pytest.mark.parametrize("types", [None, "infer", {"a": "int64"}])
+def test_files_with_other_headers_line_up_by_name_as_pandas_concat(tmp_path, kind, types):
+    paths = []
+    for k, text in enumerate(HEADERS[kind]):
+        p = tmp_path / f"{k}.csv"
+        p.write_text(text)
+        paths.append(str(p))
+    want = pd.concat([pd.read_csv(p, dtype={"a": "Int64"}) for p in paths], ignore_index=True)
+    df = fastcsv.dask.read_csv(paths, types=types)
+    assert list(df.columns) == list(want.columns)
+    got = df.compute(scheduler="sync")
+    assert list(got.columns) == list(want.columns)
+    if types is not None:
+        assert str(df.dtypes["a"]) == str(got.dtypes["a"]) == "Int64"
+    got["a"] = got["a"].astype("Int64")
+    assert rows(got) == rows(want)
+
+
+def test_empty_files_hold_no_columns_in_any_place(tmp_path):
+    (tmp_path / "0.csv").write_text("")
+    (tmp_path / "1.csv").write_text("a,b\n1,x\n")
+    (tmp_path / "2.csv").write_text("")
+    for types in (None, "infer"):
+        df = fastcsv.dask.read_csv(str(tmp_path / "*.csv"), types=types)
+        assert list(df.columns) == ["a", "b"]
+        assert rows(df.compute(scheduler="sync")) == [[1 if types else "1", "x"]]
+    (tmp_path / "1.csv").write_text("")
+    with pytest.raises(pd.errors.EmptyDataError):
+        fastcsv.dask.read_csv(str(tmp_path / "*.csv"))
+
+
+@pytest.mark.parametrize("usecols", [None, ["c", "a"], [2]])
+def test_other_headers_split_in_parts_and_selected(tmp_path, usecols):
+    paths = []
+    for k, head in enumerate(["a,b,c", "c,b,a", "b,a"]):
+        cols = head.split(",")
+        value = {"a": lambda i: str(k * 1000 + i), "b": lambda i: f'"t{i}\nx"', "c": lambda i: f"{i}.5"}
+        body = "".join(",".join(value[c](i) for c in cols) + "\n" for i in range(100))
+        p = tmp_path / f"{k}.csv"
+        p.write_text(head + "\n" + body)
+        paths.append(str(p))
+    want = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    if usecols is not None:
+        # In the first file's order; an index names the first file's column.
+        want = want[["a", "c"] if len(usecols) == 2 else ["c"]]
+    df = fastcsv.dask.read_csv(paths, types="infer", blocksize=64, usecols=usecols)
+    assert df.npartitions > 50
+    assert list(df.columns) == list(want.columns)
+    got = df.compute(scheduler="sync")
+    assert dtypes(got) == dtypes(df) and str(got.dtypes["c"]) == "float64"
+    assert rows(got) == rows(want.astype({c: "Int64" for c in want.columns if c == "a"}))
