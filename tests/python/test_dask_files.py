@@ -318,3 +318,22 @@ def test_other_headers_split_in_parts_and_selected(tmp_path, usecols):
     got = df.compute(scheduler="sync")
     assert dtypes(got) == dtypes(df) and str(got.dtypes["c"]) == "float64"
     assert rows(got) == rows(want.astype({c: "Int64" for c in want.columns if c == "a"}))
+
+
+@pytest.mark.parametrize("line_end", [True, False])
+def test_a_file_appended_to_before_compute(tmp_path, line_end):
+    # The parts are those of the file when read_csv split it: after a
+    # whole last record, the rows it had then; after a last record with
+    # no line end, which the append runs on, a FileChanged error (never
+    # a value neither file holds).
+    p = tmp_path / "grows.csv"
+    p.write_text("a\n" + "".join(f"{i}\n" for i in range(1000)) + ("1000\n" if line_end else "1000"))
+    df = fastcsv.dask.read_csv(str(p), blocksize=500, types="infer")
+    assert df.npartitions > 2
+    with open(p, "a") as f:
+        f.write("5\n1001\n")
+    if line_end:
+        assert df.compute(scheduler="sync")["a"].tolist() == list(range(1001))
+    else:
+        with pytest.raises(fastcsv.Error, match="file changed while reading"):
+            df.compute(scheduler="sync")
