@@ -180,11 +180,12 @@ def _has_header(kw: dict[str, Any]) -> bool:
 def _to_pandas(table: Any) -> Any:
     """``table`` as pandas, with integers and booleans in pandas' nullable
     dtypes (``Int64``, ``boolean``), so that every partition has the
-    dtypes of the meta whether or not its part has nulls."""
+    dtypes of the meta whether or not its part has nulls, and dates as
+    ``datetime64`` (as objects, dask would make them strings)."""
     pa = _pyarrow()
     pd = importlib.import_module("pandas")
     nullable = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
-    return table.to_pandas(types_mapper=nullable.get)
+    return table.to_pandas(types_mapper=nullable.get, date_as_object=False)
 
 
 def _widen(table: Any, names: list[str]) -> Any:

@@ -337,3 +337,16 @@ def test_a_file_appended_to_before_compute(tmp_path, line_end):
     else:
         with pytest.raises(fastcsv.Error, match="file changed while reading"):
             df.compute(scheduler="sync")
+
+
+def test_a_date_column_stays_dates(tmp_path):
+    # dask turns object columns into strings (`dataframe.convert-string`):
+    # a date32 column must not be one, or its dates come out as text.
+    (tmp_path / "1.csv").write_text("d,x\n,1\n,2\n")
+    (tmp_path / "2.csv").write_text("d,x\n2024-02-29,3\n")
+    df = fastcsv.dask.read_csv(str(tmp_path / "*.csv"), types="infer")
+    assert str(df.dtypes["d"]).startswith("datetime64")
+    got = df.compute(scheduler="sync")
+    assert str(got.dtypes["d"]) == str(df.dtypes["d"])
+    assert got["d"].isna().tolist() == [True, True, False]
+    assert got["d"].iloc[2] == pd.Timestamp("2024-02-29")
