@@ -100,7 +100,7 @@ class _ReadPart:
         """The piece as an Arrow stream (``types`` for ``types=``); of a
         file whose header lacks some columns named in the keywords, the
         others."""
-        kw = dict(self.kwargs)
+        kw = dict(_kw_in(self.kwargs, piece))
         if types is not None:
             kw.pop("dtype", None)
             kw["types"] = _types_in(types, piece)
@@ -109,9 +109,6 @@ class _ReadPart:
             cols = kw.get("columns")
             if isinstance(cols, list) and all(isinstance(c, str) for c in cols):
                 kw["columns"] = [c for c in cols if c in have]
-            dtype = kw.get("dtype")
-            if isinstance(dtype, dict):
-                kw["dtype"] = {k: v for k, v in dtype.items() if not isinstance(k, str) or k in have}
         return fastcsv.read_arrow(piece.source(), self.dialect, **kw)
 
     def __call__(self, piece: Any) -> Any:
@@ -128,6 +125,15 @@ class _ReadPart:
             pd = importlib.import_module("pandas")
             df[self.path_column] = pd.Series([piece.path] * len(df), dtype="string", index=df.index)
         return df
+
+
+def _kw_in(kwargs: dict[str, Any], piece: _Piece) -> dict[str, Any]:
+    """``kwargs`` with a ``dtype`` dict less the columns, named, that
+    ``piece``'s file lacks (pandas passes them over)."""
+    dtype = kwargs.get("dtype")
+    if not isinstance(dtype, dict) or piece.names is None:
+        return kwargs
+    return dict(kwargs, dtype=_types_in(dtype, piece))
 
 
 def _types_in(types: Any, piece: _Piece) -> Any:
@@ -184,8 +190,20 @@ def _to_pandas(table: Any) -> Any:
     ``datetime64`` (as objects, dask would make them strings)."""
     pa = _pyarrow()
     pd = importlib.import_module("pandas")
-    nullable = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
-    return table.to_pandas(types_mapper=nullable.get, date_as_object=False)
+    nullable = {pa.bool_(): pd.BooleanDtype()}
+    for bits in (8, 16, 32, 64):
+        nullable[getattr(pa, f"int{bits}")()] = getattr(pd, f"Int{bits}Dtype")()
+        nullable[getattr(pa, f"uint{bits}")()] = getattr(pd, f"UInt{bits}Dtype")()
+
+    def mapper(t: Any) -> Any:
+        if t in nullable:
+            return nullable[t]
+        # Times and decimals as objects would be made strings by dask.
+        if pa.types.is_time(t) or pa.types.is_decimal(t):
+            return pd.ArrowDtype(t)
+        return None
+
+    return table.to_pandas(types_mapper=mapper, date_as_object=False)
 
 
 def _widen(table: Any, names: list[str]) -> Any:
@@ -397,7 +415,9 @@ def read_csv(
         kwargs["columns"] = columns
     read = _ReadPart(dialect, header, [], fmtparams, None, columns, spellings)
     # The names (and types), from the first piece's header (or first row).
-    first = fastcsv.read_arrow(pieces[0].source(), dialect, types=_types_in(types, pieces[0]), **kwargs)
+    first = fastcsv.read_arrow(
+        pieces[0].source(), dialect, types=_types_in(types, pieces[0]), **_kw_in(kwargs, pieces[0])
+    )
     names = list(first.column_names)
     # The types of the columns read, in their order.
     chosen = list(first.column_types)
@@ -422,7 +442,7 @@ def read_csv(
                             owner.whole(),
                             dialect,
                             types=_types_in(types, owner),
-                            **dict(kwargs, columns=[n], nrows=0),
+                            **dict(_kw_in(kwargs, owner), columns=[n], nrows=0),
                         )
                         given[n] = chosen[j] = got.column_types[0]
         else:
@@ -434,11 +454,16 @@ def read_csv(
                 ).column_names
                 at = [c if isinstance(c, int) else every.index(c) for c in columns]
             given = dict(zip(at, chosen))
-    if fmtparams.get("dtype") is not None and types is None:
+    if types != "infer" and (types is not None or fmtparams.get("dtype") is not None):
+        # The types asked for, as read_arrow makes them (int8, float32,
+        # a zone, a dictionary...).
         schema = pa.schema(first)
         for n in names[len(schema) :]:
             owner = next(q for q in pieces if n in (q.names or []))
-            got = fastcsv.read_arrow(owner.whole(), dialect, **dict(kwargs, columns=[n], nrows=0))
+            kw = dict(_kw_in(kwargs, owner), columns=[n], nrows=0)
+            if types is not None:
+                kw["types"] = _types_in(types, owner)
+            got = fastcsv.read_arrow(owner.whole(), dialect, **kw)
             schema = schema.append(pa.schema(got).field(0))
     else:
         schema = pa.schema([(n, _pa_type(pa, t)) for n, t in zip(names, chosen)])

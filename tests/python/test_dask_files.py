@@ -350,3 +350,52 @@ def test_a_date_column_stays_dates(tmp_path):
     assert str(got.dtypes["d"]) == str(df.dtypes["d"])
     assert got["d"].isna().tolist() == [True, True, False]
     assert got["d"].iloc[2] == pd.Timestamp("2024-02-29")
+
+
+NAMED = [
+    ("1\n2\n,x\n", "int8"),
+    ("1\n2\n,x\n", "int32"),
+    ("1\n2\n,x\n", "uint64"),
+    ("1\n2\n", "uint16"),
+    ("1\n2.5\n\n", "float32"),
+    ("x\ny\nx\n", "dictionary<values=string, indices=int32>"),
+    ("2024-01-01T10:00:00Z\n2024-01-01T11:30:00+01:00\n\n", "timestamp[ms, tz=Europe/Paris]"),
+    ("2024-01-01T10:00:00Z\n2024-01-01T11:30:00+01:00\n\n", "timestamp[s, tz=+01:00]"),
+    ("10:00\n11:30:15\n\n", "time32[s]"),
+    ("10:00\n11:30:15.5\n\n", "time64[us]"),
+    ("1.25\n-2.5\n\n", "decimal128(10, 2)"),
+]
+
+
+@pytest.mark.parametrize("text,ty", NAMED)
+def test_named_types_keep_their_dtype_in_meta_and_partitions(tmp_path, text, ty):
+    pa = pytest.importorskip("pyarrow")
+    # The second file without its nulls: each partition has the meta's
+    # dtypes whether or not it has nulls.
+    (tmp_path / "0.csv").write_text("v,k\n" + text)
+    (tmp_path / "1.csv").write_text("v,k\n" + "".join(r + "\n" for r in text.splitlines() if r and r[0] != ","))
+    df = fastcsv.dask.read_csv(str(tmp_path / "*.csv"), types={"v": ty})
+    got = df.compute(scheduler="sync")
+    assert str(got.dtypes["v"]) == str(df.dtypes["v"])
+    # The values of read_arrow's table, typed (not their text).
+    want = [
+        pa.table(fastcsv.read_arrow((tmp_path / f"{k}.csv").read_bytes(), types={"v": ty}))
+        for k in range(2)
+    ]
+    want = pa.concat_tables(want).select(["v"])
+    assert rows(got[["v"]]) == rows(fastcsv.dask._to_pandas(want))
+    for part in df.partitions:
+        assert str(part.compute(scheduler="sync").dtypes["v"]) == str(df.dtypes["v"])
+    assert not any(isinstance(v, str) for v in got["v"]) or ty.startswith("dictionary")
+
+
+@pytest.mark.parametrize("kw", [{"types": {"a": "int8", "c": "float32"}}, {"dtype": {"c": "float32"}}])
+def test_types_of_a_column_the_first_file_lacks(tmp_path, kw):
+    (tmp_path / "1.csv").write_text("a,b\n1,x\n")
+    (tmp_path / "2.csv").write_text("c,a\n5,2\n")
+    df = fastcsv.dask.read_csv(str(tmp_path / "*.csv"), **kw)
+    assert list(df.columns) == ["a", "b", "c"]
+    assert str(df.dtypes["c"]) == "float32"
+    got = df.compute(scheduler="sync")
+    assert dtypes(got) == dtypes(df)
+    assert rows(got) == [[1 if "types" in kw else "1", "x", None], [2 if "types" in kw else "2", None, 5.0]]
