@@ -62,10 +62,6 @@ class _Piece:
             return data
         return self.part if self.part is not None else self.path
 
-    def whole(self) -> Any:
-        """The piece's whole file (which reads ``nrows``; a part does not)."""
-        return self.path if self.part is not None else self.source()
-
 
 class _ReadPart:
     """Reads one piece into a pandas DataFrame (picklable: sent to the
@@ -93,8 +89,10 @@ class _ReadPart:
         self.schema: Any = None
 
     def table(self, piece: _Piece, types: Any = None) -> Any:
-        """The piece as a pyarrow table (``types`` for ``types=``)."""
-        return _pyarrow().table(self.stream(piece, types))
+        """The piece as a pyarrow table (``types`` for ``types=``); a
+        data error is ``fastcsv.Error``, as a sequential read raises it
+        (``pyarrow.table`` of the stream would make it an ``OSError``)."""
+        return self.stream(piece, types).read_all()
 
     def stream(self, piece: _Piece, types: Any = None) -> Any:
         """The piece as an Arrow stream (``types`` for ``types=``); of a
@@ -151,9 +149,11 @@ def _headers(pieces: list[_Piece], dialect: Any, kwargs: dict[str, Any]) -> list
     names: list[str] = []
     for piece in pieces:
         if piece.part is None or piece.part.index == 0:
-            kw = dict(kwargs, columns=None, nrows=0)
+            kw = dict(kwargs, columns=None)
             kw.pop("dtype", None)
-            names = list(fastcsv.read_arrow(piece.whole(), dialect, **kw).column_names)
+            # A stream of text columns reads its rows only when consumed:
+            # this reads the header.
+            names = list(fastcsv.read_arrow(piece.source(), dialect, **kw).column_names)
         piece.names = names
         if names:
             out.append(piece)
@@ -439,10 +439,10 @@ def read_csv(
                     if j >= len(first.column_names):
                         owner = next(q for q in pieces if n in (q.names or []))
                         got = fastcsv.read_arrow(
-                            owner.whole(),
+                            owner.source(),
                             dialect,
                             types=_types_in(types, owner),
-                            **dict(_kw_in(kwargs, owner), columns=[n], nrows=0),
+                            **dict(_kw_in(kwargs, owner), columns=[n]),
                         )
                         given[n] = chosen[j] = got.column_types[0]
         else:
@@ -460,10 +460,10 @@ def read_csv(
         schema = pa.schema(first)
         for n in names[len(schema) :]:
             owner = next(q for q in pieces if n in (q.names or []))
-            kw = dict(_kw_in(kwargs, owner), columns=[n], nrows=0)
+            kw = dict(_kw_in(kwargs, owner), columns=[n])
             if types is not None:
                 kw["types"] = _types_in(types, owner)
-            got = fastcsv.read_arrow(owner.whole(), dialect, **kw)
+            got = fastcsv.read_arrow(owner.source(), dialect, **kw)
             schema = schema.append(pa.schema(got).field(0))
     else:
         schema = pa.schema([(n, _pa_type(pa, t)) for n, t in zip(names, chosen)])
@@ -555,7 +555,7 @@ def _reads_as(read: _ReadPart, piece: _Piece, key: Any, ty: str) -> bool:
     kw = dict(read.kwargs, columns=[key], types={key: ty})
     kw.pop("dtype", None)
     try:
-        _pyarrow().table(fastcsv.read_arrow(piece.source(), read.dialect, **kw))
+        fastcsv.read_arrow(piece.source(), read.dialect, **kw).read_all()
     except (fastcsv.Error, ValueError, OSError):
         return False
     return True

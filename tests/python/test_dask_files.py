@@ -399,3 +399,22 @@ def test_types_of_a_column_the_first_file_lacks(tmp_path, kw):
     got = df.compute(scheduler="sync")
     assert dtypes(got) == dtypes(df)
     assert rows(got) == [[1 if "types" in kw else "1", "x", None], [2 if "types" in kw else "2", None, 5.0]]
+
+
+@pytest.mark.parametrize("types", [None, "infer"])
+@pytest.mark.parametrize("bad", [b"1,2,3\n", b'1,"\xff"\n'])
+def test_a_partition_error_is_the_sequential_reads(tmp_path, types, bad):
+    # The class (fastcsv.Error, as read_all raises it), message, line,
+    # record and byte of one read of the whole file.
+    path = tmp_path / "f.csv"
+    good = b"".join(b'%d,"a\nb"\n' % i for i in range(50))
+    path.write_bytes(b"k,v\n" + good + bad + good)
+    with pytest.raises(fastcsv.Error) as want:
+        fastcsv.read_arrow(str(path), types=types).read_all()
+    # Split into many parts, the error in a later one (typed now with
+    # "infer", which reads every part; else when computed).
+    with pytest.raises(fastcsv.Error) as got:
+        df = fastcsv.dask.read_csv(str(path), blocksize=64, types=types)
+        assert df.npartitions > 5
+        df.compute(scheduler="sync")
+    assert str(got.value) == str(want.value)
