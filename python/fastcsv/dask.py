@@ -143,8 +143,9 @@ def _types_in(types: Any, piece: _Piece) -> Any:
 
 
 def _headers(pieces: list[_Piece], dialect: Any, kwargs: dict[str, Any]) -> list[_Piece]:
-    """``pieces`` with the names of their file's header set, less those
-    of a file with no header row (an empty file: no rows, no columns)."""
+    """``pieces`` with the names of their file's header (or numbered
+    columns of its first row) set, less those of a file with no record
+    (an empty file: no rows, no columns)."""
     out = []
     names: list[str] = []
     for piece in pieces:
@@ -390,11 +391,15 @@ def read_csv(
             parts = fastcsv.split(p, dialect, size=blocksize, **split_kw)
             pieces += [_Piece(p, part) for part in parts]
     align = False
-    if has_header:
+    # An empty file has no rows and no columns, wherever it is.
+    pieces = _headers(pieces, dialect, kwargs)
+    if not has_header:
+        for piece in pieces:
+            piece.names = None
+    else:
         # Each file's header: files with the same columns in another
         # order, or with some columns missing or added, are read by name,
         # as pandas.concat of their frames lines them up.
-        pieces = _headers(pieces, dialect, kwargs)
         heads = [piece.names or [] for piece in pieces]
         align = any(h != heads[0] for h in heads)
         if align:

@@ -293,9 +293,14 @@ def test_empty_files_hold_no_columns_in_any_place(tmp_path):
         df = fastcsv.dask.read_csv(str(tmp_path / "*.csv"), types=types)
         assert list(df.columns) == ["a", "b"]
         assert rows(df.compute(scheduler="sync")) == [[1 if types else "1", "x"]]
+    # Without a header row too.
+    df = fastcsv.dask.read_csv(str(tmp_path / "*.csv"), header=None)
+    assert list(df.columns) == ["0", "1"]
+    assert rows(df.compute(scheduler="sync")) == [["a", "b"], ["1", "x"]]
     (tmp_path / "1.csv").write_text("")
-    with pytest.raises(pd.errors.EmptyDataError):
-        fastcsv.dask.read_csv(str(tmp_path / "*.csv"))
+    for header in (True, None):
+        with pytest.raises(pd.errors.EmptyDataError):
+            fastcsv.dask.read_csv(str(tmp_path / "*.csv"), header=header)
 
 
 @pytest.mark.parametrize("usecols", [None, ["c", "a"], [2]])
