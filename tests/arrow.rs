@@ -1369,7 +1369,9 @@ fn drain_all(t: &mut InferredColumns) -> (Vec<Vec<V>>, Option<String>) {
 fn late_changes_cut_anywhere_are_those_of_one_sequential_read() {
     let dir = tempfile::tempdir().unwrap();
     let rows = 24_000;
-    let late: [(&str, fn(usize) -> String, &str); 12] = [
+    // (name, the value of row i, the late value)
+    type Late = (&'static str, fn(usize) -> String, &'static str);
+    let late: [Late; 12] = [
         ("int_float", |i| i.to_string(), "1.5"),
         ("int_big", |i| i.to_string(), "9223372036854775808"),
         ("bool_two", |i| ["true", "False"][i % 2].into(), "2"),
