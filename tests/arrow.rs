@@ -1435,3 +1435,43 @@ fn late_changes_cut_anywhere_are_those_of_one_sequential_read() {
         }
     }
 }
+
+/// Columns named by the caller (pandas' `names=`), in parts cut
+/// anywhere: the names, rows and error of `Columns::with_names` over one
+/// reader, whatever the first record's width (shorter than the names,
+/// every later row held to the names').
+#[test]
+fn named_columns_in_parts_are_those_of_one_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("named.csv");
+    // Flexible, as the Python binding reads: the names fix the width.
+    let d = Dialect::builder().headers(false).flexible(true).build().unwrap();
+    let mut b = fastcsv::ReaderBuilder::new();
+    b.dialect(d);
+    let names: Vec<String> = ["n", "x", "note"].iter().map(|s| s.to_string()).collect();
+    for long_at in [None, Some(3_000)] {
+        let mut text = String::from("0,first\n");
+        for i in 1..4_000 {
+            let extra = if Some(i) == long_at { ",4th" } else { "" };
+            text += &format!("{i},{},n {i}{extra}\n", i * 2);
+        }
+        std::fs::write(&path, &text).unwrap();
+        let one = Columns::with_names(b.from_path(&path).unwrap(), names.clone()).unwrap();
+        let mut want = InferredColumns::read(one, &Default::default(), 1, false).unwrap();
+        let want_types = want.types();
+        let want = drain_all(&mut want);
+        assert_eq!(want.0.len(), long_at.unwrap_or(4_000), "{:?}", want.1);
+        assert_eq!(want.1.is_some(), long_at.is_some());
+        for part in [4096, 300] {
+            let open = || ParColumns::from_path_named(&b, &path, names.clone(), 3, part);
+            let cols = open().unwrap();
+            assert_eq!(cols.names(), names);
+            let sp = Default::default();
+            let mut t = InferredColumns::read_par(cols, open, &sp, 3, false).unwrap();
+            assert_eq!(t.types(), want_types);
+            let got = drain_all(&mut t);
+            assert_eq!(got.1, want.1, "part {part}");
+            assert!(got.0 == want.0, "part {part}: rows differ");
+        }
+    }
+}
