@@ -1475,3 +1475,28 @@ fn named_columns_in_parts_are_those_of_one_reader() {
         }
     }
 }
+
+/// Types of the first `rows` rows in parts: the first `rows` rows of the
+/// file, however many parts they span (not only the first part's).
+#[test]
+fn sampled_types_span_as_many_parts_as_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sampled.csv");
+    let mut text = String::from("sparse,flag\n");
+    for i in 0..5_000 {
+        // Nulls, then ints, in the sparse column; booleans then a word.
+        let sparse = if i < 3_000 { String::new() } else { (i % 7).to_string() };
+        let flag = if i < 4_000 { ["true", "false"][i % 2] } else { "yes" };
+        text += &format!("{sparse},{flag}\n");
+    }
+    std::fs::write(&path, &text).unwrap();
+    let b = fastcsv::ReaderBuilder::new();
+    for rows in [10, 3_500, 100_000] {
+        let mut one = Columns::new(b.from_path(&path).unwrap()).unwrap();
+        let want = one.infer_types(rows).unwrap();
+        for part in [4096, 300] {
+            let mut par = ParColumns::from_path(&b, &path, false, 2, part).unwrap();
+            assert_eq!(par.infer_types(rows).unwrap(), want, "{rows} rows, parts of {part}");
+        }
+    }
+}

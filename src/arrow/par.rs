@@ -290,20 +290,36 @@ impl ParColumns {
         Ok(types)
     }
 
-    /// What the values of each column's first `rows` rows fit (in the
-    /// first part, read for it now), as [`Columns::infer_types`] sees them.
+    /// What the values of each column's first `rows` rows fit (in as
+    /// many parts as they span, read for it now, one after the other), as
+    /// [`Columns::infer_types`] sees them. An error ends the sample (the
+    /// rows before it count), as in one reader of the file.
     pub(crate) fn sample_fits(&self, rows: usize) -> Result<Vec<Fits>> {
         let Some(job) = &self.job else {
             return Err(Error::config("the types are set before the first batch"));
         };
-        let first = job.builder.from_path_part(&job.path, &job.parts[0])?;
-        let mut cols = job.columns(0, first)?;
-        cols.batch_rows(job.batch_rows);
-        if let Some(s) = &job.select {
-            cols.select(s)?;
+        let mut fits: Option<Vec<Fits>> = None;
+        let mut left = rows;
+        for (k, part) in job.parts.iter().enumerate() {
+            let rdr = job.builder.from_path_part(&job.path, part)?;
+            let mut cols = job.columns(k, rdr)?;
+            cols.batch_rows(job.batch_rows);
+            if let Some(s) = &job.select {
+                cols.select(s)?;
+            }
+            cols.set_spellings(job.spellings.clone());
+            let got = cols.sample_fits_on(left, self.threads)?;
+            fits = Some(match fits {
+                None => got,
+                Some(before) => before.into_iter().zip(got).map(|(a, b)| a.merge(b)).collect(),
+            });
+            let seen: usize = cols.fill.ready.iter().map(|(b, _)| b.rows).sum();
+            left = left.saturating_sub(seen);
+            if left == 0 || cols.error.is_some() {
+                break;
+            }
         }
-        cols.set_spellings(job.spellings.clone());
-        cols.sample_fits_on(rows, self.threads)
+        Ok(fits.unwrap_or_default())
     }
 
     /// The next batch in the file's order; `None` at the end. After an
