@@ -73,7 +73,7 @@ class _ReadPart:
         header: Any,
         names: list[str],
         fmtparams: dict[str, Any],
-        types: dict[int, str] | None = None,
+        types: dict[Any, str] | None = None,
         columns: list[Any] | None = None,
         spellings: dict[str, Any] | None = None,
         path_column: str | None = None,
@@ -434,7 +434,7 @@ def read_csv(
     if types == "infer":
         merged = _merged_types(read, pieces, first, names, align)
         chosen = [merged[j] for j in range(len(names))]
-    given = None
+    given: dict[Any, str] | None = None
     if types is not None:
         if align:
             given = {n: t for n, t in zip(names, chosen)}
