@@ -423,3 +423,28 @@ def test_a_partition_error_is_the_sequential_reads(tmp_path, types, bad):
         assert df.npartitions > 5
         df.compute(scheduler="sync")
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_tables_in_tiny_parts_are_typed_as_one_read(tmp_path, seed):
+    # Random columns (numbers, booleans, dates, times, the odd tokens, a
+    # wider value late), cut into parts of a few rows: the types and
+    # values of read_arrow over the whole file.
+    import random
+
+    from test_arrow import TOKENS, to_csv
+    from test_types import late_table
+
+    rng = random.Random(seed)
+    n, width = rng.randrange(1, 400), rng.randrange(1, 4)
+    table = late_table(rng, n, width)
+    for _ in range(rng.randrange(3)):
+        table[rng.randrange(n)][rng.randrange(width)] = rng.choice(TOKENS)
+    data = to_csv([f"c{j}" for j in range(width)], table)
+    p = tmp_path / "r.csv"
+    p.write_bytes(data)
+    want = fastcsv.dask._to_pandas(fastcsv.read_arrow(data, types="infer").read_all())
+    df = fastcsv.dask.read_csv(str(p), types="infer", blocksize=rng.choice([30, 100, 500]))
+    assert dtypes(df) == dtypes(want)
+    got = df.compute(scheduler="sync")
+    assert [[str(v) for v in r] for r in rows(got)] == [[str(v) for v in r] for r in rows(want)]
