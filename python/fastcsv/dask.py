@@ -152,9 +152,7 @@ def _headers(pieces: list[_Piece], dialect: Any, kwargs: dict[str, Any]) -> list
         if piece.part is None or piece.part.index == 0:
             kw = dict(kwargs, columns=None)
             kw.pop("dtype", None)
-            # A stream of text columns reads its rows only when consumed:
-            # this reads the header.
-            names = list(fastcsv.read_arrow(piece.source(), dialect, **kw).column_names)
+            names = _head(piece, dialect, kw)
         piece.names = names
         if names:
             out.append(piece)
@@ -162,6 +160,33 @@ def _headers(pieces: list[_Piece], dialect: Any, kwargs: dict[str, Any]) -> list
         pd = importlib.import_module("pandas")
         raise pd.errors.EmptyDataError("No columns to parse from file: every file is empty")
     return out
+
+
+def _head(piece: _Piece, dialect: Any, kw: dict[str, Any]) -> list[str]:
+    """The column names of ``piece``'s file. A stream of text columns
+    reads its rows only when consumed: this reads the header of a local
+    file. A file read through fsspec is read up to a prefix that holds
+    its header: one whose names a prefix twice as long gives too (not the
+    whole of a remote file for its first row)."""
+    if piece.fs is None:
+        return list(fastcsv.read_arrow(piece.source(), dialect, **kw).column_names)
+
+    def names(data: bytes) -> list[str] | None:
+        try:
+            return list(fastcsv.read_arrow(data, dialect, **kw).column_names)
+        except (fastcsv.Error, ValueError, OSError, EOFError):
+            return None
+
+    with piece.fs.open(piece.path, "rb") as f:
+        data = f.read(1 << 16)
+        while True:
+            more = f.read(len(data))
+            if not more:
+                return list(fastcsv.read_arrow(data, dialect, **kw).column_names)
+            got = names(data)
+            data += more
+            if got is not None and got == names(data):
+                return got
 
 
 def _align(table: Any, schema: Any) -> Any:

@@ -448,3 +448,48 @@ def test_random_tables_in_tiny_parts_are_typed_as_one_read(tmp_path, seed):
     assert dtypes(df) == dtypes(want)
     got = df.compute(scheduler="sync")
     assert [[str(v) for v in r] for r in rows(got)] == [[str(v) for v in r] for r in rows(want)]
+
+
+def test_a_remote_files_header_is_read_from_a_prefix(tmp_path):
+    # Through fsspec, each file's header is read from a prefix of it (not
+    # the whole file): a long header (past the first 64 KiB), a short
+    # file, a compressed one; and a wide second file lines up by name.
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    wide = [f"c{j:03}" + "x" * 600 for j in range(200)]  # 120 KiB
+    rows = "".join(",".join(str(i) for _ in wide) + "\n" for i in range(5000))
+    fs.pipe("/heads/1.csv", ("a,b\n" + "1,x\n" * 1000).encode())
+    fs.pipe("/heads/2.csv", (",".join(["b"] + wide) + "\n" + rows).encode())
+    fs.pipe("/heads/3.csv", gzip.compress(("b,a\n" + "y,2\n" * 100_000).encode()))
+    assert fs.size("/heads/2.csv") > 4 << 20  # 4.7 MiB
+    reads = []
+    real_open = fs.open
+
+    def counting_open(path, mode="rb", **kw):
+        f = real_open(path, mode, **kw)
+        real_read = f.read
+
+        def read(n=-1):
+            data = real_read(n)
+            reads.append(len(data))
+            return data
+
+        f.read = read
+        return f
+
+    fs.open = counting_open
+    try:
+        df = fastcsv.dask.read_csv(
+            ["memory://heads/1.csv", "memory://heads/2.csv", "memory://heads/3.csv"]
+        )
+        assert list(df.columns) == ["a", "b"] + wide
+        # The first file is read whole (twice) for the meta; the others'
+        # headers from prefixes (of 1 MiB at most here), not the 4 MiB.
+        assert sum(reads) < 2 * 4004 + fs.size("/heads/3.csv") + (1 << 20)
+        fs.open = real_open
+        got = df.compute(scheduler="sync")
+        assert len(got) == 1000 + 5000 + 100_000
+        assert got["a"].iloc[-1] == "2" and got["b"].iloc[1000] == "0"
+    finally:
+        fs.open = real_open
+        fs.rm("/heads", recursive=True)
