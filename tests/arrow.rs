@@ -1343,3 +1343,160 @@ fn parts_of_a_file_with_quotes_far_before_the_cuts_are_the_columns() {
         assert_eq!(Ok(one), many, "parts of {part} bytes");
     }
 }
+
+/// Every batch's rows of `t`, then its error (if any) as text.
+fn drain_all(t: &mut InferredColumns) -> (Vec<Vec<V>>, Option<String>) {
+    let mut rows = Vec::new();
+    loop {
+        match t.next_batch() {
+            Ok(Some(b)) => {
+                for i in 0..b.rows() {
+                    rows.push(b.columns().iter().map(|c| value(c, i)).collect());
+                }
+            }
+            Ok(None) => return (rows, None),
+            Err(e) => return (rows, Some(e.to_string())),
+        }
+    }
+}
+
+/// Columns whose type changes late (a float, an int past `i64::MAX`, a
+/// `2` among booleans, a zone, a fraction, whitespace, `-0`, hex, `inf`,
+/// `+5`, `007`, dates after 20,000 nulls), with cuts everywhere (parts of
+/// 4 KiB down to 300 bytes), on 1 to 4 threads, sampled or not: the types,
+/// rows and error of one sequential read of the whole file.
+#[test]
+fn late_changes_cut_anywhere_are_those_of_one_sequential_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 24_000;
+    // (name, the value of row i, the late value)
+    type Late = (&'static str, fn(usize) -> String, &'static str);
+    let late: [Late; 12] = [
+        ("int_float", |i| i.to_string(), "1.5"),
+        ("int_big", |i| i.to_string(), "9223372036854775808"),
+        ("bool_two", |i| ["true", "False"][i % 2].into(), "2"),
+        ("zone", |_| "2024-01-01T10:00:00".into(), "2024-01-01T10:00:00Z"),
+        ("frac", |_| "2024-01-01T10:00:00Z".into(), "2024-01-01T10:00:00.123Z"),
+        ("space", |i| i.to_string(), "  "),
+        ("neg_zero", |i| format!("{i}.5"), "-0"),
+        ("hex", |i| i.to_string(), "0x1F"),
+        ("inf", |i| format!("{i}.5"), "-Infinity"),
+        ("plus", |i| i.to_string(), "+5"),
+        ("zeros", |i| i.to_string(), "007"),
+        ("dates", |i| if i < 20_000 { String::new() } else { "2024-02-29".into() }, "NA"),
+    ];
+    let ts_ns_utc = DataType::Timestamp { nanos: true, utc: true };
+    let (i, f, s) = (DataType::Int64, DataType::Float64, DataType::Utf8);
+    let types = [f, f, s, s, ts_ns_utc, s, f, i, f, f, i, DataType::Date32];
+    for at in [5_000, rows - 1] {
+        for bad in [None, Some(rows - 3)] {
+            let path = dir.path().join(format!("late{at}.csv"));
+            let names: Vec<&str> = late.iter().map(|c| c.0).collect();
+            let mut text = names.join(",") + "\n";
+            for i in 0..rows {
+                let row: Vec<String> =
+                    late.iter().map(|c| if i == at { c.2.into() } else { (c.1)(i) }).collect();
+                text += &row.join(",");
+                // A short row is padded; a long one is an error.
+                text += if Some(i) == bad { ",x\n" } else { "\n" };
+            }
+            std::fs::write(&path, &text).unwrap();
+            let b = fastcsv::ReaderBuilder::new();
+            let one = Columns::new(b.from_path(&path).unwrap()).unwrap();
+            let mut want = InferredColumns::read(one, &Default::default(), 1, false).unwrap();
+            let want_types = want.types();
+            if bad.is_none() {
+                assert_eq!(want_types, types);
+            }
+            let want = drain_all(&mut want);
+            assert_eq!(want.1.is_some(), bad.is_some(), "{:?}", want.1);
+            for part in [4096, 300] {
+                for threads in [1, 3] {
+                    for sample in [100, 1 << 16] {
+                        let open = || ParColumns::from_path(&b, &path, false, threads, part);
+                        let sp = Default::default();
+                        let what = format!("at {at}, bad {bad:?}, part {part}, {threads} threads");
+                        let mut t = InferredColumns::read_par_sampling(
+                            open().unwrap(),
+                            open,
+                            &sp,
+                            threads,
+                            false,
+                            sample,
+                        )
+                        .unwrap();
+                        assert_eq!(t.types(), want_types, "{what}");
+                        let got = drain_all(&mut t);
+                        assert_eq!(got.1, want.1, "{what}");
+                        assert!(got.0 == want.0, "{what}: rows differ");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Columns named by the caller (pandas' `names=`), in parts cut
+/// anywhere: the names, rows and error of `Columns::with_names` over one
+/// reader, whatever the first record's width (shorter than the names,
+/// every later row held to the names').
+#[test]
+fn named_columns_in_parts_are_those_of_one_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("named.csv");
+    // Flexible, as the Python binding reads: the names fix the width.
+    let d = Dialect::builder().headers(false).flexible(true).build().unwrap();
+    let mut b = fastcsv::ReaderBuilder::new();
+    b.dialect(d);
+    let names: Vec<String> = ["n", "x", "note"].iter().map(|s| s.to_string()).collect();
+    for long_at in [None, Some(3_000)] {
+        let mut text = String::from("0,first\n");
+        for i in 1..4_000 {
+            let extra = if Some(i) == long_at { ",4th" } else { "" };
+            text += &format!("{i},{},n {i}{extra}\n", i * 2);
+        }
+        std::fs::write(&path, &text).unwrap();
+        let one = Columns::with_names(b.from_path(&path).unwrap(), names.clone()).unwrap();
+        let mut want = InferredColumns::read(one, &Default::default(), 1, false).unwrap();
+        let want_types = want.types();
+        let want = drain_all(&mut want);
+        assert_eq!(want.0.len(), long_at.unwrap_or(4_000), "{:?}", want.1);
+        assert_eq!(want.1.is_some(), long_at.is_some());
+        for part in [4096, 300] {
+            let open = || ParColumns::from_path_named(&b, &path, names.clone(), 3, part);
+            let cols = open().unwrap();
+            assert_eq!(cols.names(), names);
+            let sp = Default::default();
+            let mut t = InferredColumns::read_par(cols, open, &sp, 3, false).unwrap();
+            assert_eq!(t.types(), want_types);
+            let got = drain_all(&mut t);
+            assert_eq!(got.1, want.1, "part {part}");
+            assert!(got.0 == want.0, "part {part}: rows differ");
+        }
+    }
+}
+
+/// Types of the first `rows` rows in parts: the first `rows` rows of the
+/// file, however many parts they span (not only the first part's).
+#[test]
+fn sampled_types_span_as_many_parts_as_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sampled.csv");
+    let mut text = String::from("sparse,flag\n");
+    for i in 0..5_000 {
+        // Nulls, then ints, in the sparse column; booleans then a word.
+        let sparse = if i < 3_000 { String::new() } else { (i % 7).to_string() };
+        let flag = if i < 4_000 { ["true", "false"][i % 2] } else { "yes" };
+        text += &format!("{sparse},{flag}\n");
+    }
+    std::fs::write(&path, &text).unwrap();
+    let b = fastcsv::ReaderBuilder::new();
+    for rows in [10, 3_500, 100_000] {
+        let mut one = Columns::new(b.from_path(&path).unwrap()).unwrap();
+        let want = one.infer_types(rows).unwrap();
+        for part in [4096, 300] {
+            let mut par = ParColumns::from_path(&b, &path, false, 2, part).unwrap();
+            assert_eq!(par.infer_types(rows).unwrap(), want, "{rows} rows, parts of {part}");
+        }
+    }
+}

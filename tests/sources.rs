@@ -1119,3 +1119,53 @@ fn resume_after_end_only_for_read_sources() {
     assert!(rdr.read_row().is_err());
     assert!(!rdr.resume_after_end());
 }
+
+/// A file that grew after it was split: a part that ended at a record's
+/// end reads the rows it had (the file as it was split); the last part of
+/// a file whose last record had no line end would read a record that now
+/// runs on past the part (`1000` of what is now `10005`), so it fails
+/// with `FileChanged` instead of reading a value the file never held.
+#[test]
+fn a_part_whose_last_record_grew_is_a_changed_file() {
+    use fastcsv::split::Splitter;
+    let dir = tempfile::tempdir().unwrap();
+    let d = Dialect::default();
+    for (tail, grows_mid_record) in [("1000\n", false), ("1000", true)] {
+        let path = dir.path().join("grown.csv");
+        let body: String = (0..1000).map(|i| format!("{i}\n")).collect();
+        fs::write(&path, format!("a\n{body}{tail}")).unwrap();
+        let parts = Splitter::new(&d).split_path(&path, 500).unwrap();
+        assert!(parts.len() > 2);
+        fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"5\n1001\n").unwrap();
+        let mut got = Vec::new();
+        let mut failed = None;
+        'parts: for p in &parts {
+            let mut rdr = match ReaderBuilder::new().from_path_part(&path, p) {
+                Ok(r) => r,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            };
+            loop {
+                match rdr.read_row() {
+                    Ok(Some(row)) => got.push(row.get_str(0).unwrap().to_string()),
+                    Ok(None) => break,
+                    Err(e) => {
+                        failed = Some(e);
+                        break 'parts;
+                    }
+                }
+            }
+        }
+        if grows_mid_record {
+            let e = failed.expect("a record that grew went unnoticed");
+            assert!(matches!(e.kind(), ErrorKind::FileChanged), "{e}");
+            assert!(!got.contains(&"1000".to_string()), "{:?}", got.last());
+        } else {
+            assert!(failed.is_none(), "{failed:?}");
+            let want: Vec<String> = (0..=1000).map(|i| i.to_string()).collect();
+            assert_eq!(got, want);
+        }
+    }
+}

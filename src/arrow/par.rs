@@ -12,7 +12,7 @@ use super::{ColumnBatch, Columns, DataType, Filler, Spellings, DEFAULT_BATCH_ROW
 use crate::error::{Error, Position, Result};
 use crate::part::Part;
 use crate::pool;
-use crate::reader::ReaderBuilder;
+use crate::reader::{Reader, ReaderBuilder};
 use crate::split::Splitter;
 
 /// What a worker sends for a part: a batch, the part's end with the lines
@@ -97,7 +97,49 @@ impl ParColumns {
         threads: usize,
         part_bytes: u64,
     ) -> Result<ParColumns> {
-        let path = path.as_ref().to_path_buf();
+        ParColumns::open(builder, path.as_ref(), header_row, None, threads, part_bytes)
+    }
+
+    /// [`ParColumns::from_path`] for a file whose dialect has no headers,
+    /// its columns named `names` as [`Columns::with_names`] names them:
+    /// their number is fixed by the names in every part (with a flexible
+    /// dialect, a shorter record is padded, a longer one is an error).
+    ///
+    /// ```
+    /// use fastcsv::arrow::ParColumns;
+    /// use fastcsv::{Dialect, ReaderBuilder};
+    /// let p = std::env::temp_dir().join("fastcsv-doc-par-named.csv");
+    /// std::fs::write(&p, "1\n2,3\n4,5\n").unwrap();
+    /// let mut b = ReaderBuilder::new();
+    /// b.dialect(Dialect::builder().headers(false).flexible(true).build().unwrap());
+    /// let names = vec!["a".to_string(), "b".to_string()];
+    /// let mut cols = ParColumns::from_path_named(&b, &p, names, 2, 4).unwrap();
+    /// assert_eq!(cols.names(), ["a", "b"]);
+    /// let mut rows = 0;
+    /// while let Some(batch) = cols.next_batch().unwrap() {
+    ///     rows += batch.rows();
+    /// }
+    /// assert_eq!(rows, 3);
+    /// ```
+    pub fn from_path_named(
+        builder: &ReaderBuilder,
+        path: impl AsRef<Path>,
+        names: Vec<String>,
+        threads: usize,
+        part_bytes: u64,
+    ) -> Result<ParColumns> {
+        ParColumns::open(builder, path.as_ref(), false, Some(names), threads, part_bytes)
+    }
+
+    fn open(
+        builder: &ReaderBuilder,
+        path: &Path,
+        header_row: bool,
+        given: Option<Vec<String>>,
+        threads: usize,
+        part_bytes: u64,
+    ) -> Result<ParColumns> {
+        let path = path.to_path_buf();
         // The first non-empty record always lies in the first part.
         let d = builder.dialect_ref().to_builder().headers(true).build()?;
         let sp = Splitter::new(&d);
@@ -109,7 +151,11 @@ impl ParColumns {
         // An error before any row fails here as it does for `Columns`,
         // when it is in the first part (one in a later part comes from
         // `next_batch`).
-        let names = Columns::with_header_row(first, header_row)?.names().to_vec();
+        let named = given.is_some();
+        let names = match given {
+            Some(names) => Columns::with_names(first, names)?.names().to_vec(),
+            None => Columns::with_header_row(first, header_row)?.names().to_vec(),
+        };
         // Every CPU has a part: no helper thread maps pages ahead.
         let mut part_builder = builder.clone();
         part_builder.read_ahead(false);
@@ -119,6 +165,7 @@ impl ParColumns {
             parts,
             names: names.clone(),
             header_row,
+            named,
             window: threads.max(1) + 1,
             batch_rows: DEFAULT_BATCH_ROWS,
             types: Vec::new(),
@@ -243,20 +290,36 @@ impl ParColumns {
         Ok(types)
     }
 
-    /// What the values of each column's first `rows` rows fit (in the
-    /// first part, read for it now), as [`Columns::infer_types`] sees them.
+    /// What the values of each column's first `rows` rows fit (in as
+    /// many parts as they span, read for it now, one after the other), as
+    /// [`Columns::infer_types`] sees them. An error ends the sample (the
+    /// rows before it count), as in one reader of the file.
     pub(crate) fn sample_fits(&self, rows: usize) -> Result<Vec<Fits>> {
         let Some(job) = &self.job else {
             return Err(Error::config("the types are set before the first batch"));
         };
-        let first = job.builder.from_path_part(&job.path, &job.parts[0])?;
-        let mut cols = Columns::with_header_row(first, job.header_row)?;
-        cols.batch_rows(job.batch_rows);
-        if let Some(s) = &job.select {
-            cols.select(s)?;
+        let mut fits: Option<Vec<Fits>> = None;
+        let mut left = rows;
+        for (k, part) in job.parts.iter().enumerate() {
+            let rdr = job.builder.from_path_part(&job.path, part)?;
+            let mut cols = job.columns(k, rdr)?;
+            cols.batch_rows(job.batch_rows);
+            if let Some(s) = &job.select {
+                cols.select(s)?;
+            }
+            cols.set_spellings(job.spellings.clone());
+            let got = cols.sample_fits_on(left, self.threads)?;
+            fits = Some(match fits {
+                None => got,
+                Some(before) => before.into_iter().zip(got).map(|(a, b)| a.merge(b)).collect(),
+            });
+            let seen: usize = cols.fill.ready.iter().map(|(b, _)| b.rows).sum();
+            left = left.saturating_sub(seen);
+            if left == 0 || cols.error.is_some() {
+                break;
+            }
         }
-        cols.set_spellings(job.spellings.clone());
-        cols.sample_fits_on(rows, self.threads)
+        Ok(fits.unwrap_or_default())
     }
 
     /// The next batch in the file's order; `None` at the end. After an
@@ -352,6 +415,8 @@ struct Job {
     parts: Vec<Part>,
     names: Vec<String>,
     header_row: bool,
+    /// The columns are named by the caller (`names`), not the file.
+    named: bool,
     window: usize,
     batch_rows: usize,
     types: Vec<DataType>,
@@ -383,6 +448,16 @@ impl Filler {
 }
 
 impl Job {
+    /// The columns of part `k`, read by `rdr`: named by the file's header
+    /// (or first record) in the first part, unless named by the caller.
+    fn columns(&self, k: usize, rdr: Reader<'static>) -> Result<Columns<'static>> {
+        if k == 0 && !self.named {
+            Columns::with_header_row(rdr, self.header_row)
+        } else {
+            Columns::with_names(rdr, self.names.clone())
+        }
+    }
+
     fn work(&self, shared: &Shared, tx: &mpsc::Sender<(usize, Item)>) {
         // The shape of the fullest batch of this worker's parts so far.
         let mut shape = Shape::default();
@@ -431,11 +506,7 @@ impl Job {
             Ok(r) => r,
             Err(e) => return tx.send((k, Item::Error(e))).is_ok(),
         };
-        let cols = if k == 0 {
-            Columns::with_header_row(rdr, self.header_row)
-        } else {
-            Columns::with_names(rdr, self.names.clone())
-        };
+        let cols = self.columns(k, rdr);
         let mut cols = match cols {
             Ok(c) => c,
             Err(e) => return tx.send((k, Item::Error(e))).is_ok(),

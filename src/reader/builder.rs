@@ -302,15 +302,35 @@ impl ReaderBuilder {
     /// assert!(rdr.read_row().unwrap().is_none());
     /// ```
     pub fn from_path_part(&self, path: impl AsRef<Path>, part: &Part) -> Result<Reader<'static>> {
-        use std::io::{Seek, SeekFrom};
+        use std::io::{Read, Seek, SeekFrom};
         let path = path.as_ref();
         let mut file = source::open_path(path)?;
         let io = |e: std::io::Error| Error::from(e).with_path(path);
         // A file now shorter than the part is not the file that was split:
         // the change is reported at the part's first record.
-        if file.metadata().map_err(io)?.len() < part.end {
+        let changed = || {
             let pos = Position { byte: part.start, line: part.lines + 1, record: part.records };
-            return Err(Error::new(ErrorKind::FileChanged).with_position(pos).with_path(path));
+            Err(Error::new(ErrorKind::FileChanged).with_position(pos).with_path(path))
+        };
+        let len = file.metadata().map_err(io)?.len();
+        if len < part.end {
+            return changed();
+        }
+        // A file that grew is read as it was split, unless the part ends
+        // inside a record (the last one of a file with no line end at its
+        // end): that record now runs on past the part, and reading up to
+        // the part's end would make a value the file never held.
+        if len > part.end && part.end > part.start {
+            let mut last = [0u8];
+            file.seek(SeekFrom::Start(part.end - 1)).map_err(io)?;
+            file.read_exact(&mut last).map_err(io)?;
+            let ended = match self.dialect.terminator {
+                Terminator::Any => matches!(last[0], b'\n' | b'\r'),
+                Terminator::Byte(t) => last[0] == t,
+            };
+            if !ended {
+                return changed();
+            }
         }
         file.seek(SeekFrom::Start(part.start)).map_err(io)?;
         let mut b = self.for_part(part);

@@ -709,3 +709,28 @@ def test_string_views_on_two_threads_into_pyarrow_and_polars(tmp_path):
     pl = pytest.importorskip("polars")
     df = pl.DataFrame(fastcsv.read_arrow(str(p), string_view=True))
     assert df["s"][123_456] == "value 123456 of the column, longer"
+
+
+def test_names_on_two_threads_are_those_of_one(tmp_path):
+    # pandas' names= (the file has no header row): the columns' names on
+    # every thread count, with columns and types naming them; a row
+    # shorter than the names padded, a longer one an error.
+    row = lambda i: f"{i},{i / 8},note {i:08}" if i != 399_990 else f"{i},0.5"  # noqa: E731
+    p = big_file(tmp_path, "0,0.0,first", row)
+    names3 = ["n", "x", "note"]
+    for kw, want in [
+        ({}, names3),
+        ({"types": "infer"}, names3),
+        ({"columns": ["note", "n"], "types": {"n": "int64"}}, ["note", "n"]),
+        ({"types": "infer", "columns": [2]}, ["note"]),
+    ]:
+        names, _, rows = one_and_two(p, names=names3, **kw)
+        assert names == want, kw
+        assert rows[0][names.index("note")] == "first"
+        assert len(rows) == 400_001
+    names, _, rows = one_and_two(p, names=names3)
+    assert rows[-10] == ["399990", "0.5", ""]
+    long = big_file(tmp_path, "0,0.0,a,b", lambda i: f"{i},{i / 8},note {i:08},m")
+    for threads in (1, 2):
+        with pytest.raises(fastcsv.Error, match="record 0, byte 0: found record with 4 fields"):
+            fastcsv.read_arrow(long, names=names3, threads=threads).read_all()

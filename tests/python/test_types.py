@@ -370,3 +370,22 @@ def test_random_tables_of_named_types_are_pyarrows(seed):
     for a, b in zip(ours.columns, theirs.columns):
         for x, y in zip(a.to_pylist(), b.to_pylist()):
             assert same(x, y) or (x is None and y is None) or x == y, (seed, names, x, y)
+
+
+def test_infer_rows_past_the_first_part_on_two_threads(tmp_path):
+    # infer_rows=N: the first N rows' types on any thread count, though a
+    # file read on two threads is cut into parts of 4 MiB and more.
+    p = tmp_path / "sampled.csv"
+    with open(p, "w") as f:
+        f.write("sparse,flag,pad\n")
+        for i in range(420_000):
+            sparse = "" if i < 200_000 else str(i % 7)
+            flag = ("true", "false")[i % 2] if i < 300_000 else "yes"
+            f.write(f"{sparse},{flag},{'x' * 20}\n")
+    assert p.stat().st_size >= 8 << 20
+    for rows in (1000, 250_000, 10**6):
+        one = fastcsv.read_arrow(str(p), types="infer", infer_rows=rows, threads=1)
+        two = fastcsv.read_arrow(str(p), types="infer", infer_rows=rows, threads=2)
+        assert one.column_types == two.column_types, rows
+    assert two.column_types == ["int64", "utf8", "utf8"]
+    assert pa.table(two).equals(pa.table(fastcsv.read_arrow(str(p), types="infer")))

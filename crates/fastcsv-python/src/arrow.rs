@@ -518,8 +518,14 @@ pub(crate) fn _read_arrow(
             let part = (size / (4 * threads as u64)).clamp(PAR_ARROW_MIN_PART, 64 << 20);
             let b = native_builder(py, &pd, &spec)?;
             let watch = Watch::path(&path);
+            // Columns named as the sequential read names them: by the
+            // caller's `names`, else the header row (or numbered).
+            let par_open = || match &names {
+                Some(n) => arrow::ParColumns::from_path_named(&b, &path, n.clone(), threads, part),
+                None => arrow::ParColumns::from_path(&b, &path, header, threads, part),
+            };
             let cols = py.allow_threads(|| {
-                let mut c = arrow::ParColumns::from_path(&b, &path, header, threads, part)?;
+                let mut c = par_open()?;
                 c.batch_rows(batch_rows).string_view(source_views);
                 Ok::<_, CoreError>(c)
             });
@@ -539,7 +545,7 @@ pub(crate) fn _read_arrow(
             } else if let TypesArg::Infer = types {
                 // Opened again as this one was, for each pass.
                 let open = || {
-                    let mut c = arrow::ParColumns::from_path(&b, &path, header, threads, part)?;
+                    let mut c = par_open()?;
                     c.batch_rows(batch_rows);
                     if let Some(p) = &picked {
                         c.select(p)?;
