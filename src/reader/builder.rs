@@ -316,14 +316,22 @@ impl ReaderBuilder {
         if len < part.end {
             return changed();
         }
+        file.seek(SeekFrom::Start(part.start)).map_err(io)?;
+        let mut b = self.for_part(part);
+        b.path = Some(path.to_path_buf());
+        let mut rdr = b.open_file_upto(file, Some(part.end.saturating_sub(part.start)))?;
         // A file that grew is read as it was split, unless the part ends
         // inside a record (the last one of a file with no line end at its
         // end): that record now runs on past the part, and reading up to
         // the part's end would make a value the file never held.
+        // (Checked once the reader is made, which refuses a compressed
+        // file first; through a handle of its own, whose position is not
+        // the reader's.)
         if len > part.end && part.end > part.start {
+            let mut probe = source::open_path(path)?;
             let mut last = [0u8];
-            file.seek(SeekFrom::Start(part.end - 1)).map_err(io)?;
-            file.read_exact(&mut last).map_err(io)?;
+            probe.seek(SeekFrom::Start(part.end - 1)).map_err(io)?;
+            probe.read_exact(&mut last).map_err(io)?;
             let ended = match self.dialect.terminator {
                 Terminator::Any => matches!(last[0], b'\n' | b'\r'),
                 Terminator::Byte(t) => last[0] == t,
@@ -332,10 +340,6 @@ impl ReaderBuilder {
                 return changed();
             }
         }
-        file.seek(SeekFrom::Start(part.start)).map_err(io)?;
-        let mut b = self.for_part(part);
-        b.path = Some(path.to_path_buf());
-        let mut rdr = b.open_file_upto(file, Some(part.end.saturating_sub(part.start)))?;
         rdr.enter_part(part);
         Ok(rdr)
     }
