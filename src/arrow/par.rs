@@ -282,8 +282,9 @@ impl ParColumns {
     }
 
     /// Sets the types to those the first `rows` rows of the file fit, as
-    /// [`Columns::infer_types`] does, and returns them: the first part's
-    /// rows are read for it now (and again by its worker).
+    /// [`Columns::infer_types`] does, and returns them: those rows are
+    /// read for it now (from as many parts as they span), and again by the
+    /// workers.
     pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
         let types: Vec<DataType> = self.sample_fits(rows)?.iter().map(Fits::data_type).collect();
         self.set_types(types.clone())?;
@@ -295,12 +296,22 @@ impl ParColumns {
     /// [`Columns::infer_types`] sees them. An error ends the sample (the
     /// rows before it count), as in one reader of the file.
     pub(crate) fn sample_fits(&self, rows: usize) -> Result<Vec<Fits>> {
+        self.sample_fits_in(rows, usize::MAX)
+    }
+
+    /// [`ParColumns::sample_fits`] over the first `parts` parts at most:
+    /// fewer rows where they hold fewer. A sample that only proposes
+    /// types, which every value then checks (`InferredColumns::read_par`),
+    /// takes the first part's rows alone: its worker is the only one to
+    /// read them again, and a sample read on into the next part (a file
+    /// of long rows) would make every worker wait for it.
+    pub(crate) fn sample_fits_in(&self, rows: usize, parts: usize) -> Result<Vec<Fits>> {
         let Some(job) = &self.job else {
             return Err(Error::config("the types are set before the first batch"));
         };
         let mut fits: Option<Vec<Fits>> = None;
         let mut left = rows;
-        for (k, part) in job.parts.iter().enumerate() {
+        for (k, part) in job.parts.iter().enumerate().take(parts) {
             let rdr = job.builder.from_path_part(&job.path, part)?;
             let mut cols = job.columns(k, rdr)?;
             cols.batch_rows(job.batch_rows);

@@ -327,7 +327,8 @@ pub(crate) trait Speculative: BatchSource {
 impl Speculative for ParColumns {
     fn sample(&mut self, spellings: &Spellings, sample: usize) -> Result<Vec<Fits>> {
         self.set_spellings(spellings.clone());
-        self.sample_fits(sample)
+        // Candidates only: the first part's rows (see `sample_fits_in`).
+        self.sample_fits_in(sample, 1)
     }
     fn spell(&mut self, spellings: &Spellings) {
         self.set_spellings(spellings.clone());
