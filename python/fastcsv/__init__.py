@@ -763,6 +763,8 @@ def read_arrow(
         spec["compression"] = codec
         if habits.names is not None:
             part_names: Any = habits.names
+        elif habits.numbered is not None:
+            part_names = habits.numbered
         else:
             part_names = _part_names(kind, src, habits.has_header, dialect, fmtparams, extra)
         return _fastcsv._read_arrow(

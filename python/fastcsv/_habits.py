@@ -290,11 +290,18 @@ def _filter_rows(
     has_header: bool,
     nrows: int | None,
     comment: str | None,
-) -> str:
+    named: bool = False,
+) -> tuple[str, int | None]:
     """``text`` with the rows pandas' ``skiprows``, ``header=N``,
     ``comment`` and ``nrows`` leave out made empty (each of their line ends
     kept, so that line numbers in errors are the file's; empty rows are
-    skipped), and cut after the last row ``nrows`` keeps."""
+    skipped), and cut after the last row ``nrows`` keeps.
+
+    With ``nrows=0`` and no header row, the first row left out fixes the
+    number of columns, as pandas reads it (``header=None, nrows=0`` gives
+    the columns ``0, 1, ...`` and no row): its number of fields comes
+    second (``None`` otherwise, with ``named`` (the columns are named by
+    the caller), or when there is no such row)."""
     lines = list(io.StringIO(text, newline=""))
     rows = _csv.reader(iter(lines), *dialect_args, **fmtparams)
     quote = rows.dialect.quotechar
@@ -304,7 +311,10 @@ def _filter_rows(
     nonempty = 0  # non-empty records kept so far
     # The non-empty records read at most: no later row is parsed.
     limit = None if nrows is None else header_skip + int(has_header) + nrows
-    while limit is None or nonempty < limit:
+    # The width of the first data row is needed though no row is kept.
+    want_width = nrows == 0 and not has_header and not named
+    width: int | None = None
+    while limit is None or nonempty < limit or want_width:
         try:
             row = next(rows)
         except StopIteration:
@@ -334,9 +344,14 @@ def _filter_rows(
             nonempty += 1
             out.append("".join(_line_end(x) for x in rec))
             continue
+        if limit is not None and nonempty >= limit:
+            # nrows=0 without a header row: the first data row, read for
+            # its width alone.
+            width = len(row)
+            break
         nonempty += 1
         out.append("".join(rec))
-    return "".join(out)
+    return "".join(out), width
 
 
 def _line_end(line: str) -> str:
@@ -385,6 +400,10 @@ class _Habits:
         plan = _header_plan(kw.get("header", True), self.names)
         self.has_header, self.header_skip, self.replace = plan
         self.codec = _compression(kw.get("compression", "infer"))
+        # The names "0", "1", ... of the columns of an input with no
+        # header row whose rows are all left out (nrows=0), set by
+        # `rewrite`.
+        self.numbered: list[str] | None = None
 
     def skip_fn(self) -> Any:
         s = self.skiprows
@@ -432,7 +451,7 @@ class _Habits:
         skip = self.skip_fn()
         rows_left_out = self.header_skip or self.replace or self.comment
         if skip is not None or rows_left_out or self.nrows is not None:
-            text = _filter_rows(
+            text, width = _filter_rows(
                 text,
                 dialect_args,
                 fmtparams,
@@ -441,7 +460,12 @@ class _Habits:
                 self.has_header and not self.replace,
                 self.nrows,
                 self.comment,
+                self.names is not None,
             )
+            if width is not None:
+                # No row is read, so the native reader cannot count the
+                # columns: they are named as it names them ("0", "1", ...).
+                self.numbered = [str(i) for i in range(width)]
         # A lone surrogate (``errors='surrogateescape'``, or a byte that
         # is not UTF-8 with ``errors='strict'``) goes back to its byte,
         # which the native reader then reports with its place.

@@ -1,0 +1,82 @@
+"""``read_arrow``'s pandas keywords on small tricky inputs, side by side
+with ``pandas.read_csv``: the answers fastcsv documents as pandas', and a
+clear error where it documents another."""
+
+from __future__ import annotations
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pd = pytest.importorskip("pandas")
+
+import fastcsv  # noqa: E402
+
+
+def table(source, **kw):
+    return pa.table(fastcsv.read_arrow(source, **kw))
+
+
+def write(tmp_path, text, name="f.csv"):
+    p = tmp_path / name
+    p.write_bytes(text.encode() if isinstance(text, str) else text)
+    return p
+
+
+# --- nrows=0: the columns, and no row ---
+
+
+@pytest.mark.parametrize(
+    "text", ["1,2,3\n4,5,6\n", "1,2,3", "\n\n1,2,3\n4,5\n", "1,2,3\r\n"]
+)
+def test_nrows_0_without_a_header_has_the_first_rows_columns(tmp_path, text):
+    # The width is the first row's, as pandas counts it, though no row is
+    # read.
+    p = write(tmp_path, text)
+    want = pd.read_csv(p, header=None, nrows=0)
+    t = table(p, header=None, nrows=0)
+    assert t.num_rows == 0
+    assert t.column_names == [str(c) for c in want.columns] == ["0", "1", "2"]
+
+
+def test_nrows_0_after_skipped_and_commented_rows(tmp_path):
+    p = write(tmp_path, "skip\n#c\n1,2\n3,4\n")
+    kw = dict(header=None, nrows=0, skiprows=1, comment="#")
+    want = pd.read_csv(p, **kw)
+    t = table(p, **kw)
+    assert (t.num_rows, t.column_names) == (0, [str(c) for c in want.columns])
+    assert t.column_names == ["0", "1"]
+
+
+def test_nrows_0_with_usecols_and_dtype(tmp_path):
+    p = write(tmp_path, "1,2,3\n4,5,6\n")
+    want = pd.read_csv(p, header=None, nrows=0, usecols=[2, 0])
+    t = table(p, header=None, nrows=0, usecols=[2, 0])
+    assert t.column_names == [str(c) for c in want.columns] == ["0", "2"]
+    # A callable is given each column's index, as pandas gives it.
+    t = table(p, header=None, nrows=0, usecols=lambda i: i > 0)
+    assert t.column_names == ["1", "2"]
+    t = table(p, header=None, nrows=0, dtype="int64")
+    assert t.schema.types == [pa.int64()] * 3 and t.num_rows == 0
+
+
+def test_nrows_0_with_a_header_or_names(tmp_path):
+    p = write(tmp_path, "a,b,c\n1,2,3\n")
+    assert table(p, nrows=0).column_names == ["a", "b", "c"]
+    assert table(p, nrows=0, usecols=["c", "a"]).column_names == ["a", "c"]
+    t = table(p, nrows=0, names=["x", "y", "z"], header=0)
+    assert (t.num_rows, t.column_names) == (0, ["x", "y", "z"])
+    t = table(p, nrows=0, names=["x", "y", "z"])
+    assert (t.num_rows, t.column_names) == (0, ["x", "y", "z"])
+
+
+def test_nrows_0_of_an_empty_input_has_no_columns(tmp_path):
+    p = write(tmp_path, "\n\n")
+    t = table(p, header=None, nrows=0)
+    assert (t.num_rows, t.column_names) == (0, [])
+
+
+def test_nrows_0_never_parses_past_the_first_row(tmp_path):
+    # The first row gives the width; an error in a later one is not met.
+    p = write(tmp_path, '1,2\n"x"y,3\n')
+    t = table(p, header=None, nrows=0, strict=True)
+    assert t.column_names == ["0", "1"]
