@@ -31,9 +31,10 @@
 
 use std::collections::VecDeque;
 
-use crate::error::{Error, ErrorKind, Position, Result};
+use crate::error::{ColumnsFrom, Error, ErrorKind, Position, Result};
 use crate::reader::Reader;
 use crate::select::Selection;
+use check::{check_selection, check_utf8, check_width, field_of};
 
 /// Fields whose places are noted before they are copied column by column
 /// (a group of rows: 16 bytes each, so 256 KiB, within the L2 cache).
@@ -431,6 +432,8 @@ pub struct Columns<'a> {
     picked: Option<(usize, Vec<usize>)>,
     /// How typed columns spell nulls and booleans.
     spellings: Spellings,
+    /// What fixed the number of columns, for the message of a longer row.
+    from: ColumnsFrom,
 }
 
 impl<'a> Columns<'a> {
@@ -489,11 +492,14 @@ impl<'a> Columns<'a> {
         let path = rdr.path().map(|p| p.to_path_buf());
         let mut names = Vec::new();
         let mut named_by_first = true;
+        let mut from = if header_row { ColumnsFrom::Header } else { ColumnsFrom::FirstRecord };
         if let Some(given) = given {
             names = given;
             named_by_first = false;
+            from = ColumnsFrom::Names;
         } else if rdr.dialect().headers() {
             named_by_first = false;
+            from = ColumnsFrom::Header;
             if let Some(h) = rdr.headers()? {
                 for i in 0..h.len() {
                     let name = h.get_str(i).map_err(|e| match &path {
@@ -526,6 +532,7 @@ impl<'a> Columns<'a> {
             views: false,
             picked: None,
             spellings: Spellings::default(),
+            from,
         };
         while cols.named_by_first && !cols.done {
             cols.pull();
@@ -537,6 +544,24 @@ impl<'a> Columns<'a> {
             }
         }
         Ok(cols)
+    }
+
+    /// Says what the names given to [`Columns::with_names`] are, for the
+    /// message of a longer row ([`ErrorKind::LongRow`]): by default the
+    /// caller's own ([`ColumnsFrom::Names`]); the file's header row for a
+    /// later part of a split file.
+    ///
+    /// ```
+    /// use fastcsv::{arrow::Columns, ColumnsFrom, Dialect, Reader};
+    /// let d = Dialect::builder().headers(false).flexible(true).build().unwrap();
+    /// let rdr = Reader::builder().dialect(d).from_slice(b"1,2,3\n");
+    /// let mut c = Columns::with_names(rdr, vec!["a".into(), "b".into()]).unwrap();
+    /// let e = c.names_from(ColumnsFrom::Header).next_batch().unwrap_err().to_string();
+    /// assert!(e.ends_with("3 fields, but the header row has 2 fields"), "{e}");
+    /// ```
+    pub fn names_from(&mut self, from: ColumnsFrom) -> &mut Self {
+        self.from = from;
+        self
     }
 
     /// Rows per batch (at least 1; default [`DEFAULT_BATCH_ROWS`]): every
@@ -892,7 +917,7 @@ impl<'a> Columns<'a> {
             }
             let file_width = self.picked.as_ref().map_or(self.names.len(), |p| p.0);
             if n > file_width {
-                let kind = ErrorKind::RaggedRow { expected: file_width, found: n };
+                let kind = ErrorKind::LongRow { columns: file_width, found: n, from: self.from };
                 err = Some(Error::new(kind).with_position(row.position()));
                 break;
             }
@@ -993,36 +1018,6 @@ impl<'a> Columns<'a> {
         }
         err.map_or(Ok(()), Err)
     }
-}
-
-/// The file's field number of column `j` of a batch, given the selected
-/// columns' (none: every column, in order).
-fn field_of(fields: &[usize], j: usize) -> usize {
-    fields.get(j).copied().unwrap_or(j)
-}
-
-/// An error unless `cols` are distinct indices below `width`.
-fn check_selection(cols: &[usize], width: usize) -> Result<()> {
-    let mut seen = vec![false; width];
-    for &c in cols {
-        if c >= width {
-            let msg = format!("column {c} is selected, but there are {width} columns");
-            return Err(Error::config(msg));
-        }
-        if std::mem::replace(&mut seen[c], true) {
-            return Err(Error::config(format!("column {c} is selected twice")));
-        }
-    }
-    Ok(())
-}
-
-/// One type per column named `names`, or an error.
-fn check_width(types: &[DataType], names: &[String]) -> Result<()> {
-    if types.len() != names.len() {
-        let msg = format!("{} types given for {} columns", types.len(), names.len());
-        return Err(Error::config(msg));
-    }
-    Ok(())
 }
 
 /// Batches of a [`Columns`] being made.
@@ -1141,41 +1136,7 @@ impl Filler {
     }
 }
 
-/// Whether every value of `b` is UTF-8: each column's bytes as a whole,
-/// and no value starting inside a character (two halves of a character in
-/// neighbouring values make valid bytes once joined). The first value that
-/// is not, in the order of the rows, is reported at its record.
-fn check_utf8(
-    b: &TextBatch,
-    starts: &[Position],
-    fields: &[usize],
-) -> std::result::Result<(), (usize, usize, Error)> {
-    let ok = |c: &StringColumn| {
-        simdutf8::basic::from_utf8(&c.data).is_ok()
-            && c.offsets[..c.len()]
-                .iter()
-                .all(|&o| c.data.get(o as usize).is_none_or(|&x| x & 0xC0 != 0x80))
-    };
-    if b.columns.iter().all(ok) {
-        return Ok(());
-    }
-    // The first bad value, row by row (in the text columns: those
-    // converted as read have none).
-    for (i, pos) in starts.iter().enumerate() {
-        for (j, c) in b.columns.iter().enumerate().filter(|(j, _)| !b.is_direct(*j)) {
-            let v = &c.data[c.offsets[i] as usize..c.offsets[i + 1] as usize];
-            if let Err(e) = std::str::from_utf8(v) {
-                let kind =
-                    ErrorKind::Utf8 { field: field_of(fields, j), valid_up_to: e.valid_up_to() };
-                return Err((i, j, Error::new(kind).with_position(*pos)));
-            }
-        }
-    }
-    // Not reached: values that are each UTF-8 join into UTF-8, starting
-    // at characters.
-    Err((0, 0, Error::config("a column is not UTF-8")))
-}
-
+mod check;
 mod convert;
 mod datatype;
 mod direct;

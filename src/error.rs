@@ -73,6 +73,16 @@ pub enum ErrorKind {
         /// Number of fields of this record.
         found: usize,
     },
+    /// Columns ([`crate::arrow::Columns`]): a record had more fields than
+    /// there are columns.
+    LongRow {
+        /// The number of columns (of the file, whatever the selection).
+        columns: usize,
+        /// Number of fields of this record.
+        found: usize,
+        /// What fixed the number of columns.
+        from: ColumnsFrom,
+    },
     /// A field is not valid UTF-8 (reported only when text is requested).
     Utf8 {
         /// 0-based index of the field in its record.
@@ -108,6 +118,25 @@ pub enum ErrorKind {
         /// What the decoder reported.
         message: String,
     },
+}
+
+/// What fixed the number of columns of a read into columns, named by a
+/// [`ErrorKind::LongRow`] error.
+///
+/// ```
+/// use fastcsv::{ColumnsFrom, ErrorKind};
+/// let k = ErrorKind::LongRow { columns: 2, found: 3, from: ColumnsFrom::Names };
+/// assert_eq!(k.to_string(), "found record with 3 fields, but 2 column names were given");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ColumnsFrom {
+    /// The header row.
+    Header,
+    /// The names the caller gave.
+    Names,
+    /// The first record (no header row).
+    FirstRecord,
 }
 
 struct Inner {
@@ -256,6 +285,16 @@ impl fmt::Display for ErrorKind {
                 "found record with {found} fields, but the previous record \
                  has {expected} fields"
             ),
+            ErrorKind::LongRow { columns, found, from } => {
+                write!(f, "found record with {found} fields, but ")?;
+                match from {
+                    ColumnsFrom::Header => write!(f, "the header row has {columns} fields"),
+                    ColumnsFrom::Names => write!(f, "{columns} column names were given"),
+                    ColumnsFrom::FirstRecord => {
+                        write!(f, "the first record has {columns} fields")
+                    }
+                }
+            }
             ErrorKind::Utf8 { field, valid_up_to } => {
                 write!(f, "invalid UTF-8 in field {field} at byte {valid_up_to} of the field")
             }

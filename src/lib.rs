@@ -80,7 +80,7 @@ mod source;
 pub mod split;
 
 pub use dialect::{Dialect, DialectBuilder, Filter, Terminator};
-pub use error::{Error, ErrorKind, Position, Result};
+pub use error::{ColumnsFrom, Error, ErrorKind, Position, Result};
 pub use parallel::{Parallel, ParallelRun, PARALLEL_CHUNK};
 pub use reader::{Reader, ReaderBuilder, Rows};
 pub use record::{Row, RowBuf};

@@ -9,7 +9,7 @@ use std::ffi::CStr;
 use common::cases;
 
 use fastcsv::arrow::{ffi, Column, ColumnBatch, Columns, DataType, InferredColumns, ParColumns};
-use fastcsv::{Dialect, ErrorKind, Reader};
+use fastcsv::{ColumnsFrom, Dialect, ErrorKind, Reader};
 use proptest::prelude::*;
 
 fn dialect(headers: bool, flexible: bool) -> Dialect {
@@ -309,7 +309,8 @@ fn selected_columns_report_errors_at_their_field_in_the_file() {
     assert_eq!(b.rows(), 2);
     assert_eq!(b.strings(0).get(1), "z");
     let e = c.next_batch().unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::RaggedRow { expected: 3, found: 4 }), "{e}");
+    let want = ErrorKind::LongRow { columns: 3, found: 4, from: ColumnsFrom::Header };
+    assert_eq!(e.kind().to_string(), want.to_string(), "{e}");
     // A type error names the field in the file.
     let rdr = Reader::builder().dialect(d.clone()).from_slice(b"a,b,c\n1,2,3\nx,y,z\n");
     let mut c = Columns::new(rdr).unwrap();
@@ -355,7 +356,10 @@ fn a_longer_row_of_a_flexible_dialect_is_an_error_and_a_shorter_is_padded() {
     let rdr = Reader::builder().dialect(dialect(true, true)).from_slice(b"a,b\n1\n2,3\n4,5,6\n");
     let mut cols = Columns::new(rdr).unwrap();
     let err = all(&mut cols).unwrap_err();
-    assert!(matches!(err.kind(), ErrorKind::RaggedRow { expected: 2, found: 3 }), "{err}");
+    let from = ColumnsFrom::Header;
+    assert!(
+        matches!(err.kind(), ErrorKind::LongRow { columns: 2, found: 3, from: f } if *f == from)
+    );
     assert_eq!(err.position().unwrap().line, 4);
     let rdr = Reader::builder().dialect(dialect(true, true)).from_slice(b"a,b\n1\n2,3\n");
     let mut cols = Columns::new(rdr).unwrap();
@@ -1499,4 +1503,58 @@ fn sampled_types_span_as_many_parts_as_their_rows() {
             assert_eq!(par.infer_types(rows).unwrap(), want, "{rows} rows, parts of {part}");
         }
     }
+}
+
+#[test]
+fn a_longer_row_says_what_fixed_the_number_of_columns() {
+    // The message names the header row, the caller's names or the first
+    // record, never "the previous record", with its line, record and byte.
+    let msg = |cols: fastcsv::Result<Columns<'_>>| all(&mut cols.unwrap()).unwrap_err().to_string();
+    let data = b"a,b\n1,2\n3,4,5\n";
+    let rdr = Reader::builder().dialect(dialect(true, true)).path("in.csv").from_slice(data);
+    assert_eq!(
+        msg(Columns::new(rdr)),
+        "in.csv:3: record 2, byte 8: found record with 3 fields, but the header row has 2 fields"
+    );
+    let rdr = Reader::builder().dialect(dialect(false, true)).from_slice(data);
+    assert_eq!(
+        msg(Columns::with_header_row(rdr, true)),
+        "line 3: record 2, byte 8: found record with 3 fields, but the header row has 2 fields"
+    );
+    let rdr = Reader::builder().dialect(dialect(false, true)).from_slice(data);
+    assert_eq!(
+        msg(Columns::new(rdr)),
+        "line 3: record 2, byte 8: found record with 3 fields, but the first record has 2 fields"
+    );
+    let rdr = Reader::builder().dialect(dialect(false, true)).from_slice(b"1,2,3\n");
+    assert_eq!(
+        msg(Columns::with_names(rdr, vec!["x".into(), "y".into()])),
+        "line 1: record 0, byte 0: found record with 3 fields, but 2 column names were given"
+    );
+    // On threads, a later part's names are still the header row's.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.csv");
+    let mut text = String::from("a,b\n");
+    for i in 0..2000 {
+        text.push_str(&format!("{i},{i}\n"));
+    }
+    text.push_str("x,y,z\n");
+    std::fs::write(&path, &text).unwrap();
+    let mut b = Reader::builder();
+    b.dialect(dialect(false, true));
+    let mut c = ParColumns::from_path(&b, &path, true, 3, 1024).unwrap();
+    let err = loop {
+        match c.next_batch() {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("no error"),
+            Err(e) => break e.to_string(),
+        }
+    };
+    assert!(
+        err.ends_with(
+            "record 2001, byte 17784: found record with 3 fields, but the header row has 2 fields"
+        ),
+        "{err}"
+    );
+    assert!(err.starts_with(&format!("{}:2002: ", path.display())), "{err}");
 }

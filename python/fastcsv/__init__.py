@@ -770,7 +770,10 @@ def read_arrow(
         return _fastcsv._read_arrow(
             d,
             spec,
-            bool(habits.has_header),
+            # With the caller's names, no row is a header (with header=N
+            # it was left out above); with a later part's, they are the
+            # header row's.
+            bool(habits.has_header) and habits.names is None,
             batch_rows,
             part_names,
             threads,

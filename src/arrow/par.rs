@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 
 use super::infer::Fits;
 use super::{ColumnBatch, Columns, DataType, Filler, Spellings, DEFAULT_BATCH_ROWS};
-use crate::error::{Error, Position, Result};
+use crate::error::{ColumnsFrom, Error, Position, Result};
 use crate::part::Part;
 use crate::pool;
 use crate::reader::{Reader, ReaderBuilder};
@@ -463,10 +463,16 @@ impl Job {
     /// (or first record) in the first part, unless named by the caller.
     fn columns(&self, k: usize, rdr: Reader<'static>) -> Result<Columns<'static>> {
         if k == 0 && !self.named {
-            Columns::with_header_row(rdr, self.header_row)
-        } else {
-            Columns::with_names(rdr, self.names.clone())
+            return Columns::with_header_row(rdr, self.header_row);
         }
+        let mut cols = Columns::with_names(rdr, self.names.clone())?;
+        if !self.named {
+            // A later part: the names are the first part's header row (or
+            // the count of its first record).
+            let headers = self.header_row || self.builder.dialect_ref().headers();
+            cols.names_from(if headers { ColumnsFrom::Header } else { ColumnsFrom::FirstRecord });
+        }
+        Ok(cols)
     }
 
     fn work(&self, shared: &Shared, tx: &mpsc::Sender<(usize, Item)>) {

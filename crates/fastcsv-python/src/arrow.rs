@@ -594,13 +594,7 @@ pub(crate) fn _read_arrow(
     let given_names = again.as_ref().and(names.clone());
     // The header (or first record) is read without the GIL.
     let mut cols = py
-        .allow_threads(move || {
-            let rdr = rdr;
-            match names {
-                Some(names) => arrow::Columns::with_names(rdr, names),
-                None => arrow::Columns::with_header_row(rdr, header),
-            }
-        })
+        .allow_threads(move || named_columns(rdr, names, header))
         .map_err(|e| map_error(e, &stash))?;
     cols.batch_rows(batch_rows).string_view(source_views);
     let all = cols.names().to_vec();
@@ -625,10 +619,7 @@ pub(crate) fn _read_arrow(
                 Some(part) => b.from_path_part(&file, part)?,
                 None => b.from_path(&file)?,
             };
-            let mut c = match &given_names {
-                Some(n) => arrow::Columns::with_names(rdr, n.clone())?,
-                None => arrow::Columns::with_header_row(rdr, header)?,
-            };
+            let mut c = named_columns(rdr, given_names.clone(), header)?;
             c.batch_rows(batch_rows);
             if let Some(p) = &picked {
                 c.select(p)?;
@@ -647,6 +638,27 @@ pub(crate) fn _read_arrow(
     let types = cols.types();
     let src: BatchBox = Box::new(GilFree(Watched::new(cols, watch, path)));
     Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) })
+}
+
+/// The columns of `rdr`: named `names`, else by the first non-empty row
+/// when `header`, else numbered. `names` with `header` are the file's
+/// header row, read for a later part of a split file: a longer row's
+/// error says so.
+fn named_columns(
+    rdr: fastcsv::Reader<'static>,
+    names: Option<Vec<String>>,
+    header: bool,
+) -> fastcsv::Result<arrow::Columns<'static>> {
+    match names {
+        Some(names) => {
+            let mut c = arrow::Columns::with_names(rdr, names)?;
+            if header {
+                c.names_from(fastcsv::ColumnsFrom::Header);
+            }
+            Ok(c)
+        }
+        None => arrow::Columns::with_header_row(rdr, header),
+    }
 }
 
 /// The stream of `cols` (text columns) typed on every value of each
