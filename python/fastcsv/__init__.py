@@ -27,6 +27,7 @@ import dataclasses
 import functools
 import importlib
 import io
+import operator
 import os
 import stat
 import sys
@@ -198,6 +199,8 @@ class Part:
     records: int
 
     def __post_init__(self) -> None:
+        for name in ("index", "start", "end", "lines", "records"):
+            object.__setattr__(self, name, _offset(name, getattr(self, name)))
         if not 0 <= self.start <= self.end:
             raise ValueError(f"a part must have 0 <= start <= end, not {self.start}..{self.end}")
 
@@ -942,9 +945,26 @@ def summarize(
     (what they do for every state they could begin in: a few hundred
     bytes), for :func:`resolve`. Reads only that range (and one byte
     after it). The ranges of one file must be summarised with the same
-    dialect."""
+    dialect. ``start`` and ``end`` are ints (a bool is a ``TypeError``)."""
+    start = _offset("start", start)
+    end = _offset("end", end)
     p, d, spec = _split_args(path, dialect, fmtparams)
     return _unsupported_is_value_error(_fastcsv._summarize, d, spec, start, end)
+
+
+def _offset(name: str, value: Any) -> int:
+    """A byte offset or count argument: an int (or an object with
+    ``__index__``), 0 or more. A bool is a ``TypeError``: ``True`` is no
+    place in a file, though ``int`` would take it as 1."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be int, not bool")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be int, not {type(value).__name__}") from None
+    if n < 0:
+        raise ValueError(f"{name} must be 0 or more, not {n}")
+    return n
 
 
 def resolve(
@@ -954,6 +974,10 @@ def resolve(
     summaries of consecutive ranges that cover it from its start, in order:
     one part per range, as :func:`split` gives. Reads the file's first
     non-empty row."""
+    if isinstance(summaries, (bytes, bytearray, memoryview, str)):
+        raise TypeError(
+            f"summaries must be a list of summaries (bytes), not one {type(summaries).__name__}"
+        )
     p, d, spec = _split_args(path, dialect, fmtparams)
     sums = [bytes(s) for s in summaries]
     parts = [Part(p, *t) for t in _unsupported_is_value_error(_fastcsv._resolve, d, spec, sums)]

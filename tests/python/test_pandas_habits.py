@@ -123,3 +123,42 @@ def test_a_later_part_names_the_header_row(tmp_path):
     with pytest.raises(fastcsv.Error, match=r":302: record 301, byte 1204: found record with 3 "
                        "fields, but the header row has 2 fields$"):
         fastcsv.read_arrow(parts[-1]).read_all()
+
+
+# --- byte offsets: a bool is no place in a file ---
+
+
+def test_summarize_refuses_a_bool_where_it_takes_a_byte_offset(tmp_path):
+    # int() takes True as 1; a byte offset given as a bool is a mistake,
+    # refused as split(size=True) is.
+    p = write(tmp_path, "a,b\n1,2\n")
+    for start, end in [(False, 8), (0, True), (True, 8)]:
+        with pytest.raises(TypeError, match="must be int, not bool"):
+            fastcsv.summarize(p, start, end)
+    with pytest.raises(TypeError, match="end must be int, not float"):
+        fastcsv.summarize(p, 0, 8.0)
+    with pytest.raises(ValueError, match="start must be 0 or more, not -1"):
+        fastcsv.summarize(p, -1, 8)
+    # Anything with __index__ that is not a bool is still an offset.
+    np = pytest.importorskip("numpy")
+    assert fastcsv.summarize(p, np.int64(0), np.int64(8)) == fastcsv.summarize(p, 0, 8)
+
+
+def test_a_part_refuses_a_bool(tmp_path):
+    p = write(tmp_path, "a,b\n1,2\n")
+    with pytest.raises(TypeError, match="end must be int, not bool"):
+        fastcsv.Part(str(p), 0, 0, True, 0, 0)
+    with pytest.raises(TypeError, match="index must be int, not bool"):
+        fastcsv.Part(str(p), False, 0, 8, 0, 0)
+    np = pytest.importorskip("numpy")
+    part = fastcsv.Part(str(p), 0, np.int64(0), np.int64(8), 0, 0)
+    assert type(part.end) is int and fastcsv.read(part) == [["a", "b"], ["1", "2"]]
+
+
+def test_resolve_refuses_one_summary_for_a_list(tmp_path):
+    # A bytes object is an iterable of ints: each was taken as a summary
+    # of that many zero bytes.
+    p = write(tmp_path, "a,b\n1,2\n")
+    with pytest.raises(TypeError, match="a list of summaries"):
+        fastcsv.resolve(p, fastcsv.summarize(p, 0, 8))
+    assert fastcsv.resolve(p, [fastcsv.summarize(p, 0, 8)]) == fastcsv.split(p)
