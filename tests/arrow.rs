@@ -1558,3 +1558,55 @@ fn a_longer_row_says_what_fixed_the_number_of_columns() {
     );
     assert!(err.starts_with(&format!("{}:2002: ", path.display())), "{err}");
 }
+
+/// A stream source whose first batch is the error `make()` gives.
+struct Fails(fn() -> fastcsv::Error);
+impl ffi::BatchSource for Fails {
+    fn names(&self) -> &[String] {
+        &[]
+    }
+    fn types(&self) -> Vec<DataType> {
+        Vec::new()
+    }
+    fn next_batch(&mut self) -> fastcsv::Result<Option<ColumnBatch>> {
+        Err((self.0)())
+    }
+}
+
+#[test]
+fn a_stream_error_has_its_whole_message_and_the_code_of_its_kind() {
+    // EINVAL for the data (pyarrow: ArrowInvalid), EIO for the input
+    // (pyarrow: OSError); get_last_error says the whole error.
+    let cases: [(fn() -> fastcsv::Error, i32, &str); 3] = [
+        (
+            || {
+                let kind = ErrorKind::LongRow { columns: 2, found: 3, from: ColumnsFrom::Names };
+                let pos = fastcsv::Position { byte: 8, line: 3, record: 2 };
+                fastcsv::Error::new(kind).with_position(pos).with_path("in.csv")
+            },
+            22,
+            "in.csv:3: record 2, byte 8: found record with 3 fields, but 2 column names were given",
+        ),
+        (
+            || {
+                let pos = fastcsv::Position { byte: 8, line: 3, record: 2 };
+                fastcsv::Error::new(ErrorKind::FileChanged).with_position(pos).with_path("in.csv")
+            },
+            5,
+            "in.csv:3: record 2, byte 8: file changed while reading",
+        ),
+        (|| std::io::Error::other("disk on fire").into(), 5, "disk on fire"),
+    ];
+    for (make, code, msg) in cases {
+        let mut stream = ffi::export_stream(Fails(make));
+        // SAFETY: the stream is used as the interface says, then released
+        // once; no array is written on an error.
+        unsafe {
+            let mut a = ffi::ArrowArray::empty();
+            assert_eq!((stream.get_next.unwrap())(&mut stream, &mut a), code, "{msg}");
+            let got = CStr::from_ptr((stream.get_last_error.unwrap())(&mut stream));
+            assert_eq!(got.to_str().unwrap(), msg);
+            (stream.release.unwrap())(&mut stream);
+        }
+    }
+}

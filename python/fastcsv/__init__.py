@@ -692,6 +692,17 @@ def read_arrow(
     its message (``path:line: record N, byte B: ...``). The stream can be
     read once.
 
+    The class of that error is the consumer's: the Arrow C stream carries
+    an error code and a message, not a Python exception, so
+    ``fastcsv.Error`` cannot cross it. ``pyarrow.table(s)`` (and pandas
+    through it) raises ``pyarrow.lib.ArrowInvalid``, a ``ValueError``, for
+    an error in the data (as ``pyarrow.csv.read_csv`` does), and
+    ``OSError`` for a file that changed while read, a read that failed or
+    compressed input that could not be decoded; polars raises
+    ``ComputeError``, DuckDB ``InvalidInputException``. Each carries
+    fastcsv's whole message. ``s.read_all()``, ``s.to_pandas()`` and
+    ``s.to_polars()`` raise ``fastcsv.Error`` for any data error.
+
     A path of 8 MiB or more is read on ``threads`` threads (``None``, the
     default: one per CPU this process may run on, at most 8): it is cut
     into parts at record starts, each part's columns are built on a

@@ -42,9 +42,16 @@ use super::{Column, ColumnBatch, DataType, PrimitiveColumn};
 
 /// `ARROW_FLAG_NULLABLE`.
 const NULLABLE: i64 = 2;
-/// `EIO`, returned by `get_next` and `get_schema` on an error (then told by
-/// `get_last_error`).
+/// `EIO`, returned by `get_next` and `get_schema` on an I/O error (a read
+/// that failed, a file changed while read, compressed input that could
+/// not be decoded) or an internal one, then told
+/// by `get_last_error`. pyarrow raises it as `OSError`.
 const EIO: c_int = 5;
+/// `EINVAL`, returned by `get_next` on an error in the data (a parse
+/// error, a longer row, a value that does not fit its type, bytes that
+/// are not UTF-8), then told by `get_last_error`: pyarrow raises it as
+/// `ArrowInvalid` (a `ValueError`), as it raises its own CSV reader's.
+const EINVAL: c_int = 22;
 
 /// `struct ArrowSchema`.
 #[repr(C)]
@@ -609,6 +616,19 @@ fn fail(d: &mut StreamData, msg: String) -> c_int {
     EIO
 }
 
+/// Keeps `e`'s whole message (path, line, record, byte) for
+/// `get_last_error` and returns the `errno` value of its kind.
+fn fail_with(d: &mut StreamData, e: &crate::error::Error) -> c_int {
+    use crate::error::ErrorKind;
+    fail(d, e.to_string());
+    match e.kind() {
+        // An input that could not be read (pyarrow's own compressed
+        // streams raise a decoder's failure as an I/O error too).
+        ErrorKind::Io(_) | ErrorKind::FileChanged | ErrorKind::Decompress { .. } => EIO,
+        _ => EINVAL,
+    }
+}
+
 unsafe extern "C" fn stream_get_schema(s: *mut ArrowArrayStream, out: *mut ArrowSchema) -> c_int {
     // SAFETY: the interface calls this with a live stream made by
     // `export_stream` and a schema to write.
@@ -641,7 +661,7 @@ unsafe extern "C" fn stream_get_next(s: *mut ArrowArrayStream, out: *mut ArrowAr
     let array = match next {
         Ok(Ok(Some(a))) => a,
         Ok(Ok(None)) => ArrowArray::empty(),
-        Ok(Err(e)) => return fail(d, e.to_string()),
+        Ok(Err(e)) => return fail_with(d, &e),
         Err(_) => return fail(d, "internal error while reading a batch".into()),
     };
     // SAFETY: `out` is not null and the consumer's to write.

@@ -162,3 +162,55 @@ def test_resolve_refuses_one_summary_for_a_list(tmp_path):
     with pytest.raises(TypeError, match="a list of summaries"):
         fastcsv.resolve(p, fastcsv.summarize(p, 0, 8))
     assert fastcsv.resolve(p, [fastcsv.summarize(p, 0, 8)]) == fastcsv.split(p)
+
+
+# --- a data error through pyarrow's C stream import ---
+
+
+@pytest.mark.parametrize(
+    "text, kw, message",
+    [
+        ("a,b\n1,2\n3,4,5\n", {}, "8: found record with 3 fields, but the header row has 2 fields"),
+        ("a,b\n1,2\nx,4\n", {"types": {"a": "int64"}}, '8: field 0 is not a valid int64: "x"'),
+        (b"a,b\n1,2\n\xff,4\n", {}, "8: invalid UTF-8 in field 0 at byte 0 of the field"),
+        # A parse error is at the byte where it is found.
+        ('a,b\n1,2\n"3"x,4\n', {"strict": True}, "11: ',' expected after '\"'"),
+    ],
+)
+def test_pyarrow_raises_a_data_error_as_arrow_invalid_with_the_whole_message(
+    tmp_path, text, kw, message
+):
+    # The stream's get_last_error hands pyarrow fastcsv's whole message,
+    # and its error code (EINVAL) makes it pyarrow's class for bad data, as
+    # pyarrow.csv.read_csv raises it, rather than OSError.
+    p = write(tmp_path, text)
+    whole = f"{p}:3: record 2, byte {message}"
+    for threads in (1, 2):
+        with pytest.raises(pa.ArrowInvalid) as ei:
+            pa.table(fastcsv.read_arrow(p, threads=threads, **kw))
+        assert str(ei.value) == whole
+        assert not isinstance(ei.value, OSError)
+        with pytest.raises(pa.ArrowInvalid) as ei:
+            pa.RecordBatchReader.from_stream(fastcsv.read_arrow(p, **kw)).read_all()
+        assert str(ei.value) == whole
+    # The stream's own methods keep fastcsv's class.
+    with pytest.raises(fastcsv.Error) as ei:
+        fastcsv.read_arrow(p, **kw).read_all()
+    assert str(ei.value) == whole
+    # An input without a name: "line L:".
+    with pytest.raises(pa.ArrowInvalid) as ei:
+        pa.table(fastcsv.read_arrow(p.read_bytes(), **kw))
+    assert str(ei.value) == f"line 3: record 2, byte {message}"
+
+
+def test_a_file_changed_while_read_is_an_oserror_with_the_whole_message(tmp_path):
+    import os
+
+    p = write(tmp_path, "a,b\n" + "".join(f"{i},{i}\n" for i in range(50_000)))
+    r = pa.RecordBatchReader.from_stream(fastcsv.read_arrow(p, batch_rows=1000, threads=1))
+    r.read_next_batch()
+    os.truncate(p, 100)
+    with pytest.raises(OSError) as ei:
+        r.read_all()
+    assert not isinstance(ei.value, pa.ArrowInvalid)
+    assert str(ei.value) == f"{p}:1002: record 1001, byte 7784: file changed while reading"
