@@ -59,6 +59,7 @@ from ._habits import (
     _arrow_type,  # noqa: F401 - the tests check the dtype names here
     _check_terminator,
     _dtype_types,
+    _flag,
     _Habits,
     _has_magic,
     _na_spellings,
@@ -716,6 +717,8 @@ def read_arrow(
     """
     _check_keywords("read_arrow", fmtparams)
     _check_terminator("read_arrow", fmtparams)
+    string_view = _flag("string_view", string_view)
+    strings_can_be_null = _flag("strings_can_be_null", strings_can_be_null)
     if usecols is not None and columns is not None:
         raise TypeError("read_arrow() takes columns or usecols, not both")
     if na_values is not None:
@@ -723,7 +726,7 @@ def read_arrow(
             raise TypeError("read_arrow() takes null_values or na_values, not both")
         null_values = _na_spellings("read_arrow", na_values, keep_default_na)
         strings_can_be_null = True
-    elif not keep_default_na and null_values is None:
+    elif not _flag("keep_default_na", keep_default_na) and null_values is None:
         # No default spelling is null: the empty value alone, in typed
         # columns (pandas' nullable and date columns read it so).
         null_values = [""]
@@ -792,12 +795,12 @@ def read_arrow(
             part_names,
             threads,
             types,
-            bool(string_view),
+            string_view,
             None if probe else columns,
             null_values,
             true_values,
             false_values,
-            bool(strings_can_be_null),
+            strings_can_be_null,
             _infer_rows(infer_rows),
         )
 

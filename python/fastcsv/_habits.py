@@ -10,6 +10,7 @@ import _csv
 import codecs
 import importlib
 import io
+import numbers
 from typing import Any
 
 
@@ -34,8 +35,20 @@ def _na_spellings(func: str, na_values: Any, keep_default_na: bool) -> list[str]
             f"{func}() takes na_values as a str or a list of str (for every column), "
             "not a dict (spellings per column are not supported)"
         )
-    given = [na_values] if isinstance(na_values, str) else [str(x) for x in na_values]
-    return (list(_PANDAS_NA) if keep_default_na else []) + given
+    if isinstance(na_values, (str, bytes)) or not hasattr(na_values, "__iter__"):
+        # One value (pandas takes a number as its text: na_values=5).
+        na_values = [na_values]
+    given = [str(x) for x in na_values]
+    return (list(_PANDAS_NA) if _flag("keep_default_na", keep_default_na) else []) + given
+
+
+def _flag(name: str, value: Any) -> bool:
+    """A keyword that is a bool (``0``, ``1`` and numpy's bools too): any
+    other value is a ``TypeError``, not taken for its truth (``"no"`` is
+    true), as pandas refuses it."""
+    if isinstance(value, (str, bytes)) or value not in (True, False):
+        raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
+    return bool(value)
 
 
 # pandas' default null spellings (`keep_default_na=True`).
@@ -394,6 +407,11 @@ class _Habits:
         if self.names is not None:
             if isinstance(self.names, (str, bytes)):
                 raise TypeError("names must be a list of str")
+            if isinstance(self.names, (set, frozenset)) or not hasattr(self.names, "__iter__"):
+                # A set's order is not the columns': pandas refuses it too.
+                raise TypeError(
+                    f"names must be an ordered collection (a list), not {type(self.names).__name__}"
+                )
             self.names = [str(x) for x in self.names]
             if len(set(self.names)) != len(self.names):
                 raise ValueError("names has a duplicate")
@@ -411,11 +429,20 @@ class _Habits:
             return None
         if callable(s):
             return s
+        wrong = "skiprows must be an int, a list of row numbers or a callable"
         if isinstance(s, bool):
-            raise TypeError("skiprows must be an int, a list of row numbers or a callable")
+            raise TypeError(wrong)
         if isinstance(s, int):
             return lambda i: i < s
+        if isinstance(s, (str, bytes)) or not hasattr(s, "__iter__"):
+            raise TypeError(f"{wrong}, not {type(s).__name__}")
         rows = set(s)
+        for r in rows:
+            # A row number that is no int would never match a row: "1" is
+            # not row 1.
+            whole = isinstance(r, numbers.Integral) or (isinstance(r, float) and r.is_integer())
+            if isinstance(r, bool) or not whole:
+                raise TypeError(f"{wrong}: the list holds {r!r}")
         return lambda i: i in rows
 
     def needs_text(self, kind: str, extra: dict[str, Any]) -> bool:

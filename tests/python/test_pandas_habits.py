@@ -214,3 +214,57 @@ def test_a_file_changed_while_read_is_an_oserror_with_the_whole_message(tmp_path
         r.read_all()
     assert not isinstance(ei.value, pa.ArrowInvalid)
     assert str(ei.value) == f"{p}:1002: record 1001, byte 7784: file changed while reading"
+
+
+# --- arguments that were taken silently for something else ---
+
+D = "a,b\ny,1\nn,2\nyes,3\n"
+
+
+def test_skiprows_as_a_str_or_a_list_of_strs_is_a_type_error(tmp_path):
+    # set("1") is {"1"}, which no row number equals: the rows were all
+    # read, silently (pandas: TypeError).
+    p = write(tmp_path, D)
+    for bad, shown in [("1", "not str"), (["1"], "holds '1'"), ([None], "holds None"), ([True], "holds True")]:
+        with pytest.raises(TypeError, match=f"skiprows must be .*{shown}"):
+            fastcsv.read_arrow(p, skiprows=bad)
+    # Row numbers in any collection, a whole float among them, as pandas.
+    for good in ([1], {1}, (1,), [1.0], range(1, 2)):
+        got = table(p, skiprows=good).column("a").to_pylist()
+        assert got == list(pd.read_csv(p, skiprows=good, dtype=str)["a"]) == ["n", "yes"]
+
+
+def test_names_as_a_set_is_refused(tmp_path):
+    # A set's order is not the columns' (pandas: "Names should be an
+    # ordered collection"); the names were given in whatever order it had.
+    p = write(tmp_path, D)
+    with pytest.raises(TypeError, match="names must be an ordered collection .*not set"):
+        fastcsv.read_arrow(p, names={"x", "y"})
+    with pytest.raises(TypeError, match="not frozenset"):
+        fastcsv.read_arrow(p, names=frozenset(["x", "y"]))
+    assert table(p, names=("x", "y"), header=0).column_names == ["x", "y"]
+
+
+def test_one_na_value_that_is_not_a_str(tmp_path):
+    # pandas takes a number as its text; it was a TypeError that said
+    # "'int' object is not iterable".
+    p = write(tmp_path, "a,b\n5,1\n6,2\n")
+    t = table(p, na_values=5, keep_default_na=False)
+    want = pd.read_csv(p, na_values=5, keep_default_na=False, dtype=str)
+    assert t.column("a").to_pylist() == [None, "6"]
+    assert want["a"].isna().tolist() == [True, False]
+
+
+@pytest.mark.parametrize("name", ["keep_default_na", "string_view", "strings_can_be_null"])
+def test_a_flag_that_is_not_a_bool_is_refused(tmp_path, name):
+    # "no" is true: keep_default_na="no" kept the default spellings
+    # (pandas refuses it).
+    p = write(tmp_path, "a\nNA\n")
+    with pytest.raises(TypeError, match=f"{name} must be a bool, not str"):
+        fastcsv.read_arrow(p, **{name: "no"})
+    with pytest.raises(TypeError, match=f"{name} must be a bool, not NoneType"):
+        fastcsv.read_arrow(p, **{name: None})
+    for ok in (True, False, 0, 1):
+        fastcsv.read_arrow(p, **{name: ok}).read_all()
+    np = pytest.importorskip("numpy")
+    fastcsv.read_arrow(p, **{name: np.bool_(True)}).read_all()
