@@ -516,7 +516,10 @@ def read(source: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> list[l
         return list(_csv.reader(text, *_dialect_args(dialect), **fmtparams))
 
 
-def _columns(rows: Any, header: bool) -> dict[str, list[Any]]:
+def _columns(rows: Any, header: bool, name: str | None = None) -> dict[str, list[Any]]:
+    """:func:`read_columns` over a reader (``rows``) of text: a longer row's
+    error names its line (and the input's ``name``), as the native one
+    does, without the byte, which counts no text given here."""
     names: list[Any] | None = None if header else []
     cols: list[list[Any]] = []
     n = 0
@@ -532,8 +535,11 @@ def _columns(rows: Any, header: bool) -> dict[str, list[Any]]:
             continue
         if len(row) > len(cols):
             if header:
+                line = rows.line_num
+                where = f"{name}:{line}" if name is not None else f"line {line}"
                 raise Error(
-                    f"row {n + 1} has {len(row)} fields, the header has {len(cols)}"
+                    f"{where}: found record with {len(row)} fields, "
+                    f"but the header row has {len(cols)} fields"
                 )
             while len(cols) < len(row):
                 names.append(str(len(cols)))
@@ -571,7 +577,7 @@ def read_columns(
     except _Unsupported:
         text = _text_fallback(kind, src, extra)
         rows = _csv.reader(text, *_dialect_args(dialect), **fmtparams)
-        return _columns(rows, header)
+        return _columns(rows, header, src if kind == "path" else None)
 
 
 def read_arrow(

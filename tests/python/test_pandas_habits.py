@@ -268,3 +268,35 @@ def test_a_flag_that_is_not_a_bool_is_refused(tmp_path, name):
         fastcsv.read_arrow(p, **{name: ok}).read_all()
     np = pytest.importorskip("numpy")
     fastcsv.read_arrow(p, **{name: np.bool_(True)}).read_all()
+
+
+# --- read_columns: a longer row's error has its place ---
+
+
+def test_read_columns_says_where_a_longer_row_is(tmp_path):
+    # It said "row 2 has 3 fields, the header has 2": no path, line or
+    # byte, and a row count that skips empty rows.
+    import csv
+    import io
+
+    text = "a,b\n1,2\n\n3,4,5\n"
+    p = write(tmp_path, text)
+    msg = "found record with 3 fields, but the header row has 2 fields"
+    with pytest.raises(csv.Error) as ei:
+        fastcsv.read_columns(p)
+    assert str(ei.value) == f"{p}:4: record 3, byte 9: {msg}"
+    with pytest.raises(csv.Error) as ei:
+        fastcsv.read_columns(text.encode())
+    assert str(ei.value) == f"line 4: record 3, byte 9: {msg}"
+    # Text read through csv: the line (the byte would count nothing the
+    # caller gave).
+    for src in (io.StringIO(text, newline=""), text.splitlines(True)):
+        with pytest.raises(csv.Error) as ei:
+            fastcsv.read_columns(src)
+        assert str(ei.value) == f"line 4: {msg}"
+    # A dialect the native reader hands to csv (a delimiter that is not
+    # ASCII) names the file too.
+    q = write(tmp_path, text.replace(",", "\u00e9"), "e.csv")
+    with pytest.raises(csv.Error) as ei:
+        fastcsv.read_columns(q, delimiter="\u00e9")
+    assert str(ei.value) == f"{q}:4: {msg}"

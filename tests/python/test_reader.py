@@ -500,7 +500,7 @@ def test_read_columns(tmp_path):
     assert fastcsv.read_columns(p, header=False) == {
         "0": ["a", "1", "4"], "1": ["b", "2", "5"], "2": ["c", "3", ""]}
     q = write(tmp_path, "a,b\n1,2,3\n", "long.csv")
-    with pytest.raises(csv.Error, match="row 1 has 3 fields, the header has 2"):
+    with pytest.raises(csv.Error, match="found record with 3 fields, but the header row has 2"):
         fastcsv.read_columns(q)
     assert fastcsv.read_columns(q, header=False) == {"0": ["a", "1"], "1": ["b", "2"], "2": ["", "3"]}
     d = write(tmp_path, "a,a\n1,2\n", "dup.csv")

@@ -8,11 +8,11 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString};
 
-use fastcsv::Error as CoreError;
+use fastcsv::{ColumnsFrom, Error as CoreError, ErrorKind};
 
 use crate::batch::{Batch, BATCH_BYTES};
 use crate::dialect::PyDialect;
-use crate::errors::{exc, map_error, PyErrStash};
+use crate::errors::{csv_error, map_error, PyErrStash};
 use crate::source::{open_native, HeldReader, Spec, SIGNAL_CHECK};
 use crate::strings::{list_from, GcPause, StrMaker, SHORT_SLOTS_BULK};
 
@@ -209,7 +209,8 @@ pub(crate) fn _read_columns<'py>(
     let add_row = |items: &mut Vec<Bound<'py, PyAny>>,
                    names: &mut Option<Vec<Bound<'py, PyAny>>>,
                    cols: &mut Vec<Vec<Bound<'py, PyAny>>>,
-                   nrows: &mut usize|
+                   nrows: &mut usize,
+                   pos: fastcsv::Position|
      -> PyResult<()> {
         if items.is_empty() {
             return Ok(());
@@ -231,12 +232,14 @@ pub(crate) fn _read_columns<'py>(
         };
         if items.len() > cols.len() {
             if header {
-                return Err(exc::Error::new_err(format!(
-                    "row {} has {} fields, the header has {}",
-                    *nrows + 1,
-                    items.len(),
-                    cols.len()
-                )));
+                // The header row (a later part's names are the file's).
+                let from = ColumnsFrom::Header;
+                let kind = ErrorKind::LongRow { columns: cols.len(), found: items.len(), from };
+                let e = CoreError::new(kind).with_position(pos);
+                return Err(csv_error(&match name {
+                    Some(n) => e.with_path(n),
+                    None => e,
+                }));
             }
             while cols.len() < items.len() {
                 names.push(PyString::new(py, &cols.len().to_string()).into_any());
@@ -260,7 +263,7 @@ pub(crate) fn _read_columns<'py>(
         // The header row (the first that is not empty) on its own.
         while r < rows && names.is_none() {
             batch.row_items(py, r, nn, strs, name, &mut items)?;
-            add_row(&mut items, &mut names, &mut cols, &mut nrows)?;
+            add_row(&mut items, &mut names, &mut cols, &mut nrows, batch.row_fields(r).1)?;
             r += 1;
         }
         // The values column by column, so that each column's strings lie
@@ -319,7 +322,7 @@ pub(crate) fn _read_columns<'py>(
         }
         while r < rows {
             batch.row_items(py, r, nn, strs, name, &mut items)?;
-            add_row(&mut items, &mut names, &mut cols, &mut nrows)?;
+            add_row(&mut items, &mut names, &mut cols, &mut nrows, batch.row_fields(r).1)?;
             r += 1;
         }
         Ok(())
