@@ -393,7 +393,7 @@ def read_csv(
             raise TypeError(f"{k} must be a list of str")
         if v is not None:
             spellings[k] = list(v)
-    if strings_can_be_null:
+    if fastcsv._flag("strings_can_be_null", strings_can_be_null):
         spellings["strings_can_be_null"] = True
     kwargs: dict[str, Any] = dict(fmtparams, header=header, columns=columns, **spellings)
     has_header = _has_header(kwargs)

@@ -300,3 +300,15 @@ def test_read_columns_says_where_a_longer_row_is(tmp_path):
     with pytest.raises(csv.Error) as ei:
         fastcsv.read_columns(q, delimiter="\u00e9")
     assert str(ei.value) == f"{q}:4: {msg}"
+
+
+def test_dask_read_csv_refuses_a_flag_that_is_not_a_bool(tmp_path):
+    # strings_can_be_null="no" made empty values null (a true str).
+    pytest.importorskip("dask.dataframe")
+    import fastcsv.dask
+
+    p = write(tmp_path, "a,b\n,1\n")
+    with pytest.raises(TypeError, match="strings_can_be_null must be a bool, not str"):
+        fastcsv.dask.read_csv(str(p), strings_can_be_null="no")
+    df = fastcsv.dask.read_csv(str(p), strings_can_be_null=False).compute()
+    assert df["a"].tolist() == [""]
