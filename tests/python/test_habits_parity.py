@@ -163,7 +163,7 @@ def pandas_case(draw):
         kw["skiprows"] = lambda i: i == 3
     elif skip is not None:
         kw["skiprows"] = skip
-    nrows = draw(st.sampled_from([None, 1, 2, 4]))
+    nrows = draw(st.sampled_from([None, 0, 1, 2, 4]))
     if nrows is not None:
         kw["nrows"] = nrows
     header = draw(st.sampled_from(["default", None, 0, 1]))
