@@ -363,6 +363,9 @@ def _spec(kind: str, src: Any, extra: dict[str, Any]) -> dict[str, Any]:
         raise TypeError(f"errors must be str, not {type(errors).__name__}")
     codecs.lookup_error(errors)  # LookupError for an unknown handler
     size = extra.get("buffer_size")
+    if isinstance(size, bool):
+        # int() takes True as 1: a one-byte buffer, silently.
+        raise TypeError("buffer_size must be int, not bool")
     if isinstance(size, int) and size < 0:
         # As 0 is (a negative size does not fit the native `usize`).
         raise ValueError("buffer_size must be positive")
@@ -371,7 +374,7 @@ def _spec(kind: str, src: Any, extra: dict[str, Any]) -> dict[str, Any]:
         "filter": extra.get("filter"),
         "source": extra.get("source"),
         "buffer_size": extra.get("buffer_size"),
-        "intern": bool(extra.get("intern", False)),
+        "intern": _flag("intern", extra.get("intern", False)),
     }
     if kind == "path":
         spec["path"] = src

@@ -312,3 +312,15 @@ def test_dask_read_csv_refuses_a_flag_that_is_not_a_bool(tmp_path):
         fastcsv.dask.read_csv(str(p), strings_can_be_null="no")
     df = fastcsv.dask.read_csv(str(p), strings_can_be_null=False).compute()
     assert df["a"].tolist() == [""]
+
+
+def test_the_native_keywords_refuse_a_bool_for_a_size_and_a_str_for_a_flag(tmp_path):
+    # buffer_size=True was a one-byte buffer and intern="no" was on, both
+    # silently.
+    p = write(tmp_path, "a,b\n1,2\n")
+    with pytest.raises(TypeError, match="buffer_size must be int, not bool"):
+        fastcsv.read(p, buffer_size=True)
+    with pytest.raises(TypeError, match="intern must be a bool, not str"):
+        fastcsv.read(p, intern="no")
+    assert fastcsv.read(p, buffer_size=1, intern=1) == [["a", "b"], ["1", "2"]]
+    assert fastcsv.read_columns(p, intern=False) == {"a": ["1"], "b": ["2"]}
