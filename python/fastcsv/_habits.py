@@ -11,6 +11,7 @@ import codecs
 import importlib
 import io
 import numbers
+import sys
 from typing import Any
 
 
@@ -122,7 +123,20 @@ def _arrow_type(dtype: Any) -> Any:
         return _DTYPES[dtype.__name__]
     if type(dtype).__module__.startswith("pyarrow"):
         return dtype
+    # pandas' ArrowDtype (``int32[pyarrow]``): its pyarrow type.
+    arrow = getattr(dtype, "pyarrow_dtype", None)
+    if arrow is not None and type(arrow).__module__.startswith("pyarrow"):
+        return arrow
     name = dtype if isinstance(dtype, str) else str(getattr(dtype, "name", dtype))
+    if name not in _DTYPES:
+        # numpy's spellings of its dtypes, as pandas takes them: a scalar
+        # type (``np.float32``) or a type code (``'i8'``, ``'f8'``, ``'O'``).
+        np: Any = sys.modules.get("numpy")
+        if np is not None:
+            try:
+                name = np.dtype(dtype).name
+            except (TypeError, ValueError):
+                pass
     if name.startswith("string[") or name == "str":  # pandas' string dtypes
         name = "string"
     try:

@@ -324,3 +324,43 @@ def test_the_native_keywords_refuse_a_bool_for_a_size_and_a_str_for_a_flag(tmp_p
         fastcsv.read(p, intern="no")
     assert fastcsv.read(p, buffer_size=1, intern=1) == [["a", "b"], ["1", "2"]]
     assert fastcsv.read_columns(p, intern=False) == {"a": ["1"], "b": ["2"]}
+
+
+# --- dtype= as numpy and pandas spell it ---
+
+
+def test_numpy_scalar_types_and_type_codes_as_dtype(tmp_path):
+    # dtype=np.float32 (the commonest spelling in pandas code) and 'i8'
+    # were "cannot read a column as dtype", though numpy dtypes are taken
+    # by their name.
+    np = pytest.importorskip("numpy")
+    p = write(tmp_path, "a,b\n1,2\n3,4\n")
+    for d, arrow in [
+        (np.float32, "float32"),
+        (np.int64, "int64"),
+        (np.str_, "utf8"),
+        (np.object_, "utf8"),
+        ("i8", "int64"),
+        ("f8", "float64"),
+        ("<i4", "int32"),
+        ("O", "utf8"),
+        ("U", "utf8"),
+        ("double", "float64"),
+    ]:
+        s = fastcsv.read_arrow(p, dtype=d)
+        assert s.column_types == [arrow, arrow], d
+        want = pd.read_csv(p, dtype=d)
+        got = pa.table(s).to_pandas()
+        assert got.astype(object).values.tolist() == want.astype(object).values.tolist(), d
+    assert fastcsv.read_arrow(b"a\ntrue\n", dtype={"a": np.bool_}).column_types == ["bool"]
+    # A numpy dtype there is no Arrow column for is still refused.
+    for d in ("float16", np.complex128, "S", np.datetime64):
+        with pytest.raises(ValueError, match="cannot read a column as dtype"):
+            fastcsv.read_arrow(p, dtype=d)
+
+
+def test_pandas_arrow_dtype_is_its_pyarrow_type(tmp_path):
+    p = write(tmp_path, "a,b\n1,x\n")
+    s = fastcsv.read_arrow(p, dtype={"a": pd.ArrowDtype(pa.int32())})
+    assert s.column_types == ["int32", "utf8"]
+    assert pa.table(s).column("a").to_pylist() == [1]
