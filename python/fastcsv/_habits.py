@@ -11,6 +11,7 @@ import codecs
 import importlib
 import io
 import numbers
+import operator
 import sys
 from typing import Any
 
@@ -195,6 +196,8 @@ def _header_plan(header: Any, names: Any) -> tuple[bool, int, bool]:
         return False, 0, False
     if header is True:
         return names is None, 0, False
+    if not isinstance(header, int) and hasattr(header, "__index__"):
+        header = operator.index(header)  # numpy's ints
     if isinstance(header, int):
         if header < 0:
             raise ValueError("header must be a row number (0 or more), None or a bool")
@@ -413,8 +416,14 @@ class _Habits:
         self.comment = kw.get("comment")
         self.names = kw.get("names")
         n = self.nrows
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
-            raise ValueError("nrows must be an int, 0 or more")
+        if n is not None:
+            # An int, or anything with __index__ but a bool (numpy's ints).
+            try:
+                self.nrows = n = None if isinstance(n, bool) else operator.index(n)
+            except TypeError:
+                n = None
+            if n is None or n < 0:
+                raise ValueError("nrows must be an int, 0 or more")
         c = self.comment
         if c is not None and (not isinstance(c, str) or len(c) != 1):
             raise ValueError("comment must be one character")

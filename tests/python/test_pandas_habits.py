@@ -364,3 +364,20 @@ def test_pandas_arrow_dtype_is_its_pyarrow_type(tmp_path):
     s = fastcsv.read_arrow(p, dtype={"a": pd.ArrowDtype(pa.int32())})
     assert s.column_types == ["int32", "utf8"]
     assert pa.table(s).column("a").to_pylist() == [1]
+
+
+def test_numpy_ints_as_nrows_and_header(tmp_path):
+    # pandas takes them; nrows=np.int64(1) was "nrows must be an int" and
+    # header=np.int64(0) "header must be bool, int or None".
+    np = pytest.importorskip("numpy")
+    p = write(tmp_path, "x\na\n1\n2\n")
+    assert table(p, nrows=np.int64(1)).to_pylist() == [{"x": "a"}]
+    assert table(p, header=np.int64(1)).to_pylist() == [{"a": "1"}, {"a": "2"}]
+    assert table(p, header=np.int64(1)).to_pylist() == pd.read_csv(
+        p, header=np.int64(1), dtype=str
+    ).to_dict("records")
+    for bad in (True, 1.5, "1", -1):
+        with pytest.raises(ValueError, match="nrows must be an int, 0 or more"):
+            fastcsv.read_arrow(p, nrows=bad)
+    with pytest.raises(TypeError, match="header must be bool, int or None, not float"):
+        fastcsv.read_arrow(p, header=1.0)
