@@ -376,8 +376,8 @@ def _filter_rows(
             continue
         if limit is not None and nonempty >= limit:
             # nrows=0 without a header row: the first data row, read for
-            # its width alone.
-            width = len(row)
+            # its width alone (as a comment left it).
+            width = len(next(_csv.reader(iter(rec), *dialect_args, **fmtparams), row))
             break
         nonempty += 1
         out.append("".join(rec))

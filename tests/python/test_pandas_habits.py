@@ -47,6 +47,14 @@ def test_nrows_0_after_skipped_and_commented_rows(tmp_path):
     assert t.column_names == ["0", "1"]
 
 
+def test_nrows_0_counts_the_fields_a_comment_leaves(tmp_path):
+    p = write(tmp_path, "#top\n1,2#c,d\n3,4\n")
+    want = pd.read_csv(p, header=None, nrows=0, comment="#")
+    t = table(p, header=None, nrows=0, comment="#")
+    assert t.column_names == [str(c) for c in want.columns] == ["0", "1"]
+    assert table(p, header=None, nrows=1, comment="#").column_names == ["0", "1"]
+
+
 def test_nrows_0_with_usecols_and_dtype(tmp_path):
     p = write(tmp_path, "1,2,3\n4,5,6\n")
     want = pd.read_csv(p, header=None, nrows=0, usecols=[2, 0])
