@@ -407,6 +407,12 @@ class _Habits:
     def __init__(self, func: str, kw: dict[str, Any], fmtparams: dict[str, Any]) -> None:
         self.func = func
         sep = kw.get("sep")
+        if isinstance(sep, str) and len(sep) != 1:
+            # csv would say '"delimiter" must be a 1-character string'.
+            raise TypeError(
+                f"{func}() takes sep as one character, not {sep!r} "
+                "(pandas' regular-expression and multi-character separators are not supported)"
+            )
         if sep is not None:
             if "delimiter" in fmtparams and fmtparams["delimiter"] != sep:
                 raise TypeError(f"{func}() takes sep or delimiter, not both")

@@ -389,3 +389,13 @@ def test_numpy_ints_as_nrows_and_header(tmp_path):
             fastcsv.read_arrow(p, nrows=bad)
     with pytest.raises(TypeError, match="header must be bool, int or None, not float"):
         fastcsv.read_arrow(p, header=1.0)
+
+
+def test_a_regular_expression_sep_is_refused_by_its_name(tmp_path):
+    # It was csv's '"delimiter" must be a 1-character string', naming a
+    # keyword the caller did not give.
+    p = write(tmp_path, "a b\n1 2\n")
+    for sep in (r"\s+", ",,", ""):
+        with pytest.raises(TypeError, match=r"read_arrow\(\) takes sep as one character, not "):
+            fastcsv.read_arrow(p, sep=sep)
+    assert table(p, sep=" ").column_names == ["a", "b"]
