@@ -1559,8 +1559,11 @@ fn a_longer_row_says_what_fixed_the_number_of_columns() {
     assert!(err.starts_with(&format!("{}:2002: ", path.display())), "{err}");
 }
 
+/// Makes an error for [`Fails`].
+type MakeError = fn() -> fastcsv::Error;
+
 /// A stream source whose first batch is the error `make()` gives.
-struct Fails(fn() -> fastcsv::Error);
+struct Fails(MakeError);
 impl ffi::BatchSource for Fails {
     fn names(&self) -> &[String] {
         &[]
@@ -1577,7 +1580,7 @@ impl ffi::BatchSource for Fails {
 fn a_stream_error_has_its_whole_message_and_the_code_of_its_kind() {
     // EINVAL for the data (pyarrow: ArrowInvalid), EIO for the input
     // (pyarrow: OSError); get_last_error says the whole error.
-    let cases: [(fn() -> fastcsv::Error, i32, &str); 3] = [
+    let cases: [(MakeError, i32, &str); 3] = [
         (
             || {
                 let kind = ErrorKind::LongRow { columns: 2, found: 3, from: ColumnsFrom::Names };
