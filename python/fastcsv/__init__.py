@@ -953,8 +953,7 @@ def split(
     On several machines, call :func:`summarize` for each range where it
     is, and :func:`resolve` with the summaries in one place.
     """
-    if isinstance(size, bool) or not isinstance(size, int):
-        raise TypeError(f"size must be int, not {type(size).__name__}")
+    size = _offset("size", size)
     if size < 1:
         raise ValueError("size must be at least 1")
     p, d, spec = _split_args(path, dialect, fmtparams)

@@ -399,3 +399,18 @@ def test_a_regular_expression_sep_is_refused_by_its_name(tmp_path):
         with pytest.raises(TypeError, match=r"read_arrow\(\) takes sep as one character, not "):
             fastcsv.read_arrow(p, sep=sep)
     assert table(p, sep=" ").column_names == ["a", "b"]
+
+
+def test_split_takes_numpy_ints_as_summarize_does(tmp_path):
+    # size=np.int64(...) was "size must be int, not int64", where
+    # summarize's offsets take it.
+    np = pytest.importorskip("numpy")
+    p = write(tmp_path, "a,b\n" + "1,2\n" * 100)
+    assert fastcsv.split(p, size=np.int64(64)) == fastcsv.split(p, size=64)
+    with pytest.raises(TypeError, match="size must be int, not bool"):
+        fastcsv.split(p, size=True)
+    with pytest.raises(TypeError, match="size must be int, not float"):
+        fastcsv.split(p, size=64.0)
+    for bad in (0, -1):
+        with pytest.raises(ValueError):
+            fastcsv.split(p, size=bad)
