@@ -74,6 +74,9 @@ pub(crate) struct Ahead {
     /// Stops the thread's wait for input (a FIFO) when this reader goes
     /// away.
     cancel: Option<Cancel>,
+    /// Every batch is scanned on the calling thread (`threads=1`): no
+    /// second thread is started.
+    solo: bool,
 }
 
 impl Drop for Ahead {
@@ -92,8 +95,16 @@ impl Ahead {
         a
     }
 
-    pub(crate) fn new(rdr: HeldReader) -> Ahead {
-        Ahead::new_fed(Some(rdr), None)
+    pub(crate) fn new(rdr: HeldReader, parse_ahead: bool) -> Ahead {
+        let mut a = Ahead::new_fed(Some(rdr), None);
+        a.solo = !parse_ahead;
+        a
+    }
+
+    /// Whether batches are scanned by a second thread once the input
+    /// proves larger than one (not with `threads=1`).
+    pub(crate) fn parses_ahead(&self) -> bool {
+        !self.solo
     }
 
     /// A reader whose thread will send on `chan`'s sender.
@@ -114,6 +125,7 @@ impl Ahead {
             waiting: Arc::default(),
             resume: None,
             cancel: None,
+            solo: false,
         }
     }
 
@@ -280,7 +292,7 @@ impl Ahead {
         let more = matches!(end, Ok(true));
         self.cur = b;
         self.end = Some(end);
-        if more {
+        if more && !self.solo {
             self.start_thread(nonnumeric, joins);
         }
         Ok(())

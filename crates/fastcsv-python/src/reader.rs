@@ -647,7 +647,11 @@ impl PyReader {
     /// row by row). For tests and debugging.
     #[getter]
     fn _reads_ahead(&self) -> bool {
-        matches!(self.input, Input::Ahead(_) | Input::TextAhead(_))
+        match &self.input {
+            Input::Ahead(s) => s.ahead.parses_ahead(),
+            Input::TextAhead(_) => true,
+            _ => false,
+        }
     }
 
     /// The slots of the short-string cache of a reader over a native
@@ -902,7 +906,8 @@ pub(crate) fn _native_reader(
     let name = spec.name.clone().or_else(|| spec.path.as_ref().map(|p| p.display().to_string()));
     let strs = StrMaker::new(&spec.errors, spec.intern)?.decode_first(dialect, spec.filter);
     let input = if native_io {
-        Input::Ahead(Box::new(AheadSource { ahead: Ahead::new(rdr), strs, stash, name }))
+        let ahead = Ahead::new(rdr, spec.threads != Some(1));
+        Input::Ahead(Box::new(AheadSource { ahead, strs, stash, name }))
     } else {
         Input::Native(Box::new(NativeSource { rdr, strs, stash, name, text: None, line_base: 0 }))
     };
