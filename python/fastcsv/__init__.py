@@ -453,10 +453,14 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
     ``encoding='utf-8'``, ``errors='strict'`` (or ``'replace'``, ...),
     ``filter=None|'controls'|'all-controls'|'invisible'``,
     ``source='auto'|'mmap'|'read'``, ``buffer_size=``, ``intern=False``.
-    ``threads=None`` (any input): a path, a binary file or a large text file
-    read natively is parsed ahead by a second thread while this one makes
-    the rows' objects; ``threads=1`` parses on this thread alone (less CPU
-    time in all, where the second thread would only shorten the wall time).
+    ``threads=None``: a path or a binary file with a descriptor is parsed on
+    this thread for its first few batches, which are timed; a second thread
+    then parses ahead while this one makes the rows' objects if parsing
+    took at least 40% of this thread's time (else it would save little wall
+    time for the CPU time it costs), and a large text file always is.
+    ``threads=1`` parses on this thread alone, ``threads=2`` (or more) on a
+    second thread from the second batch on. Rows, ``line_num`` and errors
+    are the same whichever.
     """
     extra = _pop_extra(fmtparams)
     kind, src = _classify(csvfile)

@@ -632,7 +632,7 @@ def thread_count():
 def test_dropping_a_reader_stops_its_read_ahead_thread(tmp_path):
     p = write(tmp_path, big_text(10))
     before = thread_count()
-    readers = [fastcsv.reader(p) for _ in range(10)]
+    readers = [fastcsv.reader(p, threads=2) for _ in range(10)]
     for r in readers:
         next(r)
     assert thread_count() > before
@@ -642,7 +642,7 @@ def test_dropping_a_reader_stops_its_read_ahead_thread(tmp_path):
         time.sleep(0.01)
     assert thread_count() == before
     # A reader read to its end ends its thread too.
-    assert len(list(fastcsv.reader(p))) == 60_000
+    assert len(list(fastcsv.reader(p, threads=2))) == 60_000
     while thread_count() > before and time.monotonic() < deadline:
         time.sleep(0.01)
     assert thread_count() == before
@@ -1026,15 +1026,36 @@ def test_threads_1_parses_on_the_calling_thread_alone(tmp_path):
     for k, piece in enumerate(data.split(b"\n1000")):
         bad += (b"\n" if k else b"") + (b'x,"a"b,\x00\n1000' if k else b"") + piece
     q = write(tmp_path, bytes(bad), "bad.csv")
-    want = drain(fastcsv.reader(q, strict=True), max_errors=100)
-    assert sum(1 for e in want if e[0] == "error") >= 10
-    assert drain(fastcsv.reader(q, strict=True, threads=1), max_errors=100) == want
-    # The default parses ahead.
-    r = fastcsv.reader(p)
+    bad_want = drain(fastcsv.reader(q, strict=True, threads=2), max_errors=100)
+    assert sum(1 for e in bad_want if e[0] == "error") >= 10
+    assert drain(fastcsv.reader(q, strict=True, threads=1), max_errors=100) == bad_want
+    assert drain(fastcsv.reader(q, strict=True), max_errors=100) == bad_want
+    # threads=2 parses ahead, as a large text file does by default.
+    r = fastcsv.reader(p, threads=2)
     next(r)
     assert r._reads_ahead
     with open(p, newline="", encoding="utf-8") as t:
         assert fastcsv.reader(t)._reads_ahead
+    # By default, a path is parsed ahead or not as it pays: the same rows.
+    assert drain(fastcsv.reader(p), max_errors=1) == want
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
+def test_a_slow_loop_keeps_the_default_reader_on_one_thread(tmp_path):
+    # 100 fields a row: a batch (32 Ki fields at most) is about 330 rows,
+    # scanned in a millisecond or so, while the loop sleeps 0.2 ms a row:
+    # a second thread would save nothing, so none starts.
+    rows = [[f"{r}.{c}" for c in range(100)] for r in range(3_000)]
+    p = write(tmp_path, "".join(",".join(row) + "\r\n" for row in rows))
+    before = thread_count()
+    got = []
+    r = fastcsv.reader(p)
+    for row in r:
+        got.append(row)
+        time.sleep(0.0002)
+        assert thread_count() <= before
+    assert not r._reads_ahead
+    assert got == rows
 
 
 @pytest.mark.parametrize("bad, exc", [(0, ValueError), (-2, ValueError), (True, TypeError),
