@@ -1,0 +1,125 @@
+//! End-to-end tests of the CLI fault hunt: wrong answers with exit status
+//! 0 found by trying each verb on awkward input, each checked against a
+//! straightforward computation.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fastcsv");
+
+/// Runs `fastcsv ARGS` with `stdin` as standard input.
+fn run_with(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+/// Asserts success with nothing on standard error; returns standard
+/// output as text.
+fn ok_with(args: &[&str], stdin: &[u8]) -> String {
+    let o = run_with(args, stdin);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    assert_eq!(err, "", "{args:?}");
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The cells of `stats`' default output, by column name then statistic.
+fn stats_cells(out: &str) -> Vec<Vec<(String, String)>> {
+    let mut lines = out.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| head.iter().map(|h| h.to_string()).zip(l.split(',').map(String::from)).collect())
+        .collect()
+}
+
+fn cell(row: &[(String, String)], name: &str) -> f64 {
+    let v = &row.iter().find(|(h, _)| h == name).unwrap().1;
+    v.parse().unwrap_or_else(|_| panic!("{name} = {v:?}"))
+}
+
+/// The population mean and deviation of `v` in two passes about the
+/// first value, in units of `2^e` (so that neither the differences nor
+/// their squares leave the range of `f64`).
+fn mean_and_stddev(v: &[f64], e: i32) -> (f64, f64) {
+    let unit = 2f64.powi(e);
+    let s: Vec<f64> = v.iter().map(|&x| x / unit - v[0] / unit).collect();
+    let n = v.len() as f64;
+    let mean = s.iter().sum::<f64>() / n;
+    let var = s.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+    (v[0] + mean * unit, var.sqrt() * unit)
+}
+
+fn close(got: f64, want: f64) -> bool {
+    (got - want).abs() <= 1e-12 * want.abs()
+}
+
+/// `stats` on values 1e-301 apart (squares of differences underflow to 0)
+/// and 1e308 apart (they overflow): the deviation was 0 for both, and the
+/// mean of the second `inf` (its sum overflows), with exit status 0. The
+/// same on one thread and on several.
+#[test]
+fn stats_deviation_of_tiny_and_huge_spreads() {
+    let tiny: Vec<f64> = (0..3000).map(|i| f64::from(i % 7 + 1) * 1e-301).collect();
+    let huge: Vec<f64> = (0..3000).map(|i| if i % 3 == 0 { -1e308 } else { 1e308 }).collect();
+    let mut data = b"tiny,huge\n".to_vec();
+    for (t, h) in tiny.iter().zip(&huge) {
+        writeln!(data, "{t:e},{h:e}").unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("spread.csv");
+    std::fs::write(&p, &data).unwrap();
+    let p = p.display().to_string();
+    let (tm, ts) = mean_and_stddev(&tiny, -990);
+    let (hm, hs) = mean_and_stddev(&huge, 1000);
+    assert!(ts > 1e-302 && hs > 1e307);
+    for args in [
+        vec!["stats", "-"],
+        vec!["stats", "-j", "1", &p],
+        vec!["stats", "-j", "3", "--chunk-size", "4K", &p],
+    ] {
+        let out = ok_with(&args, &data);
+        let rows = stats_cells(&out);
+        assert!(close(cell(&rows[0], "mean"), tm), "{args:?}: {out}");
+        assert!(close(cell(&rows[0], "stddev"), ts), "{args:?}: {out}");
+        assert!(close(cell(&rows[1], "mean"), hm), "{args:?}: {out}");
+        assert!(close(cell(&rows[1], "stddev"), hs), "{args:?}: {out}");
+    }
+}
+
+/// A column holding `inf` or `NaN` has no finite deviation: `NaN`, where
+/// the deviation was 0.
+#[test]
+fn stats_deviation_with_inf_or_nan_is_nan() {
+    for (values, mean) in [("1\ninf\n2\n", "inf"), ("NaN\n1\n2\n", "NaN"), ("1e400\n1\n", "inf")] {
+        let out = ok_with(&["stats", "-"], format!("x\n{values}").as_bytes());
+        let rows = stats_cells(&out);
+        let get = |n: &str| rows[0].iter().find(|(h, _)| h == n).unwrap().1.clone();
+        assert_eq!((get("mean").as_str(), get("stddev").as_str()), (mean, "NaN"), "{values:?}");
+    }
+}
+
+/// The median and quartiles of values near the largest `f64`: the middle
+/// two were added before halving, which overflowed to `inf`.
+#[test]
+fn stats_median_of_huge_values_does_not_overflow() {
+    let out = ok_with(&["stats", "--everything", "-"], b"x\n1e308\n1.5e308\n-1e308\n-1.5e308\n");
+    let rows = stats_cells(&out);
+    assert_eq!(cell(&rows[0], "median"), 0.0, "{out}");
+    assert_eq!(cell(&rows[0], "q1"), -1.25e308, "{out}");
+    assert_eq!(cell(&rows[0], "q3"), 1.25e308, "{out}");
+    let out = ok_with(&["stats", "--median", "-"], b"x\n1.7e308\n1.7e308\n");
+    assert_eq!(cell(&stats_cells(&out)[0], "median"), 1.7e308, "{out}");
+}
