@@ -167,3 +167,32 @@ fn fmt_escape_output_reads_back() {
         }
     }
 }
+
+/// `partition COL DIR DIR/in.csv` with a value `in`, and `split DIR
+/// DIR/0.csv`, opened the input as one of their files: it was truncated
+/// while it was read (the input lost, then "file changed while reading").
+/// The input is now refused as an output file before it is touched.
+#[test]
+fn partition_and_split_never_truncate_their_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = b"k,v\n".to_vec();
+    for i in 0..50_000 {
+        writeln!(data, "{},{i}", if i % 2 == 0 { "other" } else { "in" }).unwrap();
+    }
+    let d = dir.path().display().to_string();
+    for (name, args) in [
+        ("in.csv", vec!["partition", "k", &d]),
+        ("0.csv", vec!["split", "-s", "1000", &d]),
+        ("0.csv", vec!["split", "--chunks", "2", &d]),
+    ] {
+        let input = dir.path().join(name);
+        std::fs::write(&input, &data).unwrap();
+        let input = input.display().to_string();
+        let args: Vec<&str> = args.iter().copied().chain([input.as_str()]).collect();
+        let o = run_with(&args, b"");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("is also the input"), "{args:?}: {err}");
+        assert_eq!(std::fs::read(&input).unwrap(), data, "{args:?}: the input changed");
+    }
+}

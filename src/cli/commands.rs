@@ -49,7 +49,7 @@ pub(super) fn sink(path: Option<&Path>, inputs: &[Option<&Path>]) -> Result<Sink
 }
 
 /// Whether `a` and `b` name the same existing file.
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(super) fn same_file(a: &Path, b: &Path) -> bool {
     let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
         return false;
     };

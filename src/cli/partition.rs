@@ -90,7 +90,7 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
                 return Ok(i);
             }
             let path = template.path(&a.outdir, &gen.unique(key));
-            let w = create(&path, names.as_deref(), 4 << 10)?;
+            let w = create(&path, names.as_deref(), 4 << 10, file)?;
             files.insert(key.to_vec(), parts.len());
             parts.push(Part::new(w));
             Ok(parts.len() - 1)
