@@ -196,3 +196,16 @@ fn partition_and_split_never_truncate_their_input() {
         assert_eq!(std::fs::read(&input).unwrap(), data, "{args:?}: the input changed");
     }
 }
+
+/// `stats --flexible` named a column past the header row's with an empty
+/// field, so that its statistics belonged to no name; it is named by its
+/// number, as `stats --csv` and `frequency` name it.
+#[test]
+fn stats_names_columns_past_the_header_row() {
+    let data = b"a,b\n1,2\n3,4,5\n";
+    let out = ok_with(&["stats", "--flexible", "-"], data);
+    let names: Vec<&str> = out.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(names, ["a", "b", "3"], "{out}");
+    let freq = ok_with(&["frequency", "--flexible", "-"], data);
+    assert!(freq.contains("\n3,5,1\n"), "{freq}");
+}
