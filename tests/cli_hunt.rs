@@ -209,3 +209,12 @@ fn stats_names_columns_past_the_header_row() {
     let freq = ok_with(&["frequency", "--flexible", "-"], data);
     assert!(freq.contains("\n3,5,1\n"), "{freq}");
 }
+
+/// `flatten --flexible` left out the fields of a record past the header
+/// row's width, with exit status 0: they are written, named by their
+/// index from 0.
+#[test]
+fn flatten_keeps_fields_past_the_header_row() {
+    let out = ok_with(&["flatten", "--flexible", "-"], b"a,b\n1,2,3,4\n5\n");
+    assert_eq!(out, "a   1\nb   2\n2   3\n3   4\n#\na   5\n", "{out}");
+}
