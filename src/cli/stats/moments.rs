@@ -49,6 +49,84 @@ fn scale(mut x: f64, mut e: i32) -> f64 {
     x
 }
 
+/// An unsigned 256-bit integer, four 64-bit limbs from the least
+/// significant: just what [`Numbers::int_variance`] needs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct U256([u64; 4]);
+
+impl U256 {
+    fn from_u192(hi: u64, lo: u128) -> U256 {
+        U256([lo as u64, (lo >> 64) as u64, hi, 0])
+    }
+
+    /// `self * m`; `self` is below 2^192, so the product fits.
+    fn mul_u64(self, m: u64) -> U256 {
+        let mut out = [0u64; 4];
+        let mut carry = 0u128;
+        for (o, &l) in out.iter_mut().zip(&self.0) {
+            let p = u128::from(l) * u128::from(m) + carry;
+            *o = p as u64;
+            carry = p >> 64;
+        }
+        debug_assert_eq!(carry, 0);
+        U256(out)
+    }
+
+    /// `x * x`.
+    fn square(x: u128) -> U256 {
+        let (lo, hi) = (x as u64 as u128, x >> 64);
+        let mut out = U256([0; 4]);
+        out.add_at(lo * lo, 0);
+        out.add_at(lo * hi, 1);
+        out.add_at(lo * hi, 1);
+        out.add_at(hi * hi, 2);
+        out
+    }
+
+    /// Adds `v * 2^(64 * at)`.
+    fn add_at(&mut self, v: u128, at: usize) {
+        let mut carry = v;
+        for l in &mut self.0[at..] {
+            let s = u128::from(*l) + (carry as u64 as u128);
+            *l = s as u64;
+            carry = (carry >> 64) + (s >> 64);
+            if carry == 0 {
+                break;
+            }
+        }
+    }
+
+    /// `self - o`, `None` when `o` is larger.
+    fn sub(self, o: U256) -> Option<U256> {
+        let mut out = [0u64; 4];
+        let mut borrow = false;
+        for i in 0..4 {
+            let (d, b1) = self.0[i].overflowing_sub(o.0[i]);
+            let (d, b2) = d.overflowing_sub(u64::from(borrow));
+            out[i] = d;
+            borrow = b1 || b2;
+        }
+        (!borrow).then_some(U256(out))
+    }
+
+    /// The nearest `f64`: the top 128 bits from the highest limb that is
+    /// not 0, with any bit below them kept as a sticky lowest bit (those
+    /// 128 bits hold at least 65 significant ones, so it cannot change a
+    /// rounding but where it breaks a tie).
+    fn to_f64(self) -> f64 {
+        let l = self.0;
+        if l[2] == 0 && l[3] == 0 {
+            return ((u128::from(l[1]) << 64) | u128::from(l[0])) as f64;
+        }
+        let h = if l[3] != 0 { 3 } else { 2 };
+        let mut top = (u128::from(l[h]) << 64) | u128::from(l[h - 1]);
+        if l[..h - 1].iter().any(|&x| x != 0) {
+            top |= 1;
+        }
+        scale(top as f64, 64 * (h as i32 - 1))
+    }
+}
+
 /// Running numeric statistics of a column's values (see the module's
 /// comment for the moments).
 #[derive(Clone, Copy)]
@@ -60,11 +138,12 @@ pub(super) struct Numbers {
     pub int_sum: i128,
     pub int_min: i64,
     pub int_max: i64,
-    /// While every value is an integer: the exact sum of their squares,
-    /// unless it overflowed (`sq_overflow`), for a variance that does not
+    /// While every value is an integer: the exact sum of their squares
+    /// (`int_sq_hi * 2^128 + int_sq`: each square is below 2^126, so 192
+    /// bits hold the squares of 2^64 values), for a variance that does not
     /// depend on how the values were split into chunks.
     int_sq: u128,
-    sq_overflow: bool,
+    int_sq_hi: u64,
     pub sum: f64,
     pub min: f64,
     pub max: f64,
@@ -90,7 +169,7 @@ impl Default for Numbers {
             int_min: 0,
             int_max: 0,
             int_sq: 0,
-            sq_overflow: false,
+            int_sq_hi: 0,
             sum: 0.0,
             min: 0.0,
             max: 0.0,
@@ -117,10 +196,8 @@ impl Numbers {
         }
         self.int_sum += i128::from(i);
         let a = u128::from(i.unsigned_abs());
-        match self.int_sq.checked_add(a * a) {
-            Some(sq) => self.int_sq = sq,
-            None => self.sq_overflow = true,
-        }
+        let (sq, carry) = self.int_sq.overflowing_add(a * a);
+        (self.int_sq, self.int_sq_hi) = (sq, self.int_sq_hi + u64::from(carry));
         self.add(i as f64);
     }
 
@@ -208,16 +285,17 @@ impl Numbers {
     }
 
     /// The population variance of integers, with `zeros` more values of
-    /// 0, from exact sums (`(N * sum of squares - sum^2) / N^2`), so the
-    /// same however the values were split; `None` when a sum overflowed.
+    /// 0, from exact sums (`(N * sum of squares - sum^2) / N^2`, in 256
+    /// bits), so the same however the values were split.
     pub fn int_variance(&self, zeros: u64) -> Option<f64> {
-        if self.sq_overflow || self.n == 0 {
+        if self.n == 0 {
             return None;
         }
-        let n = u128::from(self.n + zeros);
+        let n = self.n + zeros;
+        let squares = U256::from_u192(self.int_sq_hi, self.int_sq).mul_u64(n);
         let sum = self.int_sum.unsigned_abs();
-        let num = n.checked_mul(self.int_sq)?.checked_sub(sum.checked_mul(sum)?)?;
-        Some(num as f64 / (n as f64 * n as f64))
+        let num = squares.sub(U256::square(sum))?;
+        Some(num.to_f64() / (n as f64 * n as f64))
     }
 
     /// The finite values' mean less `shift`, scaled by `2^-k`, and their
@@ -278,10 +356,9 @@ impl Numbers {
         }
         self.int_min = self.int_min.min(o.int_min);
         self.int_max = self.int_max.max(o.int_max);
-        match self.int_sq.checked_add(o.int_sq) {
-            Some(sq) if !o.sq_overflow => self.int_sq = sq,
-            _ => self.sq_overflow = true,
-        }
+        let (sq, carry) = self.int_sq.overflowing_add(o.int_sq);
+        self.int_sq = sq;
+        self.int_sq_hi += o.int_sq_hi + u64::from(carry);
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
         self.sum += o.sum;
@@ -404,6 +481,46 @@ mod tests {
             assert!(n.mean() == want || (n.mean().is_nan() && want.is_nan()), "{v:?}");
         }
         assert_eq!(numbers(&[5.0, 5.0, 5.0]).stddev(), 0.0);
+    }
+
+    /// Integers whose squares overflow 128 bits: the variance is exact
+    /// (from 256-bit sums), so the same bits however the values are split.
+    #[test]
+    fn huge_integers_have_one_variance_for_any_split() {
+        let base = [i64::MAX, i64::MIN, 0, 12_345, -4_611_686_018_427_387_904];
+        let v: Vec<i64> = base.iter().copied().cycle().take(5 * 1000).collect();
+        let ints = |v: &[i64]| {
+            let mut n = Numbers::default();
+            v.iter().for_each(|&x| n.add_int(x));
+            n
+        };
+        let whole = ints(&v).int_variance(0).unwrap();
+        let mean = base.iter().map(|&x| i128::from(x)).sum::<i128>() as f64 / 5.0;
+        let want = base.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / 5.0;
+        assert!(close(whole, want), "{whole} {want}");
+        for cut in [1, 7, 2500, 4999] {
+            let mut a = ints(&v[..cut]);
+            a.merge(ints(&v[cut..]));
+            assert_eq!(a.int_variance(0).unwrap().to_bits(), whole.to_bits(), "cut {cut}");
+        }
+        // With zeros: the values and the zeros together.
+        let z = ints(&[i64::MAX, i64::MAX]).int_variance(2).unwrap();
+        assert!(close(z, (i64::MAX as f64 / 2.0).powi(2)), "{z}");
+    }
+
+    #[test]
+    fn u256_squares_and_rounds() {
+        let x = u128::MAX >> 1;
+        let sq = U256::square(x);
+        assert!(close(sq.to_f64(), (x as f64) * (x as f64)));
+        assert_eq!(U256::from_u192(1, 0).mul_u64(3).0, [0, 0, 3, 0]);
+        assert_eq!(sq.sub(sq), Some(U256([0; 4])));
+        assert_eq!(U256([0; 4]).sub(U256([1, 0, 0, 0])), None);
+        // 2^128 + 1 rounds to 2^128; (2^53 + 1) * 2^128 + 1 rounds up past
+        // the tie thanks to the sticky bit.
+        assert_eq!(U256([1, 0, 1, 0]).to_f64(), 2f64.powi(128));
+        let tie = U256([1, 0, (1 << 53) + 1, 0]).to_f64();
+        assert_eq!(tie, ((1u64 << 53) + 2) as f64 * 2f64.powi(128));
     }
 
     /// The empty values as zeros (`--nulls`): the moments of the values
