@@ -100,10 +100,10 @@ impl U256 {
     fn sub(self, o: U256) -> Option<U256> {
         let mut out = [0u64; 4];
         let mut borrow = false;
-        for i in 0..4 {
-            let (d, b1) = self.0[i].overflowing_sub(o.0[i]);
-            let (d, b2) = d.overflowing_sub(u64::from(borrow));
-            out[i] = d;
+        for ((d, &a), &b) in out.iter_mut().zip(&self.0).zip(&o.0) {
+            let (x, b1) = a.overflowing_sub(b);
+            let (x, b2) = x.overflowing_sub(u64::from(borrow));
+            *d = x;
             borrow = b1 || b2;
         }
         (!borrow).then_some(U256(out))
@@ -249,7 +249,8 @@ impl Numbers {
             exponent((x * 0.5 - self.shift * 0.5).abs()) + 1
         };
         let a = raw.abs() * self.inv;
-        if !(a <= HIGH) || (a < LOW && self.top < LOW) {
+        // `a` is not NaN here (both values are finite), but may be `inf`.
+        if a > HIGH || (a < LOW && self.top < LOW) {
             self.rescale(e);
         }
         let d = if raw.is_finite() { raw * self.inv } else { x * self.inv - self.shift * self.inv };
