@@ -245,3 +245,29 @@ fn stats_of_huge_integers_are_the_same_on_several_threads() {
     }
     assert_eq!(ok_with(&["stats", "--everything", "-"], &data), one);
 }
+
+/// `table -w`/`-p` past what a line can hold: 2^64 - 1 wrapped the padding
+/// to nothing (columns run together, exit 0), 2^63 panicked on a capacity
+/// overflow. Both are usage errors now; sizes of 0 name no buffer they do
+/// not set.
+#[test]
+fn table_widths_and_sizes_are_checked() {
+    let data = b"a,b\n1,2\n";
+    for args in [
+        &["table", "-w", "18446744073709551615", "-"][..],
+        &["table", "-w", "9223372036854775808", "-"],
+        &["table", "-p", "65537", "-"],
+    ] {
+        let o = run_with(args, data);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("at most 65536") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert_eq!(ok_with(&["table", "-w", "3", "-p", "1", "-"], data), "a   b\n1   2\n");
+    for args in [&["sort", "--memory", "0", "-"][..], &["count", "--chunk-size", "0", "-"]] {
+        let o = run_with(args, data);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("a size must be at least 1 byte"), "{args:?}: {err}");
+    }
+}

@@ -957,7 +957,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     };
     let size = n.checked_mul(1 << shift).ok_or_else(|| format!("`{s}` is too large"))?;
     if size == 0 {
-        return Err("the buffer size must be at least 1 byte".into());
+        return Err("a size must be at least 1 byte".into());
     }
     Ok(size)
 }
