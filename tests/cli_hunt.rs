@@ -271,3 +271,25 @@ fn table_widths_and_sizes_are_checked() {
         assert!(err.contains("a size must be at least 1 byte"), "{args:?}: {err}");
     }
 }
+
+/// `partition --drop` of a file's only column wrote each file as an empty
+/// header line and `""` records: read back, the empty line is no record,
+/// the first `""` became the header and a record was lost (exit 0). A
+/// usage error now, before any file is made.
+#[test]
+fn partition_drop_of_the_only_column_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("parts");
+    let d = out.display().to_string();
+    for args in
+        [&["partition", "--drop", "k", &d, "-"][..], &["partition", "--drop", "-n", "1", &d, "-"]]
+    {
+        let o = run_with(args, b"k\na\nb\na\n");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("--drop would leave no column"), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?}");
+    }
+    ok_with(&["partition", "--drop", "k", &d, "-"], b"k,v\na,1\nb,2\na,3\n");
+    assert_eq!(std::fs::read_to_string(out.join("a.csv")).unwrap(), "v\n1\n3\n");
+}
