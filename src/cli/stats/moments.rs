@@ -213,9 +213,11 @@ impl Numbers {
         self.sum += x;
         let d = (x - self.shift) * self.inv;
         let a = d.abs();
-        // `NaN` fails the test, and so does everything before the first
-        // finite value (`top` is 0 then).
-        if a <= HIGH && self.top >= LOW {
+        // `NaN` fails the test; so does a first value that is not 0 (`top`
+        // is 0 then, and the first value becomes the shift), and a tiny
+        // difference while every one so far is tiny. A difference of 0
+        // (a column of one value) adds nothing wherever the shift is.
+        if a <= HIGH && (self.top >= LOW || a == 0.0) {
             self.finite += 1;
             self.top = self.top.max(a);
             self.d1 += d;
@@ -467,6 +469,19 @@ mod tests {
         assert_eq!(n.k, 0);
         let (mean, sd) = oracle(&[3.5, -2.0, 1e6, 7.25, 0.001, 3.5], 0);
         assert!(close(n.mean(), mean) && close(n.stddev(), sd));
+    }
+
+    /// Zeros first (taken by the fast path before any shift is set), then
+    /// ordinary or tiny values; and a column of one value.
+    #[test]
+    fn leading_zeros_and_constant_columns() {
+        for (v, e) in [(&[0.0, 0.0, 3.0, 5.0][..], 0), (&[0.0, 1e-301, 3e-301, 0.0], -997)] {
+            let (mean, sd) = oracle(v, e);
+            let n = numbers(v);
+            assert!(close(n.mean(), mean) && close(n.stddev(), sd), "{v:?}: {}", n.stddev());
+        }
+        let n = numbers(&[7.5; 100]);
+        assert_eq!((n.mean(), n.stddev(), n.k), (7.5, 0.0, 0));
     }
 
     /// A value that is not finite gives a deviation of `NaN`, not 0; the
