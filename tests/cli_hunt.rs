@@ -293,3 +293,37 @@ fn partition_drop_of_the_only_column_is_refused() {
     ok_with(&["partition", "--drop", "k", &d, "-"], b"k,v\na,1\nb,2\na,3\n");
     assert_eq!(std::fs::read_to_string(out.join("a.csv")).unwrap(), "v\n1\n3\n");
 }
+
+/// `-o` naming a pipe whose reader goes away (`-o /dev/stdout | head`,
+/// `-o >(head)`) failed with "write error: /dev/stdout: Broken pipe" and
+/// exit 1, where the same pipe as standard output ends quietly with exit
+/// 0 (as xsv ends on every broken pipe).
+#[test]
+fn output_file_that_is_a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    let mut data = b"a,b\n".to_vec();
+    for i in 0..200_000 {
+        writeln!(data, "{i},{}", i * 7).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("in.csv");
+    std::fs::write(&p, &data).unwrap();
+    let p = p.display().to_string();
+    for args in [&["select", "2,1"][..], &["sort", "-s", "2"], &["fmt", "-t", ";"]] {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .args([p.as_str(), "-o", "/dev/stdout"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let mut first = [0u8; 16];
+        out.read_exact(&mut first).unwrap();
+        drop(out);
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert_eq!(err, "", "{args:?}");
+    }
+}
