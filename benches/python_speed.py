@@ -19,8 +19,10 @@ Engines (those whose package is missing are listed as skipped):
   default one per CPU, at most 6): it is set to the count. (An older
   pandas reads on one thread only; it then fails at counts above 1.)
 - the drop-in reader: ``for row in fastcsv.reader(f)`` (a file opened
-  with ``newline=''``) and ``for row in fastcsv.reader(path)`` against
-  ``for row in csv.reader(f)``, and ``fastcsv.read(path)`` against
+  with ``newline=''``) and ``for row in fastcsv.reader(path)`` (by
+  default, and with ``threads=1``: parsed on the calling thread, and
+  ``threads=2``: a second thread parses ahead) against ``for row in
+  csv.reader(f)``, and ``fastcsv.read(path)`` against
   ``list(csv.reader(f))`` (one thread: they are sequential).
 
 After the table comes a summary of the ratios the issue asks for, per
@@ -100,6 +102,19 @@ ENGINES: dict[str, tuple[str, str, bool]] = {
         "ROWS = -1\nfor row in fastcsv.reader(PATH): ROWS += 1",
         False,
     ),
+    # The same, on the calling thread alone, and with a second thread
+    # parsing ahead from the second batch on (the default decides
+    # between the two by timing its first batches).
+    "for row in fastcsv.reader(path, threads=1)": (
+        "fastcsv",
+        "ROWS = -1\nfor row in fastcsv.reader(PATH, threads=1): ROWS += 1",
+        False,
+    ),
+    "for row in fastcsv.reader(path, threads=2)": (
+        "fastcsv",
+        "ROWS = -1\nfor row in fastcsv.reader(PATH, threads=2): ROWS += 1",
+        False,
+    ),
     "for row in csv.reader": (
         "csv",
         "f = open(PATH, newline='')\nROWS = -1\nfor row in csv.reader(f): ROWS += 1",
@@ -169,7 +184,8 @@ def summary(m: dict[tuple[str, str, int], Run], threads: list[int]) -> str:
     files = sorted({k[0] for k in m}, key=[k[0] for k in m].index)
     head = ["file"]
     head += [f"typed {t}t / fastest peer" for t in threads]
-    head += ["reader(f) CPU vs csv", "reader(path) CPU vs csv", "read peak / list(csv.reader)"]
+    head += ["reader(f) CPU vs csv", "reader(path) CPU vs csv"]
+    head += ["reader(path, threads=1)", "reader(path, threads=2)", "read peak / list(csv.reader)"]
     out = ["", "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for f in files:
         row = [f]
@@ -186,7 +202,8 @@ def summary(m: dict[tuple[str, str, int], Run], threads: list[int]) -> str:
             else:
                 row.append("")
         csv_ = m.get((f, "for row in csv.reader", threads[0]))
-        for e in ("for row in fastcsv.reader", "for row in fastcsv.reader(path)"):
+        for e in ("for row in fastcsv.reader", "for row in fastcsv.reader(path)",
+                  "for row in fastcsv.reader(path, threads=1)", "for row in fastcsv.reader(path, threads=2)"):
             r = m.get((f, e, threads[0]))
             row.append(f"{csv_.cpu / r.cpu:.2f}x" if r and csv_ else "")
         rd, lst = m.get((f, "fastcsv.read(path)", threads[0])), m.get((f, "list(csv.reader(f))", threads[0]))

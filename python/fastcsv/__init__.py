@@ -112,7 +112,7 @@ if sys.version_info >= (3, 12):
 # Keywords fastcsv adds to the stdlib's. All but `filter` need a native input
 # (a path or a binary file).
 _NATIVE_ONLY = ("encoding", "errors", "source", "buffer_size", "intern")
-_EXTRA = _NATIVE_ONLY + ("filter",)
+_EXTRA = _NATIVE_ONLY + ("filter", "threads")
 
 
 class _NoDialect:
@@ -136,7 +136,14 @@ def _dialect_args(dialect: Any) -> tuple[Any, ...]:
 
 def _pop_extra(fmtparams: dict[str, Any]) -> dict[str, Any]:
     """Removes fastcsv's own keywords so the stdlib validates the rest."""
-    return {k: fmtparams.pop(k) for k in _EXTRA if k in fmtparams}
+    extra = {k: fmtparams.pop(k) for k in _EXTRA if k in fmtparams}
+    threads = extra.get("threads")
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, int):
+            raise TypeError(f"threads must be int or None, not {type(threads).__name__}")
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+    return extra
 
 
 def _binary_probe(f: object) -> tuple[bool, bytes]:
@@ -375,6 +382,7 @@ def _spec(kind: str, src: Any, extra: dict[str, Any]) -> dict[str, Any]:
         "source": extra.get("source"),
         "buffer_size": extra.get("buffer_size"),
         "intern": _flag("intern", extra.get("intern", False)),
+        "threads": extra.get("threads"),
     }
     if kind == "path":
         spec["path"] = src
@@ -452,6 +460,14 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
     ``encoding='utf-8'``, ``errors='strict'`` (or ``'replace'``, ...),
     ``filter=None|'controls'|'all-controls'|'invisible'``,
     ``source='auto'|'mmap'|'read'``, ``buffer_size=``, ``intern=False``.
+    ``threads=None``: a path or a binary file with a descriptor is parsed on
+    this thread for its first few batches, which are timed; a second thread
+    then parses ahead while this one makes the rows' objects if parsing
+    took at least 40% of this thread's time (else it would save little wall
+    time for the CPU time it costs), and a large text file always is.
+    ``threads=1`` parses on this thread alone, ``threads=2`` (or more) on a
+    second thread from the second batch on. Rows, ``line_num`` and errors
+    are the same whichever.
     """
     extra = _pop_extra(fmtparams)
     kind, src = _classify(csvfile)
@@ -465,6 +481,8 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
             # QUOTE_NONNUMERIC: after a failed float(), csv resumes at the
             # next line, inside the record; only the line path does that.
             plan = _text_plan(src) if d.quoting != QUOTE_NONNUMERIC else None
+            if plan is not None and extra.get("threads") == 1:
+                plan["ahead"] = False
             if plan is not None:
                 return _fastcsv._text_reader(src, d, extra.get("filter"), **plan)
             return _fastcsv._lines_reader(it, d, extra.get("filter"))

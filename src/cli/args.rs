@@ -395,7 +395,8 @@ pub struct ParallelArgs {
     /// Threads for one input (default: the CPUs available): the commands
     /// that split a mapped file use N, the others parse on one (see
     /// docs/cli.md); 1 reads on the main thread alone, without read-ahead.
-    /// Output is the same either way.
+    /// Output is the same either way (but for the last digits of `stats`'
+    /// sums, means and deviations of floats).
     #[arg(short, long, visible_alias = "threads", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -956,7 +957,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     };
     let size = n.checked_mul(1 << shift).ok_or_else(|| format!("`{s}` is too large"))?;
     if size == 0 {
-        return Err("the buffer size must be at least 1 byte".into());
+        return Err("a size must be at least 1 byte".into());
     }
     Ok(size)
 }

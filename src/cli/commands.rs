@@ -49,7 +49,7 @@ pub(super) fn sink(path: Option<&Path>, inputs: &[Option<&Path>]) -> Result<Sink
 }
 
 /// Whether `a` and `b` name the same existing file.
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(super) fn same_file(a: &Path, b: &Path) -> bool {
     let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
         return false;
     };
@@ -883,9 +883,11 @@ pub fn stats(a: &StatsArgs) -> Result<(), Failure> {
     } else if a.table {
         stats::write_table(&mut out, n, row)?;
     } else {
-        // As xsv: header names, or the index from 0 in the output.
+        // As xsv: header names, or the index from 0 in the output; a
+        // column past the header row's (`--flexible`) by its number from 1,
+        // as in the other outputs and `frequency`.
         let name = |i: usize| match &header {
-            Some(_) => names.get(i).cloned().unwrap_or_default(),
+            Some(_) => names.get(i).cloned().unwrap_or_else(|| (i + 1).to_string()),
             None => i.to_string(),
         };
         let style = super::fmt::CsvStyle::for_output(a.output.as_deref());

@@ -16,7 +16,8 @@ pub const HELP: &str = "\
 Writes each record as lines of `name  value`, the names aligned, with a line
 holding --separator between records (none when it is empty, and the names are
 then aligned over the whole output). Without a header row (-n), fields are
-named by their index from 0, as in xsv. Values are written as they are
+named by their index from 0, as in xsv (so is a field past the header row's,
+with --flexible). Values are written as they are
 (a value with a line end continues on the next line).
 
 Examples:
@@ -66,13 +67,11 @@ pub fn run(a: &FlattenArgs) -> Result<(), Failure> {
         }
         first = false;
         for (i, f) in row.iter().enumerate() {
-            match &names {
-                Some(n) => match n.get(i) {
-                    Some(name) => w.write_all(name)?,
-                    // xsv pairs names and fields: a field past the
-                    // header's width (with --flexible) is left out.
-                    None => break,
-                },
+            // A field past the header's width (with --flexible) is named
+            // by its index, as without a header row, rather than left out
+            // as xsv's pairing of names and fields would.
+            match names.as_ref().and_then(|n| n.get(i)) {
+                Some(name) => w.write_all(name)?,
                 None => write!(w, "{i}")?,
             }
             w.write_all(b"\t")?;

@@ -15,7 +15,7 @@ use super::{path_arg, Failure, Input};
 pub const HELP: &str = "\
 Reads every record (the header row too) with the input delimiter -d and
 writes it with -t's delimiter, --quote's quote, doubled quotes or --escape's
-escape, and LF (or --crlf, or with --ascii 0x1F and 0x1E). A field is quoted
+escape (written before a quote and before itself), and LF (or --crlf, or with --ascii 0x1F and 0x1E). A field is quoted
 when it holds the delimiter, the quote, the escape, CR or LF (or the --ascii
 record separator), or always with --quote-always; a record of one empty field
 is written \"\" (as xsv fmt writes it).
@@ -150,6 +150,39 @@ impl CsvStyle {
         }
         needs
     }
+
+    /// Whether CSV written in this style can be read back: the delimiter,
+    /// the quote, the escape and the record end must be different bytes,
+    /// and none of the first three CR or LF. A message for a usage error
+    /// otherwise.
+    pub fn check(&self) -> Result<(), String> {
+        let name = |b: u8| match b {
+            b'\r' => "CR".to_string(),
+            b'\n' => "LF".to_string(),
+            b if b.is_ascii_graphic() || b == b' ' => format!("`{}`", b as char),
+            b => format!("\\x{b:02X}"),
+        };
+        let mut roles = vec![("delimiter", self.delimiter), ("quote", self.quote)];
+        if let Some(e) = self.escape.filter(|&e| e != self.quote) {
+            roles.push(("escape", e));
+        }
+        for (i, &(role, b)) in roles.iter().enumerate() {
+            if let Some(&(other, _)) = roles[..i].iter().find(|&&(_, o)| o == b) {
+                return Err(format!("the output's {other} and {role} are both {}", name(b)));
+            }
+            let term = match self.terminator {
+                Terminator::Crlf => b == b'\r' || b == b'\n',
+                Terminator::Byte(t) => b == t || b == b'\r' || b == b'\n',
+            };
+            if term {
+                return Err(format!(
+                    "the output's {role} cannot be {}, which ends records",
+                    name(b)
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for CsvStyle {
@@ -211,13 +244,13 @@ impl<W: Write> CsvOut<W> {
         }
         let q = self.style.quote;
         self.out.write_all(&[q])?;
+        // Before a quote, the escape (or a second quote); before the
+        // escape itself too, so that it reads back as itself.
+        let e = self.style.escape.unwrap_or(q);
         let mut rest = f;
-        while let Some(i) = memchr::memchr(q, rest) {
+        while let Some(i) = memchr::memchr2(q, e, rest) {
             self.out.write_all(&rest[..i])?;
-            match self.style.escape {
-                Some(e) => self.out.write_all(&[e, q])?,
-                None => self.out.write_all(&[q, q])?,
-            }
+            self.out.write_all(&[e, rest[i]])?;
             rest = &rest[i + 1..];
         }
         self.out.write_all(rest)?;
@@ -272,6 +305,7 @@ pub fn run(a: &FmtArgs) -> Result<(), Failure> {
         style.delimiter = 0x1f;
         style.terminator = Terminator::Byte(0x1e);
     }
+    style.check().map_err(Failure::Usage)?;
     let out = super::commands::sink(a.common.output.as_deref(), &paths)?;
     rewrite(&mut input, style, out)
 }
@@ -322,7 +356,9 @@ mod tests {
         assert_eq!(render(d, &[&["a", "b,c", "d\"e", "f\rg"]]), "a,\"b,c\",\"d\"\"e\",\"f\rg\"\n");
         assert_eq!(render(d, &[&[""], &["", ""]]), "\"\"\n,\n");
         let e = CsvStyle { escape: Some(b'\\'), ..d };
-        assert_eq!(render(e, &[&["a\"b", "c\\d"]]), "\"a\\\"b\",\"c\\d\"\n");
+        // The escape is escaped too (the csv crate's writer leaves it, and
+        // its output then reads back without it).
+        assert_eq!(render(e, &[&["a\"b", "c\\d"]]), "\"a\\\"b\",\"c\\\\d\"\n");
         let always = CsvStyle { always: true, terminator: Terminator::Crlf, ..d };
         assert_eq!(render(always, &[&["a", ""]]), "\"a\",\"\"\r\n");
         let ascii = CsvStyle { delimiter: 0x1f, terminator: Terminator::Byte(0x1e), ..d };

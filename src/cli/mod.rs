@@ -63,14 +63,16 @@ impl From<fastcsv::Error> for Failure {
 /// its name as an [`OutputFileError`]).
 impl From<io::Error> for Failure {
     fn from(e: io::Error) -> Failure {
+        // A closed pipe is the reader going away (`| head`), whether it is
+        // standard output or an `-o` file that is a pipe (`-o /dev/stdout`,
+        // `-o >(head)`), as xsv treats every broken pipe.
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            return Failure::BrokenPipe;
+        }
         if let Some(named) = e.get_ref().and_then(|i| i.downcast_ref::<OutputFileError>()) {
             return Failure::Fatal(named.to_string());
         }
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            Failure::BrokenPipe
-        } else {
-            Failure::Fatal(format!("write error: {e}"))
-        }
+        Failure::Fatal(format!("write error: {e}"))
     }
 }
 

@@ -71,6 +71,16 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
         )));
     }
     let Some(&col) = cols.first() else { return Ok(()) };
+    // A record of no field cannot be written as CSV (`""` is one empty
+    // field, and an empty header line is no line at all): dropping the
+    // only column would change every file's records when read back.
+    let width = header.as_ref().or(first.as_ref()).map(|r| r.len());
+    if a.drop && width == Some(1) {
+        return Err(Failure::Usage(format!(
+            "--drop would leave no column: `{}` is the only one",
+            a.column
+        )));
+    }
     create_dir(&a.outdir)?;
     let keep = |i: &usize| !a.drop || *i != col;
     let names: Option<Vec<&[u8]>> = header
@@ -90,7 +100,7 @@ pub fn partition(a: &PartitionArgs) -> Result<(), Failure> {
                 return Ok(i);
             }
             let path = template.path(&a.outdir, &gen.unique(key));
-            let w = create(&path, names.as_deref(), 4 << 10)?;
+            let w = create(&path, names.as_deref(), 4 << 10, file)?;
             files.insert(key.to_vec(), parts.len());
             parts.push(Part::new(w));
             Ok(parts.len() - 1)

@@ -79,9 +79,22 @@ pub fn create_dir(dir: &Path) -> Result<(), Failure> {
 }
 
 /// Creates (or truncates) the file `path` and writes `header` to it;
-/// `buffer` is the write buffer's size.
-pub fn create(path: &Path, header: Option<&[&[u8]]>, buffer: usize) -> Result<FileWriter, Failure> {
+/// `buffer` is the write buffer's size. A `path` that is the `input` file
+/// is refused before it is truncated (a value of `partition`'s column, or
+/// `split`'s file name, can name the input when OUTDIR holds it).
+pub fn create(
+    path: &Path,
+    header: Option<&[&[u8]]>,
+    buffer: usize,
+    input: Option<&Path>,
+) -> Result<FileWriter, Failure> {
     let name = path.display().to_string();
+    if let Some(i) = input.filter(|i| super::commands::same_file(i, path)) {
+        return Err(Failure::Fatal(format!(
+            "{name}: is also the input ({}); write the files elsewhere",
+            i.display()
+        )));
+    }
     let file = File::create(path).map_err(|e| Failure::Fatal(format!("{name}: {e}")))?;
     let out = BufWriter::with_capacity(buffer, Named { file, name });
     let mut w = RecordWriter::new(out, Format::Csv, file_style(path).delimiter, None);
@@ -116,7 +129,7 @@ pub fn split(a: &SplitArgs) -> Result<(), Failure> {
     let header = input.reader.headers()?.cloned();
     let names: Option<Vec<&[u8]>> = header.as_ref().map(|h| h.iter().collect());
     create_dir(&a.outdir)?;
-    let mut w = create(&template.path(&a.outdir, "0"), names.as_deref(), 256 << 10)?;
+    let mut w = create(&template.path(&a.outdir, "0"), names.as_deref(), 256 << 10, file)?;
     let rw =
         CsvRewrite::new(input.reader.dialect(), file_style(&template.path(&a.outdir, "0")), true);
     // Records are numbered from the first after the header row.
@@ -151,8 +164,12 @@ pub fn split(a: &SplitArgs) -> Result<(), Failure> {
                 from = at;
                 debug_assert_eq!(i, next);
                 next = i + a.size;
-                let new =
-                    create(&template.path(&a.outdir, &i.to_string()), names.as_deref(), 256 << 10)?;
+                let new = create(
+                    &template.path(&a.outdir, &i.to_string()),
+                    names.as_deref(),
+                    256 << 10,
+                    file,
+                )?;
                 finish(std::mem::replace(&mut w, new))?;
             }
             w.get_mut().write_all(&p.bytes[from..])?;
@@ -212,6 +229,7 @@ fn chunks(a: &SplitArgs, path: &Path, n: u64, template: &Template) -> Result<(),
                     &template.path(&a.outdir, &start.to_string()),
                     names.as_deref(),
                     256 << 10,
+                    Some(path),
                 )?),
             };
             buf.clear();
@@ -220,7 +238,12 @@ fn chunks(a: &SplitArgs, path: &Path, n: u64, template: &Template) -> Result<(),
         }
         // A file with no records is written only for an input with none.
         if w.is_none() && p.index == 0 && parts.len() == 1 {
-            w = Some(create(&template.path(&a.outdir, "0"), names.as_deref(), 256 << 10)?);
+            w = Some(create(
+                &template.path(&a.outdir, "0"),
+                names.as_deref(),
+                256 << 10,
+                Some(path),
+            )?);
         }
         if let Some(w) = w {
             finish(w)?;

@@ -9,11 +9,13 @@ use std::io::{self, Write};
 use super::output::json_string;
 
 mod distinct;
+mod moments;
 mod number;
 pub use distinct::hash64;
 #[cfg(test)]
 use distinct::EXACT_LIMIT;
 use distinct::{Distinct, HyperLogLog};
+use moments::Numbers;
 use number::Simple;
 
 /// What one column has seen.
@@ -108,119 +110,6 @@ impl Values {
             }
         }
         out
-    }
-}
-
-/// Running numeric statistics of a column's values. The moments are
-/// sums of `x - shift` and its square (`shift` the first value: no
-/// division per value, and no cancellation when the values lie far from
-/// 0), turned into a mean and a sum of squared differences to merge.
-#[derive(Clone, Copy, Default)]
-struct Numbers {
-    n: u64,
-    shift: f64,
-    d1: f64,
-    d2: f64,
-    /// While every value is an integer: the exact sum, smallest and
-    /// largest.
-    int_sum: i128,
-    int_min: i64,
-    int_max: i64,
-    /// While every value is an integer: the exact sum of their squares,
-    /// unless it overflowed (`sq_overflow`), for a variance that does not
-    /// depend on how the values were split into chunks.
-    int_sq: u128,
-    sq_overflow: bool,
-    sum: f64,
-    min: f64,
-    max: f64,
-}
-
-impl Numbers {
-    #[inline]
-    fn add_int(&mut self, i: i64) {
-        if self.n == 0 {
-            (self.int_min, self.int_max) = (i, i);
-        } else {
-            self.int_min = self.int_min.min(i);
-            self.int_max = self.int_max.max(i);
-        }
-        self.int_sum += i128::from(i);
-        let a = u128::from(i.unsigned_abs());
-        match self.int_sq.checked_add(a * a) {
-            Some(sq) => self.int_sq = sq,
-            None => self.sq_overflow = true,
-        }
-        self.add(i as f64);
-    }
-
-    #[inline]
-    fn add(&mut self, x: f64) {
-        if self.n == 0 {
-            (self.min, self.max, self.shift) = (x, x, x);
-        } else {
-            self.min = self.min.min(x);
-            self.max = self.max.max(x);
-        }
-        self.n += 1;
-        self.sum += x;
-        let d = x - self.shift;
-        self.d1 += d;
-        self.d2 += d * d;
-    }
-
-    /// The population variance of integers, with `zeros` more values of
-    /// 0, from exact sums (`(N * sum of squares - sum^2) / N^2`), so the
-    /// same however the values were split; `None` when a sum overflowed.
-    fn int_variance(&self, zeros: u64) -> Option<f64> {
-        if self.sq_overflow || self.n == 0 {
-            return None;
-        }
-        let n = u128::from(self.n + zeros);
-        let sum = self.int_sum.unsigned_abs();
-        let num = n.checked_mul(self.int_sq)?.checked_sub(sum.checked_mul(sum)?)?;
-        Some(num as f64 / (n as f64 * n as f64))
-    }
-
-    /// The mean and the sum of squared differences from it.
-    fn moments(&self) -> (f64, f64) {
-        if self.n == 0 {
-            return (0.0, 0.0);
-        }
-        let n = self.n as f64;
-        let m = self.d1 / n;
-        (self.shift + m, (self.d2 - self.d1 * m).max(0.0))
-    }
-
-    fn merge(&mut self, o: Numbers) {
-        if o.n == 0 {
-            return;
-        }
-        if self.n == 0 {
-            *self = o;
-            return;
-        }
-        self.int_min = self.int_min.min(o.int_min);
-        self.int_max = self.int_max.max(o.int_max);
-        match self.int_sq.checked_add(o.int_sq) {
-            Some(sq) if !o.sq_overflow => self.int_sq = sq,
-            _ => self.sq_overflow = true,
-        }
-        // Chan's formula on the two parts' moments, kept as sums about
-        // this part's shift.
-        let ((ma, m2a), (mb, m2b)) = (self.moments(), o.moments());
-        let n = self.n + o.n;
-        let d = mb - ma;
-        let mean = ma + d * o.n as f64 / n as f64;
-        let m2 = m2a + m2b + d * d * self.n as f64 * o.n as f64 / n as f64;
-        let dm = mean - self.shift;
-        self.d1 = dm * n as f64;
-        self.d2 = m2 + dm * dm * n as f64;
-        self.min = self.min.min(o.min);
-        self.max = self.max.max(o.max);
-        self.sum += o.sum;
-        self.int_sum += o.int_sum;
-        self.n = n;
     }
 }
 
@@ -706,12 +595,12 @@ impl Stats {
                     if c.all_int {
                         n.int_sum as f64 / n.n as f64
                     } else {
-                        n.sum / n.n as f64
+                        n.mean()
                     }
                 }),
-                stddev: numeric.then(|| {
-                    let var = c.all_int.then(|| n.int_variance(0)).flatten();
-                    var.unwrap_or_else(|| n.moments().1 / n.n as f64).sqrt()
+                stddev: numeric.then(|| match c.all_int.then(|| n.int_variance(0)).flatten() {
+                    Some(var) => var.sqrt(),
+                    None => n.stddev(),
                 }),
             }
         })
@@ -775,7 +664,16 @@ impl Which {
 pub fn median(v: &[f64]) -> Option<f64> {
     match v.len() {
         0 => None,
-        k if k % 2 == 0 => Some((v[k / 2 - 1] + v[k / 2]) / 2.0),
+        k if k % 2 == 0 => {
+            let (a, b) = (v[k / 2 - 1], v[k / 2]);
+            // Halved first where the sum overflows (1e308 and 1e308).
+            let m = (a + b) / 2.0;
+            Some(if m.is_infinite() && a.is_finite() && b.is_finite() {
+                a / 2.0 + b / 2.0
+            } else {
+                m
+            })
+        }
         k => Some(v[k / 2]),
     }
 }
@@ -865,23 +763,17 @@ impl Stats {
             let (mean, stddev) = if !number {
                 (String::new(), String::new())
             } else {
-                let count = n.n as f64;
-                let mean = if c.all_int { n.int_sum as f64 / count } else { n.sum / count };
-                let m2 = n.moments().1;
                 let zeros = if which.nulls { c.empty } else { 0 };
                 if let Some(var) = c.all_int.then(|| n.int_variance(zeros)).flatten() {
-                    let mean = n.int_sum as f64 / (count + zeros as f64);
+                    let mean = n.int_sum as f64 / (n.n + zeros) as f64;
                     (mean.to_string(), var.sqrt().to_string())
-                } else if zeros > 0 {
-                    // The empty values as zeros: about the new mean, the
-                    // numbers' squared differences grow by the shift of the
-                    // mean, and each zero adds its own.
-                    let all = count + c.empty as f64;
-                    let m = mean * count / all;
-                    let m2 = m2 + count * (mean - m) * (mean - m) + c.empty as f64 * m * m;
-                    (m.to_string(), (m2 / all).sqrt().to_string())
                 } else {
-                    (mean.to_string(), (m2 / count).sqrt().to_string())
+                    // Floats, or integers whose squares overflowed 128 bits:
+                    // the deviation from the moments, the empty values as
+                    // zeros added to them.
+                    let all = n.with_zeros(zeros);
+                    let mean = if c.all_int { n.int_sum as f64 / all.n as f64 } else { all.mean() };
+                    (mean.to_string(), all.stddev().to_string())
                 }
             };
             let mut cells = vec![typ.to_string(), sum, min, max, min_len, max_len, mean, stddev];

@@ -32,11 +32,11 @@ pub struct TableArgs {
     /// Input file (`-` or none: standard input).
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
-    /// The smallest width of a column.
-    #[arg(short, long, value_name = "N", default_value_t = 2)]
+    /// The smallest width of a column (at most 65536).
+    #[arg(short, long, value_name = "N", default_value_t = 2, value_parser = parse_spaces)]
     pub width: usize,
-    /// Spaces after each column.
-    #[arg(short, long, value_name = "N", default_value_t = 2)]
+    /// Spaces after each column (at most 65536).
+    #[arg(short, long, value_name = "N", default_value_t = 2, value_parser = parse_spaces)]
     pub pad: usize,
     /// Shorten each field to N characters (bytes when it is not UTF-8),
     /// followed by `...`.
@@ -338,6 +338,21 @@ fn put(out: &mut Vec<u8>, text: &[u8], at: usize, len: usize) {
         (out.as_mut_ptr().add(o) as *mut u128).write_unaligned(v);
         out.set_len(o + len);
     }
+}
+
+/// The most `--width` and `--pad` take: far past any terminal, and small
+/// enough that a column's width plus its padding cannot overflow (a larger
+/// value wrapped the padding to nothing, or asked for more memory than
+/// there is and panicked).
+const MAX_SPACES: usize = 1 << 16;
+
+/// Parses `--width` and `--pad`: a count of spaces up to [`MAX_SPACES`].
+fn parse_spaces(s: &str) -> Result<usize, String> {
+    let n: usize = s.parse().map_err(|e| format!("{e}"))?;
+    if n > MAX_SPACES {
+        return Err(format!("at most {MAX_SPACES}"));
+    }
+    Ok(n)
 }
 
 /// Appends `n` spaces to `out`.

@@ -445,20 +445,34 @@ impl ReaderBuilder {
                 });
                 let ahead = self.read_ahead_for(regular.map(|len| len.saturating_sub(offset)));
                 let (size, max) = (self.buffer_size, self.max_buffer_size);
+                // A regular file's reads are checked against its size, so
+                // that a read racing a truncation hands out no zeros (see
+                // `source::checked`).
+                let checked = regular
+                    .filter(|_| !pseudo)
+                    .map(|size| Arc::new(source::CheckedFile::new(Arc::clone(&file), size)));
+                let stream = |file: Arc<File>| -> Box<dyn Read + Send> {
+                    match &checked {
+                        Some(c) => Box::new(source::CheckedStream::new(Arc::clone(c), offset)),
+                        None => self.stream(file, regular.is_some()),
+                    }
+                };
                 let buf = if let Some(n) = limit {
-                    ReadBuffer::new(Box::new(SharedFile(file).take(n)), size, max)
+                    ReadBuffer::new(Box::new(stream(file).take(n)), size, max)
                 } else if ahead {
                     // Only a regular file's `read()` is sure to return: join
                     // the thread on drop for those alone. A regular file is
                     // read at offsets, by the thread and by the parser.
-                    let input = match regular {
+                    let input = match (regular, &checked) {
                         #[cfg(unix)]
-                        Some(_) => source::Input::At(file, offset),
-                        _ => source::Input::Stream(self.stream(file, regular.is_some())),
+                        (_, Some(c)) => source::Input::At(Arc::clone(c) as _, offset),
+                        #[cfg(unix)]
+                        (Some(_), None) => source::Input::At(file, offset),
+                        _ => source::Input::Stream(stream(file)),
                     };
                     ReadBuffer::read_ahead(input, size, max, regular.is_some())
                 } else {
-                    ReadBuffer::new(self.stream(file, regular.is_some()), size, max)
+                    ReadBuffer::new(stream(file), size, max)
                 };
                 let mut rdr = Reader::new(self, Src::Read(buf), kind, reason, 0);
                 // Byte positions are the file's offsets, as when mapped.

@@ -4,6 +4,7 @@
 //! The crate's only `unsafe` for mapping files lives in this module.
 
 mod buffer;
+mod checked;
 pub(crate) mod decompress;
 #[cfg(target_os = "linux")]
 mod faultahead;
@@ -12,6 +13,7 @@ mod readahead;
 mod sigbus;
 
 pub(crate) use buffer::ReadBuffer;
+pub(crate) use checked::{CheckedFile, CheckedStream};
 pub use decompress::{Codec, Decompress};
 pub(crate) use readahead::Input;
 

@@ -632,7 +632,7 @@ def thread_count():
 def test_dropping_a_reader_stops_its_read_ahead_thread(tmp_path):
     p = write(tmp_path, big_text(10))
     before = thread_count()
-    readers = [fastcsv.reader(p) for _ in range(10)]
+    readers = [fastcsv.reader(p, threads=2) for _ in range(10)]
     for r in readers:
         next(r)
     assert thread_count() > before
@@ -642,7 +642,7 @@ def test_dropping_a_reader_stops_its_read_ahead_thread(tmp_path):
         time.sleep(0.01)
     assert thread_count() == before
     # A reader read to its end ends its thread too.
-    assert len(list(fastcsv.reader(p))) == 60_000
+    assert len(list(fastcsv.reader(p, threads=2))) == 60_000
     while thread_count() > before and time.monotonic() < deadline:
         time.sleep(0.01)
     assert thread_count() == before
@@ -997,3 +997,72 @@ def test_a_reader_over_lines_shows_its_line_num_to_nested_readers():
     outer = ci(outer_lines())
     assert list(outer) == [["1", "x"], ["2", "x"], ["3", "x"]]
     assert log_fast == log
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
+def test_threads_1_parses_on_the_calling_thread_alone(tmp_path):
+    # The same rows, line numbers and errors as csv (and as the reader
+    # that parses ahead), from a path, a binary file and a large text
+    # file, with no second thread started.
+    text = big_text(9)
+    p = write(tmp_path, text)
+    with open(p, newline="", encoding="utf-8") as f:
+        want = drain(csv.reader(f), max_errors=1)
+    before = thread_count()
+    for src in ("path", "binary", "text"):
+        with open(p, "rb") as b, open(p, newline="", encoding="utf-8") as t:
+            arg = {"path": p, "binary": b, "text": t}[src]
+            r = fastcsv.reader(arg, threads=1)
+            first = next(r)
+            assert not r._reads_ahead, src
+            assert thread_count() <= before, src
+            got = [(first, r.line_num)] + drain(r, max_errors=1)
+            assert got == want, src
+    assert drain(fastcsv.DictReader(p, threads=1)) == drain(
+        csv.DictReader(io.StringIO(text, newline="")))
+    # Errors deep in the file, and reading on after them.
+    data = text.encode()
+    bad = bytearray()
+    for k, piece in enumerate(data.split(b"\n1000")):
+        bad += (b"\n" if k else b"") + (b'x,"a"b,\x00\n1000' if k else b"") + piece
+    q = write(tmp_path, bytes(bad), "bad.csv")
+    bad_want = drain(fastcsv.reader(q, strict=True, threads=2), max_errors=100)
+    assert sum(1 for e in bad_want if e[0] == "error") >= 10
+    assert drain(fastcsv.reader(q, strict=True, threads=1), max_errors=100) == bad_want
+    assert drain(fastcsv.reader(q, strict=True), max_errors=100) == bad_want
+    # threads=2 parses ahead, as a large text file does by default.
+    r = fastcsv.reader(p, threads=2)
+    next(r)
+    assert r._reads_ahead
+    with open(p, newline="", encoding="utf-8") as t:
+        assert fastcsv.reader(t)._reads_ahead
+    # By default, a path is parsed ahead or not as it pays: the same rows.
+    assert drain(fastcsv.reader(p), max_errors=1) == want
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
+def test_a_slow_loop_keeps_the_default_reader_on_one_thread(tmp_path):
+    # 100 fields a row: a batch (32 Ki fields at most) is about 330 rows,
+    # scanned in a millisecond or so, while the loop sleeps 0.2 ms a row:
+    # a second thread would save nothing, so none starts.
+    rows = [[f"{r}.{c}" for c in range(100)] for r in range(3_000)]
+    p = write(tmp_path, "".join(",".join(row) + "\r\n" for row in rows))
+    before = thread_count()
+    got = []
+    r = fastcsv.reader(p)
+    for row in r:
+        got.append(row)
+        time.sleep(0.0002)
+        assert thread_count() <= before
+    assert not r._reads_ahead
+    assert got == rows
+
+
+@pytest.mark.parametrize("bad, exc", [(0, ValueError), (-2, ValueError), (True, TypeError),
+                                      (1.0, TypeError), ("2", TypeError)])
+def test_threads_must_be_a_positive_int(tmp_path, bad, exc):
+    p = write(tmp_path, "a,b\n1,2\n")
+    with pytest.raises(exc, match="threads"):
+        fastcsv.reader(p, threads=bad)
+    with pytest.raises(exc, match="threads"):
+        fastcsv.reader(["a,b\r\n"], threads=bad)

@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -74,6 +75,60 @@ pub(crate) struct Ahead {
     /// Stops the thread's wait for input (a FIFO) when this reader goes
     /// away.
     cancel: Option<Cancel>,
+    /// Whether a second thread scans batches ahead (see [`Plan`]).
+    plan: Plan,
+}
+
+/// Whether a reader over a path or descriptor scans its batches on a
+/// second thread, ahead of the rows' objects.
+///
+/// A second thread saves wall time only where scanning is a large share
+/// of the calling thread's work; it always costs CPU time (the batches it
+/// fills are read from the other core's cache, and each hand-over wakes a
+/// thread). Where the caller's loop does real work per row, or the rows'
+/// objects cost far more than their scan (short repeated values), it
+/// would only add CPU time.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Plan {
+    /// `threads=1`: every batch on the calling thread.
+    Solo,
+    /// `threads` of 2 or more: a thread once the input proves larger than
+    /// one batch.
+    Ahead,
+    /// `threads=None`: the first [`AUTO_BATCHES`] batches are scanned here
+    /// and timed, with the time the caller spends on their rows; a thread
+    /// starts if scanning took at least [`AUTO_SHARE`] of the two.
+    Auto(Timing),
+}
+
+/// Batches timed before [`Plan::Auto`] decides.
+const AUTO_BATCHES: u32 = 6;
+
+/// The share of the calling thread's time that scanning must take for
+/// [`Plan::Auto`] to start a thread (as a fraction: numerator,
+/// denominator).
+const AUTO_SHARE: (u32, u32) = (2, 5);
+
+/// What [`Plan::Auto`] measured so far.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Timing {
+    /// Time spent scanning the batches timed, and on their rows.
+    scan: Duration,
+    rows: Duration,
+    batches: u32,
+    /// When the last scan ended (the caller's time on its rows began).
+    last: Option<Instant>,
+}
+
+impl Plan {
+    /// The plan for `threads=` (`None`: decide by timing).
+    pub(crate) fn for_threads(threads: Option<usize>) -> Plan {
+        match threads {
+            Some(1) => Plan::Solo,
+            Some(_) => Plan::Ahead,
+            None => Plan::Auto(Timing::default()),
+        }
+    }
 }
 
 impl Drop for Ahead {
@@ -92,8 +147,16 @@ impl Ahead {
         a
     }
 
-    pub(crate) fn new(rdr: HeldReader) -> Ahead {
-        Ahead::new_fed(Some(rdr), None)
+    pub(crate) fn new(rdr: HeldReader, plan: Plan) -> Ahead {
+        let mut a = Ahead::new_fed(Some(rdr), None);
+        a.plan = plan;
+        a
+    }
+
+    /// Whether a second thread scans batches ahead (or will, once the
+    /// input proves larger than one batch).
+    pub(crate) fn parses_ahead(&self) -> bool {
+        self.full.is_some() || matches!(self.plan, Plan::Ahead)
     }
 
     /// A reader whose thread will send on `chan`'s sender.
@@ -114,6 +177,7 @@ impl Ahead {
             waiting: Arc::default(),
             resume: None,
             cancel: None,
+            plan: Plan::Ahead,
         }
     }
 
@@ -272,6 +336,7 @@ impl Ahead {
             return Ok(());
         };
         let mut b = spent;
+        let began = Instant::now();
         let end = py.allow_threads(|| {
             let end = b.load(rdr, nonnumeric, joins, BATCH_BYTES);
             b.prepare();
@@ -280,10 +345,37 @@ impl Ahead {
         let more = matches!(end, Ok(true));
         self.cur = b;
         self.end = Some(end);
-        if more {
+        if more && self.thread_pays(began) {
             self.start_thread(nonnumeric, joins);
         }
         Ok(())
+    }
+
+    /// After a batch scanned here from `began` to now: whether to start
+    /// the thread (see [`Plan`]). An automatic plan that decides against it
+    /// stays on this thread.
+    fn thread_pays(&mut self, began: Instant) -> bool {
+        let t = match &mut self.plan {
+            Plan::Solo => return false,
+            Plan::Ahead => return true,
+            Plan::Auto(t) => t,
+        };
+        let now = Instant::now();
+        // The first batch is not timed: it pays for first touches (the
+        // mapping, the buffers) that the rest do not.
+        if let Some(last) = t.last {
+            t.rows += began.saturating_duration_since(last);
+            t.scan += now.saturating_duration_since(began);
+            t.batches += 1;
+        }
+        t.last = Some(now);
+        if t.batches < AUTO_BATCHES {
+            return false;
+        }
+        let (num, den) = AUTO_SHARE;
+        let pays = t.scan * den >= (t.scan + t.rows) * num;
+        self.plan = if pays { Plan::Ahead } else { Plan::Solo };
+        pays
     }
 
     /// Hands the reader to a new read-ahead thread. If no thread can be

@@ -15,7 +15,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use fastcsv::scan::{Fields, Scan, Scanner};
 use fastcsv::{Dialect, ErrorKind, ReaderBuilder};
 
-use crate::ahead::{Ahead, Next};
+use crate::ahead::{Ahead, Next, Plan};
 use crate::dialect::{core_limit, field_limit, parse_filter, PyDialect};
 use crate::errors::{
     csv_error, exc, map_error, python_message, text_error, unsupported, PyErrStash,
@@ -647,7 +647,11 @@ impl PyReader {
     /// row by row). For tests and debugging.
     #[getter]
     fn _reads_ahead(&self) -> bool {
-        matches!(self.input, Input::Ahead(_) | Input::TextAhead(_))
+        match &self.input {
+            Input::Ahead(s) => s.ahead.parses_ahead(),
+            Input::TextAhead(_) => true,
+            _ => false,
+        }
     }
 
     /// The slots of the short-string cache of a reader over a native
@@ -902,7 +906,8 @@ pub(crate) fn _native_reader(
     let name = spec.name.clone().or_else(|| spec.path.as_ref().map(|p| p.display().to_string()));
     let strs = StrMaker::new(&spec.errors, spec.intern)?.decode_first(dialect, spec.filter);
     let input = if native_io {
-        Input::Ahead(Box::new(AheadSource { ahead: Ahead::new(rdr), strs, stash, name }))
+        let ahead = Ahead::new(rdr, Plan::for_threads(spec.threads));
+        Input::Ahead(Box::new(AheadSource { ahead, strs, stash, name }))
     } else {
         Input::Native(Box::new(NativeSource { rdr, strs, stash, name, text: None, line_base: 0 }))
     };

@@ -403,6 +403,9 @@ pub(crate) struct Spec {
     source: SourceChoice,
     buffer_size: Option<usize>,
     pub(crate) intern: bool,
+    /// `threads=`: with 1, a row-by-row reader parses on the calling
+    /// thread only (see `Ahead`).
+    pub(crate) threads: Option<usize>,
     /// One part of a split file (`path`): index, start, end, lines,
     /// records.
     pub(crate) part: Option<fastcsv::split::Part>,
@@ -450,6 +453,7 @@ impl Spec {
             source,
             buffer_size,
             intern: get(d, "intern")?.unwrap_or(false),
+            threads: get(d, "threads")?,
             part: get::<(usize, u64, u64, u64, u64)>(d, "part")?.map(
                 |(index, start, end, lines, records)| fastcsv::split::Part {
                     index,

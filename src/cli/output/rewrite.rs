@@ -377,10 +377,12 @@ impl CsvRewrite {
         }
         let q = self.style.quote;
         out.push(q);
+        // As `CsvOut::field`: the escape before a quote and before itself.
+        let e = self.style.escape.unwrap_or(q);
         let mut rest = f;
-        while let Some(i) = memchr::memchr(q, rest) {
+        while let Some(i) = memchr::memchr2(q, e, rest) {
             out.extend_from_slice(&rest[..i]);
-            out.extend_from_slice(&[self.style.escape.unwrap_or(q), q]);
+            out.extend_from_slice(&[e, rest[i]]);
             rest = &rest[i + 1..];
         }
         out.extend_from_slice(rest);
