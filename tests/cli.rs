@@ -2,7 +2,9 @@
 //! in `samples/cli_*`, on standard input, and on bad input (exit statuses,
 //! messages on standard error, a closed output pipe).
 
-use std::io::{Read, Write};
+mod cli_support;
+
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -14,22 +16,9 @@ fn sample(name: &str) -> String {
 
 /// Runs `fastcsv ARGS` with `stdin` as standard input.
 fn run_with(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        // The command may stop reading early; that is not a test failure.
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    out
+    let mut cmd = Command::new(BIN);
+    cmd.args(args);
+    cli_support::feed(cmd, stdin)
 }
 
 fn run(args: &[&str]) -> Output {

@@ -3,9 +3,10 @@
 //! failure) that was a wrong answer, with xsv's output as the expectation
 //! (xsv is not needed to run these tests).
 
-use std::io::Write;
+mod cli_support;
+
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_fastcsv");
 
@@ -26,21 +27,9 @@ fn file(dir: &std::path::Path, name: &str, data: &[u8]) -> String {
 
 /// Runs `fastcsv ARGS` with `stdin` as standard input.
 fn run_with(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    out
+    let mut cmd = Command::new(BIN);
+    cmd.args(args);
+    cli_support::feed(cmd, stdin)
 }
 
 /// Asserts success with nothing on standard error; returns standard output.

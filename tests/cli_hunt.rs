@@ -2,6 +2,8 @@
 //! 0 found by trying each verb on awkward input, each checked against a
 //! straightforward computation.
 
+mod cli_support;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
@@ -9,21 +11,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_fastcsv");
 
 /// Runs `fastcsv ARGS` with `stdin` as standard input.
 fn run_with(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    out
+    let mut cmd = Command::new(BIN);
+    cmd.args(args);
+    cli_support::feed(cmd, stdin)
 }
 
 /// Asserts success with nothing on standard error; returns standard

@@ -3,9 +3,10 @@
 //! xsv's (committed in `tests/joinsort/expected`, made by `gen.sh`) or
 //! those of the other way of computing them.
 
-use std::io::Write;
+mod cli_support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_fastcsv");
 
@@ -16,20 +17,11 @@ fn data_dir() -> PathBuf {
 /// Runs fastcsv in `dir` with `env` set and `stdin` fed.
 fn run(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
     let mut cmd = Command::new(BIN);
-    cmd.args(args).current_dir(dir).stdin(Stdio::piped()).stdout(Stdio::piped());
-    cmd.stderr(Stdio::piped());
+    cmd.args(args).current_dir(dir);
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    out
+    cli_support::feed(cmd, stdin)
 }
 
 fn ok(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Vec<u8> {

@@ -3,7 +3,8 @@
 //! expected bytes are xsv's, committed here: xsv is not needed to run
 //! them), every flag, bad input, usage errors and failed writes.
 
-use std::io::Write;
+mod cli_support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -62,22 +63,9 @@ fn run_in(d: &Dir, args: &[&str], stdin: &[u8]) -> Output {
             a => a.to_string(),
         })
         .collect();
-    let mut child = Command::new(BIN)
-        .args(&args)
-        .current_dir(d.0.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    out
+    let mut cmd = Command::new(BIN);
+    cmd.args(&args).current_dir(d.0.path());
+    cli_support::feed(cmd, stdin)
 }
 
 fn ok(d: &Dir, args: &[&str]) -> String {

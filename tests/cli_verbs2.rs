@@ -5,7 +5,9 @@
 //! needed to run these tests), then bad input, usage errors, a full disk
 //! and a closed pipe for every verb.
 
-use std::io::{Read, Write};
+mod cli_support;
+
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -17,22 +19,9 @@ fn data_dir() -> PathBuf {
 
 /// Runs `fastcsv ARGS` in `tests/verbs2` with `stdin` as standard input.
 fn run_with(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .current_dir(data_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    out
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).current_dir(data_dir());
+    cli_support::feed(cmd, stdin)
 }
 
 fn run(args: &[&str]) -> Output {
