@@ -5,7 +5,7 @@
 mod cli_support;
 
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_fastcsv");
 
@@ -290,7 +290,6 @@ fn partition_drop_of_the_only_column_is_refused() {
 /// 0 (as xsv ends on every broken pipe).
 #[test]
 fn output_file_that_is_a_closed_pipe_ends_quietly() {
-    use std::io::Read;
     let mut data = b"a,b\n".to_vec();
     for i in 0..200_000 {
         writeln!(data, "{i},{}", i * 7).unwrap();
@@ -300,18 +299,9 @@ fn output_file_that_is_a_closed_pipe_ends_quietly() {
     std::fs::write(&p, &data).unwrap();
     let p = p.display().to_string();
     for args in [&["select", "2,1"][..], &["sort", "-s", "2"], &["fmt", "-t", ";"]] {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .args([p.as_str(), "-o", "/dev/stdout"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = child.stdout.take().unwrap();
-        let mut first = [0u8; 16];
-        out.read_exact(&mut first).unwrap();
-        drop(out);
-        let o = child.wait_with_output().unwrap();
+        let mut cmd = Command::new(BIN);
+        cmd.args(args).args([p.as_str(), "-o", "/dev/stdout"]);
+        let o = cli_support::close_after(cmd, 16);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
         assert_eq!(err, "", "{args:?}");

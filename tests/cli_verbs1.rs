@@ -681,17 +681,9 @@ fn write_failures() {
             assert_eq!(err.lines().count(), 1);
         }
         // A reader that stops early: quiet, exit 0.
-        let mut child = Command::new(BIN)
-            .args(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = child.stdout.take().unwrap();
-        let mut first = [0u8; 10];
-        std::io::Read::read_exact(&mut out, &mut first).unwrap();
-        drop(out);
-        let o = child.wait_with_output().unwrap();
+        let mut cmd = Command::new(BIN);
+        cmd.args(&args);
+        let o = cli_support::close_after(cmd, 10);
         assert_eq!(o.status.code(), Some(0), "{args:?}");
         assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{args:?}");
     }

@@ -7,9 +7,8 @@
 
 mod cli_support;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_fastcsv");
 
@@ -349,17 +348,9 @@ fn a_closed_pipe_is_a_quiet_success() {
         &["cat", "columns", &big],
     ] {
         let args = [verb, &[big.as_str()]].concat();
-        let mut child = Command::new(BIN)
-            .args(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = child.stdout.take().unwrap();
-        let mut first = [0u8; 16];
-        out.read_exact(&mut first).unwrap();
-        drop(out);
-        let o = child.wait_with_output().unwrap();
+        let mut cmd = Command::new(BIN);
+        cmd.args(&args);
+        let o = cli_support::close_after(cmd, 16);
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
         assert_eq!(stderr(&o), "", "{args:?}");
     }

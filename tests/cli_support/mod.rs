@@ -24,3 +24,18 @@ pub fn feed(mut cmd: Command, stdin: &[u8]) -> Output {
     feeder.join().expect("the feeder thread ends");
     out
 }
+
+/// Runs `cmd`, reads the first `n` bytes of its standard output and closes
+/// it, as `| head -c N` would, then waits for it: for the commands that
+/// must then stop quietly. (Not every test file that includes this module
+/// uses it.)
+#[allow(dead_code)]
+pub fn close_after(mut cmd: Command, n: usize) -> Output {
+    let mut child =
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the binary runs");
+    let mut out = child.stdout.take().expect("a piped standard output");
+    let mut first = vec![0u8; n];
+    std::io::Read::read_exact(&mut out, &mut first).expect("the first bytes come");
+    drop(out);
+    child.wait_with_output().expect("the binary ends")
+}
