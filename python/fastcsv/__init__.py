@@ -464,10 +464,11 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
     this thread for its first few batches, which are timed; a second thread
     then parses ahead while this one makes the rows' objects if parsing
     took at least 40% of this thread's time (else it would save little wall
-    time for the CPU time it costs), and a large text file always is.
+    time for the CPU time it costs); so is a text file larger than 1 MiB
+    (opened with ``newline=''`` or ``None``), this thread reading it.
     ``threads=1`` parses on this thread alone, ``threads=2`` (or more) on a
-    second thread from the second batch on. Rows, ``line_num`` and errors
-    are the same whichever.
+    second thread from the second batch on (a large text file's from the
+    first). Rows, ``line_num`` and errors are the same whichever.
     """
     extra = _pop_extra(fmtparams)
     kind, src = _classify(csvfile)
@@ -481,8 +482,8 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
             # QUOTE_NONNUMERIC: after a failed float(), csv resumes at the
             # next line, inside the record; only the line path does that.
             plan = _text_plan(src) if d.quoting != QUOTE_NONNUMERIC else None
-            if plan is not None and extra.get("threads") == 1:
-                plan["ahead"] = False
+            if plan is not None and plan.get("ahead"):
+                plan["threads"] = extra.get("threads")
             if plan is not None:
                 return _fastcsv._text_reader(src, d, extra.get("filter"), **plan)
             return _fastcsv._lines_reader(it, d, extra.get("filter"))

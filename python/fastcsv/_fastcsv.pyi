@@ -47,6 +47,10 @@ class Reader:
         """Whether a second thread scans rows ahead."""
 
     @property
+    def _batched(self) -> bool:
+        """Whether rows are scanned in batches (on any thread)."""
+
+    @property
     def _short_slots(self) -> int | None:
         """The slots of the short-string cache (``None`` over lines)."""
 
@@ -100,6 +104,7 @@ def _text_reader(
     raw_offset: int | None = None,
     keeps_cr: bool = False,
     ahead: bool = False,
+    threads: int | None = None,
 ) -> Reader:
     """A reader over a text stream with universal newlines, read in chunks."""
 

@@ -41,10 +41,10 @@ def follow(make_reader, parts, grow):
     """What a reader gives at each end: drained, then grown by the next
     part (`grow(part)`), then drained again, and so on, with `line_num`
     after each step (see `drain`). Returns the reader's path at first (its
-    `_source` and `_reads_ahead`; `None` for csv's), the reader and that."""
+    `_source` and `_batched`; `None` for csv's), the reader and that."""
     r = make_reader()
     inner = r.reader if isinstance(r, csv.DictReader) else r
-    start = (getattr(inner, "_source", None), getattr(inner, "_reads_ahead", None))
+    start = (getattr(inner, "_source", None), getattr(inner, "_batched", None))
     out = [drain(r, max_errors=50)]
     for part in parts[1:]:
         grow(part)
@@ -111,7 +111,7 @@ def test_file_appended_after_the_end(tmp_path, case, newline, kw, ahead):
     with mock.patch.object(fastcsv, "_AHEAD_BYTES", -1 if ahead else fastcsv._AHEAD_BYTES):
         start, r, got = on_file(fastcsv, tmp_path / "fast.csv", parts, newline, kw)
     assert start == ("text-raw", ahead)
-    assert not r._reads_ahead
+    assert not r._batched
     assert got == on_file(csv, tmp_path / "csv.csv", parts, newline, kw)[2]
 
 
@@ -132,7 +132,7 @@ def test_a_large_file_appended_after_the_end(tmp_path):
     for kw in [{}, {"strict": True}]:
         start, r, got = on_file(fastcsv, tmp_path / "fast.csv", parts, "", kw)
         assert start == ("text-raw", True)
-        assert not r._reads_ahead
+        assert not r._batched
         assert got == on_file(csv, tmp_path / "csv.csv", parts, "", kw)[2]
         assert [len(g) for g in got] == [80_001, 1, 1, 1]
 

@@ -152,7 +152,7 @@ def test_large_file_reads_ahead(files):
     path = files("large", False, False)
     with open(path, newline="", encoding="utf-8") as f:
         r = fastcsv.reader(f)
-        assert r._reads_ahead
+        assert r._batched
         assert next(r) == ["id", "name", "value"]
         del r
         assert next(csv.reader(f)) == ["0", "name é 0", "0"]

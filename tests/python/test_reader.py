@@ -1030,12 +1030,13 @@ def test_threads_1_parses_on_the_calling_thread_alone(tmp_path):
     assert sum(1 for e in bad_want if e[0] == "error") >= 10
     assert drain(fastcsv.reader(q, strict=True, threads=1), max_errors=100) == bad_want
     assert drain(fastcsv.reader(q, strict=True), max_errors=100) == bad_want
-    # threads=2 parses ahead, as a large text file does by default.
+    # threads=2 parses ahead, a large text file's reader from the start.
     r = fastcsv.reader(p, threads=2)
     next(r)
     assert r._reads_ahead
     with open(p, newline="", encoding="utf-8") as t:
-        assert fastcsv.reader(t)._reads_ahead
+        assert fastcsv.reader(t, threads=2)._reads_ahead
+        assert drain(fastcsv.reader(t), max_errors=1) == want
     # By default, a path is parsed ahead or not as it pays: the same rows.
     assert drain(fastcsv.reader(p), max_errors=1) == want
 

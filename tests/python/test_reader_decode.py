@@ -66,16 +66,18 @@ def test_every_width_class_through_every_native_input(tmp_path):
 
 
 def test_every_width_class_read_ahead_from_a_large_text_file(tmp_path):
-    # Over 1 MiB: a text file read ahead by a second thread, in batches.
+    # Over 1 MiB: a text file read in batches, on this thread or a second.
     texts = field_texts()
     data = rows_file(texts) * (1 + (1 << 20) // len(rows_file(texts)))
     want = csv_rows(data)
     p = tmp_path / "large.csv"
     p.write_bytes(data)
-    with open(p, newline="", encoding="utf-8") as f:
-        r = fastcsv.reader(f)
-        assert r._reads_ahead
-        assert list(r) == want
+    for threads in (None, 1, 2):
+        with open(p, newline="", encoding="utf-8") as f:
+            r = fastcsv.reader(f, threads=threads)
+            assert r._batched
+            assert r._reads_ahead == (threads == 2)
+            assert list(r) == want
     assert list(fastcsv.reader(str(p))) == want
 
 

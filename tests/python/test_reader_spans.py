@@ -70,7 +70,7 @@ def test_wide_spans_errors_and_limits(tmp_path, span_max, limit):
         with mock.patch.object(fastcsv, "_AHEAD_BYTES", -1):
             with open(path, newline="", encoding="utf-8") as f:
                 rdr = fastcsv.reader(f)
-                assert rdr._reads_ahead
+                assert rdr._batched
                 out["text"] = drain(rdr, max_errors=100)
         return out
 

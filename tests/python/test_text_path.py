@@ -83,21 +83,26 @@ def test_text_streams_match_csv(text, d, newline):
 @SETTINGS
 @given(text_st, dialect_st, st.sampled_from(["", None]))
 def test_text_files_read_ahead_match_csv(text, d, newline):
-    """The read-ahead thread (normally for files with more than 1 MiB
-    left) on every small file: the same rows, line_num and errors."""
+    """The batches (normally for files with more than 1 MiB left), on
+    this thread and on a read-ahead thread, on every small file: the same
+    rows, line_num and errors."""
     from unittest import mock
     assume(valid(d))
     fd, path = tempfile.mkstemp(suffix=".csv")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode())
-        with mock.patch.object(fastcsv, "_AHEAD_BYTES", -1), \
-                open(path, newline=newline, encoding="utf-8") as f, \
-                open(path, newline=newline, encoding="utf-8") as g:
-            r = fastcsv.reader(f, **d)
-            if expected_source("file", text, newline, d) != "lines" and hasattr(r, "_source"):
-                assert r._reads_ahead
-            assert drain(r, max_errors=20) == drain(csv.reader(g, **d), max_errors=20)
+        for threads in (1, 2):
+            with mock.patch.object(fastcsv, "_AHEAD_BYTES", -1), \
+                    open(path, newline=newline, encoding="utf-8") as f, \
+                    open(path, newline=newline, encoding="utf-8") as g:
+                r = fastcsv.reader(f, threads=threads, **d)
+                native = expected_source("file", text, newline, d) != "lines"
+                if native and hasattr(r, "_source"):
+                    assert r._batched
+                    assert r._reads_ahead == (threads == 2)
+                got = drain(r, max_errors=20)
+                assert got == drain(csv.reader(g, **d), max_errors=20), threads
     finally:
         os.unlink(path)
 
@@ -123,12 +128,14 @@ def test_chunk_boundaries(tmp_path, newline, kw):
         assert r._source == "text-raw"
         assert drain(r, max_errors=10**6) == drain(csv.reader(g, **kw), max_errors=10**6)
     from unittest import mock
-    with mock.patch.object(fastcsv, "_AHEAD_BYTES", 0), \
-            open(p, newline=newline, encoding="utf-8") as f, \
-            open(p, newline=newline, encoding="utf-8") as g:
-        r = fastcsv.reader(f, **kw)
-        assert r._reads_ahead
-        assert drain(r, max_errors=10**6) == drain(csv.reader(g, **kw), max_errors=10**6)
+    for threads in (None, 1, 2):
+        with mock.patch.object(fastcsv, "_AHEAD_BYTES", 0), \
+                open(p, newline=newline, encoding="utf-8") as f, \
+                open(p, newline=newline, encoding="utf-8") as g:
+            r = fastcsv.reader(f, threads=threads, **kw)
+            assert r._batched
+            want = drain(csv.reader(g, **kw), max_errors=10**6)
+            assert drain(r, max_errors=10**6) == want, threads
     s = io.StringIO(text, newline=newline)
     assert drain(fastcsv.reader(s, **kw), max_errors=10**6) == \
         drain(csv.reader(io.StringIO(text, newline=newline), **kw), max_errors=10**6)
@@ -305,7 +312,7 @@ def test_error_at_the_lf_of_a_crlf_counts_its_line_once(tmp_path, limit, text, k
         with make() as f, make() as g:
             r = fastcsv.reader(f, **kw)
             assert r._source in ("text", "text-raw"), kind
-            assert r._reads_ahead == (big and kind == "file"), kind
+            assert r._batched == (big and kind == "file"), kind
             got, want = drain(r, max_errors=10), drain(csv.reader(g, **kw), max_errors=10)
         assert got[-6:] == want[-6:], kind
         assert got == want, kind
@@ -577,7 +584,7 @@ def test_dropping_a_text_reader_stops_its_thread(tmp_path):
     p = write(tmp_path, big_text(11))
     before = thread_count()
     files = [open(p, newline="") for _ in range(5)]
-    readers = [fastcsv.reader(f) for f in files]
+    readers = [fastcsv.reader(f, threads=2) for f in files]
     for r in readers:
         next(r)
     assert thread_count() > before

@@ -16,7 +16,7 @@ use crate::dialect::field_limit;
 use crate::errors::{map_error, text_error, PyErrStash};
 use crate::source::{Cancel, HeldReader, SIGNAL_CHECK};
 use crate::strings::StrMaker;
-use crate::text::{Feeder, Resume};
+use crate::text::{FeedCell, Resume};
 
 /// What the read-ahead thread of a row-by-row reader tells the calling
 /// thread. (One message per batch: its size does not matter.)
@@ -46,7 +46,9 @@ pub(crate) enum Next<'py> {
 /// the core reader does.
 ///
 /// A text stream's reader (`reader::TextAheadSource`) is fed by the
-/// calling thread ([`Feeder`]) and starts its thread at once.
+/// calling thread ([`Feeder`](crate::text::Feeder)): while its batches
+/// are scanned here, the scan reads the stream itself; a thread, once
+/// started, is kept fed while the calling thread waits for its batches.
 pub(crate) struct Ahead {
     /// The reader while no thread has it.
     rdr: Option<HeldReader>,
@@ -77,6 +79,10 @@ pub(crate) struct Ahead {
     cancel: Option<Cancel>,
     /// Whether a second thread scans batches ahead (see [`Plan`]).
     plan: Plan,
+    /// (Text streams only.) On while the scan reads the stream itself
+    /// (see [`FedText`](crate::text::FedText)): turned off before the
+    /// reader moves to a thread.
+    inline: Option<Arc<AtomicBool>>,
 }
 
 /// Whether a reader over a path or descriptor scans its batches on a
@@ -142,15 +148,13 @@ impl Drop for Ahead {
 impl Ahead {
     /// A reader with nothing (more) to give.
     pub(crate) fn new_done() -> Ahead {
-        let mut a = Ahead::new_fed(None, None);
+        let mut a = Ahead::new_fed(None, None, Plan::Solo, None);
         a.done = true;
         a
     }
 
     pub(crate) fn new(rdr: HeldReader, plan: Plan) -> Ahead {
-        let mut a = Ahead::new_fed(Some(rdr), None);
-        a.plan = plan;
-        a
+        Ahead::new_fed(Some(rdr), None, plan, None)
     }
 
     /// Whether a second thread scans batches ahead (or will, once the
@@ -159,10 +163,14 @@ impl Ahead {
         self.full.is_some() || matches!(self.plan, Plan::Ahead)
     }
 
-    /// A reader whose thread will send on `chan`'s sender.
+    /// A reader whose thread, once started by `plan`, will send on
+    /// `chan`'s sender; `inline`: a text stream's flag (see
+    /// [`FedText`](crate::text::FedText)), on until then.
     pub(crate) fn new_fed(
         rdr: Option<HeldReader>,
         chan: Option<(mpsc::Sender<Msg>, mpsc::Receiver<Msg>)>,
+        plan: Plan,
+        inline: Option<Arc<AtomicBool>>,
     ) -> Ahead {
         Ahead {
             rdr,
@@ -177,7 +185,8 @@ impl Ahead {
             waiting: Arc::default(),
             resume: None,
             cancel: None,
-            plan: Plan::Ahead,
+            plan,
+            inline,
         }
     }
 
@@ -192,7 +201,7 @@ impl Ahead {
         strs: &mut StrMaker,
         name: Option<&str>,
         stash: &PyErrStash,
-        mut fed: Option<&mut Feeder>,
+        fed: Option<&FeedCell>,
     ) -> PyResult<Next<'py>> {
         loop {
             if self.next < self.cur.rows.len() {
@@ -257,8 +266,8 @@ impl Ahead {
                 self.resume = None;
                 return Ok(Next::End);
             }
-            self.fetch(py, nonnumeric, strs.joins(), fed.as_deref_mut())?;
-            if let Some(f) = fed.as_deref_mut() {
+            self.fetch(py, nonnumeric, strs.joins(), fed)?;
+            if let Some(f) = fed.map(lock).as_mut().and_then(|f| f.as_mut()) {
                 f.forget_before(self.cur.start_byte);
                 f.stream.origins.need_from(self.cur.start_byte);
             }
@@ -267,23 +276,24 @@ impl Ahead {
 
     /// Replaces the handed-out batch with the next one: from the thread if
     /// it runs, else scanned here (GIL released), and then the thread is
-    /// started if there is more to read. A fed reader starts its thread at
-    /// once and keeps it fed while it waits.
+    /// started if there is more to read and the plan says so. A fed reader
+    /// whose plan is [`Plan::Ahead`] starts its thread at once, and keeps
+    /// it fed while it waits.
     fn fetch(
         &mut self,
         py: Python<'_>,
         nonnumeric: bool,
         joins: bool,
-        mut fed: Option<&mut Feeder>,
+        fed: Option<&FeedCell>,
     ) -> PyResult<()> {
         let spent = std::mem::take(&mut self.cur);
         self.next = 0;
-        if fed.is_some() && self.full.is_none() && self.rdr.is_some() {
+        if fed.is_some()
+            && self.full.is_none()
+            && self.rdr.is_some()
+            && matches!(self.plan, Plan::Ahead)
+        {
             self.start_thread(nonnumeric, joins);
-        }
-        if fed.is_some() && self.full.is_none() {
-            self.done = true;
-            return Err(PyRuntimeError::new_err("fastcsv: could not start a read-ahead thread"));
         }
         if let Some(full) = self.full.take() {
             let mut full = full.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -293,8 +303,10 @@ impl Ahead {
             self.waiting.store(true, Ordering::Relaxed);
             let mut top_up = true;
             let got = loop {
-                if let Some(f) = fed.as_deref_mut().filter(|_| top_up) {
-                    f.top_up(py);
+                if let Some(f) = fed.filter(|_| top_up) {
+                    if let Some(f) = lock(f).as_mut() {
+                        f.top_up(py);
+                    }
                 }
                 top_up = false;
                 // The receiver goes to the GIL-free closure and comes back.
@@ -337,6 +349,7 @@ impl Ahead {
         };
         let mut b = spent;
         let began = Instant::now();
+        // (A fed reader's scan takes the GIL back to read the stream.)
         let end = py.allow_threads(|| {
             let end = b.load(rdr, nonnumeric, joins, BATCH_BYTES);
             b.prepare();
@@ -406,6 +419,10 @@ impl Ahead {
         if spawned.is_err() {
             return;
         }
+        if let Some(on) = &self.inline {
+            // Before the reader moves: the thread must not call Python.
+            on.store(false, Ordering::Relaxed);
+        }
         let rdr = self.rdr.take().expect("the reader is here until now");
         self.cancel = Some(rdr.cancel());
         if rdr_tx.send(rdr).is_err() {
@@ -419,4 +436,10 @@ impl Ahead {
         self.full = Some(Mutex::new(full_rx));
         self.empty = Some(empty_tx);
     }
+}
+
+/// The feeder in `cell`, locked (a panic while it was held leaves it as
+/// it was).
+fn lock(cell: &FeedCell) -> std::sync::MutexGuard<'_, Option<crate::text::Feeder>> {
+    cell.lock().unwrap_or_else(|e| e.into_inner())
 }

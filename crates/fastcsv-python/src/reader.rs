@@ -22,7 +22,7 @@ use crate::errors::{
 };
 use crate::source::{open_native, HeldReader, Spec};
 use crate::strings::{build_list, line_str, list_from, row_to_list, to_float, StrMaker};
-use crate::text::{Feeder, PyTextStream, RawText, Resume, TextOrigins};
+use crate::text::{FeedCell, Feeder, PyTextStream, RawText, Resume, TextOrigins};
 
 /// State of a reader over an iterable of `str` lines.
 struct LineSource {
@@ -99,8 +99,9 @@ enum Input {
 /// call ([`TextAheadSource::follow`]).
 struct TextAheadSource {
     ahead: Ahead,
-    /// `None` once handed to the row-by-row reader.
-    feed: Option<Feeder>,
+    /// The stream's feeder (`None` in it once handed to the row-by-row
+    /// reader).
+    feed: FeedCell,
     strs: StrMaker,
     stash: PyErrStash,
     /// The dialect, for the row-by-row reader.
@@ -119,7 +120,7 @@ impl TextAheadSource {
     /// A row-by-row reader of the text from byte `at` (a record's start on
     /// line `line`) on, with the field size limit now in force.
     fn reparse(&mut self, py: Python<'_>, at: u64, line: u64) -> PyResult<Box<NativeSource>> {
-        let Some(feed) = self.feed.take() else {
+        let Some(feed) = self.take_feed() else {
             return Err(PyRuntimeError::new_err("fastcsv: the text stream is gone"));
         };
         let Some(pre) = feed.kept_from(at) else {
@@ -133,16 +134,17 @@ impl TextAheadSource {
     /// as `csv.reader` does (see `NativeSource::follow`). `None` when the
     /// stream's `read` raised: the reader stays at its end.
     fn follow(&mut self, py: Python<'_>) -> PyResult<Option<Box<NativeSource>>> {
-        match self.feed.take() {
-            Some(feed) if feed.ended => {
-                let line = self.ahead.line;
-                self.row_by_row(py, feed, Vec::new(), line).map(Some)
-            }
-            feed => {
-                self.feed = feed;
-                Ok(None)
-            }
+        if !self.feed.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|f| f.ended) {
+            return Ok(None);
         }
+        let Some(feed) = self.take_feed() else { return Ok(None) };
+        let line = self.ahead.line;
+        self.row_by_row(py, feed, Vec::new(), line).map(Some)
+    }
+
+    /// The feeder, taken from its cell (the scan no longer reads with it).
+    fn take_feed(&mut self) -> Option<Feeder> {
+        self.feed.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// A row-by-row reader of `pre` and then the rest of `feed`'s stream,
@@ -649,9 +651,17 @@ impl PyReader {
     fn _reads_ahead(&self) -> bool {
         match &self.input {
             Input::Ahead(s) => s.ahead.parses_ahead(),
-            Input::TextAhead(_) => true,
+            Input::TextAhead(s) => s.ahead.parses_ahead(),
             _ => false,
         }
+    }
+
+    /// Whether rows are scanned in batches, on this thread or a second
+    /// one (paths and descriptors, large text files; until a text file's
+    /// reader turns row by row). For tests and debugging.
+    #[getter]
+    fn _batched(&self) -> bool {
+        matches!(self.input, Input::Ahead(_) | Input::TextAhead(_))
     }
 
     /// The slots of the short-string cache of a reader over a native
@@ -708,8 +718,7 @@ impl PyReader {
             Input::TextAhead(s) => {
                 raise_if_closed(py, &s.stream, &s.probe)?;
                 let strs = &mut s.strs;
-                let feed = s.feed.as_mut();
-                match s.ahead.next_row(py, false, strs, None, &s.stash, feed)? {
+                match s.ahead.next_row(py, false, strs, None, &s.stash, Some(&s.feed))? {
                     Next::Row(r) => Ok(Some(r)),
                     Next::End => {
                         if let Some(native) = s.follow(py)? {
@@ -924,10 +933,12 @@ pub(crate) fn _native_reader(
 /// With `raw_offset` (a UTF-8 `io.TextIOWrapper` whose `tell()` was that
 /// plain byte offset, with nothing decoded ahead), the stream starts in
 /// raw mode; `keeps_cr` says that `read` was seen returning a CR. With
-/// `ahead` (a large file), the text is parsed by a read-ahead thread
-/// ([`TextAheadSource`]).
+/// `ahead` (a large file), the text is parsed in batches
+/// ([`TextAheadSource`]), on a read-ahead thread as `threads` says (see
+/// [`Plan`]).
 #[pyfunction]
-#[pyo3(signature = (stream, dialect, filter=None, raw_offset=None, keeps_cr=false, ahead=false))]
+#[pyo3(signature = (stream, dialect, filter=None, raw_offset=None, keeps_cr=false, ahead=false, threads=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn _text_reader(
     py: Python<'_>,
     stream: &Bound<'_, PyAny>,
@@ -936,6 +947,7 @@ pub(crate) fn _text_reader(
     raw_offset: Option<u64>,
     keeps_cr: bool,
     ahead: bool,
+    threads: Option<usize>,
 ) -> PyResult<PyReader> {
     let pd = PyDialect::from_py(dialect)?;
     if pd.nonnumeric {
@@ -952,15 +964,22 @@ pub(crate) fn _text_reader(
     if ahead {
         let unlimited = d.to_builder().field_limit(None).build().map_err(|e| csv_error(&e))?;
         let (msg_tx, msg_rx) = mpsc::channel();
-        let (feeder, fed) = Feeder::new(text, msg_tx.clone());
+        let plan = Plan::for_threads(threads);
+        let inline = Arc::new(AtomicBool::new(true));
+        let (feed, fed) = Feeder::new(text, msg_tx.clone(), inline.clone());
         let rdr =
             ReaderBuilder::new().dialect(unlimited).max_buffer_size(usize::MAX).from_reader(fed);
         return Ok(PyReader {
             dialect: dialect.clone().unbind(),
             nonnumeric: false,
             input: Input::TextAhead(Box::new(TextAheadSource {
-                ahead: Ahead::new_fed(Some(HeldReader::new(rdr)), Some((msg_tx, msg_rx))),
-                feed: Some(feeder),
+                ahead: Ahead::new_fed(
+                    Some(HeldReader::new(rdr)),
+                    Some((msg_tx, msg_rx)),
+                    plan,
+                    Some(inline),
+                ),
+                feed,
                 strs: StrMaker::new("surrogatepass", false)?,
                 stash,
                 dialect: d,

@@ -572,9 +572,18 @@ enum Feed {
     Failed,
 }
 
-/// The read-ahead thread's side of a text stream: a `Read` of the chunks
-/// the calling thread reads from the stream (which takes the GIL) and
-/// sends. When none is waiting it asks for more ([`Msg::Need`]) and waits.
+/// The [`Feeder`] of a text stream, shared by the reader and, while the
+/// batches are scanned on the calling thread, by its [`FedText`]. `None`
+/// once a row-by-row reader took the stream. Locked briefly, never while
+/// a batch is scanned.
+pub(crate) type FeedCell = Arc<Mutex<Option<Feeder>>>;
+
+/// The scanning side of a text stream: a `Read` of the chunks the calling
+/// thread reads from the stream (which takes the GIL) and sends. On a
+/// read-ahead thread, when no chunk is waiting it asks for more
+/// ([`Msg::Need`]) and waits. While `inline` is on, the batches are
+/// scanned on the calling thread, which then reads the stream itself
+/// (taking the GIL back) when no chunk is waiting.
 pub(crate) struct FedText {
     rx: mpsc::Receiver<Feed>,
     need: mpsc::Sender<Msg>,
@@ -583,6 +592,9 @@ pub(crate) struct FedText {
     cur: Arc<Vec<u8>>,
     off: usize,
     end: bool,
+    /// The feeder and whether this side is on the calling thread (turned
+    /// off before the reader moves to a read-ahead thread).
+    inline: (FeedCell, Arc<AtomicBool>),
 }
 
 impl Read for FedText {
@@ -600,6 +612,15 @@ impl Read for FedText {
             let gone = || io::Error::other("the reader was dropped");
             let feed = match self.rx.try_recv() {
                 Ok(f) => f,
+                Err(mpsc::TryRecvError::Empty) if self.inline.1.load(Ordering::Relaxed) => {
+                    // On the calling thread: one more chunk read here.
+                    let mut cell = self.inline.0.lock().unwrap_or_else(|e| e.into_inner());
+                    let feeder = cell.as_mut().ok_or_else(gone)?;
+                    Python::with_gil(|py| feeder.feed_one(py));
+                    // It sent a chunk, the end, or a failure (once sent,
+                    // the end was taken before this).
+                    self.rx.try_recv().map_err(|_| gone())?
+                }
                 Err(mpsc::TryRecvError::Empty) => {
                     let _ = self.need.send(Msg::Need);
                     self.rx.recv().map_err(|_| gone())?
@@ -645,13 +666,27 @@ pub(crate) struct Feeder {
 }
 
 impl Feeder {
-    /// The two sides of `stream` read ahead: the calling thread's, and the
-    /// read-ahead thread's, which sends `need` when it waits for a chunk.
-    pub(crate) fn new(stream: PyTextStream, need: mpsc::Sender<Msg>) -> (Feeder, FedText) {
+    /// The two sides of `stream` read ahead: the calling thread's (in
+    /// the cell), and the scanning side, which sends `need` when it waits
+    /// for a chunk on a read-ahead thread, and reads the stream itself
+    /// while `inline` is on.
+    pub(crate) fn new(
+        stream: PyTextStream,
+        need: mpsc::Sender<Msg>,
+        inline: Arc<AtomicBool>,
+    ) -> (FeedCell, FedText) {
         let (tx, rx) = mpsc::channel();
         let taken = Arc::new(AtomicUsize::new(0));
-        let fed =
-            FedText { rx, need, taken: taken.clone(), cur: Arc::default(), off: 0, end: false };
+        let cell: FeedCell = Arc::default();
+        let fed = FedText {
+            rx,
+            need,
+            taken: taken.clone(),
+            cur: Arc::default(),
+            off: 0,
+            end: false,
+            inline: (cell.clone(), inline),
+        };
         let feeder = Feeder {
             stream,
             tx,
@@ -663,9 +698,11 @@ impl Feeder {
             kept_from: 0,
             spare: Vec::new(),
         };
-        (feeder, fed)
+        *cell.lock().unwrap_or_else(|e| e.into_inner()) = Some(feeder);
+        (cell, fed)
     }
 
+    /// Reads one chunk of the stream and sends it (or its end).
     fn feed_one(&mut self, py: Python<'_>) {
         if self.done {
             return;
