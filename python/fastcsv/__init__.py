@@ -57,6 +57,7 @@ from . import _fastcsv
 from ._fastcsv import Reader, _Unsupported
 from ._habits import (
     _arrow_type,  # noqa: F401 - the tests check the dtype names here
+    _check_booleans,
     _check_terminator,
     _dtype_types,
     _flag,
@@ -759,6 +760,7 @@ def read_arrow(
         null_values = [""]
     if dtype is not None and types is not None:
         raise TypeError("read_arrow() takes types or dtype, not both")
+    _check_booleans("read_arrow", types, dtype, true_values, false_values)
     habits = _Habits(
         "read_arrow",
         {"sep": sep, "skiprows": skiprows, "nrows": nrows, "comment": comment,

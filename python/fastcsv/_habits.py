@@ -44,6 +44,20 @@ def _na_spellings(func: str, na_values: Any, keep_default_na: bool) -> list[str]
     return (list(_PANDAS_NA) if _flag("keep_default_na", keep_default_na) else []) + given
 
 
+def _check_booleans(func: str, types: Any, dtype: Any, true_values: Any, false_values: Any) -> None:
+    """``true_values`` / ``false_values`` spell the booleans of typed
+    columns; without ``types`` or ``dtype`` every column is text, where
+    they would do nothing (pandas, which infers types by default, makes a
+    column of such values ``bool``): a ``ValueError`` that says how to ask
+    for types, not the spellings silently ignored."""
+    if types is None and dtype is None and (true_values is not None or false_values is not None):
+        raise ValueError(
+            f"{func}() reads every column as text unless types= or dtype= is given: "
+            "true_values and false_values spell booleans in typed columns "
+            "(give types='infer' for pandas' inferred types, or a bool dtype)"
+        )
+
+
 def _flag(name: str, value: Any) -> bool:
     """A keyword that is a bool (``0``, ``1`` and numpy's bools too): any
     other value is a ``TypeError``, not taken for its truth (``"no"`` is

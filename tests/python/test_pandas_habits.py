@@ -4,6 +4,8 @@ clear error where it documents another."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 pa = pytest.importorskip("pyarrow")
@@ -414,3 +416,26 @@ def test_split_takes_numpy_ints_as_summarize_does(tmp_path):
     for bad in (0, -1):
         with pytest.raises(ValueError):
             fastcsv.split(p, size=bad)
+
+
+# --- true_values / false_values without types ---
+
+
+def test_boolean_spellings_without_types_are_refused():
+    # pandas infers types by default, so a column of yes/no with
+    # true_values/false_values is bool; fastcsv's columns are text unless
+    # types are asked for, where the spellings would do nothing: an error
+    # that says so, not the spellings silently ignored.
+    data = b"a,b\nyes,1\nno,0\n"
+    want = pd.read_csv(io.BytesIO(data), true_values=["yes"], false_values=["no"])
+    assert str(want.dtypes["a"]) == "bool"
+    for kw in ({"true_values": ["yes"]}, {"false_values": ["no"]},
+               {"true_values": ["yes"], "false_values": ["no"]}):
+        with pytest.raises(ValueError, match=r"read_arrow\(\) reads every column as text .*types='infer'"):
+            fastcsv.read_arrow(data, **kw)
+    # With types="infer" (or a dtype) the column is bool, as pandas reads it.
+    t = table(data, types="infer", true_values=["yes"], false_values=["no"])
+    assert t.column("a").to_pylist() == want["a"].tolist() == [True, False]
+    assert t.column("b").to_pylist() == want["b"].tolist() == [1, 0]
+    t = table(data, dtype={"a": "bool"}, true_values=["yes"], false_values=["no"])
+    assert t.column("a").to_pylist() == [True, False]
