@@ -807,6 +807,7 @@ def read_arrow(
             src.seek(pos)
         spec = _spec(kind, src, extra)
         spec["compression"] = codec
+        spec["byte_map"] = habits.byte_map
         if habits.names is not None:
             part_names: Any = habits.names
         elif habits.numbered is not None:

@@ -291,8 +291,11 @@ def _decompress(data: bytes, codec: str) -> bytes:
 _NATIVE_ENCODINGS = ("utf-8", "utf-8-sig")
 
 
-def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tuple[str, str | None]:
-    """The whole input as text, and its name for errors."""
+def _text_of(
+    kind: str, src: Any, encoding: str, errors: str, codec: str
+) -> tuple[str, str | None, bytes | None]:
+    """The whole input as text, its name for errors, and its bytes
+    (decompressed; ``None`` for text input)."""
     name: str | None = None
     if kind == "path":
         name = src
@@ -307,7 +310,7 @@ def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tup
         name = n if isinstance(n, str) else None
         data = src.read()
     if isinstance(data, str):
-        return data, name
+        return data, name, None
     data = _decompress(bytes(data), codec)
     if codecs.lookup(encoding).name == "utf-8":
         if errors == "strict":
@@ -316,7 +319,7 @@ def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tup
             errors = "surrogateescape"
         encoding = "utf-8-sig"
     try:
-        return data.decode(encoding, errors), name
+        return data.decode(encoding, errors), name, data
     except UnicodeDecodeError as e:
         # The file's line of the byte: the reason says where.
         before = data[: e.start].decode(encoding, "replace")
@@ -326,7 +329,7 @@ def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tup
 
 
 def _filter_rows(
-    text: str,
+    lines: list[str],
     dialect_args: tuple[Any, ...],
     fmtparams: dict[str, Any],
     skip: Any,
@@ -335,21 +338,25 @@ def _filter_rows(
     nrows: int | None,
     comment: str | None,
     named: bool = False,
-) -> tuple[str, int | None]:
-    """``text`` with the rows pandas' ``skiprows``, ``header=N``,
-    ``comment`` and ``nrows`` leave out made empty (each of their line ends
-    kept, so that line numbers in errors are the file's; empty rows are
-    skipped), and cut after the last row ``nrows`` keeps.
+) -> tuple[list[tuple[int, int, str]], int | None]:
+    """The text of ``lines`` (the input's, line ends kept) with the rows
+    pandas' ``skiprows``, ``header=N``, ``comment`` and ``nrows`` leave out
+    made empty (each of their line ends kept, so that line numbers in
+    errors are the file's; empty rows are skipped), and cut after the last
+    row ``nrows`` keeps: record by record, each with the index of its
+    first line and the file's record number less the parser's there (a
+    record left out that spans lines is a record per line to the parser),
+    for :func:`_byte_map`.
 
     With ``nrows=0`` and no header row, the first row left out fixes the
     number of columns, as pandas reads it (``header=None, nrows=0`` gives
     the columns ``0, 1, ...`` and no row): its number of fields comes
     second (``None`` otherwise, with ``named`` (the columns are named by
     the caller), or when there is no such row)."""
-    lines = list(io.StringIO(text, newline=""))
     rows = _csv.reader(iter(lines), *dialect_args, **fmtparams)
     quote = rows.dialect.quotechar
-    out: list[str] = []
+    out: list[tuple[int, int, str]] = []
+    emitted = 0  # records the parser sees in `out`
     seen = 0  # lines consumed
     index = 0  # records, empty ones included (pandas' row numbers)
     nonempty = 0  # non-empty records kept so far
@@ -366,8 +373,9 @@ def _filter_rows(
         except _csv.Error:
             # The native reader meets the same error in the same record
             # and reports it with its path, line and record.
-            out.append("".join(lines[seen:]))
+            out.append((seen, index - emitted, "".join(lines[seen:])))
             break
+        first_line = seen
         rec = lines[seen : rows.line_num]
         seen = rows.line_num
         i = index
@@ -382,11 +390,14 @@ def _filter_rows(
                 if not "".join(rec).strip("\r\n"):
                     drop = True
         if drop or not row:
-            out.append("".join(_line_end(x) for x in rec))
+            # Each line end is an empty record to the parser.
+            out.append((first_line, i - emitted, "".join(_line_end(x) for x in rec)))
+            emitted += len(rec)
             continue
         if nonempty < header_skip:
             nonempty += 1
-            out.append("".join(_line_end(x) for x in rec))
+            out.append((first_line, i - emitted, "".join(_line_end(x) for x in rec)))
+            emitted += len(rec)
             continue
         if limit is not None and nonempty >= limit:
             # nrows=0 without a header row: the first data row, read for
@@ -394,8 +405,47 @@ def _filter_rows(
             width = len(next(_csv.reader(iter(rec), *dialect_args, **fmtparams), row))
             break
         nonempty += 1
-        out.append("".join(rec))
-    return "".join(out), width
+        out.append((first_line, i - emitted, "".join(rec)))
+        emitted += 1
+    return out, width
+
+
+def _byte_map(
+    pieces: list[tuple[int, int, str]], lines: list[str], raw: bytes | None, encoding: str
+) -> list[tuple[int, int, int]] | None:
+    """Where each piece of the text given to the parser (``pieces``: the
+    index of its first line in ``lines``, the file's record number less
+    the parser's, and its text) starts in it and in the file (``raw``,
+    decoded as ``encoding``), in bytes, and that difference of record
+    numbers, where either differs: for errors to give the file's byte
+    offsets and record numbers. ``None`` when
+    they are the same, or when the lines' bytes in the file cannot be told
+    (a decoding that replaced bytes: the offsets then count the text
+    parsed, as documented)."""
+    if raw is None:
+        return None
+    utf8 = codecs.lookup(encoding).name in _NATIVE_ENCODINGS
+    pos = len(codecs.BOM_UTF8) if utf8 and raw.startswith(codecs.BOM_UTF8) else 0
+    enc = codecs.getincrementalencoder("utf-8" if utf8 else encoding)("surrogateescape" if utf8 else "strict")
+    file_at = []
+    try:
+        for line in lines:
+            file_at.append(pos)
+            pos += len(enc.encode(line))
+        pos += len(enc.encode("", final=True))
+    except UnicodeError:
+        return None
+    if pos != len(raw):
+        return None
+    starts: list[tuple[int, int, int]] = []
+    at = 0
+    shift = (0, 0)
+    for i, records, text in pieces:
+        if i < len(file_at) and (file_at[i] - at, records) != shift:
+            shift = (file_at[i] - at, records)
+            starts.append((at, file_at[i], records))
+        at += len(text.encode("utf-8", "surrogateescape"))
+    return starts or None
 
 
 def _line_end(line: str) -> str:
@@ -465,6 +515,10 @@ class _Habits:
         # header row whose rows are all left out (nrows=0), set by
         # `rewrite`.
         self.numbered: list[str] | None = None
+        # Where the records of the input rewritten by `rewrite` start
+        # there and in the file, in bytes, and the file's record number
+        # less the parser's, where either differs.
+        self.byte_map: list[tuple[int, int, int]] | None = None
 
     def skip_fn(self) -> Any:
         s = self.skiprows
@@ -517,12 +571,16 @@ class _Habits:
         enc = extra.pop("encoding", None) or "utf-8"
         errors = extra.pop("errors", None) or "strict"
         codecs.lookup_error(errors)
-        text, name = _text_of(kind, src, enc, errors, self.codec)
+        text, name, raw = _text_of(kind, src, enc, errors, self.codec)
         skip = self.skip_fn()
         rows_left_out = self.header_skip or self.replace or self.comment
-        if skip is not None or rows_left_out or self.nrows is not None:
-            text, width = _filter_rows(
-                text,
+        pieces: list[tuple[int, int, str]] | None = None
+        filtered = skip is not None or rows_left_out or self.nrows is not None
+        utf8 = codecs.lookup(enc).name in _NATIVE_ENCODINGS
+        lines = list(io.StringIO(text, newline="")) if filtered or not utf8 else []
+        if filtered:
+            pieces, width = _filter_rows(
+                lines,
                 dialect_args,
                 fmtparams,
                 skip,
@@ -536,6 +594,14 @@ class _Habits:
                 # No row is read, so the native reader cannot count the
                 # columns: they are named as it names them ("0", "1", ...).
                 self.numbered = [str(i) for i in range(width)]
+            text = "".join(t for _, _, t in pieces)
+        if filtered or not utf8:
+            # Line by line: a character may take other bytes in UTF-8.
+            every = [(i, 0, line) for i, line in enumerate(lines)]
+            self.byte_map = _byte_map(pieces or every, lines, raw, enc)
+        elif raw is not None and raw.startswith(codecs.BOM_UTF8):
+            # UTF-8 as it was, less its BOM.
+            self.byte_map = [(0, len(codecs.BOM_UTF8), 0)]
         # A lone surrogate (``errors='surrogateescape'``, or a byte that
         # is not UTF-8 with ``errors='strict'``) goes back to its byte,
         # which the native reader then reports with its place.

@@ -99,17 +99,24 @@ def test_names_shorter_than_a_row_names_what_happened(tmp_path):
     # pandas makes the extra leading columns an index; fastcsv documents a
     # longer-row error, which says where, and how many fields against how
     # many names (not "the previous record", which there is none of).
+    # The first rows are read by the call (as a header row is), so the
+    # error comes from it, not from the stream's consumer.
     p = write(tmp_path, "1,2,3\n4,5,6\n")
-    with pytest.raises(fastcsv.Error) as ei:
-        fastcsv.read_arrow(p, names=["x", "y"]).read_all()
-    assert str(ei.value) == (
-        f"{p}:1: record 0, byte 0: found record with 3 fields, but 2 column names were given"
-    )
+    for source in (p, str(p), p.read_bytes(), io.BytesIO(p.read_bytes())):
+        with pytest.raises(fastcsv.Error) as ei:
+            fastcsv.read_arrow(source, names=["x", "y"])
+        where = f"{p}:1" if not isinstance(source, (bytes, io.BytesIO)) else "line 1"
+        assert str(ei.value) == (
+            f"{where}: record 0, byte 0: found record with 3 fields, but 2 column names were given"
+        )
+    # On several threads too (a file of 8 MiB or more is cut into parts).
+    big = write(tmp_path, "1,2,3\n" + "4,5\n" * (3 << 20), "big.csv")
+    with pytest.raises(fastcsv.Error, match=r":1: record 0, byte 0: found record with 3 fields"):
+        fastcsv.read_arrow(big, names=["x", "y"], threads=2)
     # A later row, with header=0 replaced by the names (the header row is
-    # emptied before the parse: the byte counts the text parsed, as
-    # documented, the line is the file's).
+    # emptied before the parse; the line, record and byte are the file's).
     p = write(tmp_path, "a,b\n1,2\n3,4,5\n")
-    with pytest.raises(fastcsv.Error, match=r":3: record 2, byte 5: found record with 3 fields, "
+    with pytest.raises(fastcsv.Error, match=r":3: record 2, byte 8: found record with 3 fields, "
                        "but 2 column names were given$"):
         fastcsv.read_arrow(p, names=["x", "y"], header=0).read_all()
 
@@ -439,3 +446,57 @@ def test_boolean_spellings_without_types_are_refused():
     assert t.column("b").to_pylist() == want["b"].tolist() == [1, 0]
     t = table(data, dtype={"a": "bool"}, true_values=["yes"], false_values=["no"])
     assert t.column("a").to_pylist() == [True, False]
+
+
+# --- positions in errors after rows rewritten in Python ---
+
+LONG = "found record with 3 fields, but the header row has 2 fields"
+
+
+@pytest.mark.parametrize(
+    "data, kw, record",
+    [
+        # Rows left out, each their line end alone to the parser.
+        (b"a,b\nskip,me\n1,2\n3,4,5\n", {"skiprows": [1]}, 3),
+        (b"junk\na,b\n1,2\n3,4,5\n", {"header": 1}, 3),
+        (b"junk\na,b\n1,2\n3,4,5\n", {"skiprows": 1}, 3),
+        (b"a,b\n# note\n1,2 # x\n3,4,5\n", {"comment": "#"}, 3),
+        (b"a,b\r\n# note\r\n1,2 #x\r\n3,4,5\r\n", {"comment": "#", "nrows": 9}, 3),
+        # A row left out that spans lines is one record of the file.
+        (b'a,b\n"1\n2",2\n3,4\n3,4,5\n', {"skiprows": [1]}, 3),
+        (b'a,b\n"1\r\n\r\n2",2\n3,4\n3,4,5\n', {"skiprows": lambda i: i == 1}, 3),
+        # A BOM, and other encodings: the file's bytes, not UTF-8's.
+        (b"\xef\xbb\xbfa,b\n1,2\n3,4,5\n", {"nrows": 5}, 2),
+        ("a,b\n\u00e9\u00e9,2\n3,4,5\n".encode("latin-1"), {"encoding": "latin-1"}, 2),
+        ("a,b\n\u00e9,\u20ac\n3,4,5\n".encode("cp1252"), {"encoding": "cp1252", "skiprows": [9]}, 2),
+        ("a,b\n\u00e9,2\n3,4,5\n".encode("utf-16"), {"encoding": "utf-16"}, 2),
+    ],
+)
+def test_errors_after_rewritten_rows_name_the_files_place(tmp_path, data, kw, record):
+    # skiprows, comment, header=N, nrows and other encodings are done in
+    # Python before the parse; the error still names the line, record and
+    # byte of the file (the byte offset counted the rewritten UTF-8 text).
+    p = write(tmp_path, data)
+    text = data.decode(kw.get("encoding", "utf-8"))
+    enc = kw.get("encoding", "utf-8")
+    start = text.index("3,4,5")
+    byte = len(text[:start].encode(enc))  # utf-16's BOM included
+    line = len(io.StringIO(text[:start], newline="").readlines()) + 1
+    for source, where in ((p, f"{p}:{line}"), (data, f"line {line}")):
+        with pytest.raises(fastcsv.Error) as ei:
+            fastcsv.read_arrow(source, **kw).read_all()
+        assert str(ei.value) == f"{where}: record {record}, byte {byte}: {LONG}"
+
+
+def test_a_value_error_after_rewritten_rows_names_the_files_byte(tmp_path):
+    data = b"a,b\nskip,me\n1,2\n3,x\n"
+    for kw in ({"types": {"b": "int64"}}, {"dtype": {"b": "int64"}}):
+        with pytest.raises(fastcsv.Error, match=r'^line 4: record 3, byte 16: field 1 is not a valid int64: "x"$'):
+            fastcsv.read_arrow(data, skiprows=[1], **kw).read_all()
+    # Not UTF-8, found by the native reader at the same place.
+    with pytest.raises(fastcsv.Error, match=r"^line 4: record 3, byte 16: invalid UTF-8"):
+        fastcsv.read_arrow(b"a,b\nskip,me\n1,2\n3,\xff\n", skiprows=[1]).read_all()
+    # A parse error inside its record: at its byte in the file.
+    with pytest.raises(fastcsv.Error, match=r"^line 4: record 3, byte 21: ',' expected after"):
+        fastcsv.read_arrow(b'a,b\nskip,me\n1,2\n3,"4"x\n', skiprows=[1], strict=True).read_all()
+

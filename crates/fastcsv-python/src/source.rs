@@ -411,6 +411,9 @@ pub(crate) struct Spec {
     pub(crate) part: Option<fastcsv::split::Part>,
     /// Whether and how compressed input is decoded (`compression=`).
     decompress: Decompress,
+    /// Where the records of input the Python layer rewrote started in
+    /// the file, for errors (see `offsets`).
+    pub(crate) byte_map: crate::offsets::ByteMap,
 }
 
 impl Spec {
@@ -441,8 +444,10 @@ impl Spec {
         }
         let compression: Option<String> = get(d, "compression")?;
         let decompress = parse_compression(compression.as_deref())?;
+        let starts: Option<Vec<(u64, u64, i64)>> = get(d, "byte_map")?;
         Ok(Spec {
             decompress,
+            byte_map: crate::offsets::ByteMap::new(starts.unwrap_or_default()),
             path: get(d, "path")?,
             fd,
             offset: get(d, "offset")?.unwrap_or(0),
