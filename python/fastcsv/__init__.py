@@ -749,11 +749,19 @@ def read_arrow(
     strings_can_be_null = _flag("strings_can_be_null", strings_can_be_null)
     if usecols is not None and columns is not None:
         raise TypeError("read_arrow() takes columns or usecols, not both")
+    # The null spellings of text columns, where not those of typed ones.
+    text_nulls = None
     if na_values is not None:
         if null_values is not None:
             raise TypeError("read_arrow() takes null_values or na_values, not both")
         null_values = _na_spellings("read_arrow", na_values, keep_default_na)
         strings_can_be_null = True
+        if "" not in null_values:
+            # keep_default_na=False: the empty value stays text in text
+            # columns, and is null in typed ones (pandas' nullable Int64
+            # and date columns read it so).
+            text_nulls = null_values
+            null_values = null_values + [""]
     elif not _flag("keep_default_na", keep_default_na) and null_values is None:
         # No default spelling is null: the empty value alone, in typed
         # columns (pandas' nullable and date columns read it so).
@@ -832,6 +840,7 @@ def read_arrow(
             false_values,
             strings_can_be_null,
             _infer_rows(infer_rows),
+            text_nulls,
         )
 
     try:

@@ -500,3 +500,34 @@ def test_a_value_error_after_rewritten_rows_names_the_files_byte(tmp_path):
     with pytest.raises(fastcsv.Error, match=r"^line 4: record 3, byte 21: ',' expected after"):
         fastcsv.read_arrow(b'a,b\nskip,me\n1,2\n3,"4"x\n', skiprows=[1], strict=True).read_all()
 
+
+# --- na_values with keep_default_na ---
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"na_values": ["x"]},
+        {"na_values": ["x"], "keep_default_na": False},
+        {"na_values": ["x", ""], "keep_default_na": False},
+        {"na_values": "None", "keep_default_na": False},
+        {"keep_default_na": False},
+        {},
+    ],
+)
+def test_na_values_and_keep_default_na_read_as_pandas_reads_them(kw):
+    # A null spelling is null in text columns too, as in pandas; with
+    # keep_default_na=False the empty value stays text in a text column
+    # and is null in a nullable integer one (pandas' Int64 reads it so).
+    data = b"s,n\nx,1\nNA,\n,3\nNone,4\n"
+    want = pd.read_csv(io.BytesIO(data), dtype={"s": "string", "n": "Int64"}, **kw)
+    got = fastcsv.read_arrow(data, dtype={"s": "string", "n": "Int64"}, **kw).read_all()
+    n = [None if v is pd.NA else int(v) for v in want["n"]]
+    assert got.column("n").to_pylist() == n
+    s = [None if v is pd.NA else v for v in want["s"]]
+    if "na_values" in kw:
+        assert got.column("s").to_pylist() == s
+    else:
+        # Without na_values text columns hold every value's text (a
+        # documented difference: pandas reads NA, "" and None as NaN).
+        assert got.column("s").to_pylist() == ["x", "NA", "", "None"]

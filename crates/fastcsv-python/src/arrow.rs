@@ -461,7 +461,7 @@ pub(crate) fn type_from_py(v: &Bound<'_, PyAny>) -> PyResult<arrow::DataType> {
 
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None, null_values=None, true_values=None, false_values=None, strings_can_be_null=false, infer_rows=None))]
+#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None, null_values=None, true_values=None, false_values=None, strings_can_be_null=false, infer_rows=None, text_null_values=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _read_arrow(
     py: Python<'_>,
@@ -479,6 +479,7 @@ pub(crate) fn _read_arrow(
     false_values: Option<&Bound<'_, PyAny>>,
     strings_can_be_null: bool,
     infer_rows: Option<usize>,
+    text_null_values: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ArrowStream> {
     let strings = if string_view { arrow::ffi::Strings::View } else { arrow::ffi::Strings::Utf8 };
     let types = TypesArg::from_py(types, infer_rows)?;
@@ -495,6 +496,9 @@ pub(crate) fn _read_arrow(
     }
     if let Some(v) = words(false_values, "false_values")? {
         spellings = spellings.falses(v);
+    }
+    if let Some(v) = words(text_null_values, "text_null_values")? {
+        spellings = spellings.text_nulls(v);
     }
     let mut spec = Spec::from_dict(spec)?;
     let pd = PyDialect::from_py(dialect)?;
