@@ -58,6 +58,7 @@ from ._fastcsv import Reader, _Unsupported
 from ._habits import (
     _arrow_type,  # noqa: F401 - the tests check the dtype names here
     _check_booleans,
+    _encoding_errors,
     _check_terminator,
     _dtype_types,
     _flag,
@@ -743,6 +744,7 @@ def read_arrow(
     most) are held ahead of the consumer. ``threads=1`` reads on the
     consumer's thread.
     """
+    _encoding_errors("read_arrow", fmtparams)
     _check_keywords("read_arrow", fmtparams)
     _check_terminator("read_arrow", fmtparams)
     string_view = _flag("string_view", string_view)

@@ -44,6 +44,18 @@ def _na_spellings(func: str, na_values: Any, keep_default_na: bool) -> list[str]
     return (list(_PANDAS_NA) if _flag("keep_default_na", keep_default_na) else []) + given
 
 
+def _encoding_errors(func: str, fmtparams: dict[str, Any]) -> None:
+    """pandas' ``encoding_errors`` as fastcsv's ``errors`` (the name
+    ``open`` and ``bytes.decode`` give it), in ``fmtparams``; both given
+    and different is a ``TypeError``."""
+    if "encoding_errors" not in fmtparams:
+        return
+    value = fmtparams.pop("encoding_errors")
+    if fmtparams.get("errors", value) != value:
+        raise TypeError(f"{func}() takes errors or encoding_errors, not both")
+    fmtparams["errors"] = value
+
+
 def _check_booleans(func: str, types: Any, dtype: Any, true_values: Any, false_values: Any) -> None:
     """``true_values`` / ``false_values`` spell the booleans of typed
     columns; without ``types`` or ``dtype`` every column is text, where
@@ -205,7 +217,10 @@ def _header_plan(header: Any, names: Any) -> tuple[bool, int, bool]:
     ``True``/``False`` are fastcsv's; ``None`` is pandas' "no header";
     an ``int`` N is pandas' row number: skip N rows, then the header.
     With ``names``, ``True`` (the default) and ``None`` mean the file has
-    no header row; an int that it has one, replaced by ``names``."""
+    no header row; an int that it has one, replaced by ``names``.
+    ``"infer"`` is pandas' default, spelt out: ``True``."""
+    if isinstance(header, str) and header == "infer":
+        header = True
     if header is None or header is False:
         return False, 0, False
     if header is True:
@@ -353,7 +368,8 @@ def _filter_rows(
     the columns ``0, 1, ...`` and no row): its number of fields comes
     second (``None`` otherwise, with ``named`` (the columns are named by
     the caller), or when there is no such row)."""
-    rows = _csv.reader(iter(lines), *dialect_args, **fmtparams)
+    feed = _Lines(lines)
+    rows = _csv.reader(feed, *dialect_args, **fmtparams)
     quote = rows.dialect.quotechar
     out: list[tuple[int, int, str]] = []
     emitted = 0  # records the parser sees in `out`
@@ -376,17 +392,24 @@ def _filter_rows(
             out.append((seen, index - emitted, "".join(lines[seen:])))
             break
         first_line = seen
-        rec = lines[seen : rows.line_num]
-        seen = rows.line_num
+        rec = lines[seen : feed.pos]
+        seen = feed.pos
         i = index
         index += 1
         drop = bool(skip(i)) if skip is not None else False
         if not drop and comment is not None and row:
-            first = "".join(rec)
-            if first.lstrip(" ").startswith(comment):
+            # A comment at the line's start leaves the row out; one after
+            # spaces leaves a row of them, as pandas reads it.
+            if "".join(rec).startswith(comment):
                 drop = True
             else:
-                rec = _cut_comment(rec, comment, quote)
+                cut = _cut_comment(rec, comment, quote)
+                if len(cut) < len(rec):
+                    # The comment ended the record on an earlier line than
+                    # the parse (a quote in it opened a field): the lines
+                    # after it are read again, as rows of their own.
+                    seen = feed.pos = first_line + len(cut)
+                rec = cut
                 if not "".join(rec).strip("\r\n"):
                     drop = True
         if drop or not row:
@@ -446,6 +469,25 @@ def _byte_map(
             starts.append((at, file_at[i], records))
         at += len(text.encode("utf-8", "surrogateescape"))
     return starts or None
+
+
+class _Lines:
+    """``lines`` one at a time, for ``_csv.reader`` (which reads only the
+    lines of the record it returns): ``pos`` is the next line's index,
+    and can be set back to read lines again."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.pos = 0
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        if self.pos >= len(self.lines):
+            raise StopIteration
+        self.pos += 1
+        return self.lines[self.pos - 1]
 
 
 def _line_end(line: str) -> str:

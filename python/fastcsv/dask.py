@@ -376,6 +376,7 @@ def read_csv(
         ) from e
     if "nrows" in fmtparams:
         raise TypeError("fastcsv.dask.read_csv() does not take nrows: use df.head(n)")
+    fastcsv._encoding_errors("read_csv", fmtparams)
     for k in list(fmtparams):
         if k not in _READ_ARROW_KEYS:
             raise TypeError(f"read_csv() got an unexpected keyword argument {k!r}")

@@ -164,3 +164,10 @@ def test_boolean_spellings_without_types_are_refused(tmp_path):
     p.write_text("a\nyes\n")
     with pytest.raises(ValueError, match=r"read_csv\(\) reads every column as text"):
         fastcsv.dask.read_csv(str(p), true_values=["yes"])
+
+
+def test_encoding_errors_is_taken(tmp_path):
+    p = tmp_path / "f.csv"
+    p.write_bytes(b"a\n\xff\n")
+    df = fastcsv.dask.read_csv(str(p), encoding_errors="replace").compute()
+    assert df["a"].tolist() == ["\ufffd"]

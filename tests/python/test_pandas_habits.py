@@ -531,3 +531,42 @@ def test_na_values_and_keep_default_na_read_as_pandas_reads_them(kw):
         # Without na_values text columns hold every value's text (a
         # documented difference: pandas reads NA, "" and None as NaN).
         assert got.column("s").to_pylist() == ["x", "NA", "", "None"]
+
+
+# --- header="infer", comments after spaces or opening quotes, encoding_errors ---
+
+
+def test_header_infer_is_pandas_default_spelt_out():
+    data = b"a,b\n1,2\n"
+    assert table(data, header="infer").column_names == list(pd.read_csv(io.BytesIO(data), header="infer").columns)
+    with pytest.raises(TypeError, match="header must be bool, int or None, not str"):
+        fastcsv.read_arrow(data, header="yes")
+
+
+@pytest.mark.parametrize(
+    "data, kw",
+    [
+        # Spaces before a comment are a row (pandas' C parser keeps it).
+        (b"a,b\n  #1,2\n3,4\n", {}),
+        (b"a,b\n #x\n3,4\n", {"skipinitialspace": True}),
+        # A quote in a trailing comment opened a field spanning lines to
+        # csv: the line after it is a row of its own, not left out.
+        (b'a,b\n1,2 #x,"p\nq"\n3,4\n', {}),
+        (b'a,b\n1,"x\ny" #x,"p\nq"\n3,4\n', {}),
+    ],
+)
+def test_comment_rows_are_those_pandas_reads(data, kw):
+    want = pd.read_csv(io.BytesIO(data), comment="#", dtype=str, keep_default_na=False, **kw)
+    got = table(data, comment="#", **kw)
+    assert got.to_pydict() == {k: want[k].tolist() for k in want.columns}
+
+
+def test_encoding_errors_is_pandas_name_for_errors():
+    data = b"a,b\n1,\xff\n"
+    want = pd.read_csv(io.BytesIO(data), encoding_errors="replace", dtype=str)
+    assert table(data, encoding_errors="replace").column("b").to_pylist() == want["b"].tolist() == ["\ufffd"]
+    with pytest.raises(TypeError, match="takes errors or encoding_errors, not both"):
+        fastcsv.read_arrow(data, encoding_errors="replace", errors="strict")
+    # The default, strict: bytes that are not UTF-8 are an error with their place.
+    with pytest.raises(fastcsv.Error, match=r"^line 2: record 1, byte 4: invalid UTF-8"):
+        fastcsv.read_arrow(data, encoding_errors="strict").read_all()
