@@ -40,7 +40,19 @@ def _na_spellings(func: str, na_values: Any, keep_default_na: bool) -> list[str]
     if isinstance(na_values, (str, bytes)) or not hasattr(na_values, "__iter__"):
         # One value (pandas takes a number as its text: na_values=5).
         na_values = [na_values]
-    given = [str(x) for x in na_values]
+    given: list[str] = []
+    for x in na_values:
+        given.append(str(x))
+        # pandas' spellings of a whole number, given as a number or as
+        # text: na_values=[-999] (or "-999", or -999.0) is "-999" and
+        # "-999.0" too.
+        try:
+            v = float(x)
+            if v == int(v):
+                given += [f"{int(v)}.0", str(int(v))]
+        except (TypeError, ValueError, OverflowError):
+            pass
+    given = list(dict.fromkeys(given))
     return (list(_PANDAS_NA) if _flag("keep_default_na", keep_default_na) else []) + given
 
 
@@ -193,7 +205,8 @@ def _usecols(usecols: Any, func: str, names: Any, numbered: bool = False) -> lis
             if k not in every:
                 raise ValueError(f"usecols names a column the file does not have: {k!r}")
             picked.add(every.index(k))
-        elif isinstance(k, int) and not isinstance(k, bool):
+        elif isinstance(k, numbers.Integral) and not isinstance(k, bool):
+            k = operator.index(k)  # numpy's ints too
             if not 0 <= k < len(every):
                 raise ValueError(f"usecols index {k} is out of range: the file has {len(every)} columns")
             picked.add(k)

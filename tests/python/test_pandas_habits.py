@@ -570,3 +570,24 @@ def test_encoding_errors_is_pandas_name_for_errors():
     # The default, strict: bytes that are not UTF-8 are an error with their place.
     with pytest.raises(fastcsv.Error, match=r"^line 2: record 1, byte 4: invalid UTF-8"):
         fastcsv.read_arrow(data, encoding_errors="strict").read_all()
+
+
+# --- na_values as numbers, usecols as numpy's ints ---
+
+
+@pytest.mark.parametrize("na", [["1"], [1], [1.0], ["1.0"], 1, [-999], [True]])
+def test_a_whole_number_in_na_values_is_both_its_spellings(na):
+    # pandas reads na_values=[1] (or "1", or 1.0) as "1" and "1.0": a file
+    # writing -999.0 for a missing -999 was read with its values before.
+    data = b"a,b\n1,x\n1.0,y\n1.00,z\n-999.0,w\nTrue,v\n"
+    want = pd.read_csv(io.BytesIO(data), na_values=na, keep_default_na=False, dtype=str)
+    got = table(data, na_values=na, keep_default_na=False)
+    assert got.column("a").to_pylist() == [None if v is pd.NA or v != v else v for v in want["a"]]
+
+
+def test_usecols_takes_numpy_ints():
+    np = pytest.importorskip("numpy")
+    data = b"a,b,c\n1,2,3\n"
+    want = pd.read_csv(io.BytesIO(data), usecols=np.array([2, 0]))
+    assert table(data, usecols=np.array([2, 0])).column_names == list(want.columns) == ["a", "c"]
+    assert table(data, usecols=[np.int64(1)]).column_names == ["b"]
