@@ -626,6 +626,15 @@ class _Habits:
         enc = extra.pop("encoding", None) or "utf-8"
         errors = extra.pop("errors", None) or "strict"
         codecs.lookup_error(errors)
+        if self.comment is not None:
+            d = _csv.reader((), *dialect_args, **fmtparams).dialect
+            if self.comment in (d.delimiter, d.quotechar, d.escapechar, "\r", "\n"):
+                # Which would win is a guess: the delimiter would end the
+                # rows' text at their first field.
+                raise ValueError(
+                    f"comment must differ from the delimiter, quotechar, escapechar "
+                    f"and line ends, not {self.comment!r}"
+                )
         text, name, raw = _text_of(kind, src, enc, errors, self.codec)
         skip = self.skip_fn()
         rows_left_out = self.header_skip or self.replace or self.comment

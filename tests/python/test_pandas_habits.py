@@ -591,3 +591,13 @@ def test_usecols_takes_numpy_ints():
     want = pd.read_csv(io.BytesIO(data), usecols=np.array([2, 0]))
     assert table(data, usecols=np.array([2, 0])).column_names == list(want.columns) == ["a", "c"]
     assert table(data, usecols=[np.int64(1)]).column_names == ["b"]
+
+
+def test_a_comment_that_is_the_delimiter_or_quote_is_refused():
+    # comment="," cut every row at its first delimiter: the header and the
+    # rows lost every column but the first, without a word.
+    data = b"a,b\n1,2\n"
+    for kw in ({"comment": ","}, {"comment": '"'}, {"comment": "\n"}, {"comment": ";", "sep": ";"},
+               {"comment": "\\", "escapechar": "\\"}):
+        with pytest.raises(ValueError, match="comment must differ from the delimiter"):
+            fastcsv.read_arrow(data, **kw)
