@@ -58,13 +58,14 @@ from ._fastcsv import Reader, _Unsupported
 from ._habits import (
     _arrow_type,  # noqa: F401 - the tests check the dtype names here
     _check_booleans,
-    _encoding_errors,
     _check_terminator,
     _dtype_types,
+    _encoding_errors,
     _flag,
     _Habits,
     _has_magic,
     _na_spellings,
+    _PANDAS_NA,
     _usecols,
 )
 
@@ -768,6 +769,10 @@ def read_arrow(
         # No default spelling is null: the empty value alone, in typed
         # columns (pandas' nullable and date columns read it so).
         null_values = [""]
+    elif dtype is not None and null_values is None:
+        # pandas' keyword, pandas' null spellings in the typed columns
+        # (pyarrow's, the default of `types`, lack "None" and "<NA>").
+        null_values = list(_PANDAS_NA)
     if dtype is not None and types is not None:
         raise TypeError("read_arrow() takes types or dtype, not both")
     _check_booleans("read_arrow", types, dtype, true_values, false_values)

@@ -601,3 +601,17 @@ def test_a_comment_that_is_the_delimiter_or_quote_is_refused():
                {"comment": "\\", "escapechar": "\\"}):
         with pytest.raises(ValueError, match="comment must differ from the delimiter"):
             fastcsv.read_arrow(data, **kw)
+
+
+def test_dtype_reads_pandas_null_spellings():
+    # With pandas' dtype=, "None" and "<NA>" (pandas' spellings, not
+    # pyarrow's) are nulls in typed columns, as pandas reads them; they
+    # were "not a valid int64". types= keeps pyarrow's.
+    data = b"a,b\nNone,x\n<NA>,y\n1,z\n"
+    want = pd.read_csv(io.BytesIO(data), dtype={"a": "Int64"})
+    got = table(data, dtype={"a": "Int64"})
+    assert got.column("a").to_pylist() == [None if v is pd.NA else v for v in want["a"]] == [None, None, 1]
+    with pytest.raises(fastcsv.Error, match='field 0 is not a valid int64: "None"'):
+        fastcsv.read_arrow(data, types={"a": "int64"}).read_all()
+    # Text columns still hold their text (no na_values).
+    assert table(b"a,b\n1,None\n", dtype={"a": "Int64"}).column("b").to_pylist() == ["None"]
