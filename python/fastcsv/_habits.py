@@ -412,19 +412,19 @@ def _filter_rows(
         drop = bool(skip(i)) if skip is not None else False
         if not drop and comment is not None and row:
             # A comment at the line's start leaves the row out; one after
-            # spaces leaves a row of them, as pandas reads it.
-            if "".join(rec).startswith(comment):
+            # spaces leaves a row of them, as pandas reads it. Where the
+            # comment ends the record on an earlier line than the parse
+            # did (a quote in it opened a field), the lines after it are
+            # read again, as rows of their own.
+            if rec[0].startswith(comment):
+                cut = rec[:1]
                 drop = True
             else:
                 cut = _cut_comment(rec, comment, quote)
-                if len(cut) < len(rec):
-                    # The comment ended the record on an earlier line than
-                    # the parse (a quote in it opened a field): the lines
-                    # after it are read again, as rows of their own.
-                    seen = feed.pos = first_line + len(cut)
-                rec = cut
-                if not "".join(rec).strip("\r\n"):
-                    drop = True
+                drop = not "".join(cut).strip("\r\n")
+            if len(cut) < len(rec):
+                seen = feed.pos = first_line + len(cut)
+            rec = cut
         if drop or not row:
             # Each line end is an empty record to the parser.
             out.append((first_line, i - emitted, "".join(_line_end(x) for x in rec)))
@@ -454,10 +454,9 @@ def _byte_map(
     the parser's, and its text) starts in it and in the file (``raw``,
     decoded as ``encoding``), in bytes, and that difference of record
     numbers, where either differs: for errors to give the file's byte
-    offsets and record numbers. ``None`` when
-    they are the same, or when the lines' bytes in the file cannot be told
-    (a decoding that replaced bytes: the offsets then count the text
-    parsed, as documented)."""
+    offsets and record numbers. ``None`` when they are the same, or when
+    the lines' bytes in the file cannot be told (a decoding that replaced
+    bytes: the offsets then count the text parsed, as documented)."""
     if raw is None:
         return None
     utf8 = codecs.lookup(encoding).name in _NATIVE_ENCODINGS

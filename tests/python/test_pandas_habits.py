@@ -553,6 +553,7 @@ def test_header_infer_is_pandas_default_spelt_out():
         # csv: the line after it is a row of its own, not left out.
         (b'a,b\n1,2 #x,"p\nq"\n3,4\n', {}),
         (b'a,b\n1,"x\ny" #x,"p\nq"\n3,4\n', {}),
+        (b'a,b\n#x,"p\nq"\n3,4\n', {}),
     ],
 )
 def test_comment_rows_are_those_pandas_reads(data, kw):
