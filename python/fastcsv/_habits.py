@@ -7,9 +7,11 @@ and ``header=N`` leave out, found in Python before the native parse."""
 from __future__ import annotations
 
 import _csv
+import array
 import codecs
 import importlib
 import io
+import itertools
 import numbers
 import operator
 import sys
@@ -366,25 +368,27 @@ def _filter_rows(
     nrows: int | None,
     comment: str | None,
     named: bool = False,
-) -> tuple[list[tuple[int, int, str]], int | None]:
+) -> tuple[list[str], list[tuple[int, int, int, int]], int | None]:
     """The text of ``lines`` (the input's, line ends kept) with the rows
     pandas' ``skiprows``, ``header=N``, ``comment`` and ``nrows`` leave out
     made empty (each of their line ends kept, so that line numbers in
     errors are the file's; empty rows are skipped), and cut after the last
-    row ``nrows`` keeps: record by record, each with the index of its
-    first line and the file's record number less the parser's there (a
-    record left out that spans lines is a record per line to the parser),
-    for :func:`_byte_map`.
+    row ``nrows`` keeps, record by record; then the records not kept as
+    they were, for :func:`_byte_map`: the index of each in the first list,
+    its first line, its number of lines, and the file's record number
+    less the parser's after it (a record left out that spans lines is a
+    record per line to the parser).
 
     With ``nrows=0`` and no header row, the first row left out fixes the
     number of columns, as pandas reads it (``header=None, nrows=0`` gives
     the columns ``0, 1, ...`` and no row): its number of fields comes
     second (``None`` otherwise, with ``named`` (the columns are named by
     the caller), or when there is no such row)."""
-    feed = _Lines(lines)
-    rows = _csv.reader(feed, *dialect_args, **fmtparams)
+    rows = _csv.reader(iter(lines), *dialect_args, **fmtparams)
+    base = 0  # the line `rows` started at (set back to read lines again)
     quote = rows.dialect.quotechar
-    out: list[tuple[int, int, str]] = []
+    out: list[str] = []
+    changed: list[tuple[int, int, int, int]] = []
     emitted = 0  # records the parser sees in `out`
     seen = 0  # lines consumed
     index = 0  # records, empty ones included (pandas' row numbers)
@@ -402,14 +406,15 @@ def _filter_rows(
         except _csv.Error:
             # The native reader meets the same error in the same record
             # and reports it with its path, line and record.
-            out.append((seen, index - emitted, "".join(lines[seen:])))
+            out.append("".join(lines[seen:]))
             break
         first_line = seen
-        rec = lines[seen : feed.pos]
-        seen = feed.pos
+        seen = base + rows.line_num
+        rec = lines[first_line:seen]
         i = index
         index += 1
         drop = bool(skip(i)) if skip is not None else False
+        cut_here = False  # a trailing comment was cut from the record
         if not drop and comment is not None and row:
             # A comment at the line's start leaves the row out; one after
             # spaces leaves a row of them, as pandas reads it. Where the
@@ -422,18 +427,22 @@ def _filter_rows(
             else:
                 cut = _cut_comment(rec, comment, quote)
                 drop = not "".join(cut).strip("\r\n")
+                cut_here = cut != rec
             if len(cut) < len(rec):
-                seen = feed.pos = first_line + len(cut)
+                seen = base = first_line + len(cut)
+                rows = _csv.reader(itertools.islice(lines, base, None), *dialect_args, **fmtparams)
             rec = cut
-        if drop or not row:
-            # Each line end is an empty record to the parser.
-            out.append((first_line, i - emitted, "".join(_line_end(x) for x in rec)))
-            emitted += len(rec)
+        if not row:
+            out.append("".join(rec))  # an empty line, as it was
+            emitted += 1
             continue
-        if nonempty < header_skip:
-            nonempty += 1
-            out.append((first_line, i - emitted, "".join(_line_end(x) for x in rec)))
+        if drop or nonempty < header_skip:
+            if not drop:
+                nonempty += 1
+            # Each line end is an empty record to the parser.
+            out.append("".join(_line_end(x) for x in rec))
             emitted += len(rec)
+            changed.append((len(out) - 1, first_line, len(rec), index - emitted))
             continue
         if limit is not None and nonempty >= limit:
             # nrows=0 without a header row: the first data row, read for
@@ -441,65 +450,94 @@ def _filter_rows(
             width = len(next(_csv.reader(iter(rec), *dialect_args, **fmtparams), row))
             break
         nonempty += 1
-        out.append((first_line, i - emitted, "".join(rec)))
+        out.append("".join(rec))
         emitted += 1
-    return out, width
+        if cut_here:
+            changed.append((len(out) - 1, first_line, len(rec), index - emitted))
+    return out, changed, width
 
 
 def _byte_map(
-    pieces: list[tuple[int, int, str]], lines: list[str], raw: bytes | None, encoding: str
-) -> list[tuple[int, int, int]] | None:
-    """Where each piece of the text given to the parser (``pieces``: the
-    index of its first line in ``lines``, the file's record number less
-    the parser's, and its text) starts in it and in the file (``raw``,
-    decoded as ``encoding``), in bytes, and that difference of record
-    numbers, where either differs: for errors to give the file's byte
-    offsets and record numbers. ``None`` when they are the same, or when
-    the lines' bytes in the file cannot be told (a decoding that replaced
-    bytes: the offsets then count the text parsed, as documented)."""
+    out: list[str] | None,
+    changed: list[tuple[int, int, int, int]],
+    lines: list[str],
+    raw: bytes | None,
+    encoding: str,
+    exact: bool,
+) -> tuple[bytes, bytes, bytes] | None:
+    """Where records of the text given to the parser (``out``, pieces of
+    which are ``changed`` from the file's ``lines``, as
+    :func:`_filter_rows` gives them; ``None``: the lines as they are)
+    start there and in the file (``raw``, decoded as ``encoding``), in
+    bytes, with the file's record number less the parser's (as three
+    ``i64`` columns, :func:`_packed`), where these may change: for errors
+    to give the file's byte offsets and record numbers. ``None`` when they are the same, or when the bytes in the
+    file cannot be told (``exact`` false: a decoding that replaced bytes;
+    the offsets then count the text parsed, as documented)."""
     if raw is None:
         return None
-    utf8 = codecs.lookup(encoding).name in _NATIVE_ENCODINGS
-    pos = len(codecs.BOM_UTF8) if utf8 and raw.startswith(codecs.BOM_UTF8) else 0
-    enc = codecs.getincrementalencoder("utf-8" if utf8 else encoding)("surrogateescape" if utf8 else "strict")
-    file_at = []
+    utf8_of = operator.methodcaller("encode", "utf-8", "surrogateescape")
+    if codecs.lookup(encoding).name in _NATIVE_ENCODINGS:
+        # The same bytes, past a BOM, but in the records changed.
+        in_file = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+        if not exact and in_file + sum(len(utf8_of(x)) for x in lines) != len(raw):
+            return None  # bytes replaced in decoding
+        at = 0
+        starts = [(0, in_file, 0)] if in_file else []
+        after = 0  # pieces of `out` counted
+        for k, line, n, records in changed if out is not None else ():
+            same = len(utf8_of("".join(out[after:k])))
+            in_file += same + len(utf8_of("".join(lines[line : line + n])))
+            at += same + len(utf8_of(out[k]))
+            after = k + 1
+            starts.append((at, in_file, records))
+        return _packed(*zip(*starts)) if starts else None
+    # Another encoding: a line's bytes there and in UTF-8 differ, unless
+    # it is ASCII written as ASCII.
+    ascii = _ascii_compatible(encoding)
+    if out is None and ascii and raw.isascii():
+        return None
     try:
-        for line in lines:
-            file_at.append(pos)
-            pos += len(enc.encode(line))
-        pos += len(enc.encode("", final=True))
+        if ascii and len(raw) == sum(map(len, lines)):
+            sizes: Any = map(len, lines)  # a byte a character (latin-1...)
+        elif ascii:
+            sizes = map(len, map(operator.methodcaller("encode", encoding), lines))
+        else:
+            # A codec with state (a BOM, shifts): line after line.
+            enc = codecs.getincrementalencoder(encoding)("strict")
+            sizes = [len(enc.encode(line)) for line in lines]
+            if sizes:
+                sizes[-1] += len(enc.encode("", final=True))
+        file_at = list(itertools.accumulate(sizes, initial=0))
     except UnicodeError:
         return None
-    if pos != len(raw):
+    if file_at[-1] != len(raw):
         return None
-    starts: list[tuple[int, int, int]] = []
-    at = 0
-    shift = (0, 0)
-    for i, records, text in pieces:
-        if i < len(file_at) and (file_at[i] - at, records) != shift:
-            shift = (file_at[i] - at, records)
-            starts.append((at, file_at[i], records))
-        at += len(text.encode("utf-8", "surrogateescape"))
-    return starts or None
+    # Each line's bytes in the text parsed, and the record numbers' shift
+    # from each on: a changed record's text counts at its first line.
+    parsed = list(map(len, map(utf8_of, lines)))
+    shift = [0] * (len(lines) + 1)
+    last = 0
+    for k, line, n, records in changed:
+        parsed[line : line + n] = [len(utf8_of(out[k]))] + [0] * (n - 1)  # type: ignore[index]
+        shift[line + n] += records - last
+        last = records
+    return _packed(itertools.accumulate(parsed, initial=0), file_at, itertools.accumulate(shift))
 
 
-class _Lines:
-    """``lines`` one at a time, for ``_csv.reader`` (which reads only the
-    lines of the record it returns): ``pos`` is the next line's index,
-    and can be set back to read lines again."""
+def _packed(parsed: Any, file: Any, records: Any) -> tuple[bytes, bytes, bytes]:
+    """The columns of a byte map as the native reader takes them: ``i64``
+    arrays."""
+    return tuple(array.array("q", c).tobytes() for c in (parsed, file, records))  # type: ignore[return-value]
 
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        self.pos = 0
 
-    def __iter__(self) -> _Lines:
-        return self
-
-    def __next__(self) -> str:
-        if self.pos >= len(self.lines):
-            raise StopIteration
-        self.pos += 1
-        return self.lines[self.pos - 1]
+def _ascii_compatible(encoding: str) -> bool:
+    """Whether ``encoding`` writes each ASCII character as its one byte,
+    with no BOM or state (latin-1, cp1252, ...; not UTF-16)."""
+    try:
+        return "a,\n".encode(encoding) == b"a,\n" and "".encode(encoding) == b""
+    except (UnicodeError, LookupError):
+        return False
 
 
 def _line_end(line: str) -> str:
@@ -572,7 +610,7 @@ class _Habits:
         # Where the records of the input rewritten by `rewrite` start
         # there and in the file, in bytes, and the file's record number
         # less the parser's, where either differs.
-        self.byte_map: list[tuple[int, int, int]] | None = None
+        self.byte_map: tuple[bytes, bytes, bytes] | None = None
 
     def skip_fn(self) -> Any:
         s = self.skiprows
@@ -637,12 +675,13 @@ class _Habits:
         text, name, raw = _text_of(kind, src, enc, errors, self.codec)
         skip = self.skip_fn()
         rows_left_out = self.header_skip or self.replace or self.comment
-        pieces: list[tuple[int, int, str]] | None = None
+        out: list[str] | None = None
+        changed: list[tuple[int, int, int, int]] = []
         filtered = skip is not None or rows_left_out or self.nrows is not None
         utf8 = codecs.lookup(enc).name in _NATIVE_ENCODINGS
         lines = list(io.StringIO(text, newline="")) if filtered or not utf8 else []
         if filtered:
-            pieces, width = _filter_rows(
+            out, changed, width = _filter_rows(
                 lines,
                 dialect_args,
                 fmtparams,
@@ -657,14 +696,13 @@ class _Habits:
                 # No row is read, so the native reader cannot count the
                 # columns: they are named as it names them ("0", "1", ...).
                 self.numbered = [str(i) for i in range(width)]
-            text = "".join(t for _, _, t in pieces)
-        if filtered or not utf8:
-            # Line by line: a character may take other bytes in UTF-8.
-            every = [(i, 0, line) for i, line in enumerate(lines)]
-            self.byte_map = _byte_map(pieces or every, lines, raw, enc)
-        elif raw is not None and raw.startswith(codecs.BOM_UTF8):
-            # UTF-8 as it was, less its BOM.
-            self.byte_map = [(0, len(codecs.BOM_UTF8), 0)]
+            text = "".join(out)
+        # Decoding with a handler other than strict may have replaced
+        # bytes: their number in the file is then unknown.
+        exact = errors in ("strict", "surrogateescape")
+        if not exact and utf8 and not lines:
+            lines = list(io.StringIO(text, newline=""))
+        self.byte_map = _byte_map(out, changed, lines, raw, enc, exact)
         # A lone surrogate (``errors='surrogateescape'``, or a byte that
         # is not UTF-8 with ``errors='strict'``) goes back to its byte,
         # which the native reader then reports with its place.

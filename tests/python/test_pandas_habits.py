@@ -470,6 +470,10 @@ LONG = "found record with 3 fields, but the header row has 2 fields"
         ("a,b\n\u00e9\u00e9,2\n3,4,5\n".encode("latin-1"), {"encoding": "latin-1"}, 2),
         ("a,b\n\u00e9,\u20ac\n3,4,5\n".encode("cp1252"), {"encoding": "cp1252", "skiprows": [9]}, 2),
         ("a,b\n\u00e9,2\n3,4,5\n".encode("utf-16"), {"encoding": "utf-16"}, 2),
+        ("a,b\n\u00e9,2\n3,4,5\n".encode("utf-16-le"), {"encoding": "utf-16-le", "nrows": 9}, 2),
+        ("a,b\nx\n\u00e9,2\n3,4,5\n".encode("latin-1"), {"encoding": "latin-1", "skiprows": [1]}, 3),
+        # errors= other than strict, where no byte was replaced.
+        (b"a,b\nskip,me\n1,2\n3,4,5\n", {"skiprows": [1], "errors": "replace"}, 3),
     ],
 )
 def test_errors_after_rewritten_rows_name_the_files_place(tmp_path, data, kw, record):

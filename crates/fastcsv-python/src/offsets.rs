@@ -18,6 +18,9 @@ use fastcsv::arrow::{self, ffi::BatchSource};
 use fastcsv::{Error as CoreError, Position};
 use std::sync::Arc;
 
+use pyo3::exceptions::PyValueError;
+use pyo3::PyResult;
+
 /// Starts of records in the rewritten text and in the file, in order:
 /// `(rewritten byte, file byte, file record less rewritten record)`.
 /// Empty: the positions are the file's.
@@ -29,6 +32,33 @@ impl ByteMap {
     pub(crate) fn new(mut starts: Vec<(u64, u64, i64)>) -> ByteMap {
         starts.sort_unstable();
         ByteMap(Arc::new(starts))
+    }
+
+    /// The map of three columns of native-endian `i64`s (Python's
+    /// `array("q").tobytes()`): the starts in the rewritten text, in the
+    /// file, and the record numbers' shift. Columns of other lengths, or
+    /// a negative offset, are a `ValueError`.
+    pub(crate) fn from_columns(parsed: &[u8], file: &[u8], records: &[u8]) -> PyResult<ByteMap> {
+        let n = parsed.len();
+        if !n.is_multiple_of(8) || file.len() != n || records.len() != n {
+            return Err(PyValueError::new_err("byte_map: three columns of i64 of one length"));
+        }
+        let int = |b: &[u8], k: usize| {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(&b[k * 8..k * 8 + 8]);
+            i64::from_ne_bytes(x)
+        };
+        let starts = (0..n / 8)
+            .map(|k| {
+                let at = u64::try_from(int(parsed, k));
+                let was = u64::try_from(int(file, k));
+                match (at, was) {
+                    (Ok(at), Ok(was)) => Ok((at, was, int(records, k))),
+                    _ => Err(PyValueError::new_err("byte_map: a negative offset")),
+                }
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(ByteMap::new(starts))
     }
 
     /// The file's position of `pos` in the rewritten text.
@@ -85,5 +115,15 @@ mod tests {
         let want = [(0, 0), (4, 1), (6, 1), (11, 2), (20, 3), (23, 3)];
         assert_eq!(got.map(|p| (p.byte, p.record)), want);
         assert_eq!(ByteMap::default().0.len(), 0);
+    }
+
+    #[test]
+    fn columns_of_i64_are_read_as_starts() {
+        let col = |v: &[i64]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+        let m = ByteMap::from_columns(&col(&[9, 1]), &col(&[20, 4]), &col(&[-1, 0])).unwrap();
+        assert_eq!(*m.0, [(1, 4, 0), (9, 20, -1)]);
+        // Columns of other lengths, or a negative offset, are refused.
+        assert!(ByteMap::from_columns(&col(&[1]), &col(&[1, 2]), &col(&[0])).is_err());
+        assert!(ByteMap::from_columns(&col(&[-1]), &col(&[1]), &col(&[0])).is_err());
     }
 }

@@ -444,10 +444,17 @@ impl Spec {
         }
         let compression: Option<String> = get(d, "compression")?;
         let decompress = parse_compression(compression.as_deref())?;
-        let starts: Option<Vec<(u64, u64, i64)>> = get(d, "byte_map")?;
+        let byte_map = match d.get_item("byte_map")? {
+            Some(v) if !v.is_none() => {
+                let (p, f, r): (Bound<'_, PyBytes>, Bound<'_, PyBytes>, Bound<'_, PyBytes>) =
+                    v.extract()?;
+                crate::offsets::ByteMap::from_columns(p.as_bytes(), f.as_bytes(), r.as_bytes())?
+            }
+            _ => crate::offsets::ByteMap::default(),
+        };
         Ok(Spec {
             decompress,
-            byte_map: crate::offsets::ByteMap::new(starts.unwrap_or_default()),
+            byte_map,
             path: get(d, "path")?,
             fd,
             offset: get(d, "offset")?.unwrap_or(0),
