@@ -476,6 +476,7 @@ def _byte_map(
     the offsets then count the text parsed, as documented)."""
     if raw is None:
         return None
+    rewritten = out or []  # `changed` is empty without it
     utf8_of = operator.methodcaller("encode", "utf-8", "surrogateescape")
     if codecs.lookup(encoding).name in _NATIVE_ENCODINGS:
         # The same bytes, past a BOM, but in the records changed.
@@ -485,10 +486,10 @@ def _byte_map(
         at = 0
         starts = [(0, in_file, 0)] if in_file else []
         after = 0  # pieces of `out` counted
-        for k, line, n, records in changed if out is not None else ():
-            same = len(utf8_of("".join(out[after:k])))
+        for k, line, n, records in changed:
+            same = len(utf8_of("".join(rewritten[after:k])))
             in_file += same + len(utf8_of("".join(lines[line : line + n])))
-            at += same + len(utf8_of(out[k]))
+            at += same + len(utf8_of(rewritten[k]))
             after = k + 1
             starts.append((at, in_file, records))
         return _packed(*zip(*starts)) if starts else None
@@ -519,7 +520,7 @@ def _byte_map(
     shift = [0] * (len(lines) + 1)
     last = 0
     for k, line, n, records in changed:
-        parsed[line : line + n] = [len(utf8_of(out[k]))] + [0] * (n - 1)  # type: ignore[index]
+        parsed[line : line + n] = [len(utf8_of(rewritten[k]))] + [0] * (n - 1)
         shift[line + n] += records - last
         last = records
     return _packed(itertools.accumulate(parsed, initial=0), file_at, itertools.accumulate(shift))
@@ -675,13 +676,13 @@ class _Habits:
         text, name, raw = _text_of(kind, src, enc, errors, self.codec)
         skip = self.skip_fn()
         rows_left_out = self.header_skip or self.replace or self.comment
-        out: list[str] | None = None
+        pieces: list[str] | None = None
         changed: list[tuple[int, int, int, int]] = []
         filtered = skip is not None or rows_left_out or self.nrows is not None
         utf8 = codecs.lookup(enc).name in _NATIVE_ENCODINGS
         lines = list(io.StringIO(text, newline="")) if filtered or not utf8 else []
         if filtered:
-            out, changed, width = _filter_rows(
+            pieces, changed, width = _filter_rows(
                 lines,
                 dialect_args,
                 fmtparams,
@@ -696,13 +697,13 @@ class _Habits:
                 # No row is read, so the native reader cannot count the
                 # columns: they are named as it names them ("0", "1", ...).
                 self.numbered = [str(i) for i in range(width)]
-            text = "".join(out)
+            text = "".join(pieces)
         # Decoding with a handler other than strict may have replaced
         # bytes: their number in the file is then unknown.
         exact = errors in ("strict", "surrogateescape")
         if not exact and utf8 and not lines:
             lines = list(io.StringIO(text, newline=""))
-        self.byte_map = _byte_map(out, changed, lines, raw, enc, exact)
+        self.byte_map = _byte_map(pieces, changed, lines, raw, enc, exact)
         # A lone surrogate (``errors='surrogateescape'``, or a byte that
         # is not UTF-8 with ``errors='strict'``) goes back to its byte,
         # which the native reader then reports with its place.
