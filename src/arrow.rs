@@ -473,7 +473,9 @@ impl<'a> Columns<'a> {
 
     /// Columns of `rdr`, whose dialect has no headers, named `names`: for
     /// a part of a split file (see [`crate::split`]) after the one with the
-    /// header row. Their number is fixed by the names.
+    /// header row. Their number is fixed by the names. The first rows are
+    /// read now, as [`Columns::with_header_row`] reads them: a first row
+    /// longer than the names is an error here, not from the first batch.
     ///
     /// ```
     /// use fastcsv::{arrow::Columns, Dialect, Reader};
@@ -484,22 +486,44 @@ impl<'a> Columns<'a> {
     /// assert_eq!((batch.strings(1).get(0), batch.strings(1).get(1)), ("", "3"));
     /// ```
     pub fn with_names(rdr: Reader<'a>, names: Vec<String>) -> Result<Columns<'a>> {
-        Columns::build(rdr, false, Some(names))
+        Columns::with_names_from(rdr, names, ColumnsFrom::Names)
+    }
+
+    /// [`Columns::with_names`], whose names come from `from`, as
+    /// [`Columns::names_from`] says, for the message of a longer row among
+    /// the first rows, read now (a later part of a split file names the
+    /// header row).
+    ///
+    /// ```
+    /// use fastcsv::{arrow::Columns, ColumnsFrom, Dialect, Reader};
+    /// let d = Dialect::builder().headers(false).flexible(true).build().unwrap();
+    /// let rdr = Reader::builder().dialect(d).from_slice(b"1,2,3\n");
+    /// let names = vec!["a".into(), "b".into()];
+    /// let e = Columns::with_names_from(rdr, names, ColumnsFrom::Header).err().unwrap();
+    /// assert!(e.to_string().ends_with("3 fields, but the header row has 2 fields"), "{e}");
+    /// ```
+    pub fn with_names_from(
+        rdr: Reader<'a>,
+        names: Vec<String>,
+        from: ColumnsFrom,
+    ) -> Result<Columns<'a>> {
+        Columns::build(rdr, false, Some((names, from)))
     }
 
     fn build(
         mut rdr: Reader<'a>,
         header_row: bool,
-        given: Option<Vec<String>>,
+        given: Option<(Vec<String>, ColumnsFrom)>,
     ) -> Result<Columns<'a>> {
         let path = rdr.path().map(|p| p.to_path_buf());
         let mut names = Vec::new();
         let mut named_by_first = true;
         let mut from = if header_row { ColumnsFrom::Header } else { ColumnsFrom::FirstRecord };
-        if let Some(given) = given {
+        let named = given.is_some();
+        if let Some((given, given_from)) = given {
             names = given;
             named_by_first = false;
-            from = ColumnsFrom::Names;
+            from = given_from;
         } else if rdr.dialect().headers() {
             named_by_first = false;
             from = ColumnsFrom::Header;
@@ -541,6 +565,12 @@ impl<'a> Columns<'a> {
         while cols.named_by_first && !cols.done {
             cols.pull();
         }
+        // With names, the first rows, as a header row's columns read
+        // them: a longer first row is an error now, not from the first
+        // batch.
+        while named && !cols.done && cols.fill.ready.is_empty() && cols.fill.carry.is_none() {
+            cols.pull();
+        }
         // An error before any row (in the header, say) is one now.
         if cols.fill.ready.is_empty() && cols.fill.carry.is_none() {
             if let Some(e) = cols.error.take() {
@@ -558,13 +588,25 @@ impl<'a> Columns<'a> {
     /// ```
     /// use fastcsv::{arrow::Columns, ColumnsFrom, Dialect, Reader};
     /// let d = Dialect::builder().headers(false).flexible(true).build().unwrap();
-    /// let rdr = Reader::builder().dialect(d).from_slice(b"1,2,3\n");
+    /// let rdr = Reader::builder().dialect(d).from_slice(b"1,2\n1,2,3\n");
     /// let mut c = Columns::with_names(rdr, vec!["a".into(), "b".into()]).unwrap();
-    /// let e = c.names_from(ColumnsFrom::Header).next_batch().unwrap_err().to_string();
+    /// c.names_from(ColumnsFrom::Header);
+    /// assert_eq!(c.next_batch().unwrap().unwrap().rows(), 1);
+    /// let e = c.next_batch().unwrap_err().to_string();
     /// assert!(e.ends_with("3 fields, but the header row has 2 fields"), "{e}");
     /// ```
     pub fn names_from(&mut self, from: ColumnsFrom) -> &mut Self {
         self.from = from;
+        // A longer row among the rows read already says so too.
+        if let Some(e) = &self.error {
+            if let ErrorKind::LongRow { columns, found, .. } = *e.kind() {
+                let mut again = Error::new(ErrorKind::LongRow { columns, found, from });
+                if let Some(pos) = e.position() {
+                    again = again.with_position(pos);
+                }
+                self.error = Some(again);
+            }
+        }
         self
     }
 

@@ -1526,10 +1526,25 @@ fn a_longer_row_says_what_fixed_the_number_of_columns() {
         msg(Columns::new(rdr)),
         "line 3: record 2, byte 8: found record with 3 fields, but the first record has 2 fields"
     );
+    // With names, the first rows are read as the columns are made: a
+    // longer first row is an error there (as a header row's is), a later
+    // one from the batches, after the rows before it.
     let rdr = Reader::builder().dialect(dialect(false, true)).from_slice(b"1,2,3\n");
+    let names = || vec!["x".to_string(), "y".to_string()];
     assert_eq!(
-        msg(Columns::with_names(rdr, vec!["x".into(), "y".into()])),
-        "line 1: record 0, byte 0: found record with 3 fields, but 2 column names were given"
+        Columns::with_names(rdr, names()).err().map(|e| e.to_string()).as_deref(),
+        Some("line 1: record 0, byte 0: found record with 3 fields, but 2 column names were given")
+    );
+    let rdr = Reader::builder().dialect(dialect(false, true)).from_slice(b"1,2\n3,4,5\n");
+    assert_eq!(
+        msg(Columns::with_names(rdr, names())),
+        "line 2: record 1, byte 4: found record with 3 fields, but 2 column names were given"
+    );
+    let rdr = Reader::builder().dialect(dialect(false, true)).from_slice(b"\n1,2,3\n");
+    let e = Columns::with_names_from(rdr, names(), ColumnsFrom::Header).err().unwrap();
+    assert_eq!(
+        e.to_string(),
+        "line 2: record 1, byte 1: found record with 3 fields, but the header row has 2 fields"
     );
     // On threads, a later part's names are still the header row's.
     let dir = tempfile::tempdir().unwrap();

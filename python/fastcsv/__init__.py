@@ -57,12 +57,15 @@ from . import _fastcsv
 from ._fastcsv import Reader, _Unsupported
 from ._habits import (
     _arrow_type,  # noqa: F401 - the tests check the dtype names here
+    _check_booleans,
     _check_terminator,
     _dtype_types,
+    _encoding_errors,
     _flag,
     _Habits,
     _has_magic,
     _na_spellings,
+    _PANDAS_NA,
     _usecols,
 )
 
@@ -743,23 +746,37 @@ def read_arrow(
     most) are held ahead of the consumer. ``threads=1`` reads on the
     consumer's thread.
     """
+    _encoding_errors("read_arrow", fmtparams)
     _check_keywords("read_arrow", fmtparams)
     _check_terminator("read_arrow", fmtparams)
     string_view = _flag("string_view", string_view)
     strings_can_be_null = _flag("strings_can_be_null", strings_can_be_null)
     if usecols is not None and columns is not None:
         raise TypeError("read_arrow() takes columns or usecols, not both")
+    # The null spellings of text columns, where not those of typed ones.
+    text_nulls = None
     if na_values is not None:
         if null_values is not None:
             raise TypeError("read_arrow() takes null_values or na_values, not both")
         null_values = _na_spellings("read_arrow", na_values, keep_default_na)
         strings_can_be_null = True
+        if "" not in null_values:
+            # keep_default_na=False: the empty value stays text in text
+            # columns, and is null in typed ones (pandas' nullable Int64
+            # and date columns read it so).
+            text_nulls = null_values
+            null_values = null_values + [""]
     elif not _flag("keep_default_na", keep_default_na) and null_values is None:
         # No default spelling is null: the empty value alone, in typed
         # columns (pandas' nullable and date columns read it so).
         null_values = [""]
+    elif dtype is not None and null_values is None:
+        # pandas' keyword, pandas' null spellings in the typed columns
+        # (pyarrow's, the default of `types`, lack "None" and "<NA>").
+        null_values = list(_PANDAS_NA)
     if dtype is not None and types is not None:
         raise TypeError("read_arrow() takes types or dtype, not both")
+    _check_booleans("read_arrow", types, dtype, true_values, false_values)
     habits = _Habits(
         "read_arrow",
         {"sep": sep, "skiprows": skiprows, "nrows": nrows, "comment": comment,
@@ -806,6 +823,7 @@ def read_arrow(
             src.seek(pos)
         spec = _spec(kind, src, extra)
         spec["compression"] = codec
+        spec["byte_map"] = habits.byte_map
         if habits.names is not None:
             part_names: Any = habits.names
         elif habits.numbered is not None:
@@ -830,6 +848,7 @@ def read_arrow(
             false_values,
             strings_can_be_null,
             _infer_rows(infer_rows),
+            text_nulls,
         )
 
     try:

@@ -134,6 +134,7 @@ def _read_arrow(
     false_values: Any = None,
     strings_can_be_null: bool = False,
     infer_rows: int | None = None,
+    text_null_values: Any = None,
 ) -> ArrowStream:
     """The columns of a native input, as an Arrow stream."""
 

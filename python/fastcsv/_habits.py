@@ -7,9 +7,11 @@ and ``header=N`` leave out, found in Python before the native parse."""
 from __future__ import annotations
 
 import _csv
+import array
 import codecs
 import importlib
 import io
+import itertools
 import numbers
 import operator
 import sys
@@ -40,8 +42,46 @@ def _na_spellings(func: str, na_values: Any, keep_default_na: bool) -> list[str]
     if isinstance(na_values, (str, bytes)) or not hasattr(na_values, "__iter__"):
         # One value (pandas takes a number as its text: na_values=5).
         na_values = [na_values]
-    given = [str(x) for x in na_values]
+    given: list[str] = []
+    for x in na_values:
+        given.append(str(x))
+        # pandas' spellings of a whole number, given as a number or as
+        # text: na_values=[-999] (or "-999", or -999.0) is "-999" and
+        # "-999.0" too.
+        try:
+            v = float(x)
+            if v == int(v):
+                given += [f"{int(v)}.0", str(int(v))]
+        except (TypeError, ValueError, OverflowError):
+            pass
+    given = list(dict.fromkeys(given))
     return (list(_PANDAS_NA) if _flag("keep_default_na", keep_default_na) else []) + given
+
+
+def _encoding_errors(func: str, fmtparams: dict[str, Any]) -> None:
+    """pandas' ``encoding_errors`` as fastcsv's ``errors`` (the name
+    ``open`` and ``bytes.decode`` give it), in ``fmtparams``; both given
+    and different is a ``TypeError``."""
+    if "encoding_errors" not in fmtparams:
+        return
+    value = fmtparams.pop("encoding_errors")
+    if fmtparams.get("errors", value) != value:
+        raise TypeError(f"{func}() takes errors or encoding_errors, not both")
+    fmtparams["errors"] = value
+
+
+def _check_booleans(func: str, types: Any, dtype: Any, true_values: Any, false_values: Any) -> None:
+    """``true_values`` / ``false_values`` spell the booleans of typed
+    columns; without ``types`` or ``dtype`` every column is text, where
+    they would do nothing (pandas, which infers types by default, makes a
+    column of such values ``bool``): a ``ValueError`` that says how to ask
+    for types, not the spellings silently ignored."""
+    if types is None and dtype is None and (true_values is not None or false_values is not None):
+        raise ValueError(
+            f"{func}() reads every column as text unless types= or dtype= is given: "
+            "true_values and false_values spell booleans in typed columns "
+            "(give types='infer' for pandas' inferred types, or a bool dtype)"
+        )
 
 
 def _flag(name: str, value: Any) -> bool:
@@ -167,7 +207,8 @@ def _usecols(usecols: Any, func: str, names: Any, numbered: bool = False) -> lis
             if k not in every:
                 raise ValueError(f"usecols names a column the file does not have: {k!r}")
             picked.add(every.index(k))
-        elif isinstance(k, int) and not isinstance(k, bool):
+        elif isinstance(k, numbers.Integral) and not isinstance(k, bool):
+            k = operator.index(k)  # numpy's ints too
             if not 0 <= k < len(every):
                 raise ValueError(f"usecols index {k} is out of range: the file has {len(every)} columns")
             picked.add(k)
@@ -191,7 +232,10 @@ def _header_plan(header: Any, names: Any) -> tuple[bool, int, bool]:
     ``True``/``False`` are fastcsv's; ``None`` is pandas' "no header";
     an ``int`` N is pandas' row number: skip N rows, then the header.
     With ``names``, ``True`` (the default) and ``None`` mean the file has
-    no header row; an int that it has one, replaced by ``names``."""
+    no header row; an int that it has one, replaced by ``names``.
+    ``"infer"`` is pandas' default, spelt out: ``True``."""
+    if isinstance(header, str) and header == "infer":
+        header = True
     if header is None or header is False:
         return False, 0, False
     if header is True:
@@ -277,8 +321,11 @@ def _decompress(data: bytes, codec: str) -> bytes:
 _NATIVE_ENCODINGS = ("utf-8", "utf-8-sig")
 
 
-def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tuple[str, str | None]:
-    """The whole input as text, and its name for errors."""
+def _text_of(
+    kind: str, src: Any, encoding: str, errors: str, codec: str
+) -> tuple[str, str | None, bytes | None]:
+    """The whole input as text, its name for errors, and its bytes
+    (decompressed; ``None`` for text input)."""
     name: str | None = None
     if kind == "path":
         name = src
@@ -293,7 +340,7 @@ def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tup
         name = n if isinstance(n, str) else None
         data = src.read()
     if isinstance(data, str):
-        return data, name
+        return data, name, None
     data = _decompress(bytes(data), codec)
     if codecs.lookup(encoding).name == "utf-8":
         if errors == "strict":
@@ -302,7 +349,7 @@ def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tup
             errors = "surrogateescape"
         encoding = "utf-8-sig"
     try:
-        return data.decode(encoding, errors), name
+        return data.decode(encoding, errors), name, data
     except UnicodeDecodeError as e:
         # The file's line of the byte: the reason says where.
         before = data[: e.start].decode(encoding, "replace")
@@ -312,7 +359,7 @@ def _text_of(kind: str, src: Any, encoding: str, errors: str, codec: str) -> tup
 
 
 def _filter_rows(
-    text: str,
+    lines: list[str],
     dialect_args: tuple[Any, ...],
     fmtparams: dict[str, Any],
     skip: Any,
@@ -321,21 +368,28 @@ def _filter_rows(
     nrows: int | None,
     comment: str | None,
     named: bool = False,
-) -> tuple[str, int | None]:
-    """``text`` with the rows pandas' ``skiprows``, ``header=N``,
-    ``comment`` and ``nrows`` leave out made empty (each of their line ends
-    kept, so that line numbers in errors are the file's; empty rows are
-    skipped), and cut after the last row ``nrows`` keeps.
+) -> tuple[list[str], list[tuple[int, int, int, int]], int | None]:
+    """The text of ``lines`` (the input's, line ends kept) with the rows
+    pandas' ``skiprows``, ``header=N``, ``comment`` and ``nrows`` leave out
+    made empty (each of their line ends kept, so that line numbers in
+    errors are the file's; empty rows are skipped), and cut after the last
+    row ``nrows`` keeps, record by record; then the records not kept as
+    they were, for :func:`_byte_map`: the index of each in the first list,
+    its first line, its number of lines, and the file's record number
+    less the parser's after it (a record left out that spans lines is a
+    record per line to the parser).
 
     With ``nrows=0`` and no header row, the first row left out fixes the
     number of columns, as pandas reads it (``header=None, nrows=0`` gives
     the columns ``0, 1, ...`` and no row): its number of fields comes
     second (``None`` otherwise, with ``named`` (the columns are named by
     the caller), or when there is no such row)."""
-    lines = list(io.StringIO(text, newline=""))
     rows = _csv.reader(iter(lines), *dialect_args, **fmtparams)
+    base = 0  # the line `rows` started at (set back to read lines again)
     quote = rows.dialect.quotechar
     out: list[str] = []
+    changed: list[tuple[int, int, int, int]] = []
+    emitted = 0  # records the parser sees in `out`
     seen = 0  # lines consumed
     index = 0  # records, empty ones included (pandas' row numbers)
     nonempty = 0  # non-empty records kept so far
@@ -354,25 +408,41 @@ def _filter_rows(
             # and reports it with its path, line and record.
             out.append("".join(lines[seen:]))
             break
-        rec = lines[seen : rows.line_num]
-        seen = rows.line_num
+        first_line = seen
+        seen = base + rows.line_num
+        rec = lines[first_line:seen]
         i = index
         index += 1
         drop = bool(skip(i)) if skip is not None else False
+        cut_here = False  # a trailing comment was cut from the record
         if not drop and comment is not None and row:
-            first = "".join(rec)
-            if first.lstrip(" ").startswith(comment):
+            # A comment at the line's start leaves the row out; one after
+            # spaces leaves a row of them, as pandas reads it. Where the
+            # comment ends the record on an earlier line than the parse
+            # did (a quote in it opened a field), the lines after it are
+            # read again, as rows of their own.
+            if rec[0].startswith(comment):
+                cut = rec[:1]
                 drop = True
             else:
-                rec = _cut_comment(rec, comment, quote)
-                if not "".join(rec).strip("\r\n"):
-                    drop = True
-        if drop or not row:
-            out.append("".join(_line_end(x) for x in rec))
+                cut = _cut_comment(rec, comment, quote)
+                drop = not "".join(cut).strip("\r\n")
+                cut_here = cut != rec
+            if len(cut) < len(rec):
+                seen = base = first_line + len(cut)
+                rows = _csv.reader(itertools.islice(lines, base, None), *dialect_args, **fmtparams)
+            rec = cut
+        if not row:
+            out.append("".join(rec))  # an empty line, as it was
+            emitted += 1
             continue
-        if nonempty < header_skip:
-            nonempty += 1
+        if drop or nonempty < header_skip:
+            if not drop:
+                nonempty += 1
+            # Each line end is an empty record to the parser.
             out.append("".join(_line_end(x) for x in rec))
+            emitted += len(rec)
+            changed.append((len(out) - 1, first_line, len(rec), index - emitted))
             continue
         if limit is not None and nonempty >= limit:
             # nrows=0 without a header row: the first data row, read for
@@ -381,7 +451,94 @@ def _filter_rows(
             break
         nonempty += 1
         out.append("".join(rec))
-    return "".join(out), width
+        emitted += 1
+        if cut_here:
+            changed.append((len(out) - 1, first_line, len(rec), index - emitted))
+    return out, changed, width
+
+
+def _byte_map(
+    out: list[str] | None,
+    changed: list[tuple[int, int, int, int]],
+    lines: list[str],
+    raw: bytes | None,
+    encoding: str,
+    exact: bool,
+) -> tuple[bytes, bytes, bytes] | None:
+    """Where records of the text given to the parser (``out``, pieces of
+    which are ``changed`` from the file's ``lines``, as
+    :func:`_filter_rows` gives them; ``None``: the lines as they are)
+    start there and in the file (``raw``, decoded as ``encoding``), in
+    bytes, with the file's record number less the parser's (as three
+    ``i64`` columns, :func:`_packed`), where these may change: for errors
+    to give the file's byte offsets and record numbers. ``None`` when they are the same, or when the bytes in the
+    file cannot be told (``exact`` false: a decoding that replaced bytes;
+    the offsets then count the text parsed, as documented)."""
+    if raw is None:
+        return None
+    rewritten = out or []  # `changed` is empty without it
+    utf8_of = operator.methodcaller("encode", "utf-8", "surrogateescape")
+    if codecs.lookup(encoding).name in _NATIVE_ENCODINGS:
+        # The same bytes, past a BOM, but in the records changed.
+        in_file = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+        if not exact and in_file + sum(len(utf8_of(x)) for x in lines) != len(raw):
+            return None  # bytes replaced in decoding
+        at = 0
+        starts = [(0, in_file, 0)] if in_file else []
+        after = 0  # pieces of `out` counted
+        for k, line, n, records in changed:
+            same = len(utf8_of("".join(rewritten[after:k])))
+            in_file += same + len(utf8_of("".join(lines[line : line + n])))
+            at += same + len(utf8_of(rewritten[k]))
+            after = k + 1
+            starts.append((at, in_file, records))
+        return _packed(*zip(*starts)) if starts else None
+    # Another encoding: a line's bytes there and in UTF-8 differ, unless
+    # it is ASCII written as ASCII.
+    ascii = _ascii_compatible(encoding)
+    if out is None and ascii and raw.isascii():
+        return None
+    try:
+        if ascii and len(raw) == sum(map(len, lines)):
+            sizes: Any = map(len, lines)  # a byte a character (latin-1...)
+        elif ascii:
+            sizes = map(len, map(operator.methodcaller("encode", encoding), lines))
+        else:
+            # A codec with state (a BOM, shifts): line after line.
+            enc = codecs.getincrementalencoder(encoding)("strict")
+            sizes = [len(enc.encode(line)) for line in lines]
+            if sizes:
+                sizes[-1] += len(enc.encode("", final=True))
+        file_at = list(itertools.accumulate(sizes, initial=0))
+    except UnicodeError:
+        return None
+    if file_at[-1] != len(raw):
+        return None
+    # Each line's bytes in the text parsed, and the record numbers' shift
+    # from each on: a changed record's text counts at its first line.
+    parsed = list(map(len, map(utf8_of, lines)))
+    shift = [0] * (len(lines) + 1)
+    last = 0
+    for k, line, n, records in changed:
+        parsed[line : line + n] = [len(utf8_of(rewritten[k]))] + [0] * (n - 1)
+        shift[line + n] += records - last
+        last = records
+    return _packed(itertools.accumulate(parsed, initial=0), file_at, itertools.accumulate(shift))
+
+
+def _packed(parsed: Any, file: Any, records: Any) -> tuple[bytes, bytes, bytes]:
+    """The columns of a byte map as the native reader takes them: ``i64``
+    arrays."""
+    return tuple(array.array("q", c).tobytes() for c in (parsed, file, records))  # type: ignore[return-value]
+
+
+def _ascii_compatible(encoding: str) -> bool:
+    """Whether ``encoding`` writes each ASCII character as its one byte,
+    with no BOM or state (latin-1, cp1252, ...; not UTF-16)."""
+    try:
+        return "a,\n".encode(encoding) == b"a,\n" and "".encode(encoding) == b""
+    except (UnicodeError, LookupError):
+        return False
 
 
 def _line_end(line: str) -> str:
@@ -451,6 +608,10 @@ class _Habits:
         # header row whose rows are all left out (nrows=0), set by
         # `rewrite`.
         self.numbered: list[str] | None = None
+        # Where the records of the input rewritten by `rewrite` start
+        # there and in the file, in bytes, and the file's record number
+        # less the parser's, where either differs.
+        self.byte_map: tuple[bytes, bytes, bytes] | None = None
 
     def skip_fn(self) -> Any:
         s = self.skiprows
@@ -503,12 +664,26 @@ class _Habits:
         enc = extra.pop("encoding", None) or "utf-8"
         errors = extra.pop("errors", None) or "strict"
         codecs.lookup_error(errors)
-        text, name = _text_of(kind, src, enc, errors, self.codec)
+        if self.comment is not None:
+            d = _csv.reader((), *dialect_args, **fmtparams).dialect
+            if self.comment in (d.delimiter, d.quotechar, d.escapechar, "\r", "\n"):
+                # Which would win is a guess: the delimiter would end the
+                # rows' text at their first field.
+                raise ValueError(
+                    f"comment must differ from the delimiter, quotechar, escapechar "
+                    f"and line ends, not {self.comment!r}"
+                )
+        text, name, raw = _text_of(kind, src, enc, errors, self.codec)
         skip = self.skip_fn()
         rows_left_out = self.header_skip or self.replace or self.comment
-        if skip is not None or rows_left_out or self.nrows is not None:
-            text, width = _filter_rows(
-                text,
+        pieces: list[str] | None = None
+        changed: list[tuple[int, int, int, int]] = []
+        filtered = skip is not None or rows_left_out or self.nrows is not None
+        utf8 = codecs.lookup(enc).name in _NATIVE_ENCODINGS
+        lines = list(io.StringIO(text, newline="")) if filtered or not utf8 else []
+        if filtered:
+            pieces, changed, width = _filter_rows(
+                lines,
                 dialect_args,
                 fmtparams,
                 skip,
@@ -522,6 +697,13 @@ class _Habits:
                 # No row is read, so the native reader cannot count the
                 # columns: they are named as it names them ("0", "1", ...).
                 self.numbered = [str(i) for i in range(width)]
+            text = "".join(pieces)
+        # Decoding with a handler other than strict may have replaced
+        # bytes: their number in the file is then unknown.
+        exact = errors in ("strict", "surrogateescape")
+        if not exact and utf8 and not lines:
+            lines = list(io.StringIO(text, newline=""))
+        self.byte_map = _byte_map(pieces, changed, lines, raw, enc, exact)
         # A lone surrogate (``errors='surrogateescape'``, or a byte that
         # is not UTF-8 with ``errors='strict'``) goes back to its byte,
         # which the native reader then reports with its place.

@@ -142,6 +142,16 @@ def _types_in(types: Any, piece: _Piece) -> Any:
     return {k: v for k, v in types.items() if not isinstance(k, str) or k in have}
 
 
+def _names_kw(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``read_arrow``'s keywords for the names of a file alone: every
+    column, untyped (so with no spelling of booleans, which
+    ``read_arrow`` refuses without types)."""
+    kw = dict(kwargs, columns=None)
+    for k in ("dtype", "true_values", "false_values"):
+        kw.pop(k, None)
+    return kw
+
+
 def _headers(pieces: list[_Piece], dialect: Any, kwargs: dict[str, Any]) -> list[_Piece]:
     """``pieces`` with the names of their file's header (or numbered
     columns of its first row) set, less those of a file with no record
@@ -150,8 +160,7 @@ def _headers(pieces: list[_Piece], dialect: Any, kwargs: dict[str, Any]) -> list
     names: list[str] = []
     for piece in pieces:
         if piece.part is None or piece.part.index == 0:
-            kw = dict(kwargs, columns=None)
-            kw.pop("dtype", None)
+            kw = _names_kw(kwargs)
             names = _head(piece, dialect, kw)
         piece.names = names
         if names:
@@ -367,12 +376,14 @@ def read_csv(
         ) from e
     if "nrows" in fmtparams:
         raise TypeError("fastcsv.dask.read_csv() does not take nrows: use df.head(n)")
+    fastcsv._encoding_errors("read_csv", fmtparams)
     for k in list(fmtparams):
         if k not in _READ_ARROW_KEYS:
             raise TypeError(f"read_csv() got an unexpected keyword argument {k!r}")
     if columns is not None and usecols is not None:
         raise TypeError("fastcsv.dask.read_csv takes columns or usecols, not both")
     fastcsv._check_terminator("read_csv", fmtparams)
+    fastcsv._check_booleans("read_csv", types, fmtparams.get("dtype"), true_values, false_values)
     if fmtparams.get("na_values") is not None:
         fastcsv._na_spellings("read_csv", fmtparams["na_values"], True)
     # pandas' usecols: the columns in the file's order (see below).
@@ -438,7 +449,8 @@ def read_csv(
                         f"names a column twice: {h}"
                     )
     if file_order:
-        every = fastcsv.read_arrow(pieces[0].source(), dialect, **dict(kwargs, columns=None)).column_names
+        kw = _names_kw(kwargs)
+        every = fastcsv.read_arrow(pieces[0].source(), dialect, **kw).column_names
         columns = fastcsv._usecols(columns, "read_csv", lambda: every)
         kwargs["columns"] = columns
     if align and columns is not None and not callable(columns):
@@ -482,9 +494,7 @@ def read_csv(
             # read_arrow takes them by index in the file (`columns` keeps them).
             at: list[int] = list(range(len(names)))
             if columns is not None:
-                every = fastcsv.read_arrow(
-                    pieces[0].source(), dialect, **dict(kwargs, columns=None)
-                ).column_names
+                every = fastcsv.read_arrow(pieces[0].source(), dialect, **_names_kw(kwargs)).column_names
                 at = [c if isinstance(c, int) else every.index(c) for c in columns]
             given = dict(zip(at, chosen))
     if types != "infer" and (types is not None or fmtparams.get("dtype") is not None):

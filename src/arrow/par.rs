@@ -530,14 +530,14 @@ impl Job {
         if k == 0 && !self.named {
             return Columns::with_header_row(rdr, self.header_row);
         }
-        let mut cols = Columns::with_names(rdr, self.names.clone())?;
-        if !self.named {
-            // A later part: the names are the first part's header row (or
-            // the count of its first record).
-            let headers = self.header_row || self.builder.dialect_ref().headers();
-            cols.names_from(if headers { ColumnsFrom::Header } else { ColumnsFrom::FirstRecord });
+        if self.named {
+            return Columns::with_names(rdr, self.names.clone());
         }
-        Ok(cols)
+        // A later part: the names are the first part's header row (or
+        // the count of its first record).
+        let headers = self.header_row || self.builder.dialect_ref().headers();
+        let from = if headers { ColumnsFrom::Header } else { ColumnsFrom::FirstRecord };
+        Columns::with_names_from(rdr, self.names.clone(), from)
     }
 
     fn work(&self, shared: &Shared, tx: &mpsc::Sender<(usize, Item)>) {

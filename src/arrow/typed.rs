@@ -110,6 +110,9 @@ pub struct Spellings {
     falses: Words,
     /// Null spellings make nulls in text columns too.
     strings_null: bool,
+    /// The spellings of nulls in text columns, when not those of typed
+    /// ones ([`Spellings::text_nulls`]).
+    text_nulls: Option<Words>,
     /// A null spelling is also a value other than a NaN of some type:
     /// nulls are then looked for before values.
     pub(crate) shadows: bool,
@@ -122,6 +125,7 @@ impl Default for Spellings {
             trues: Words::new(TRUE_VALUES),
             falses: Words::new(FALSE_VALUES),
             strings_null: false,
+            text_nulls: None,
             shadows: false,
         }
         .settled()
@@ -170,6 +174,40 @@ impl Spellings {
 
     pub(crate) fn strings_null(&self) -> bool {
         self.strings_null
+    }
+
+    /// The values read as null in text columns, when they are not those
+    /// of typed columns (as pandas reads `na_values` with
+    /// `keep_default_na=False`: its nullable integer columns take the
+    /// empty value as null, its text columns keep it). Turns on
+    /// [`Spellings::strings_can_be_null`].
+    ///
+    /// ```
+    /// use fastcsv::arrow::{Column, Columns, DataType, Spellings};
+    /// let rdr = fastcsv::Reader::from_slice(b"s,n\nx,1\n,\n");
+    /// let mut cols = Columns::new(rdr).unwrap();
+    /// cols.set_spellings(Spellings::default().nulls(["x", ""]).text_nulls(["x"]));
+    /// cols.set_types(vec![DataType::Utf8, DataType::Int64]).unwrap();
+    /// let b = cols.next_batch().unwrap().unwrap();
+    /// let s = b.strings(0);
+    /// assert_eq!((s.is_null(0), s.is_null(1), s.get(1)), (true, false, ""));
+    /// let Column::Int64(n) = b.column(1) else { panic!() };
+    /// assert_eq!((n.get(0), n.get(1)), (Some(1), None));
+    /// ```
+    pub fn text_nulls<S: AsRef<[u8]>>(mut self, values: impl IntoIterator<Item = S>) -> Spellings {
+        self.text_nulls = Some(Words::new(values));
+        self.strings_null = true;
+        self
+    }
+
+    /// Whether `v` reads as null in a text column whose values can be
+    /// null.
+    #[inline]
+    pub(crate) fn is_text_null(&self, v: &[u8]) -> bool {
+        match &self.text_nulls {
+            Some(w) => w.contains(v),
+            None => self.nulls.contains(v),
+        }
     }
 
     /// With `shadows` worked out.
@@ -290,13 +328,13 @@ pub(crate) struct Nulls {
 }
 
 impl Nulls {
-    /// The values of text column `c` spelt as nulls by `sp`.
+    /// The values of text column `c` spelt as nulls in text by `sp`.
     pub(crate) fn of(c: &StringColumn, sp: &Spellings) -> Nulls {
         let mut n = Nulls::default();
         let len = c.len();
         for (i, w) in c.offsets.windows(2).enumerate() {
             let v = c.data.get(w[0] as usize..w[1] as usize).unwrap_or_default();
-            if sp.is_null(v) {
+            if sp.is_text_null(v) {
                 n.count += 1;
                 // At the first null, every value before it is valid.
                 n.bits.get_or_insert_with(|| {

@@ -574,13 +574,14 @@ def test_custom_null_and_boolean_spellings():
     s = fastcsv.read_arrow(b"a,b\n0,1\n1,0\n", types={"a": "bool", "b": "int64"}, null_values=["0"])
     assert consume_typed(s)[2] == [[None, 1], [True, None]]
     # In text columns too, when asked (the values keep their text).
-    s = fastcsv.read_arrow(data, strings_can_be_null=True, **kw)
+    # (true_values and false_values need types: see test_pandas_habits.)
+    s = fastcsv.read_arrow(data, strings_can_be_null=True, null_values=kw["null_values"])
     assert consume_typed(s)[2] == [["1", "yes", "1.5", "a"], [None, "no", None, "b"], ["3", None, None, None]]
     # Not a list of str.
     for bad, msg in [("NA", "null_values must be a list of str"), ([1], "true_values must be")]:
         key = "null_values" if "null" in msg else "true_values"
         with pytest.raises(TypeError, match=msg):
-            fastcsv.read_arrow(data, **{key: bad})
+            fastcsv.read_arrow(data, types="infer", **{key: bad})
 
 
 def test_custom_spellings_on_two_threads(tmp_path):

@@ -154,3 +154,20 @@ def test_a_distributed_cluster_computes_the_rows(tmp_path):
     ) as cluster, distributed.Client(cluster, timeout=60) as client:
         got = client.compute(df).result(timeout=120)
     assert got.astype(object).values.tolist() == rows[1:]
+
+
+def test_boolean_spellings_without_types_are_refused(tmp_path):
+    # As read_arrow: without types every column is text, where the
+    # spellings would do nothing.
+    pytest.importorskip("dask.dataframe")
+    p = tmp_path / "f.csv"
+    p.write_text("a\nyes\n")
+    with pytest.raises(ValueError, match=r"read_csv\(\) reads every column as text"):
+        fastcsv.dask.read_csv(str(p), true_values=["yes"])
+
+
+def test_encoding_errors_is_taken(tmp_path):
+    p = tmp_path / "f.csv"
+    p.write_bytes(b"a\n\xff\n")
+    df = fastcsv.dask.read_csv(str(p), encoding_errors="replace").compute()
+    assert df["a"].tolist() == ["\ufffd"]

@@ -4,6 +4,8 @@ clear error where it documents another."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 pa = pytest.importorskip("pyarrow")
@@ -97,17 +99,24 @@ def test_names_shorter_than_a_row_names_what_happened(tmp_path):
     # pandas makes the extra leading columns an index; fastcsv documents a
     # longer-row error, which says where, and how many fields against how
     # many names (not "the previous record", which there is none of).
+    # The first rows are read by the call (as a header row is), so the
+    # error comes from it, not from the stream's consumer.
     p = write(tmp_path, "1,2,3\n4,5,6\n")
-    with pytest.raises(fastcsv.Error) as ei:
-        fastcsv.read_arrow(p, names=["x", "y"]).read_all()
-    assert str(ei.value) == (
-        f"{p}:1: record 0, byte 0: found record with 3 fields, but 2 column names were given"
-    )
+    for source in (p, str(p), p.read_bytes(), io.BytesIO(p.read_bytes())):
+        with pytest.raises(fastcsv.Error) as ei:
+            fastcsv.read_arrow(source, names=["x", "y"])
+        where = f"{p}:1" if not isinstance(source, (bytes, io.BytesIO)) else "line 1"
+        assert str(ei.value) == (
+            f"{where}: record 0, byte 0: found record with 3 fields, but 2 column names were given"
+        )
+    # On several threads too (a file of 8 MiB or more is cut into parts).
+    big = write(tmp_path, "1,2,3\n" + "4,5\n" * (3 << 20), "big.csv")
+    with pytest.raises(fastcsv.Error, match=r":1: record 0, byte 0: found record with 3 fields"):
+        fastcsv.read_arrow(big, names=["x", "y"], threads=2)
     # A later row, with header=0 replaced by the names (the header row is
-    # emptied before the parse: the byte counts the text parsed, as
-    # documented, the line is the file's).
+    # emptied before the parse; the line, record and byte are the file's).
     p = write(tmp_path, "a,b\n1,2\n3,4,5\n")
-    with pytest.raises(fastcsv.Error, match=r":3: record 2, byte 5: found record with 3 fields, "
+    with pytest.raises(fastcsv.Error, match=r":3: record 2, byte 8: found record with 3 fields, "
                        "but 2 column names were given$"):
         fastcsv.read_arrow(p, names=["x", "y"], header=0).read_all()
 
@@ -414,3 +423,200 @@ def test_split_takes_numpy_ints_as_summarize_does(tmp_path):
     for bad in (0, -1):
         with pytest.raises(ValueError):
             fastcsv.split(p, size=bad)
+
+
+# --- true_values / false_values without types ---
+
+
+def test_boolean_spellings_without_types_are_refused():
+    # pandas infers types by default, so a column of yes/no with
+    # true_values/false_values is bool; fastcsv's columns are text unless
+    # types are asked for, where the spellings would do nothing: an error
+    # that says so, not the spellings silently ignored.
+    data = b"a,b\nyes,1\nno,0\n"
+    want = pd.read_csv(io.BytesIO(data), true_values=["yes"], false_values=["no"])
+    assert str(want.dtypes["a"]) == "bool"
+    for kw in ({"true_values": ["yes"]}, {"false_values": ["no"]},
+               {"true_values": ["yes"], "false_values": ["no"]}):
+        with pytest.raises(ValueError, match=r"read_arrow\(\) reads every column as text .*types='infer'"):
+            fastcsv.read_arrow(data, **kw)
+    # With types="infer" (or a dtype) the column is bool, as pandas reads it.
+    t = table(data, types="infer", true_values=["yes"], false_values=["no"])
+    assert t.column("a").to_pylist() == want["a"].tolist() == [True, False]
+    assert t.column("b").to_pylist() == want["b"].tolist() == [1, 0]
+    t = table(data, dtype={"a": "bool"}, true_values=["yes"], false_values=["no"])
+    assert t.column("a").to_pylist() == [True, False]
+
+
+# --- positions in errors after rows rewritten in Python ---
+
+LONG = "found record with 3 fields, but the header row has 2 fields"
+
+
+@pytest.mark.parametrize(
+    "data, kw, record",
+    [
+        # Rows left out, each their line end alone to the parser.
+        (b"a,b\nskip,me\n1,2\n3,4,5\n", {"skiprows": [1]}, 3),
+        (b"junk\na,b\n1,2\n3,4,5\n", {"header": 1}, 3),
+        (b"junk\na,b\n1,2\n3,4,5\n", {"skiprows": 1}, 3),
+        (b"a,b\n# note\n1,2 # x\n3,4,5\n", {"comment": "#"}, 3),
+        (b"a,b\r\n# note\r\n1,2 #x\r\n3,4,5\r\n", {"comment": "#", "nrows": 9}, 3),
+        # A row left out that spans lines is one record of the file.
+        (b'a,b\n"1\n2",2\n3,4\n3,4,5\n', {"skiprows": [1]}, 3),
+        (b'a,b\n"1\r\n\r\n2",2\n3,4\n3,4,5\n', {"skiprows": lambda i: i == 1}, 3),
+        # A BOM, and other encodings: the file's bytes, not UTF-8's.
+        (b"\xef\xbb\xbfa,b\n1,2\n3,4,5\n", {"nrows": 5}, 2),
+        ("a,b\n\u00e9\u00e9,2\n3,4,5\n".encode("latin-1"), {"encoding": "latin-1"}, 2),
+        ("a,b\n\u00e9,\u20ac\n3,4,5\n".encode("cp1252"), {"encoding": "cp1252", "skiprows": [9]}, 2),
+        ("a,b\n\u00e9,2\n3,4,5\n".encode("utf-16"), {"encoding": "utf-16"}, 2),
+        ("a,b\n\u00e9,2\n3,4,5\n".encode("utf-16-le"), {"encoding": "utf-16-le", "nrows": 9}, 2),
+        ("a,b\nx\n\u00e9,2\n3,4,5\n".encode("latin-1"), {"encoding": "latin-1", "skiprows": [1]}, 3),
+        # errors= other than strict, where no byte was replaced.
+        (b"a,b\nskip,me\n1,2\n3,4,5\n", {"skiprows": [1], "errors": "replace"}, 3),
+    ],
+)
+def test_errors_after_rewritten_rows_name_the_files_place(tmp_path, data, kw, record):
+    # skiprows, comment, header=N, nrows and other encodings are done in
+    # Python before the parse; the error still names the line, record and
+    # byte of the file (the byte offset counted the rewritten UTF-8 text).
+    p = write(tmp_path, data)
+    text = data.decode(kw.get("encoding", "utf-8"))
+    enc = kw.get("encoding", "utf-8")
+    start = text.index("3,4,5")
+    byte = len(text[:start].encode(enc))  # utf-16's BOM included
+    line = len(io.StringIO(text[:start], newline="").readlines()) + 1
+    for source, where in ((p, f"{p}:{line}"), (data, f"line {line}")):
+        with pytest.raises(fastcsv.Error) as ei:
+            fastcsv.read_arrow(source, **kw).read_all()
+        assert str(ei.value) == f"{where}: record {record}, byte {byte}: {LONG}"
+
+
+def test_a_value_error_after_rewritten_rows_names_the_files_byte(tmp_path):
+    data = b"a,b\nskip,me\n1,2\n3,x\n"
+    for kw in ({"types": {"b": "int64"}}, {"dtype": {"b": "int64"}}):
+        with pytest.raises(fastcsv.Error, match=r'^line 4: record 3, byte 16: field 1 is not a valid int64: "x"$'):
+            fastcsv.read_arrow(data, skiprows=[1], **kw).read_all()
+    # Not UTF-8, found by the native reader at the same place.
+    with pytest.raises(fastcsv.Error, match=r"^line 4: record 3, byte 16: invalid UTF-8"):
+        fastcsv.read_arrow(b"a,b\nskip,me\n1,2\n3,\xff\n", skiprows=[1]).read_all()
+    # A parse error inside its record: at its byte in the file.
+    with pytest.raises(fastcsv.Error, match=r"^line 4: record 3, byte 21: ',' expected after"):
+        fastcsv.read_arrow(b'a,b\nskip,me\n1,2\n3,"4"x\n', skiprows=[1], strict=True).read_all()
+
+
+# --- na_values with keep_default_na ---
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"na_values": ["x"]},
+        {"na_values": ["x"], "keep_default_na": False},
+        {"na_values": ["x", ""], "keep_default_na": False},
+        {"na_values": "None", "keep_default_na": False},
+        {"keep_default_na": False},
+        {},
+    ],
+)
+def test_na_values_and_keep_default_na_read_as_pandas_reads_them(kw):
+    # A null spelling is null in text columns too, as in pandas; with
+    # keep_default_na=False the empty value stays text in a text column
+    # and is null in a nullable integer one (pandas' Int64 reads it so).
+    data = b"s,n\nx,1\nNA,\n,3\nNone,4\n"
+    want = pd.read_csv(io.BytesIO(data), dtype={"s": "string", "n": "Int64"}, **kw)
+    got = fastcsv.read_arrow(data, dtype={"s": "string", "n": "Int64"}, **kw).read_all()
+    n = [None if v is pd.NA else int(v) for v in want["n"]]
+    assert got.column("n").to_pylist() == n
+    s = [None if v is pd.NA else v for v in want["s"]]
+    if "na_values" in kw:
+        assert got.column("s").to_pylist() == s
+    else:
+        # Without na_values text columns hold every value's text (a
+        # documented difference: pandas reads NA, "" and None as NaN).
+        assert got.column("s").to_pylist() == ["x", "NA", "", "None"]
+
+
+# --- header="infer", comments after spaces or opening quotes, encoding_errors ---
+
+
+def test_header_infer_is_pandas_default_spelt_out():
+    data = b"a,b\n1,2\n"
+    assert table(data, header="infer").column_names == list(pd.read_csv(io.BytesIO(data), header="infer").columns)
+    with pytest.raises(TypeError, match="header must be bool, int or None, not str"):
+        fastcsv.read_arrow(data, header="yes")
+
+
+@pytest.mark.parametrize(
+    "data, kw",
+    [
+        # Spaces before a comment are a row (pandas' C parser keeps it).
+        (b"a,b\n  #1,2\n3,4\n", {}),
+        (b"a,b\n #x\n3,4\n", {"skipinitialspace": True}),
+        # A quote in a trailing comment opened a field spanning lines to
+        # csv: the line after it is a row of its own, not left out.
+        (b'a,b\n1,2 #x,"p\nq"\n3,4\n', {}),
+        (b'a,b\n1,"x\ny" #x,"p\nq"\n3,4\n', {}),
+        (b'a,b\n#x,"p\nq"\n3,4\n', {}),
+    ],
+)
+def test_comment_rows_are_those_pandas_reads(data, kw):
+    want = pd.read_csv(io.BytesIO(data), comment="#", dtype=str, keep_default_na=False, **kw)
+    got = table(data, comment="#", **kw)
+    assert got.to_pydict() == {k: want[k].tolist() for k in want.columns}
+
+
+def test_encoding_errors_is_pandas_name_for_errors():
+    data = b"a,b\n1,\xff\n"
+    want = pd.read_csv(io.BytesIO(data), encoding_errors="replace", dtype=str)
+    assert table(data, encoding_errors="replace").column("b").to_pylist() == want["b"].tolist() == ["\ufffd"]
+    with pytest.raises(TypeError, match="takes errors or encoding_errors, not both"):
+        fastcsv.read_arrow(data, encoding_errors="replace", errors="strict")
+    # The default, strict: bytes that are not UTF-8 are an error with their place.
+    with pytest.raises(fastcsv.Error, match=r"^line 2: record 1, byte 4: invalid UTF-8"):
+        fastcsv.read_arrow(data, encoding_errors="strict").read_all()
+
+
+# --- na_values as numbers, usecols as numpy's ints ---
+
+
+@pytest.mark.parametrize("na", [["1"], [1], [1.0], ["1.0"], 1, [-999], [True]])
+def test_a_whole_number_in_na_values_is_both_its_spellings(na):
+    # pandas reads na_values=[1] (or "1", or 1.0) as "1" and "1.0": a file
+    # writing -999.0 for a missing -999 was read with its values before.
+    data = b"a,b\n1,x\n1.0,y\n1.00,z\n-999.0,w\nTrue,v\n"
+    want = pd.read_csv(io.BytesIO(data), na_values=na, keep_default_na=False, dtype=str)
+    got = table(data, na_values=na, keep_default_na=False)
+    assert got.column("a").to_pylist() == [None if v is pd.NA or v != v else v for v in want["a"]]
+
+
+def test_usecols_takes_numpy_ints():
+    np = pytest.importorskip("numpy")
+    data = b"a,b,c\n1,2,3\n"
+    want = pd.read_csv(io.BytesIO(data), usecols=np.array([2, 0]))
+    assert table(data, usecols=np.array([2, 0])).column_names == list(want.columns) == ["a", "c"]
+    assert table(data, usecols=[np.int64(1)]).column_names == ["b"]
+
+
+def test_a_comment_that_is_the_delimiter_or_quote_is_refused():
+    # comment="," cut every row at its first delimiter: the header and the
+    # rows lost every column but the first, without a word.
+    data = b"a,b\n1,2\n"
+    for kw in ({"comment": ","}, {"comment": '"'}, {"comment": "\n"}, {"comment": ";", "sep": ";"},
+               {"comment": "\\", "escapechar": "\\"}):
+        with pytest.raises(ValueError, match="comment must differ from the delimiter"):
+            fastcsv.read_arrow(data, **kw)
+
+
+def test_dtype_reads_pandas_null_spellings():
+    # With pandas' dtype=, "None" and "<NA>" (pandas' spellings, not
+    # pyarrow's) are nulls in typed columns, as pandas reads them; they
+    # were "not a valid int64". types= keeps pyarrow's.
+    data = b"a,b\nNone,x\n<NA>,y\n1,z\n"
+    want = pd.read_csv(io.BytesIO(data), dtype={"a": "Int64"})
+    got = table(data, dtype={"a": "Int64"})
+    assert got.column("a").to_pylist() == [None if v is pd.NA else v for v in want["a"]] == [None, None, 1]
+    with pytest.raises(fastcsv.Error, match='field 0 is not a valid int64: "None"'):
+        fastcsv.read_arrow(data, types={"a": "int64"}).read_all()
+    # Text columns still hold their text (no na_values).
+    assert table(b"a,b\n1,None\n", dtype={"a": "Int64"}).column("b").to_pylist() == ["None"]

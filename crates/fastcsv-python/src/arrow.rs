@@ -14,6 +14,7 @@ use fastcsv::{arrow, Error as CoreError};
 
 use crate::dialect::PyDialect;
 use crate::errors::{map_error, PyErrStash};
+use crate::offsets::{ByteMap, Remapped};
 use crate::source::{native_builder, open_native, HeldReader, PyStream, Spec, Watch, Watched};
 
 /// A core reader's columns that may move between threads: built only by
@@ -460,7 +461,7 @@ pub(crate) fn type_from_py(v: &Bound<'_, PyAny>) -> PyResult<arrow::DataType> {
 
 /// The columns of a native input as an Arrow stream (see [`ArrowStream`]).
 #[pyfunction]
-#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None, null_values=None, true_values=None, false_values=None, strings_can_be_null=false, infer_rows=None))]
+#[pyo3(signature = (dialect, spec, header, batch_rows, names=None, threads=1, types=None, string_view=false, columns=None, null_values=None, true_values=None, false_values=None, strings_can_be_null=false, infer_rows=None, text_null_values=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _read_arrow(
     py: Python<'_>,
@@ -478,6 +479,7 @@ pub(crate) fn _read_arrow(
     false_values: Option<&Bound<'_, PyAny>>,
     strings_can_be_null: bool,
     infer_rows: Option<usize>,
+    text_null_values: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ArrowStream> {
     let strings = if string_view { arrow::ffi::Strings::View } else { arrow::ffi::Strings::Utf8 };
     let types = TypesArg::from_py(types, infer_rows)?;
@@ -494,6 +496,9 @@ pub(crate) fn _read_arrow(
     }
     if let Some(v) = words(false_values, "false_values")? {
         spellings = spellings.falses(v);
+    }
+    if let Some(v) = words(text_null_values, "text_null_values")? {
+        spellings = spellings.text_nulls(v);
     }
     let mut spec = Spec::from_dict(spec)?;
     let pd = PyDialect::from_py(dialect)?;
@@ -590,29 +595,31 @@ pub(crate) fn _read_arrow(
         None => open_native(py, &pd, &mut spec, &stash)?,
     };
     let (rdr, watch) = rdr.into_parts();
+    // Input rewritten in Python: errors give the file's byte offsets.
+    let bytes = std::mem::take(&mut spec.byte_map);
     let path = spec.name.clone().map(std::path::PathBuf::from).or_else(|| spec.path.clone());
     let given_names = again.as_ref().and(names.clone());
     // The header (or first record) is read without the GIL.
     let mut cols = py
         .allow_threads(move || named_columns(rdr, names, header))
-        .map_err(|e| map_error(e, &stash))?;
+        .map_err(|e| map_error(bytes.fix(e), &stash))?;
     cols.batch_rows(batch_rows).string_view(source_views);
     let all = cols.names().to_vec();
     let picked = keys.as_deref().map(|k| resolve_columns(k, &all)).transpose()?;
     if let Some(p) = &picked {
-        cols.select(p).map_err(|e| map_error(e, &stash))?;
+        cols.select(p).map_err(|e| map_error(bytes.fix(e), &stash))?;
     }
     cols.set_spellings(spellings.clone());
     let names = cols.names().to_vec();
     if let Some(t) = types.resolve(&all, picked.as_deref())? {
-        cols.set_types(t).map_err(|e| map_error(e, &stash))?;
+        cols.set_types(t).map_err(|e| map_error(bytes.fix(e), &stash))?;
     } else if let TypesArg::Sampled(rows) = types {
         let c = &mut cols;
         let inferred = py.allow_threads(move || c.infer_types(rows));
-        inferred.map_err(|e| map_error(e, &stash))?;
+        inferred.map_err(|e| map_error(bytes.fix(e), &stash))?;
     } else if let TypesArg::Infer = types {
         let Some((b, file, part)) = again else {
-            return whole(py, cols, &spellings, threads, string_view, strings, &stash);
+            return whole(py, cols, &spellings, threads, string_view, &stash, bytes);
         };
         let open = || {
             let rdr = match &part {
@@ -630,13 +637,14 @@ pub(crate) fn _read_arrow(
         let typed = py.allow_threads(|| {
             arrow::InferredColumns::read_again(cols, open, &spellings, threads, string_view)
         });
-        let typed = typed.map_err(|e| map_error(e, &stash))?;
+        let typed = typed.map_err(|e| map_error(bytes.fix(e), &stash))?;
         let (names, types) = (typed.names().to_vec(), typed.types());
         let src: BatchBox = Box::new(typed);
         return Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) });
     }
     let types = cols.types();
-    let src: BatchBox = Box::new(GilFree(Watched::new(cols, watch, path)));
+    let src = GilFree(Watched::new(cols, watch, path));
+    let src: BatchBox = Box::new(Remapped { inner: src, map: bytes });
     Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) })
 }
 
@@ -650,32 +658,31 @@ fn named_columns(
     header: bool,
 ) -> fastcsv::Result<arrow::Columns<'static>> {
     match names {
-        Some(names) => {
-            let mut c = arrow::Columns::with_names(rdr, names)?;
-            if header {
-                c.names_from(fastcsv::ColumnsFrom::Header);
-            }
-            Ok(c)
+        Some(names) if header => {
+            arrow::Columns::with_names_from(rdr, names, fastcsv::ColumnsFrom::Header)
         }
+        Some(names) => arrow::Columns::with_names(rdr, names),
         None => arrow::Columns::with_header_row(rdr, header),
     }
 }
 
 /// The stream of `cols` (text columns) typed on every value of each
-/// column: read whole now, without the GIL, on `threads` threads.
+/// column: read whole now, without the GIL, on `threads` threads; errors
+/// with the file's byte offsets by `bytes`.
 fn whole<S: arrow::ffi::BatchSource + Send>(
     py: Python<'_>,
     cols: S,
     spellings: &arrow::Spellings,
     threads: usize,
     views: bool,
-    strings: arrow::ffi::Strings,
     stash: &PyErrStash,
+    bytes: ByteMap,
 ) -> PyResult<ArrowStream> {
+    let strings = if views { arrow::ffi::Strings::View } else { arrow::ffi::Strings::Utf8 };
     let typed = py.allow_threads(|| arrow::InferredColumns::read(cols, spellings, threads, views));
-    let typed = typed.map_err(|e| map_error(e, stash))?;
+    let typed = typed.map_err(|e| map_error(bytes.fix(e), stash))?;
     let (names, types) = (typed.names().to_vec(), typed.types());
-    let src: BatchBox = Box::new(typed);
+    let src: BatchBox = Box::new(Remapped { inner: typed, map: bytes });
     Ok(ArrowStream { names, types, strings, cols: Some(Mutex::new(src)) })
 }
 

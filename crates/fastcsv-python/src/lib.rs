@@ -38,6 +38,7 @@ mod dialect;
 mod dict;
 mod errors;
 mod heads;
+mod offsets;
 mod reader;
 mod source;
 mod split;

@@ -411,6 +411,9 @@ pub(crate) struct Spec {
     pub(crate) part: Option<fastcsv::split::Part>,
     /// Whether and how compressed input is decoded (`compression=`).
     decompress: Decompress,
+    /// Where the records of input the Python layer rewrote started in
+    /// the file, for errors (see `offsets`).
+    pub(crate) byte_map: crate::offsets::ByteMap,
 }
 
 impl Spec {
@@ -441,8 +444,17 @@ impl Spec {
         }
         let compression: Option<String> = get(d, "compression")?;
         let decompress = parse_compression(compression.as_deref())?;
+        let byte_map = match d.get_item("byte_map")? {
+            Some(v) if !v.is_none() => {
+                let (p, f, r): (Bound<'_, PyBytes>, Bound<'_, PyBytes>, Bound<'_, PyBytes>) =
+                    v.extract()?;
+                crate::offsets::ByteMap::from_columns(p.as_bytes(), f.as_bytes(), r.as_bytes())?
+            }
+            _ => crate::offsets::ByteMap::default(),
+        };
         Ok(Spec {
             decompress,
+            byte_map,
             path: get(d, "path")?,
             fd,
             offset: get(d, "offset")?.unwrap_or(0),
