@@ -469,7 +469,7 @@ fn stats_of_floats_are_the_same_on_every_thread_count() {
                 let mag = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
                 let exp = (rng.next() % 41) as i32 - 20;
                 let x = mag * 10f64.powi(exp);
-                if rng.next() % 2 == 0 {
+                if rng.next() >> 63 == 0 {
                     -x
                 } else {
                     x
