@@ -140,7 +140,10 @@ impl Numbers {
         (self.int_sq, self.int_sq_hi) = (sq, self.int_sq_hi + u64::from(carry));
     }
 
-    #[inline]
+    /// Adds one float. Always inlined into the column's loop: as a call,
+    /// its saving and restoring of registers is a part of `stats`' time
+    /// (docs/BENCHMARKS.md, "`stats` from exact sums").
+    #[inline(always)]
     pub fn add(&mut self, x: f64) {
         self.extremes(x);
         if x.is_finite() {
