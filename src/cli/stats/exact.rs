@@ -16,10 +16,10 @@
 //! less than `2^64` per value, so it overflows only past `2^63` values.
 //!
 //! [`Totals`] carries the limbs into plain integers once, and from them
-//! the results are rounded once: the sum and the mean to the nearest
-//! `f64` (ties to even), the variance `(N * sum x^2 - (sum x)^2) / N^2` to
-//! the nearest too (scaled by a power of two so that it neither overflows
-//! nor underflows), and the deviation is its square root.
+//! each result is rounded once, to the nearest `f64` (ties to even): the
+//! sum, the mean, and the deviation `sqrt(N * sum x^2 - (sum x)^2) / N`
+//! (an integer square root, then a division, their remainders kept to
+//! decide the rounding).
 //!
 //! If you change the units or the limb counts, also change
 //! [`Totals::new`], which adds the exact integer sums kept beside these,
@@ -136,27 +136,26 @@ impl Totals {
         self.signed(round(&q, SUM_EXP - 128, rest != 0))
     }
 
-    /// The population standard deviation of `n` values: the square root
-    /// of the variance `(n * sum x^2 - (sum x)^2) / n^2`, which is rounded
-    /// once (at a scale that keeps it a normal float).
+    /// The population standard deviation of `n` values,
+    /// `sqrt(n * sum x^2 - (sum x)^2) / n`, rounded once.
     pub fn stddev(&self, n: u64) -> f64 {
         let mut d = mul_u64(&self.sq, n);
-        let square = mul(&self.sum, &self.sum);
-        sub(&mut d, &square);
-        if bit_len(&d) == 0 {
+        sub(&mut d, &mul(&self.sum, &self.sum));
+        let len = bit_len(&d) as i64;
+        if len == 0 {
             return 0.0;
         }
-        // Four more words: `d` is at least 1 and `n^2` below 2^128, so the
-        // quotient keeps more than 128 bits.
-        let mut q = shl_words(&d, 4);
-        let r1 = div_u64(&mut q, n);
-        let r2 = div_u64(&mut q, n);
-        let exp = SQ_EXP - 256;
-        // The variance is `q * 2^exp`; `2^(2k)` brings it into [1, 4).
-        let top = bit_len(&q) as i64 - 1 + exp;
-        let k = top.div_euclid(2);
-        let v = round(&q, exp - 2 * k, r1 != 0 || r2 != 0);
-        scale(v.sqrt(), k)
+        // `d * 2^(2s)` with 247 or 248 bits: its square root has 124 (each
+        // step's remainder fits a `u128`), and over `n` keeps more than 59,
+        // so that the bits shifted out, the root's remainder and the
+        // quotient's decide only the rounding.
+        let s = (248 - len).div_euclid(2);
+        let (x, dropped) = shift_bits(&d, 2 * s);
+        let (root, rest) = isqrt_248(&x);
+        let (q, r) = (root / u128::from(n), root % u128::from(n));
+        let words = [q as u64, (q >> 64) as u64];
+        // The deviation is `sqrt(d * 2^SQ_EXP) / n = sqrt(x) / n * 2^(SQ_EXP / 2 - s)`.
+        round(&words, SQ_EXP / 2 - s, dropped || rest != 0 || r != 0)
     }
 
     fn signed(&self, x: f64) -> f64 {
@@ -233,6 +232,40 @@ fn shl_words(v: &[u64], k: usize) -> Vec<u64> {
     let mut out = vec![0; k];
     out.extend_from_slice(v);
     out
+}
+
+/// `v * 2^by` as four words (its result has at most 256 bits), and
+/// whether bits shifted out (`by` below 0) were not all 0.
+fn shift_bits(v: &[u64], by: i64) -> ([u64; 4], bool) {
+    let bit = |i: i64| i >= 0 && v.get((i / 64) as usize).is_some_and(|w| w >> (i % 64) & 1 == 1);
+    let mut out = [0u64; 4];
+    for (k, w) in out.iter_mut().enumerate() {
+        for b in 0..64 {
+            if bit(64 * k as i64 + b - by) {
+                *w |= 1 << b;
+            }
+        }
+    }
+    let dropped = by < 0 && (0..-by).any(bit);
+    (out, dropped)
+}
+
+/// The integer square root of `x` (below 2^248) and its remainder `x -
+/// root^2`, two bits at a time.
+fn isqrt_248(x: &[u64; 4]) -> (u128, u128) {
+    debug_assert!(x[3] >> 56 == 0);
+    let (mut root, mut rest) = (0u128, 0u128);
+    for i in (0..124).rev() {
+        let pair = x[i / 32] >> (2 * (i % 32)) & 3;
+        rest = rest << 2 | u128::from(pair);
+        let trial = root << 2 | 1;
+        root <<= 1;
+        if rest >= trial {
+            rest -= trial;
+            root |= 1;
+        }
+    }
+    (root, rest)
 }
 
 /// `v * m`.
@@ -393,6 +426,39 @@ mod tests {
         assert_eq!(totals(&[7.5; 9]).stddev(9), 0.0);
         // With two zeros counted: values 0, 0, 3, 3 have deviation 1.5.
         assert_eq!(totals(&[3.0, 3.0]).stddev(4), 1.5);
+    }
+
+    /// The deviation is the exact one rounded once (values from Python's
+    /// `fractions` and `decimal` at 120 digits), where the square root of
+    /// the rounded variance is one ulp off (1, 1, 30 and 1, 2, 11).
+    #[test]
+    fn deviations_are_rounded_once() {
+        for (v, want) in [
+            (&[0.0, 0.0, 1.0][..], 0.4714045207910317),
+            (&[1.0, 1.0, 30.0], 13.67073110293992),
+            (&[1.0, 2.0, 11.0], 4.4969125210773475),
+            (&[0.1, 0.2, 0.7], 0.262466929133727),
+            (&[1e308, -1e308, 0.0], 8.16496580927726e307),
+            (&[1e16, 1.0, -1e16], 8164965809277260.0),
+            (&[2.5e-320, 1e-310, 5e-324], 4.714045207321e-311),
+        ] {
+            assert_eq!(totals(v).stddev(v.len() as u64), want, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn integer_square_roots() {
+        for x in [0u128, 1, 2, 3, 4, 15, 16, 17, u128::from(u64::MAX), u128::MAX >> 8] {
+            let (root, rest) = isqrt_248(&[x as u64, (x >> 64) as u64, 0, 0]);
+            assert_eq!(root * root + rest, x);
+            assert!(rest <= 2 * root, "{x}");
+        }
+        // (2^123 + 1)^2 = 2^246 + 2^124 + 1.
+        let (root, rest) = isqrt_248(&[1, 1 << 60, 0, 1 << 54]);
+        assert_eq!((root, rest), ((1 << 123) + 1, 0));
+        let (v, dropped) = shift_bits(&[0b1011, 1], -2);
+        assert_eq!((v, dropped), ([0b10 | 1 << 62, 0, 0, 0], true));
+        assert_eq!(shift_bits(&[1], 130), ([0, 0, 4, 0], false));
     }
 
     /// Integers kept beside the floats join them exactly.
