@@ -161,6 +161,11 @@ pub struct Reader<'a> {
     /// The input ended inside a record (no terminator after it, or inside
     /// quotes): the scanner had to finish it at the end.
     pub(crate) tail_partial: bool,
+    /// The input is a part of a file that now goes on past the part's end
+    /// (it grew after it was split): a record still open at the part's
+    /// end (a quoted field whose last byte is a line end) runs on in the
+    /// file, and is [`ErrorKind::FileChanged`], not a record.
+    pub(crate) part_goes_on: bool,
     /// A `read()` of the input failed (and the buffer was left as it
     /// was): [`Reader::resume_after_error`] may go on.
     failed_read: bool,
@@ -247,6 +252,7 @@ impl<'a> Reader<'a> {
             err_line: None,
             err_record: None,
             tail_partial: false,
+            part_goes_on: false,
             failed_read: false,
             resume_record: false,
             file_end: None,
@@ -989,6 +995,9 @@ impl<'a> Reader<'a> {
                         }
                     }
                     self.check_end()?;
+                    if self.part_goes_on && !self.scanner.at_record_start() {
+                        return self.file_changed(self.record_here()).map(|()| false);
+                    }
                     let data = match &self.src {
                         Src::Slice(s) => &s[self.rec_start..],
                         Src::Mapped(m) => &m.bytes()[self.rec_start..],

@@ -2,6 +2,7 @@
 //! errors and exit status as on one), and `slice` skipping to `--start` by
 //! record ends alone (on one thread and on several).
 
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -434,5 +435,125 @@ fn frequency_quotes_names_and_values_that_need_it() {
     for j in ["1", "2"] {
         let o = ok(&["frequency", "-j", j, "-l", "0", &f]);
         assert_eq!(String::from_utf8(o).unwrap(), want, "-j {j}");
+    }
+}
+
+/// A seeded xorshift64* sequence for test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+/// The `stats` outputs that print a sum, mean or deviation of floats.
+const STATS_FORMS: [&[&str]; 4] =
+    [&["stats"], &["stats", "--nulls", "--everything"], &["stats", "--csv"], &["stats", "--json"]];
+
+/// `stats` of seeded random floats (of magnitudes 1e-20 to 1e20, both
+/// signs, integers first in one column, empty values in another): the
+/// sum, mean and deviation of a column of floats were added in another
+/// grouping on each thread count, so their last digits differed between
+/// `-j 1` and `-j 2`. They come from exact sums now: the same bytes on
+/// every thread count and chunk size, and for the rows in any order.
+#[test]
+fn stats_of_floats_are_the_same_on_every_thread_count() {
+    let mut rng = Rng(0x5EED_F10A7);
+    let rows: Vec<String> = (0..40_000)
+        .map(|i| {
+            let mut float = || {
+                let mag = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+                let exp = (rng.next() % 41) as i32 - 20;
+                let x = mag * 10f64.powi(exp);
+                if rng.next() >> 63 == 0 {
+                    -x
+                } else {
+                    x
+                }
+            };
+            let (a, b, c) = (float(), float(), float());
+            // Integers first (kept exactly in 128 bits), then floats.
+            let c = if i < 15_000 { format!("{}", (c * 1e3) as i64) } else { format!("{c:e}") };
+            let d = if i % 5 == 0 { String::new() } else { format!("{}", 1e16 * b) };
+            format!("{a},{b:e},{c},{d}\n")
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut orders = vec![rows.clone(), rows.iter().rev().cloned().collect()];
+    let mut shuffled = rows.clone();
+    for i in (1..shuffled.len()).rev() {
+        shuffled.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+    }
+    orders.push(shuffled);
+    let files: Vec<String> = orders
+        .iter()
+        .enumerate()
+        .map(|(k, rows)| {
+            write(dir.path(), &format!("{k}.csv"), format!("a,b,c,d\n{}", rows.concat()).as_bytes())
+        })
+        .collect();
+    for form in STATS_FORMS {
+        let one = ok(&[form, &["-j", "1", &files[0]]].concat());
+        if form.len() == 1 {
+            assert!(String::from_utf8_lossy(&one).contains("Float"), "{one:?}");
+        }
+        for f in &files {
+            for j in [
+                &["-j", "1"][..],
+                &["-j", "2"],
+                &["-j", "3", "--chunk-size", "64K"],
+                &["-j", "7", "--chunk-size", "16K"],
+            ] {
+                let args = [form, j, &[f.as_str()]].concat();
+                assert_eq!(
+                    String::from_utf8_lossy(&ok(&args)),
+                    String::from_utf8_lossy(&one),
+                    "{args:?}"
+                );
+            }
+        }
+    }
+}
+
+/// `stats` of the cases that rounding, overflow and underflow make hard,
+/// on every thread count: `1e16, 1, -1e16` (a float sum loses the 1),
+/// subnormals, `+-1.7e308` (their sum and their squares overflow a
+/// float), and `-0.0`.
+#[test]
+fn stats_of_hard_floats_are_exact() {
+    let mut v = b"cancel,tiny,big,negzero\n".to_vec();
+    let n = 3000;
+    for i in 0..n {
+        let cancel = ["1e16", "1", "-1e16"][i % 3];
+        let tiny = ["5e-324", "1e-310", "2.5e-320"][i % 3];
+        let big = if i < n / 2 { "1.7e308" } else { "-1.7e308" };
+        writeln!(v, "{cancel},{tiny},{big},-0.0").unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "hard.csv", &v);
+    let one = ok(&["stats", "-j", "1", &f]);
+    let text = String::from_utf8(one.clone()).unwrap();
+    let cells: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    // field, type, sum, min, max, min_length, max_length, mean, stddev
+    let pick = |row: &[&str]| (row[1].to_string(), row[2].to_string(), row[7].to_string());
+    assert_eq!(pick(&cells[0]), ("Float".into(), "1000".into(), (1.0f64 / 3.0).to_string()));
+    // The subnormals' exact sum and mean (in units of the smallest,
+    // 5e-324), rounded once.
+    let num = |c: &str| c.parse::<f64>().unwrap();
+    let ulps = 1000 * (1 + 1e-310f64.to_bits() + 2.5e-320f64.to_bits());
+    assert_eq!(num(cells[1][2]), ulps as f64 * 5e-324, "{text}");
+    assert_eq!(num(cells[1][7]), ((ulps + 1500) / 3000) as f64 * 5e-324, "{text}");
+    assert_eq!(pick(&cells[2]), ("Float".into(), "0".into(), "0".into()), "{text}");
+    assert_eq!(num(cells[2][8]), 1.7e308, "{text}");
+    assert_eq!(cells[3][2..], ["0", "-0", "-0", "4", "4", "0", "0"], "{text}");
+    for j in
+        [&["-j", "2"][..], &["-j", "3", "--chunk-size", "4K"], &["-j", "7", "--chunk-size", "4K"]]
+    {
+        let args = [&["stats"][..], j, &[f.as_str()]].concat();
+        assert_eq!(String::from_utf8(ok(&args)).unwrap(), text, "{args:?}");
     }
 }

@@ -1169,3 +1169,69 @@ fn a_part_whose_last_record_grew_is_a_changed_file() {
         }
     }
 }
+
+/// The last part of a file that ended inside a quoted field whose last
+/// byte is a line end (`"1000` and LF): when the file then grows (`5"`,
+/// closing the quote), that field runs on past the part. The part's last
+/// byte is a line end, so the check of that byte let it through and the
+/// part read a value the file never held (`1000` and LF, not `1000`, LF,
+/// `5`), with no error. It is `FileChanged` now, with the path and the
+/// record's line and byte, on every source, strict or not, by rows,
+/// batches or a count.
+#[test]
+fn a_part_ending_inside_a_quoted_field_that_grew_is_a_changed_file() {
+    use fastcsv::split::Splitter;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("quoted.csv");
+    let body: String = (0..1000).map(|i| format!("{i}\n")).collect();
+    let head = format!("a\n{body}");
+    fs::write(&path, format!("{head}\"1000\n")).unwrap();
+    let d = Dialect::default();
+    let parts = Splitter::new(&d).split_path(&path, 500).unwrap();
+    let last = parts.last().unwrap().clone();
+    assert!(parts.len() > 2 && last.end == fs::metadata(&path).unwrap().len());
+    fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"5\"\n1001\n").unwrap();
+    for strict in [false, true] {
+        let d = Dialect::builder().strict(strict).build().unwrap();
+        for choice in [SourceChoice::Mmap, SourceChoice::Buffered] {
+            let b = ReaderBuilder::new().dialect(d.clone()).source(choice).clone();
+            let what = format!("strict {strict}, {choice:?}");
+            // Rows: the part's earlier rows, then the error.
+            let mut rdr = b.from_path_part(&path, &last).unwrap();
+            let mut rows = Vec::new();
+            let e = loop {
+                match rdr.read_row() {
+                    Ok(Some(row)) => rows.push(row.get_str(0).unwrap().to_string()),
+                    Ok(None) => panic!("{what}: read {:?} with no error", rows.last()),
+                    Err(e) => break e,
+                }
+            };
+            assert!(matches!(e.kind(), ErrorKind::FileChanged), "{what}: {e}");
+            assert!(!rows.iter().any(|r| r.starts_with("1000")), "{what}: {rows:?}");
+            let pos = e.position().expect("a position");
+            assert_eq!((pos.line, pos.byte), (1002, head.len() as u64), "{what}: {e}");
+            assert_eq!(e.path(), Some(path.as_path()), "{what}");
+            // A count and batches end the same way.
+            let e = b.from_path_part(&path, &last).unwrap().count_rows().unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::FileChanged), "{what}: count: {e}");
+            let mut rdr = b.from_path_part(&path, &last).unwrap();
+            let mut sel = fastcsv::Selection::all();
+            let e = loop {
+                match rdr.read_batch(&mut sel) {
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("{what}: batches with no error"),
+                    Err(e) => break e,
+                }
+            };
+            assert!(matches!(e.kind(), ErrorKind::FileChanged), "{what}: batches: {e}");
+        }
+    }
+    // The file as it was split reads its last value, quote not closed.
+    fs::write(&path, format!("{head}\"1000\n")).unwrap();
+    let mut rdr = ReaderBuilder::new().from_path_part(&path, &last).unwrap();
+    let mut rows = Vec::new();
+    while let Some(row) = rdr.read_row().unwrap() {
+        rows.push(row.get_str(0).unwrap().to_string());
+    }
+    assert_eq!(rows.last().map(String::as_str), Some("1000\n"));
+}

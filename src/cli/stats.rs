@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use super::output::json_string;
 
 mod distinct;
+mod exact;
 mod moments;
 mod number;
 pub use distinct::hash64;
@@ -34,9 +35,8 @@ pub struct Column {
     max: Option<Vec<u8>>,
     min_key: u64,
     max_key: u64,
-    /// While every value is a number: their count, sum (exact for
-    /// integers), smallest, largest, mean and sum of squared differences
-    /// from the mean (Welford's, merged by Chan's formula).
+    /// While every value is a number: their count, smallest, largest,
+    /// and exact sums of the values and of their squares.
     num: Numbers,
     /// The shortest and longest non-empty value in bytes (`u64::MAX` and
     /// 0 before the first).
@@ -564,7 +564,7 @@ impl Stats {
             let numeric = any && c.all_float;
             let text =
                 |v: &Option<Vec<u8>>| v.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
-            let n = c.num;
+            let n = &c.num;
             let (min, max) = if c.all_int {
                 (n.int_min.to_string(), n.int_max.to_string())
             } else {
@@ -586,21 +586,21 @@ impl Stats {
                     if c.all_int {
                         n.int_sum.to_string()
                     } else {
-                        format!("{}", n.sum)
+                        format!("{}", n.sum())
                     }
                 }),
-                // From the sum (exact for integers): the same whatever
-                // the chunks, where Welford's running mean drifts.
+                // From exact sums: the same whatever the chunks, where
+                // Welford's running mean drifts.
                 mean: numeric.then(|| {
                     if c.all_int {
                         n.int_sum as f64 / n.n as f64
                     } else {
-                        n.mean()
+                        n.mean(0)
                     }
                 }),
                 stddev: numeric.then(|| match c.all_int.then(|| n.int_variance(0)).flatten() {
                     Some(var) => var.sqrt(),
-                    None => n.stddev(),
+                    None => n.stddev(0),
                 }),
             }
         })
@@ -727,7 +727,7 @@ impl Stats {
         let empty_slot = Slot::default();
         let slot = self.columns.get(i).unwrap_or(&empty_slot);
         slot.with(|c| {
-            let n = c.num;
+            let n = &c.num;
             let typ = if c.non_utf8 {
                 "Unknown"
             } else if c.non_empty == 0 {
@@ -744,7 +744,7 @@ impl Stats {
                 |v: &Option<Vec<u8>>| v.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
             let (sum, min, max) = match typ {
                 "Integer" => (n.int_sum.to_string(), n.int_min.to_string(), n.int_max.to_string()),
-                "Float" => (n.sum.to_string(), n.min.to_string(), n.max.to_string()),
+                "Float" => (n.sum().to_string(), n.min.to_string(), n.max.to_string()),
                 "NULL" => (String::new(), String::new(), String::new()),
                 _ => (
                     String::new(),
@@ -768,12 +768,9 @@ impl Stats {
                     let mean = n.int_sum as f64 / (n.n + zeros) as f64;
                     (mean.to_string(), var.sqrt().to_string())
                 } else {
-                    // Floats, or integers whose squares overflowed 128 bits:
-                    // the deviation from the moments, the empty values as
-                    // zeros added to them.
-                    let all = n.with_zeros(zeros);
-                    let mean = if c.all_int { n.int_sum as f64 / all.n as f64 } else { all.mean() };
-                    (mean.to_string(), all.stddev().to_string())
+                    // Floats: from their exact sums, the empty values as
+                    // zeros among them.
+                    (n.mean(zeros).to_string(), n.stddev(zeros).to_string())
                 }
             };
             let mut cells = vec![typ.to_string(), sum, min, max, min_len, max_len, mean, stddev];

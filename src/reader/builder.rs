@@ -322,8 +322,9 @@ impl ReaderBuilder {
         let mut rdr = b.open_file_upto(file, Some(part.end.saturating_sub(part.start)))?;
         // A file that grew is read as it was split, unless the part ends
         // inside a record (the last one of a file with no line end at its
-        // end): that record now runs on past the part, and reading up to
-        // the part's end would make a value the file never held.
+        // end, or one whose quoted field was still open): that record now
+        // runs on past the part, and reading up to the part's end would
+        // make a value the file never held.
         // (Checked once the reader is made, which refuses a compressed
         // file first; through a handle of its own, whose position is not
         // the reader's.)
@@ -339,6 +340,10 @@ impl ReaderBuilder {
             if !ended {
                 return changed();
             }
+            // A last byte that is a line end may still be inside quotes:
+            // the reader finds that at the part's end (`part_goes_on`),
+            // which costs nothing before it.
+            rdr.part_goes_on = true;
         }
         rdr.enter_part(part);
         Ok(rdr)

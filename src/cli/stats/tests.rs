@@ -126,10 +126,14 @@ fn merged_parts_equal_the_whole() {
             let mut r = vec![
                 (i % 7).to_string().into_bytes(),
                 i.to_string().into_bytes(),
+                // Floats of many magnitudes, whose sums a float addition
+                // rounds differently in each grouping.
+                format!("{:e}", (i as f64 * 0.7).sin() * 10f64.powi((i % 31) as i32 - 15))
+                    .into_bytes(),
                 format!("{}.5", i % 9_000).into_bytes(),
                 if i % 11 == 0 { Vec::new() } else { format!("w{}", i % 12_000).into_bytes() },
             ];
-            r.truncate(2 + (i % 3) as usize);
+            r.truncate(3 + (i % 3) as usize);
             r
         })
         .collect();
@@ -142,17 +146,7 @@ fn merged_parts_equal_the_whole() {
     let mut whole = Stats::default();
     add(&mut whole, &rows);
     let whole = whole.finish(&names);
-    let want = json(&without_moments(&whole));
-    // Means and deviations merged by Chan's formula: equal but for
-    // rounding.
-    let close = |got: &[Summary]| {
-        for (g, w) in got.iter().zip(&whole) {
-            for (a, b) in [(g.mean, w.mean), (g.stddev, w.stddev)] {
-                let (a, b) = (a.unwrap_or(0.0), b.unwrap_or(0.0));
-                assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} {b}");
-            }
-        }
-    };
+    let want = json(&whole);
     for parts in [2, 3, 7, 100] {
         let mut merged = Stats::default();
         for part in rows.chunks(rows.len().div_ceil(parts)) {
@@ -160,9 +154,8 @@ fn merged_parts_equal_the_whole() {
             add(&mut s, part);
             merged.merge(s);
         }
-        let got = merged.finish(&names);
-        close(&got);
-        assert_eq!(json(&without_moments(&got)), want, "{parts} parts");
+        // Means and deviations from exact sums: the same bits.
+        assert_eq!(json(&merged.finish(&names)), want, "{parts} parts");
         // Parts started as sketches where the total already is one.
         let mut merged = Stats::default();
         for part in rows.chunks(rows.len().div_ceil(parts)) {
@@ -170,25 +163,8 @@ fn merged_parts_equal_the_whole() {
             add(&mut s, part);
             merged.merge(s);
         }
-        let got = merged.finish(&names);
-        close(&got);
-        assert_eq!(json(&without_moments(&got)), want, "{parts} parts, sketched");
+        assert_eq!(json(&merged.finish(&names)), want, "{parts} parts, sketched");
     }
-}
-
-/// The summaries without means and deviations.
-fn without_moments(rows: &[Summary]) -> Vec<Summary> {
-    rows.iter()
-        .map(|s| Summary {
-            mean: None,
-            stddev: None,
-            min: s.min.clone(),
-            max: s.max.clone(),
-            sum: s.sum.clone(),
-            name: s.name.clone(),
-            ..*s
-        })
-        .collect()
 }
 
 #[test]
