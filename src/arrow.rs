@@ -435,9 +435,6 @@ pub struct Columns<'a> {
     spellings: Spellings,
     /// What fixed the number of columns, for the message of a longer row.
     from: ColumnsFrom,
-    /// The read ends before the first record that starts at or past this
-    /// byte (a sample of a split file's first part, see `ParColumns`).
-    stop_at: u64,
 }
 
 impl<'a> Columns<'a> {
@@ -555,7 +552,6 @@ impl<'a> Columns<'a> {
             named_by_first,
             header_row: header_row && named_by_first,
             done: false,
-            stop_at: u64::MAX,
             path,
             types: Vec::new(),
             views: false,
@@ -750,12 +746,6 @@ impl<'a> Columns<'a> {
     /// and kept for the batches, as [`Columns::infer_types`] has it).
     pub(crate) fn sample_fits(&mut self, rows: usize) -> Result<Vec<infer::Fits>> {
         self.sample_fits_on(rows, 1)
-    }
-
-    /// Ends the read before the first record that starts at or past
-    /// `byte` (as a split file's first part ends, see `ParColumns`).
-    pub(crate) fn stop_at(&mut self, byte: u64) {
-        self.stop_at = byte;
     }
 
     /// [`Columns::sample_fits`] with each batch's columns looked at on up
@@ -972,10 +962,6 @@ impl<'a> Columns<'a> {
             if n > file_width {
                 let kind = ErrorKind::LongRow { columns: file_width, found: n, from: self.from };
                 err = Some(Error::new(kind).with_position(row.position()));
-                break;
-            }
-            if row.position().byte >= self.stop_at {
-                self.done = true;
                 break;
             }
             kept.push(row);

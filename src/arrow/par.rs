@@ -46,10 +46,7 @@ struct Shared {
 /// [`Columns`] over the whole file (an error ends the batches, after the
 /// rows before it). Batches do not span parts: each part's last batch may
 /// hold fewer than `batch_rows`. At most `threads + 1` parts' batches are
-/// held at a time. The split runs on a thread of its own from the start,
-/// while the names (and a sample of the first rows, for types inferred on
-/// them) are read from the file's start; an error of the split (the file
-/// cannot be read again, or changed) comes from the first `next_batch`.
+/// held at a time.
 ///
 /// ```
 /// use fastcsv::{arrow::ParColumns, ReaderBuilder};
@@ -70,7 +67,6 @@ struct Shared {
 /// ```
 pub struct ParColumns {
     names: Vec<String>,
-    /// The number of parts, once the workers start.
     parts: usize,
     threads: usize,
     /// Until the workers start.
@@ -147,39 +143,26 @@ impl ParColumns {
         // The first non-empty record always lies in the first part.
         let d = builder.dialect_ref().to_builder().headers(true).build()?;
         let sp = Splitter::new(&d);
-        // Split on a thread of its own, while the names (and a sample of
-        // the first part, `sample_fits_in`) are read here: the parts are
-        // needed only when the workers start.
-        let split = {
-            let (sp, path) = (sp.clone(), path.clone());
-            move || match sp.quick_split_path(&path, part_bytes)? {
-                Some(parts) => Ok(parts),
-                None => sp.split_path(&path, part_bytes),
-            }
+        let parts = match sp.quick_split_path(&path, part_bytes)? {
+            Some(parts) => parts,
+            None => sp.split_path(&path, part_bytes)?,
         };
-        let split = match pool::spawn("split", split.clone()) {
-            Ok(h) => Split::Running(h),
-            Err(_) => Split::Done(split()?),
-        };
-        // Every CPU has a part: no helper thread maps pages ahead.
-        let mut part_builder = builder.clone();
-        part_builder.read_ahead(false);
+        let first = builder.from_path_part(&path, &parts[0])?;
         // An error before any row fails here as it does for `Columns`,
         // when it is in the first part (one in a later part comes from
-        // `next_batch`): the first records of the whole file are the
-        // first part's.
-        let first = part_builder.from_path(&path)?;
+        // `next_batch`).
         let named = given.is_some();
         let names = match given {
             Some(names) => Columns::with_names(first, names)?.names().to_vec(),
             None => Columns::with_header_row(first, header_row)?.names().to_vec(),
         };
+        // Every CPU has a part: no helper thread maps pages ahead.
+        let mut part_builder = builder.clone();
+        part_builder.read_ahead(false);
         let job = Job {
             builder: part_builder,
             path,
-            parts: Vec::new(),
-            split: Some(split),
-            part_bytes,
+            parts,
             names: names.clone(),
             header_row,
             named,
@@ -192,8 +175,8 @@ impl ParColumns {
         };
         Ok(ParColumns {
             names,
-            parts: 0,
-            threads: threads.max(1),
+            parts: job.parts.len(),
+            threads: threads.clamp(1, job.parts.len()),
             job: Some(job),
             rx: None,
             pending: BTreeMap::new(),
@@ -210,19 +193,14 @@ impl ParColumns {
         })
     }
 
-    /// Starts the workers (at the first batch asked for), once the file
-    /// is split.
-    fn start(&mut self) -> Result<()> {
-        let Some(job) = &mut self.job else { return Ok(()) };
-        job.settle_split()?;
-        let Some(job) = self.job.take() else { return Ok(()) };
+    /// Starts the workers (at the first batch asked for).
+    fn start(&mut self) {
+        let Some(job) = self.job.take() else { return };
         self.types = job.types.clone();
-        self.parts = job.parts.len();
-        let workers = self.threads.clamp(1, job.parts.len());
         let job = Arc::new(job);
         let (tx, rx) = mpsc::channel();
         self.rx = Some(rx);
-        for _ in 0..workers {
+        for _ in 0..self.threads {
             let (job, shared, tx) = (job.clone(), self.shared.clone(), tx.clone());
             // A worker that cannot be started leaves the parts to the
             // others; with none, the first batch reports that they stopped.
@@ -231,7 +209,6 @@ impl ParColumns {
                 Err(_) => break,
             }
         }
-        Ok(())
     }
 
     /// Rows per batch (at least 1; default [`DEFAULT_BATCH_ROWS`]); set
@@ -318,7 +295,7 @@ impl ParColumns {
     /// many parts as they span, read for it now, one after the other), as
     /// [`Columns::infer_types`] sees them. An error ends the sample (the
     /// rows before it count), as in one reader of the file.
-    pub(crate) fn sample_fits(&mut self, rows: usize) -> Result<Vec<Fits>> {
+    pub(crate) fn sample_fits(&self, rows: usize) -> Result<Vec<Fits>> {
         self.sample_fits_in(rows, usize::MAX)
     }
 
@@ -328,26 +305,10 @@ impl ParColumns {
     /// takes the first part's rows alone: its worker is the only one to
     /// read them again, and a sample read on into the next part (a file
     /// of long rows) would make every worker wait for it.
-    pub(crate) fn sample_fits_in(&mut self, rows: usize, parts: usize) -> Result<Vec<Fits>> {
-        let Some(job) = &mut self.job else {
+    pub(crate) fn sample_fits_in(&self, rows: usize, parts: usize) -> Result<Vec<Fits>> {
+        let Some(job) = &self.job else {
             return Err(Error::config("the types are set before the first batch"));
         };
-        if parts == 1 && job.split.is_some() {
-            // The first part's rows while the file is split: those that
-            // start before the first cut (the first part ends at the
-            // first record start at or past it).
-            let rdr = job.builder.from_path(&job.path)?;
-            let mut cols = job.columns(0, rdr)?;
-            cols.batch_rows(job.batch_rows);
-            if let Some(s) = &job.select {
-                cols.select(s)?;
-            }
-            cols.set_spellings(job.spellings.clone());
-            cols.stop_at(job.part_bytes);
-            return cols.sample_fits_on(rows, self.threads);
-        }
-        job.settle_split()?;
-        let job = &*job;
         let mut fits: Option<Vec<Fits>> = None;
         let mut left = rows;
         for (k, part) in job.parts.iter().enumerate().take(parts) {
@@ -375,11 +336,7 @@ impl ParColumns {
     /// The next batch in the file's order; `None` at the end. After an
     /// error, `None`.
     pub fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
-        if let Err(e) = self.start() {
-            self.job = None;
-            self.done = true;
-            return Err(e);
-        }
+        self.start();
         loop {
             if self.done {
                 return Ok(None);
@@ -462,23 +419,11 @@ impl Shared {
     }
 }
 
-/// The split of a file, on its thread or done.
-enum Split {
-    Running(JoinHandle<Result<Vec<Part>>>),
-    Done(Vec<Part>),
-}
-
 /// What every worker needs.
 struct Job {
     builder: ReaderBuilder,
     path: PathBuf,
-    /// The parts, once the split is settled.
     parts: Vec<Part>,
-    /// The split until then.
-    split: Option<Split>,
-    /// The size of the parts asked for (the first ends at the first
-    /// record start at or past it).
-    part_bytes: u64,
     names: Vec<String>,
     header_row: bool,
     /// The columns are named by the caller (`names`), not the file.
@@ -514,16 +459,6 @@ impl Filler {
 }
 
 impl Job {
-    /// Waits for the split, if need be, and keeps its parts.
-    fn settle_split(&mut self) -> Result<()> {
-        self.parts = match self.split.take() {
-            Some(Split::Running(h)) => pool::join(h)??,
-            Some(Split::Done(parts)) => parts,
-            None => return Ok(()),
-        };
-        Ok(())
-    }
-
     /// The columns of part `k`, read by `rdr`: named by the file's header
     /// (or first record) in the first part, unless named by the caller.
     fn columns(&self, k: usize, rdr: Reader<'static>) -> Result<Columns<'static>> {
