@@ -611,7 +611,9 @@ class _Habits:
         # Where the records of the input rewritten by `rewrite` start
         # there and in the file, in bytes, and the file's record number
         # less the parser's, where either differs.
-        self.byte_map: tuple[bytes, bytes, bytes] | None = None
+        # Three columns of starts (see `_byte_map`), or the UTF-8 text of a
+        # file of one byte a character.
+        self.byte_map: tuple[bytes, bytes, bytes] | bytes | None = None
 
     def skip_fn(self) -> Any:
         s = self.skiprows
@@ -680,6 +682,24 @@ class _Habits:
         changed: list[tuple[int, int, int, int]] = []
         filtered = skip is not None or rows_left_out or self.nrows is not None
         utf8 = codecs.lookup(enc).name in _NATIVE_ENCODINGS
+        # A file of one byte a character (latin-1, cp1252), parsed as it
+        # is: the native reader counts the characters before an error's
+        # byte in the UTF-8 text, with no map of the lines made here.
+        one_byte = (
+            not filtered
+            and not utf8
+            and errors == "strict"
+            and raw is not None
+            and len(raw) == len(text)
+            and _ascii_compatible(enc)
+        )
+        if one_byte and raw is not None:
+            encoded = text.encode("utf-8")
+            self.byte_map = None if raw.isascii() else encoded
+            out = io.BytesIO(encoded)
+            if name is not None:
+                out.name = name  # type: ignore[attr-defined]
+            return out
         lines = list(io.StringIO(text, newline="")) if filtered or not utf8 else []
         if filtered:
             pieces, changed, width = _filter_rows(

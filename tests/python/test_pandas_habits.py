@@ -468,6 +468,7 @@ LONG = "found record with 3 fields, but the header row has 2 fields"
         # A BOM, and other encodings: the file's bytes, not UTF-8's.
         (b"\xef\xbb\xbfa,b\n1,2\n3,4,5\n", {"nrows": 5}, 2),
         ("a,b\n\u00e9\u00e9,2\n3,4,5\n".encode("latin-1"), {"encoding": "latin-1"}, 2),
+        ("a,b\n\u00e9,\u20ac\n3,4,5\n".encode("cp1252"), {"encoding": "cp1252"}, 2),
         ("a,b\n\u00e9,\u20ac\n3,4,5\n".encode("cp1252"), {"encoding": "cp1252", "skiprows": [9]}, 2),
         ("a,b\n\u00e9,2\n3,4,5\n".encode("utf-16"), {"encoding": "utf-16"}, 2),
         ("a,b\n\u00e9,2\n3,4,5\n".encode("utf-16-le"), {"encoding": "utf-16-le", "nrows": 9}, 2),
@@ -503,6 +504,12 @@ def test_a_value_error_after_rewritten_rows_names_the_files_byte(tmp_path):
     # A parse error inside its record: at its byte in the file.
     with pytest.raises(fastcsv.Error, match=r"^line 4: record 3, byte 21: ',' expected after"):
         fastcsv.read_arrow(b'a,b\nskip,me\n1,2\n3,"4"x\n', skiprows=[1], strict=True).read_all()
+    # In a file of one byte a character, at its byte too (characters of
+    # two and three bytes in UTF-8 before it, in the record and before).
+    data = '\u00e9,b\n\u20ac,2\n\u00e9\u20ac,"4"x\n'.encode("cp1252")
+    byte = data.index(b"x")
+    with pytest.raises(fastcsv.Error, match=rf"^line 3: record 2, byte {byte}: ',' expected after"):
+        fastcsv.read_arrow(data, encoding="cp1252", strict=True).read_all()
 
 
 # --- na_values with keep_default_na ---

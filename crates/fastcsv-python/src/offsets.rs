@@ -13,6 +13,11 @@
 //! parser's there, wherever these change; an error's byte offset (a
 //! record's start) and record number are moved by those at the last such
 //! start at or before it.
+//!
+//! A file in a one-byte-a-character encoding (latin-1, cp1252), rewritten
+//! as it is, needs no list of starts: a byte offset in its UTF-8 text is
+//! the file's offset of the character there, the number of characters
+//! before it, counted when an error needs it.
 
 use fastcsv::arrow::{self, ffi::BatchSource};
 use fastcsv::{Error as CoreError, Position};
@@ -22,16 +27,23 @@ use pyo3::exceptions::PyValueError;
 use pyo3::PyResult;
 
 /// Starts of records in the rewritten text and in the file, in order:
-/// `(rewritten byte, file byte, file record less rewritten record)`.
-/// Empty: the positions are the file's.
+/// `(rewritten byte, file byte, file record less rewritten record)`;
+/// or the UTF-8 text of a file of one byte a character. Empty: the
+/// positions are the file's.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct ByteMap(Arc<Vec<(u64, u64, i64)>>);
+pub(crate) struct ByteMap(Arc<Vec<(u64, u64, i64)>>, Option<Arc<Vec<u8>>>);
 
 impl ByteMap {
     /// The map of `starts`, sorted here.
     pub(crate) fn new(mut starts: Vec<(u64, u64, i64)>) -> ByteMap {
         starts.sort_unstable();
-        ByteMap(Arc::new(starts))
+        ByteMap(Arc::new(starts), None)
+    }
+
+    /// The map of `text`, the UTF-8 text parsed, of a file that holds
+    /// each of its characters in one byte, with the same records.
+    pub(crate) fn chars(text: Vec<u8>) -> ByteMap {
+        ByteMap(Arc::default(), Some(Arc::new(text)))
     }
 
     /// The map of three columns of native-endian `i64`s (Python's
@@ -63,6 +75,14 @@ impl ByteMap {
 
     /// The file's position of `pos` in the rewritten text.
     fn file_position(&self, mut pos: Position) -> Position {
+        if let Some(text) = &self.1 {
+            // Each character is a byte there: the bytes before `pos` that
+            // start a character (not UTF-8 continuation bytes).
+            let before = &text[..usize::try_from(pos.byte).unwrap_or(usize::MAX).min(text.len())];
+            let cont = before.iter().filter(|&&b| b & 0xC0 == 0x80).count();
+            pos.byte -= cont as u64;
+            return pos;
+        }
         let k = self.0.partition_point(|&(at, _, _)| at <= pos.byte);
         if let Some((at, file, records)) = k.checked_sub(1).map(|k| self.0[k]) {
             pos.byte = file + (pos.byte - at);
@@ -74,7 +94,7 @@ impl ByteMap {
     /// `e` with its position the file's.
     pub(crate) fn fix(&self, e: CoreError) -> CoreError {
         match e.position() {
-            Some(pos) if !self.0.is_empty() => {
+            Some(pos) if !self.0.is_empty() || self.1.is_some() => {
                 let pos = self.file_position(pos);
                 e.with_position(pos)
             }
@@ -115,6 +135,17 @@ mod tests {
         let want = [(0, 0), (4, 1), (6, 1), (11, 2), (20, 3), (23, 3)];
         assert_eq!(got.map(|p| (p.byte, p.record)), want);
         assert_eq!(ByteMap::default().0.len(), 0);
+    }
+
+    #[test]
+    fn a_one_byte_a_character_file_counts_characters() {
+        // "é,b\nx,€\ny" in latin-1/cp1252 (one byte each), parsed as UTF-8.
+        let m = ByteMap::chars("é,b\nx,€\ny".as_bytes().to_vec());
+        let at = |byte| m.file_position(Position { byte, line: 1, record: 2 });
+        // Record starts at UTF-8 bytes 0, 5 and 11: the file's 0, 4 and 8
+        // (and the end, 12, is 9).
+        assert_eq!([0, 5, 11, 12, 13].map(|b| at(b).byte), [0, 4, 8, 9, 10]);
+        assert_eq!(at(11).record, 2);
     }
 
     #[test]

@@ -445,6 +445,10 @@ impl Spec {
         let compression: Option<String> = get(d, "compression")?;
         let decompress = parse_compression(compression.as_deref())?;
         let byte_map = match d.get_item("byte_map")? {
+            // The UTF-8 text of a file of one byte a character.
+            Some(v) if v.is_instance_of::<PyBytes>() => {
+                crate::offsets::ByteMap::chars(v.downcast::<PyBytes>()?.as_bytes().to_vec())
+            }
             Some(v) if !v.is_none() => {
                 let (p, f, r): (Bound<'_, PyBytes>, Bound<'_, PyBytes>, Bound<'_, PyBytes>) =
                     v.extract()?;
