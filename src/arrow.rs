@@ -435,6 +435,8 @@ pub struct Columns<'a> {
     spellings: Spellings,
     /// What fixed the number of columns, for the message of a longer row.
     from: ColumnsFrom,
+    /// The names were given (see [`Columns::prime`]).
+    named: bool,
 }
 
 impl<'a> Columns<'a> {
@@ -509,6 +511,21 @@ impl<'a> Columns<'a> {
     }
 
     fn build(
+        rdr: Reader<'a>,
+        header_row: bool,
+        given: Option<(Vec<String>, ColumnsFrom)>,
+    ) -> Result<Columns<'a>> {
+        let mut cols = Columns::unprimed(rdr, header_row, given)?;
+        cols.prime()?;
+        Ok(cols)
+    }
+
+    /// [`Columns::build`] up to the first rows: the header row, if the
+    /// dialect says there is one, is read. Set up (types, selection,
+    /// spellings) before [`Columns::prime`] reads the first rows, these
+    /// are built as any later batch is (typed columns converted as read,
+    /// not held as text and converted after).
+    fn unprimed(
         mut rdr: Reader<'a>,
         header_row: bool,
         given: Option<(Vec<String>, ColumnsFrom)>,
@@ -535,7 +552,7 @@ impl<'a> Columns<'a> {
                 }
             }
         }
-        let mut cols = Columns {
+        Ok(Columns {
             rdr,
             sel: Selection::all(),
             names,
@@ -558,23 +575,30 @@ impl<'a> Columns<'a> {
             picked: None,
             spellings: Spellings::default(),
             from,
-        };
-        while cols.named_by_first && !cols.done {
-            cols.pull();
+            named,
+        })
+    }
+
+    /// Reads the first rows as [`Columns::build`] does: the first record
+    /// when it names the columns, and with names given, the first batch
+    /// (a longer first row is an error now, as with a header row, not from
+    /// the first batch); an error before any row (in the header, say) is
+    /// returned now.
+    pub(crate) fn prime(&mut self) -> Result<()> {
+        self.fill.template = self.direct_template();
+        while self.named_by_first && !self.done {
+            self.pull();
         }
-        // With names, the first rows, as a header row's columns read
-        // them: a longer first row is an error now, not from the first
-        // batch.
-        while named && !cols.done && cols.fill.ready.is_empty() && cols.fill.carry.is_none() {
-            cols.pull();
+        while self.named && !self.done && self.fill.ready.is_empty() && self.fill.carry.is_none() {
+            self.fill.template = self.direct_template();
+            self.pull();
         }
-        // An error before any row (in the header, say) is one now.
-        if cols.fill.ready.is_empty() && cols.fill.carry.is_none() {
-            if let Some(e) = cols.error.take() {
-                return Err(cols.with_path(e));
+        if self.fill.ready.is_empty() && self.fill.carry.is_none() {
+            if let Some(e) = self.error.take() {
+                return Err(self.with_path(e));
             }
         }
-        Ok(cols)
+        Ok(())
     }
 
     /// Says what the names given to [`Columns::with_names`] are, for the

@@ -296,6 +296,59 @@ proptest! {
     }
 }
 
+/// Every part of a file read on several threads is built as set up (a
+/// later part's first rows are now read after the types are set, and
+/// converted as read): no batch holds more rows than asked for, and the
+/// typed columns come out as on one thread, with the same error.
+#[test]
+fn every_part_is_read_as_set_up() {
+    type Typed = (Vec<(Option<i64>, Option<f64>, String)>, Vec<usize>, Option<String>);
+    fn drain(mut next: impl FnMut() -> fastcsv::Result<Option<ColumnBatch>>) -> Typed {
+        let (mut rows, mut sizes) = (Vec::new(), Vec::new());
+        let err = loop {
+            let b = match next() {
+                Ok(Some(b)) => b,
+                Ok(None) => break None,
+                Err(e) => break Some(e.to_string()),
+            };
+            sizes.push(b.rows());
+            let (Column::Int64(n), Column::Float64(x), Column::Utf8(s)) =
+                (b.column(0), b.column(1), b.column(2))
+            else {
+                panic!("the types set");
+            };
+            rows.extend((0..b.rows()).map(|i| (n.get(i), x.get(i), s.get(i).to_owned())));
+        };
+        (rows, sizes, err)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.csv");
+    let mut text = String::from("n,x,s\n");
+    for i in 0..60_000 {
+        text.push_str(&format!("{i},{}.5,\"s {i}\"\n", i % 97));
+    }
+    let mut bad = text.clone();
+    bad.push_str("60000,oops,s\n");
+    let types = vec![DataType::Int64, DataType::Float64, DataType::Utf8];
+    for (data, fails) in [(&text, false), (&bad, true)] {
+        std::fs::write(&path, data).unwrap();
+        let b = fastcsv::ReaderBuilder::new();
+        let mut one = Columns::new(b.from_path(&path).unwrap()).unwrap();
+        one.batch_rows(1000).set_types(types.clone()).unwrap();
+        let one = drain(|| one.next_batch());
+        assert_eq!(one.0.len(), 60_000);
+        assert_eq!(one.2.is_some(), fails, "{:?}", one.2);
+        for threads in [2, 3] {
+            let mut many = ParColumns::from_path(&b, &path, false, threads, 64 << 10).unwrap();
+            many.batch_rows(1000).set_types(types.clone()).unwrap();
+            let got = drain(|| many.next_batch());
+            assert!(got.1.len() > 60, "{:?}", got.1);
+            assert!(got.1.iter().all(|&n| n <= 1000), "{:?}", got.1);
+            assert_eq!((&got.0, &got.2), (&one.0, &one.2));
+        }
+    }
+}
+
 #[test]
 fn selected_columns_report_errors_at_their_field_in_the_file() {
     let data = b"a,b,c\n1,\xff,x\n2,y,z\n3,q,r,s\n";

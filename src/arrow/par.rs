@@ -313,12 +313,7 @@ impl ParColumns {
         let mut left = rows;
         for (k, part) in job.parts.iter().enumerate().take(parts) {
             let rdr = job.builder.from_path_part(&job.path, part)?;
-            let mut cols = job.columns(k, rdr)?;
-            cols.batch_rows(job.batch_rows);
-            if let Some(s) = &job.select {
-                cols.select(s)?;
-            }
-            cols.set_spellings(job.spellings.clone());
+            let mut cols = job.columns(k, rdr, None)?;
             let got = cols.sample_fits_on(left, self.threads)?;
             fits = Some(match fits {
                 None => got,
@@ -460,19 +455,50 @@ impl Filler {
 
 impl Job {
     /// The columns of part `k`, read by `rdr`: named by the file's header
-    /// (or first record) in the first part, unless named by the caller.
-    fn columns(&self, k: usize, rdr: Reader<'static>) -> Result<Columns<'static>> {
-        if k == 0 && !self.named {
-            return Columns::with_header_row(rdr, self.header_row);
+    /// (or first record) in the first part, unless named by the caller,
+    /// and set up as the job says (rows per batch, selection, spellings;
+    /// with `shape`, for a worker, the types, the string views and the
+    /// first batch's room). The setup comes before the first rows are
+    /// read wherever the names are known by then, so that those rows are
+    /// built as any later batch is (typed columns converted as read).
+    fn columns(
+        &self,
+        k: usize,
+        rdr: Reader<'static>,
+        shape: Option<&Shape>,
+    ) -> Result<Columns<'static>> {
+        let mut cols = if k == 0 && !self.named {
+            Columns::unprimed(rdr, self.header_row, None)?
+        } else if self.named {
+            Columns::unprimed(rdr, false, Some((self.names.clone(), ColumnsFrom::Names)))?
+        } else {
+            // A later part: the names are the first part's header row
+            // (or the count of its first record).
+            let headers = self.header_row || self.builder.dialect_ref().headers();
+            let from = if headers { ColumnsFrom::Header } else { ColumnsFrom::FirstRecord };
+            Columns::unprimed(rdr, false, Some((self.names.clone(), from)))?
+        };
+        // Names from the first record: known once it is read.
+        let first = cols.named_by_first;
+        if first {
+            cols.prime()?;
         }
-        if self.named {
-            return Columns::with_names(rdr, self.names.clone());
+        cols.batch_rows(self.batch_rows);
+        cols.set_spellings(self.spellings.clone());
+        if let Some(s) = &self.select {
+            cols.select(s)?;
         }
-        // A later part: the names are the first part's header row (or
-        // the count of its first record).
-        let headers = self.header_row || self.builder.dialect_ref().headers();
-        let from = if headers { ColumnsFrom::Header } else { ColumnsFrom::FirstRecord };
-        Columns::with_names_from(rdr, self.names.clone(), from)
+        if let Some(shape) = shape {
+            cols.string_view(self.views);
+            if !self.types.is_empty() {
+                cols.set_types(self.types.clone())?;
+            }
+            cols.fill.expect(shape.rows, &shape.per_row);
+        }
+        if !first {
+            cols.prime()?;
+        }
+        Ok(cols)
     }
 
     fn work(&self, shared: &Shared, tx: &mpsc::Sender<(usize, Item)>) {
@@ -523,25 +549,10 @@ impl Job {
             Ok(r) => r,
             Err(e) => return tx.send((k, Item::Error(e))).is_ok(),
         };
-        let cols = self.columns(k, rdr);
-        let mut cols = match cols {
+        let mut cols = match self.columns(k, rdr, Some(shape)) {
             Ok(c) => c,
             Err(e) => return tx.send((k, Item::Error(e))).is_ok(),
         };
-        cols.batch_rows(self.batch_rows);
-        cols.string_view(self.views);
-        cols.set_spellings(self.spellings.clone());
-        if let Some(s) = &self.select {
-            if let Err(e) = cols.select(s) {
-                return tx.send((k, Item::Error(e))).is_ok();
-            }
-        }
-        if !self.types.is_empty() {
-            if let Err(e) = cols.set_types(self.types.clone()) {
-                return tx.send((k, Item::Error(e))).is_ok();
-            }
-        }
-        cols.fill.expect(shape.rows, &shape.per_row);
         loop {
             if shared.stop.load(Ordering::Relaxed) {
                 return false;
