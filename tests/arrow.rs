@@ -1493,6 +1493,55 @@ fn late_changes_cut_anywhere_are_those_of_one_sequential_read() {
     }
 }
 
+/// The sample that proposes the types of a read on several threads is
+/// taken from the start of each of the first parts at once: a later
+/// part whose first rows widen a column, or fail (longer rows from the
+/// middle of the file on), gives the types, rows and error of one
+/// sequential read.
+#[test]
+fn a_sample_from_several_parts_gives_the_types_and_error_of_one_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spread.csv");
+    let rows = 20_000;
+    for long_from in [None, Some(rows / 2), Some(rows / 3)] {
+        let mut text = String::from("n,x,s\n");
+        for i in 0..rows {
+            // Floats from the middle on; longer rows from `long_from` on.
+            let x = if i < rows / 2 { i.to_string() } else { format!("{i}.5") };
+            let extra = if long_from.is_some_and(|l| i >= l) { ",more" } else { "" };
+            text += &format!("{i},{x},s{i}{extra}\n");
+        }
+        std::fs::write(&path, &text).unwrap();
+        let b = fastcsv::ReaderBuilder::new();
+        let one = Columns::new(b.from_path(&path).unwrap()).unwrap();
+        let mut want = InferredColumns::read(one, &Default::default(), 1, false).unwrap();
+        let want_types = want.types();
+        let want = drain_all(&mut want);
+        assert_eq!(want.0.len(), long_from.unwrap_or(rows));
+        assert_eq!(want.1.is_some(), long_from.is_some());
+        for threads in [2, 3, 4] {
+            let open = || ParColumns::from_path(&b, &path, false, threads, 64 << 10);
+            let sp = Default::default();
+            for sample in [1_000, 1 << 16] {
+                let mut t = InferredColumns::read_par_sampling(
+                    open().unwrap(),
+                    open,
+                    &sp,
+                    threads,
+                    false,
+                    sample,
+                )
+                .unwrap();
+                let what = format!("long from {long_from:?}, {threads} threads, sample {sample}");
+                assert_eq!(t.types(), want_types, "{what}");
+                let got = drain_all(&mut t);
+                assert_eq!(got.1, want.1, "{what}");
+                assert!(got.0 == want.0, "{what}: rows differ");
+            }
+        }
+    }
+}
+
 /// Columns named by the caller (pandas' `names=`), in parts cut
 /// anywhere: the names, rows and error of `Columns::with_names` over one
 /// reader, whatever the first record's width (shorter than the names,

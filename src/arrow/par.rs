@@ -328,6 +328,46 @@ impl ParColumns {
         Ok(fits.unwrap_or_default())
     }
 
+    /// What the values of about `rows` rows fit, to propose types that
+    /// every value then checks (`InferredColumns::read_par`): the first
+    /// rows of each of the first parts, one part per thread, read at
+    /// once (each part's worker reads its rows again, as the first
+    /// part's alone did when the sample was that part's). An error
+    /// before any row of the first part is the read's; one in a later
+    /// part only ends that part's sample (its worker reports it in the
+    /// file's order).
+    pub(crate) fn sample_fits_spread(&self, rows: usize) -> Result<Vec<Fits>> {
+        let Some(job) = &self.job else {
+            return Err(Error::config("the types are set before the first batch"));
+        };
+        let n = self.threads.min(job.parts.len());
+        if n <= 1 {
+            return self.sample_fits_in(rows, 1);
+        }
+        let each = rows.div_ceil(n);
+        let ks: Vec<usize> = (0..n).collect();
+        let got = pool::map_on("sample", n, &ks, |&k| {
+            let one = || -> Result<Vec<Fits>> {
+                let rdr = job.builder.from_path_part(&job.path, &job.parts[k])?;
+                job.columns_sampling(k, rdr, each)?.sample_fits_on(each, 1)
+            };
+            Ok(one())
+        })?;
+        let mut fits: Option<Vec<Fits>> = None;
+        for (k, got) in got.into_iter().enumerate() {
+            let got = match got {
+                Ok(f) => f,
+                Err(e) if k == 0 => return Err(e),
+                Err(_) => continue,
+            };
+            fits = Some(match fits {
+                None => got,
+                Some(before) => before.into_iter().zip(got).map(|(a, b)| a.merge(b)).collect(),
+            });
+        }
+        Ok(fits.unwrap_or_default())
+    }
+
     /// The next batch in the file's order; `None` at the end. After an
     /// error, `None`.
     pub fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
@@ -467,6 +507,27 @@ impl Job {
         rdr: Reader<'static>,
         shape: Option<&Shape>,
     ) -> Result<Columns<'static>> {
+        self.columns_of(k, rdr, shape, self.batch_rows)
+    }
+
+    /// [`Job::columns`] for a sample of `rows` rows: batches of at most
+    /// that many, so that no more are read for it.
+    fn columns_sampling(
+        &self,
+        k: usize,
+        rdr: Reader<'static>,
+        rows: usize,
+    ) -> Result<Columns<'static>> {
+        self.columns_of(k, rdr, None, self.batch_rows.min(rows.max(1)))
+    }
+
+    fn columns_of(
+        &self,
+        k: usize,
+        rdr: Reader<'static>,
+        shape: Option<&Shape>,
+        batch_rows: usize,
+    ) -> Result<Columns<'static>> {
         let mut cols = if k == 0 && !self.named {
             Columns::unprimed(rdr, self.header_row, None)?
         } else if self.named {
@@ -483,7 +544,7 @@ impl Job {
         if first {
             cols.prime()?;
         }
-        cols.batch_rows(self.batch_rows);
+        cols.batch_rows(batch_rows);
         cols.set_spellings(self.spellings.clone());
         if let Some(s) = &self.select {
             cols.select(s)?;

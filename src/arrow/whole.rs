@@ -327,8 +327,9 @@ pub(crate) trait Speculative: BatchSource {
 impl Speculative for ParColumns {
     fn sample(&mut self, spellings: &Spellings, sample: usize) -> Result<Vec<Fits>> {
         self.set_spellings(spellings.clone());
-        // Candidates only: the first part's rows (see `sample_fits_in`).
-        self.sample_fits_in(sample, 1)
+        // Candidates only: the first rows of the first parts, read at once
+        // (see `sample_fits_spread`).
+        self.sample_fits_spread(sample)
     }
     fn spell(&mut self, spellings: &Spellings) {
         self.set_spellings(spellings.clone());
