@@ -233,7 +233,9 @@ impl WideHeads {
         // unit, the compact layout `wide_head` checked for this kind;
         // nobody else can see it yet. The header's copy is bitwise, its
         // object head then replaced by a reference count of 1 and the type
-        // `str`, as `_PyObject_Init` writes them.
+        // `str`, as `_PyObject_Init` writes them. The units are read as the
+        // `n * unit` bytes they are (`u8` or `u16`: no padding), copied to
+        // the block's units, which they do not overlap.
         unsafe {
             std::ptr::copy_nonoverlapping(template, p, 1);
             std::ptr::addr_of_mut!((*p)._base.ob_base).write(ffi::PyObject {
@@ -242,7 +244,11 @@ impl WideHeads {
             });
             (*p)._base.length = n as ffi::Py_ssize_t;
             let dst = p.add(1).cast::<T>();
-            std::ptr::copy_nonoverlapping(units.as_ptr(), dst, n);
+            let bytes = std::slice::from_raw_parts(
+                units.as_ptr().cast::<u8>(),
+                std::mem::size_of_val(units),
+            );
+            copy_short(bytes, dst.cast::<u8>());
             std::ptr::write_bytes(dst.add(n), 0, 1);
         }
         p.cast()
@@ -374,7 +380,7 @@ pub(crate) fn ascii_ones(py: Python<'_>) -> PyResult<Box<[Py<PyAny>; 128]>> {
         .map_err(|_| PyRuntimeError::new_err("fastcsv: the ASCII strings are not 128"))
 }
 
-/// Copies `src` to `dst`: fields of up to 32 bytes with two overlapping
+/// Copies `src` to `dst`: fields of up to 64 bytes with two overlapping
 /// moves (no call), longer ones with `memcpy`.
 ///
 /// # Safety
@@ -388,6 +394,12 @@ unsafe fn copy_short(src: &[u8], dst: *mut u8) {
     // and each write in `dst[..n]`, which the caller vouches for.
     unsafe {
         match n {
+            33..=64 => {
+                let a = s.cast::<[u128; 2]>().read_unaligned();
+                let b = s.add(n - 32).cast::<[u128; 2]>().read_unaligned();
+                dst.cast::<[u128; 2]>().write_unaligned(a);
+                dst.add(n - 32).cast::<[u128; 2]>().write_unaligned(b);
+            }
             17..=32 => {
                 let a = s.cast::<u128>().read_unaligned();
                 let b = s.add(n - 16).cast::<u128>().read_unaligned();
@@ -415,6 +427,26 @@ unsafe fn copy_short(src: &[u8], dst: *mut u8) {
             1 => *dst = *s,
             0 => {}
             _ => std::ptr::copy_nonoverlapping(s, dst, n),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every length up to past the library copy's, at every offset in a
+    /// word: the bytes copied exactly, none written past them.
+    #[test]
+    fn short_copies_copy_exactly_their_bytes() {
+        let src: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
+        for n in 0..=140 {
+            for at in 0..8 {
+                let mut dst = vec![0xEEu8; 160];
+                // SAFETY: `dst` holds 160 bytes, at least `n`, and is a
+                // vector of its own.
+                unsafe { super::copy_short(&src[at..at + n], dst.as_mut_ptr()) };
+                assert_eq!(&dst[..n], &src[at..at + n], "{n} bytes from {at}");
+                assert!(dst[n..].iter().all(|&b| b == 0xEE), "{n} bytes from {at}: past the end");
+            }
         }
     }
 }
