@@ -540,12 +540,14 @@ impl Job {
             Columns::unprimed(rdr, false, Some((self.names.clone(), from)))?
         };
         // Names from the first record: known once it is read.
+        cols.batch_rows(batch_rows);
+        cols.set_spellings(self.spellings.clone());
+        // The selection and types need the names: known once the first
+        // record is read, when it names the columns.
         let first = cols.named_by_first;
         if first {
             cols.prime()?;
         }
-        cols.batch_rows(batch_rows);
-        cols.set_spellings(self.spellings.clone());
         if let Some(s) = &self.select {
             cols.select(s)?;
         }
