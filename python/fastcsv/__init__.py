@@ -244,6 +244,11 @@ _PROBE = 1 << 16
 _AHEAD_BYTES = 1 << 20
 
 
+# The encodings (as ``codecs.lookup`` names them) of a text file read from
+# its buffer's bytes (see ``_text_plan``).
+_RAW_ENCODINGS = ("utf-8", "iso8859-1", "cp1252")
+
+
 def _text_plan(f: Any) -> dict[str, Any] | None:
     """How to read a text stream natively: keywords for
     ``_fastcsv._text_reader``, or ``None`` for the line-by-line path.
@@ -264,10 +269,11 @@ def _text_plan(f: Any) -> dict[str, Any] | None:
     seekable (a pipe or a terminal, whose rows should come out as their
     lines arrive).
 
-    A UTF-8 ``io.TextIOWrapper`` whose position is a plain byte offset (no
-    decoder state) is read from its buffer as bytes (``raw_offset``) until
-    those stop being exactly its text; a CR seen in the probe shows
-    ``newline=''`` (``keeps_cr``).
+    A UTF-8, Latin-1 or Windows-1252 ``io.TextIOWrapper`` whose position
+    is a plain byte offset (no decoder state) is read from its buffer as
+    bytes (``raw_offset``; the one-byte encodings transcoded natively,
+    ``raw_encoding``) until those stop being exactly its text; a CR seen in
+    the probe shows ``newline=''`` (``keeps_cr``).
     """
     if type(f) not in (io.TextIOWrapper, io.StringIO):
         return None
@@ -297,9 +303,10 @@ def _text_plan(f: Any) -> dict[str, Any] | None:
         type(f) is io.TextIOWrapper
         and pos < 1 << 64
         and type(f.buffer) in (io.BufferedReader, io.BufferedRandom, io.BytesIO)
-        and codecs.lookup(f.encoding).name == "utf-8"
+        and codecs.lookup(f.encoding).name in _RAW_ENCODINGS
     ):
-        plan.update(raw_offset=pos, keeps_cr="\r" in probe)
+        plan.update(raw_offset=pos, keeps_cr="\r" in probe,
+                    raw_encoding=codecs.lookup(f.encoding).name)
     return plan
 
 

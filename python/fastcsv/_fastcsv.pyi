@@ -105,6 +105,7 @@ def _text_reader(
     keeps_cr: bool = False,
     ahead: bool = False,
     threads: int | None = None,
+    raw_encoding: str = "utf-8",
 ) -> Reader:
     """A reader over a text stream with universal newlines, read in chunks."""
 

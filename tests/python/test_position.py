@@ -75,9 +75,10 @@ def opener(kind, path, newline):
     """A function making a new stream of that kind over the file's text."""
     if kind == "file":
         return lambda: open(path, newline=newline, encoding="utf-8")
-    if kind == "latin-1":
-        # Not UTF-8: read with read(n) (no raw mode); positions are cookies.
-        return lambda: open(path, newline=newline, encoding="latin-1")
+    if kind in ("latin-1", "cp1252"):
+        # Read raw too, each byte a character (of one to three bytes of
+        # UTF-8: the file's UTF-8 read as Latin-1 or cp1252).
+        return lambda: open(path, newline=newline, encoding=kind)
     text = path.read_bytes().decode()
     return lambda: io.StringIO(text, newline=newline)
 
@@ -130,7 +131,7 @@ def cases():
         for crlf in (False, True):
             for quoted in (False, True):
                 for newline in ("", None):
-                    for kind in ("file", "latin-1", "stringio"):
+                    for kind in ("file", "latin-1", "cp1252", "stringio"):
                         for op in OPS:
                             if size == "large" and kind != "file" and op is not break_at_mark:
                                 continue
@@ -223,7 +224,8 @@ def strict_error_then_read(mod, make, temporary):
 @pytest.mark.parametrize("crlf", [False, True])
 @pytest.mark.parametrize(
     "size,kind",
-    [("small", "file"), ("small", "latin-1"), ("small", "stringio"), ("large", "file")],
+    [("small", "file"), ("small", "latin-1"), ("small", "cp1252"), ("small", "stringio"),
+     ("large", "file")],
 )
 def test_after_strict_error(tmp_path, size, crlf, newline, kind, temporary):
     """After a csv.Error the stream is left after the line the error was
@@ -299,7 +301,7 @@ def test_exception_in_flight_is_kept(files):
 def test_not_moved_back_when_caller_moved_the_stream(files):
     """A stream the caller moved while the reader was alive stays where the
     caller put it."""
-    for kind in ["file", "latin-1", "stringio"]:
+    for kind in ["file", "latin-1", "cp1252", "stringio"]:
         with opener(kind, files("medium", False, False), "")() as f:
             r = fastcsv.reader(f)
             next(r)
@@ -361,7 +363,7 @@ def drop_after(mod, make, d, k):
     text_st,
     dialect_st,
     st.sampled_from(["", None]),
-    st.sampled_from(["file", "latin-1", "stringio"]),
+    st.sampled_from(["file", "latin-1", "cp1252", "stringio"]),
     st.integers(0, 12),
 )
 def test_position_matches_csv_random(text, d, newline, kind, k):
@@ -385,16 +387,18 @@ def test_position_matches_csv_random(text, d, newline, kind, k):
     st.sampled_from(["replace", "surrogateescape"]),
     st.sampled_from([{}, {"strict": True}]),
     st.integers(0, 12),
+    st.sampled_from(["utf-8", "latin-1", "cp1252"]),
 )
-def test_position_matches_csv_random_bytes(data, newline, errors, d, k):
-    """Random bytes, not all UTF-8, read with an error handler: raw mode
-    hands over to read(), and lone surrogates count as one character."""
+def test_position_matches_csv_random_bytes(data, newline, errors, d, k, encoding):
+    """Random bytes, not all UTF-8 (nor all cp1252), read with an error
+    handler: raw mode hands over to read(), and lone surrogates count as
+    one character; in Latin-1 and cp1252, each byte is one."""
     fd, path = tempfile.mkstemp(suffix=".csv")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         def make():
-            return open(path, newline=newline, encoding="utf-8", errors=errors)
+            return open(path, newline=newline, encoding=encoding, errors=errors)
         assert drop_after(fastcsv, make, d, k) == drop_after(csv, make, d, k)
     finally:
         os.unlink(path)

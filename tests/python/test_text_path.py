@@ -145,10 +145,14 @@ def test_fast_path_only_for_universal_newlines(tmp_path):
     p = write(tmp_path, "a,b\r\nc,d\r\n")
     for newline, source in [("", "text"), (None, "text"), ("\n", "lines"),
                             ("\r", "lines"), ("\r\n", "lines")]:
-        with open(p, newline=newline, encoding="utf-8") as f:
-            assert fastcsv.reader(f)._source.startswith(source), newline
-        with open(p, newline=newline, encoding="latin-1") as f:
-            assert fastcsv.reader(f)._source == source, newline
+        # Files in UTF-8, Latin-1 and Windows-1252 are read raw.
+        for encoding in ("utf-8", "latin-1", "cp1252", "windows-1252", "ascii", "utf-16"):
+            raw = source == "text" and encoding not in ("ascii", "utf-16")
+            if encoding == "utf-16":
+                p.write_text("a,b\r\nc,d\r\n", encoding="utf-16", newline="")
+            with open(p, newline=newline, encoding=encoding) as f:
+                assert fastcsv.reader(f)._source == source + "-raw" * raw, (newline, encoding)
+        p = write(tmp_path, "a,b\r\nc,d\r\n")
         assert fastcsv.reader(io.StringIO("a\nb\n", newline=newline))._source == source
     # Exact types only: a subclass may change how it iterates.
 
@@ -486,6 +490,122 @@ def test_raw_mode_starts_where_the_file_is(tmp_path):
         r = fastcsv.reader(f)
         assert r._source == "text"
         assert drain(r) == drain(csv.reader(g))
+
+
+# --- raw mode in a one-byte encoding: Latin-1 and Windows-1252 --------------
+
+# Bytes past ASCII: Latin-1's and cp1252's letters, cp1252's characters of
+# 0x80-0x9F (two and three UTF-8 bytes) and the five it leaves undefined.
+ONE_BYTE_PIECES = [b"a", b",", b'"', b"\n", b"\r\n", b"\r", b"\xe9", b"\xff", b"\xa0",
+                   b"\x80", b"\x83", b"\x99", b"\x9f", b"\x81", b"\x8d", b"\x8f",
+                   b"\x90", b"\x9d", b"\x00", b"\\", b"\xc3\xa9"]
+
+
+def first_error(rows):
+    return next((k for k, e in enumerate(rows) if e[0] == "error"), None)
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(ONE_BYTE_PIECES), max_size=40).map(b"".join),
+       st.sampled_from(["latin-1", "cp1252"]),
+       st.sampled_from(["strict", "replace", "surrogateescape"]),
+       st.sampled_from(["", None]),
+       st.sampled_from([{}, {"escapechar": "\\"}, {"strict": True}]))
+def test_one_byte_raw_mode_matches_csv(data, encoding, errors, newline, kw):
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        opened = [open(path, newline=newline, encoding=encoding, errors=errors)
+                  for _ in range(2)]
+        with opened[0] as f, opened[1] as g:
+            r = fastcsv.reader(f, **kw)
+            got, want = drain(r, max_errors=20), drain(csv.reader(g, **kw), max_errors=20)
+        j = next((k for k, e in enumerate(want) if e[1] == "UnicodeDecodeError"), None)
+        if j is None:
+            assert got == want
+        else:
+            # An undefined cp1252 byte: the wrapper raises, maybe after
+            # fewer rows than csv's 8 KiB of decoding ahead lets through.
+            k = next(k for k, e in enumerate(got) if e[1] == "UnicodeDecodeError")
+            assert got[:min(j, k)] == want[:min(j, k)]
+    finally:
+        os.unlink(path)
+
+
+def one_byte_text(n, seed=1):
+    """`n` rows with Latin-1 and cp1252 characters, quoted line ends and
+    doubled quotes, long enough to straddle the raw reads (64 KiB)."""
+    rnd = random.Random(seed)
+    words = ["café", "Müller", "naïve", "ÿ", "€100", "“quoted”", "a—b", "™", "Œuvre",
+             "plain", "x" * 40, ""]
+    rows = [[str(i), rnd.choice(words), rnd.choice(words) + "\r\n" + rnd.choice(words),
+             'say ""' + rnd.choice(words) + '""'] for i in range(n)]
+    return "".join(",".join(f'"{c}"' if k > 1 else c for k, c in enumerate(r)) + "\r\n"
+                   for r in rows)
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_one_byte_files_stay_raw_across_reads(tmp_path, encoding, threads):
+    """Characters of two and three UTF-8 bytes across every read of the
+    buffer, on the calling thread and read ahead: csv's rows, still raw."""
+    from unittest import mock
+    text = one_byte_text(40_000)
+    if encoding == "latin-1":
+        text = text.replace("€", "E").replace("“", '"').replace("”", '"')
+        text = text.replace("—", "-").replace("™", "TM").replace("Œ", "OE")
+    p = tmp_path / "one.csv"
+    p.write_text(text, encoding=encoding, newline="")
+    with mock.patch.object(fastcsv, "_AHEAD_BYTES", 0), \
+            open(p, newline="", encoding=encoding) as f, \
+            open(p, newline="", encoding=encoding) as g:
+        r = fastcsv.reader(f, threads=threads)
+        assert r._source == "text-raw"
+        assert drain(r) == drain(csv.reader(g))
+        assert r._source == "text-raw"
+        assert f.read() == "" and f.tell() == p.stat().st_size
+
+
+@pytest.mark.parametrize("errors", ["strict", "replace", "surrogateescape"])
+@pytest.mark.parametrize("newline", ["", None])
+def test_an_undefined_cp1252_byte_hands_over(tmp_path, errors, newline):
+    head = "".join(f"{i},café €{i},“x”\r\n" for i in range(30_000)).encode("cp1252")
+    for data in [head + b"x,\x81y\r\nz\r\n", head + b'"q\x9d\r\n",w\r\n', head + b"x,\x90"]:
+        p = write(tmp_path, data)
+        with open(p, newline=newline, encoding="cp1252", errors=errors) as f, \
+                open(p, newline=newline, encoding="cp1252", errors=errors) as g:
+            r = fastcsv.reader(f)
+            assert r._source == "text-raw"
+            got, want = drain(r), drain(csv.reader(g))
+            if errors == "strict":
+                i = first_error(got)
+                j = first_error(want)
+                assert got[i][1] == want[j][1] == "UnicodeDecodeError"
+                assert got[:min(i, j)] == want[:min(i, j)]
+                if newline == "":
+                    # Raw up to the byte: every row before it, where csv
+                    # (which decodes 8 KiB ahead) may stop earlier. With
+                    # newline=None the first CR handed over already, and
+                    # read() decodes ahead too.
+                    assert i >= j
+            else:
+                assert got == want
+            assert r._source == "text"
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])
+@pytest.mark.parametrize("late", ["\r", "\r\n", '"x\ry"'])
+def test_a_cr_after_the_probe_hands_a_one_byte_file_over(tmp_path, encoding, late):
+    head = "".join(f"{i},café,ÿ\n" for i in range(30_000))
+    p = tmp_path / "cr.csv"
+    p.write_bytes((head + "a," + late + "b\nc,d\n").encode(encoding))
+    with open(p, newline=None, encoding=encoding) as f, \
+            open(p, newline=None, encoding=encoding) as g:
+        r = fastcsv.reader(f)
+        assert r._source == "text-raw"
+        assert drain(r) == drain(csv.reader(g))
+        assert r._source == "text"
 
 
 def test_reading_before_the_first_row_is_honoured(tmp_path):

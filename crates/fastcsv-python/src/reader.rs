@@ -23,6 +23,7 @@ use crate::errors::{
 use crate::source::{open_native, HeldReader, Spec};
 use crate::strings::{build_list, line_str, list_from, row_to_list, to_float, StrMaker};
 use crate::text::{FeedCell, Feeder, PyTextStream, RawText, Resume, TextOrigins};
+use crate::utf8::OneByte;
 
 /// State of a reader over an iterable of `str` lines.
 struct LineSource {
@@ -930,14 +931,16 @@ pub(crate) fn _native_reader(
 /// field as it ends and, after a failed conversion, resumes at the next
 /// line, which may be inside the record.
 ///
-/// With `raw_offset` (a UTF-8 `io.TextIOWrapper` whose `tell()` was that
-/// plain byte offset, with nothing decoded ahead), the stream starts in
-/// raw mode; `keeps_cr` says that `read` was seen returning a CR. With
+/// With `raw_offset` (an `io.TextIOWrapper` whose `tell()` was that
+/// plain byte offset, with nothing decoded ahead, in the encoding
+/// `raw_encoding`: `utf-8`, `iso8859-1` or `cp1252`, as `codecs.lookup`
+/// names them), the stream starts in raw mode; `keeps_cr` says that
+/// `read` was seen returning a CR. With
 /// `ahead` (a large file), the text is parsed in batches
 /// ([`TextAheadSource`]), on a read-ahead thread as `threads` says (see
 /// [`Plan`]).
 #[pyfunction]
-#[pyo3(signature = (stream, dialect, filter=None, raw_offset=None, keeps_cr=false, ahead=false, threads=None))]
+#[pyo3(signature = (stream, dialect, filter=None, raw_offset=None, keeps_cr=false, ahead=false, threads=None, raw_encoding="utf-8"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _text_reader(
     py: Python<'_>,
@@ -948,17 +951,24 @@ pub(crate) fn _text_reader(
     keeps_cr: bool,
     ahead: bool,
     threads: Option<usize>,
+    raw_encoding: &str,
 ) -> PyResult<PyReader> {
+    let code = match raw_encoding {
+        "utf-8" => None,
+        "iso8859-1" => Some(OneByte::Latin1),
+        "cp1252" => Some(OneByte::Cp1252),
+        _ => return Err(PyValueError::new_err(format!("no raw mode for {raw_encoding:?}"))),
+    };
     let pd = PyDialect::from_py(dialect)?;
     if pd.nonnumeric {
         return Err(unsupported("QUOTE_NONNUMERIC over a text stream"));
     }
     let limit = field_limit(py)?;
     let d = pd.core(parse_filter(filter)?, core_limit(limit)?, false)?;
-    let raw = raw_offset.map(|pos| RawText::new(py, stream, pos, keeps_cr)).transpose()?;
+    let raw = raw_offset.map(|pos| RawText::new(py, stream, pos, keeps_cr, code)).transpose()?;
     let raw_on = Arc::new(AtomicBool::new(raw.is_some()));
     let stash = PyErrStash::default();
-    let origins = Arc::new(TextOrigins::new(py, stream, raw_offset));
+    let origins = Arc::new(TextOrigins::new(py, stream, raw_offset, code.is_some()));
     let text = PyTextStream::new(py, stream, raw, raw_on.clone(), stash.clone(), origins.clone())?;
     let probe = Probe::new(py, stream)?;
     if ahead {

@@ -17,6 +17,7 @@ use pyo3::types::{PyBytes, PyString};
 use crate::ahead::Msg;
 use crate::errors::PyErrStash;
 use crate::source::Spill;
+use crate::utf8::OneByte;
 
 /// Characters asked of a text stream's `read` at a time. Moderate, so that
 /// an exception from the stream (a `UnicodeDecodeError`) comes out close to
@@ -78,6 +79,13 @@ pub(crate) struct PyTextStream {
 /// or raises its own `UnicodeDecodeError`) and, unless `keeps_cr`, at the
 /// first CR. Both are character boundaries where the wrapper's decoder
 /// starts afresh, exactly as it does after `seek`.
+///
+/// A Latin-1 or Windows-1252 (`cp1252`) `io.TextIOWrapper` is read the
+/// same way, its bytes transcoded to UTF-8 here ([`OneByte`]): each byte
+/// is one character, which the wrapper's decoder would give, and any byte
+/// offset is a position where it starts afresh. It hands over at the first
+/// byte `cp1252` leaves undefined (for the wrapper's error handler, or its
+/// `UnicodeDecodeError`) and, unless `keeps_cr`, at the first CR.
 pub(crate) struct RawText {
     /// The `io.TextIOWrapper`.
     stream: Py<PyAny>,
@@ -93,16 +101,22 @@ pub(crate) struct RawText {
     checked: bool,
     /// An incomplete UTF-8 sequence at the end of the last read.
     tail: Vec<u8>,
+    /// The file's one-byte encoding (`None`: UTF-8).
+    code: Option<OneByte>,
+    /// The UTF-8 of a one-byte encoding's chunk.
+    utf8: Vec<u8>,
 }
 
 impl RawText {
-    /// Raw mode for the UTF-8 `io.TextIOWrapper` `stream`, whose `tell()`
-    /// was the plain byte offset `pos`.
+    /// Raw mode for the `io.TextIOWrapper` `stream` in UTF-8 (`code` is
+    /// `None`) or a one-byte encoding, whose `tell()` was the plain byte
+    /// offset `pos`.
     pub(crate) fn new(
         py: Python<'_>,
         stream: &Bound<'_, PyAny>,
         pos: u64,
         keeps_cr: bool,
+        code: Option<OneByte>,
     ) -> PyResult<RawText> {
         Ok(RawText {
             stream: stream.clone().unbind(),
@@ -111,6 +125,8 @@ impl RawText {
             keeps_cr,
             checked: false,
             tail: Vec::new(),
+            code,
+            utf8: Vec::new(),
         })
     }
 }
@@ -167,6 +183,10 @@ enum SpanFrom {
     /// of the file, a position where the wrapper's `seek` starts its
     /// decoder afresh.
     Raw(u64),
+    /// Raw mode in a one-byte encoding: the span's text is the UTF-8 of
+    /// `raw`, the file's bytes from `file` on (all or the first of them),
+    /// each a character and a position where `seek` starts afresh.
+    OneByte { file: u64, raw: Py<PyBytes>, code: OneByte },
     /// A chunk that `read` returned with the stream at `cookie` (its
     /// `tell()`): `text` is the `str`, or for one with lone surrogates its
     /// UTF-8 `bytes` (`surrogatepass`, one sequence per surrogate), as
@@ -198,16 +218,20 @@ fn char_count(b: &[u8]) -> usize {
 
 impl TextOrigins {
     /// The origins of a stream read from its position now, which is byte
-    /// `raw_offset` of the file in raw mode.
+    /// `raw_offset` of the file in raw mode (in UTF-8 unless `one_byte`:
+    /// then each chunk is noted as it is read, [`TextOrigins::one_byte_read`]).
     pub(crate) fn new(
         py: Python<'_>,
         stream: &Bound<'_, PyAny>,
         raw_offset: Option<u64>,
+        one_byte: bool,
     ) -> TextOrigins {
         let mut spans = VecDeque::new();
         let mut here = None;
         if let Some(file) = raw_offset {
-            spans.push_back(Span { at: 0, from: SpanFrom::Raw(file) });
+            if !one_byte {
+                spans.push_back(Span { at: 0, from: SpanFrom::Raw(file) });
+            }
             here = file.into_pyobject(py).ok().map(|p| p.into_any().unbind());
         }
         TextOrigins {
@@ -270,16 +294,11 @@ impl TextOrigins {
         let mut st = self.lock();
         let ended = text.is_none();
         if let Some(text) = text {
-            let at = st.read;
             let from = match cookie {
                 Some(cookie) => SpanFrom::Chunk { cookie, text },
                 None => SpanFrom::Unknown,
             };
-            st.spans.push_back(Span { at, from });
-            let needed = self.needed.load(Ordering::Relaxed);
-            while st.spans.len() >= 2 && st.spans[1].at <= needed {
-                st.spans.pop_front();
-            }
+            self.push_span(&mut st, from);
         }
         st.ended = ended;
         st.here = None;
@@ -289,6 +308,24 @@ impl TextOrigins {
                 Err(_) => st.lost = true,
             }
         }
+    }
+
+    /// Notes a span that starts at the current end of the text, and drops
+    /// those a restore no longer needs.
+    fn push_span(&self, st: &mut Origins, from: SpanFrom) {
+        st.spans.push_back(Span { at: st.read, from });
+        let needed = self.needed.load(Ordering::Relaxed);
+        while st.spans.len() >= 2 && st.spans[1].at <= needed {
+            st.spans.pop_front();
+        }
+    }
+
+    /// Notes raw mode's chunk of a one-byte encoding, the bytes `raw` from
+    /// byte `file` of the file, whose UTF-8 starts at the current end of
+    /// the text (before [`TextOrigins::got`] counts it).
+    fn one_byte_read(&self, file: u64, raw: Py<PyBytes>, code: OneByte) {
+        let mut st = self.lock();
+        self.push_span(&mut st, SpanFrom::OneByte { file, raw, code });
     }
 
     /// Puts the stream back at `cookie`, where a read that failed began
@@ -339,6 +376,22 @@ impl TextOrigins {
         match &span.from {
             SpanFrom::Raw(file) => {
                 stream.call_method1(intern!(py, "seek"), (file + off,))?;
+            }
+            SpanFrom::OneByte { file, raw, code } => {
+                // The bytes whose UTF-8 makes up the first `off` bytes of
+                // the span's text (a record starts on a character).
+                let (mut k, mut len) = (0, 0);
+                for &c in raw.bind(py).as_bytes() {
+                    if len >= off {
+                        break;
+                    }
+                    len += code.utf8_len(c) as u64;
+                    k += 1;
+                }
+                if len != off {
+                    return Ok(());
+                }
+                stream.call_method1(intern!(py, "seek"), (file + k,))?;
             }
             SpanFrom::Chunk { cookie, text } => {
                 let text = text.bind(py);
@@ -466,6 +519,33 @@ impl PyTextStream {
                 .downcast::<PyBytes>()
                 .map_err(|_| PyTypeError::new_err("the text file's buffer should return bytes"))?;
             let b = chunk.as_bytes();
+            if let Some(code) = raw.code {
+                // A one-byte encoding: every byte is a character.
+                let start = raw.pos;
+                raw.pos += b.len() as u64;
+                self.origins.raw_at(py, raw.pos);
+                if b.is_empty() {
+                    raw.checked = false;
+                    return Ok(0);
+                }
+                let cr = if raw.keeps_cr { None } else { memchr::memchr(b'\r', b) };
+                let mut text = std::mem::take(&mut raw.utf8);
+                text.clear();
+                let taken = code.to_utf8(&b[..cr.unwrap_or(b.len())], &mut text);
+                if taken > 0 {
+                    self.origins.one_byte_read(start, chunk.clone().unbind(), code);
+                }
+                let n = if taken < b.len() {
+                    // A CR, or a byte the encoding leaves undefined.
+                    self.hand_over(py, start + taken as u64, &text, buf)
+                } else {
+                    Ok(self.hand_out(&text, buf))
+                };
+                if let Some(raw) = &mut self.raw {
+                    raw.utf8 = text;
+                }
+                return n;
+            }
             // `data` is the incomplete sequence left last time, then `b`;
             // `start` is the offset of its first byte.
             let start = raw.pos - raw.tail.len() as u64;

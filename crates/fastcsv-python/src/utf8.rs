@@ -329,10 +329,99 @@ pub(crate) fn utf8_shape(b: &[u8]) -> (usize, u32) {
     (n, max)
 }
 
+/// A one-byte encoding whose text a file's bytes are transcoded from (see
+/// `RawText`): Latin-1, or Windows-1252 as Python's `cp1252` codec reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OneByte {
+    /// ISO 8859-1: byte `b` is the character U+00bb.
+    Latin1,
+    /// Windows-1252: Latin-1 but for 0x80 to 0x9F (see [`CP1252_HIGH`]).
+    Cp1252,
+}
+
+/// The characters of bytes 0x80 to 0x9F in Python's `cp1252` codec; 0 for
+/// the five it leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D), which it
+/// cannot decode.
+const CP1252_HIGH: [u16; 32] = [
+    0x20AC, 0, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, // 0x80
+    0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0, 0x017D, 0, // 0x88
+    0, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, // 0x90
+    0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0, 0x017E, 0x0178, // 0x98
+];
+
+impl OneByte {
+    /// The character of the byte `c` (at least 0x80), or `None` where the
+    /// encoding leaves it undefined.
+    #[inline]
+    fn char_of(self, c: u8) -> Option<u32> {
+        match self {
+            OneByte::Cp1252 if c < 0xA0 => match CP1252_HIGH[usize::from(c & 0x1F)] {
+                0 => None,
+                u => Some(u32::from(u)),
+            },
+            _ => Some(u32::from(c)),
+        }
+    }
+
+    /// The number of UTF-8 bytes of the character of the byte `c` (0 where
+    /// it is undefined).
+    #[inline]
+    pub(crate) fn utf8_len(self, c: u8) -> usize {
+        match c {
+            0..=0x7F => 1,
+            _ => match self.char_of(c) {
+                None => 0,
+                Some(u) if u < 0x800 => 2,
+                Some(_) => 3,
+            },
+        }
+    }
+
+    /// Appends the UTF-8 of the text whose bytes in this encoding are `b`
+    /// to `out`, up to the first byte the encoding leaves undefined, and
+    /// returns the number of bytes of `b` taken (all of them but from
+    /// that byte on). ASCII runs are copied 16 bytes at a time.
+    pub(crate) fn to_utf8(self, b: &[u8], out: &mut Vec<u8>) -> usize {
+        let mut i = 0;
+        while i < b.len() {
+            let run = ascii_run(&b[i..]);
+            out.extend_from_slice(&b[i..i + run]);
+            i += run;
+            let Some(&c) = b.get(i) else { break };
+            let Some(u) = self.char_of(c) else { return i };
+            if u < 0x800 {
+                out.extend_from_slice(&[0xC0 | (u >> 6) as u8, 0x80 | (u & 0x3F) as u8]);
+            } else {
+                out.extend_from_slice(&[
+                    0xE0 | (u >> 12) as u8,
+                    0x80 | ((u >> 6) & 0x3F) as u8,
+                    0x80 | (u & 0x3F) as u8,
+                ]);
+            }
+            i += 1;
+        }
+        b.len()
+    }
+}
+
+/// The length of the run of ASCII bytes that `b` starts with.
+#[inline]
+fn ascii_run(b: &[u8]) -> usize {
+    let mut i = 0;
+    while let Some(block) = b.get(i..i + 16) {
+        if !block.is_ascii() {
+            break;
+        }
+        i += 16;
+    }
+    i + b[i..].iter().position(|&c| c >= 0x80).unwrap_or(b.len() - i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{
         char_count, decode_bmp, decode_latin1, decode_utf8_append, is_ascii_field, max_byte,
+        OneByte,
     };
 
     /// Byte strings made of up to three pieces (ASCII runs across the
@@ -434,5 +523,47 @@ mod tests {
             assert!(!decode_utf8_append(&b, n + 1, &mut v4), "{b:x?}");
             assert_eq!(v4, [7], "{b:x?}");
         }
+    }
+
+    /// Every byte after ASCII runs of 0 to 40 bytes (across the 16-byte
+    /// steps), then more text: Latin-1 is each byte's own character; the
+    /// output is valid UTF-8 whose length is the sum of `utf8_len`; a
+    /// `cp1252` byte it leaves undefined stops the transcoding there.
+    #[test]
+    fn one_byte_text_to_utf8() {
+        for code in [OneByte::Latin1, OneByte::Cp1252] {
+            for c in 0..=255u8 {
+                for run in 0..=40 {
+                    let mut b = vec![b'x'; run];
+                    b.push(c);
+                    b.extend_from_slice(b"tail\xe9".as_slice());
+                    b.push(0xE9);
+                    let mut out = b"kept".to_vec();
+                    let n = code.to_utf8(&b, &mut out);
+                    let s = std::str::from_utf8(&out[4..]).expect("valid UTF-8");
+                    let taken = &b[..n];
+                    assert_eq!(
+                        out.len() - 4,
+                        taken.iter().map(|&c| code.utf8_len(c)).sum::<usize>()
+                    );
+                    if code.utf8_len(c) == 0 {
+                        assert_eq!(n, run, "{code:?} {c:#x}");
+                        assert!(matches!(c, 0x81 | 0x8D | 0x8F | 0x90 | 0x9D));
+                    } else {
+                        assert_eq!(n, b.len());
+                        assert_eq!(s.chars().count(), b.len());
+                    }
+                    if code == OneByte::Latin1 {
+                        let want: String = taken.iter().map(|&c| char::from(c)).collect();
+                        assert_eq!(s, want);
+                    } else if !(0x80..0xA0).contains(&c) {
+                        assert_eq!(s.chars().nth(run), Some(char::from(c)));
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        assert_eq!(OneByte::Cp1252.to_utf8(b"\x80\x99\x9f\x83", &mut out), 4);
+        assert_eq!(std::str::from_utf8(&out), Ok("\u{20ac}\u{2122}\u{178}\u{192}"));
     }
 }
