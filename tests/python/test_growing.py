@@ -63,23 +63,23 @@ def on_stringio(mod, parts, newline, kw):
     return follow(lambda: mod.reader(f, **kw), parts, grow)
 
 
-def on_file(mod, path, parts, newline, kw, dict_reader=False):
-    """A file that another writer appends to."""
+def on_file(mod, path, parts, newline, kw, dict_reader=False, encoding="utf-8"):
+    """A file that another writer appends to (the parts' UTF-8, read in
+    `encoding`)."""
     path.write_bytes(parts[0].encode())
     make = mod.DictReader if dict_reader else mod.reader
-    with open(path, newline=newline, encoding="utf-8") as f, \
-            open(path, "a", newline="", encoding="utf-8") as w:
+    with open(path, newline=newline, encoding=encoding) as f, open(path, "ab") as w:
         def grow(part):
-            w.write(part)
+            w.write(part.encode())
             w.flush()
 
         return follow(lambda: make(f, **kw), parts, grow)
 
 
-def on_same_file(mod, path, parts, newline, kw):
+def on_same_file(mod, path, parts, newline, kw, encoding="utf-8"):
     """A file written through the object the reader reads, sought back."""
-    path.write_bytes(parts[0].encode())
-    with open(path, "r+", newline=newline, encoding="utf-8") as f:
+    path.write_bytes(parts[0].encode(encoding, "replace"))
+    with open(path, "r+", newline=newline, encoding=encoding, errors="replace") as f:
         def grow(part):
             pos = f.tell()
             f.write(part)
@@ -99,30 +99,36 @@ def test_stringio_written_after_the_end(case, newline, kw):
     assert got == on_stringio(csv, parts, newline, kw)[2]
 
 
+ENCODINGS = ["utf-8", "latin-1", "cp1252"]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
 @pytest.mark.parametrize("ahead", [False, True])
 @pytest.mark.parametrize("kw", DIALECTS)
 @pytest.mark.parametrize("newline", ["", None])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_file_appended_after_the_end(tmp_path, case, newline, kw, ahead):
+def test_file_appended_after_the_end(tmp_path, case, newline, kw, ahead, encoding):
     """Read in raw mode, and with the read-ahead thread (normally for files
     with more than 1 MiB left), which ends at the end of the text: the
     reader then goes on row by row."""
     parts = CASES[case]
     with mock.patch.object(fastcsv, "_AHEAD_BYTES", -1 if ahead else fastcsv._AHEAD_BYTES):
-        start, r, got = on_file(fastcsv, tmp_path / "fast.csv", parts, newline, kw)
+        start, r, got = on_file(fastcsv, tmp_path / "fast.csv", parts, newline, kw,
+                                encoding=encoding)
     assert start == ("text-raw", ahead)
     assert not r._batched
-    assert got == on_file(csv, tmp_path / "csv.csv", parts, newline, kw)[2]
+    assert got == on_file(csv, tmp_path / "csv.csv", parts, newline, kw, encoding=encoding)[2]
 
 
+@pytest.mark.parametrize("encoding", ENCODINGS)
 @pytest.mark.parametrize("kw", DIALECTS)
 @pytest.mark.parametrize("newline", ["", None])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_file_written_through_the_reader_s_file(tmp_path, case, newline, kw):
+def test_file_written_through_the_reader_s_file(tmp_path, case, newline, kw, encoding):
     parts = CASES[case]
-    start, _, got = on_same_file(fastcsv, tmp_path / "fast.csv", parts, newline, kw)
+    start, _, got = on_same_file(fastcsv, tmp_path / "fast.csv", parts, newline, kw, encoding)
     assert start == ("text-raw", False)
-    assert got == on_same_file(csv, tmp_path / "csv.csv", parts, newline, kw)[2]
+    assert got == on_same_file(csv, tmp_path / "csv.csv", parts, newline, kw, encoding)[2]
 
 
 def test_a_large_file_appended_after_the_end(tmp_path):
