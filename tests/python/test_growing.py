@@ -259,7 +259,7 @@ def closed_midway(mod, make_stream, rows_before, dict_reader=False):
     return got, inner.line_num
 
 
-@pytest.mark.parametrize("kind", ["file", "stringio"])
+@pytest.mark.parametrize("kind", ["file", "latin-1", "cp1252", "stringio"])
 @pytest.mark.parametrize("ahead", [False, True], ids=["row-by-row", "read-ahead"])
 @pytest.mark.parametrize("rows_before", [0, 1, 5, 200, None])
 @pytest.mark.parametrize("dict_reader", [False, True], ids=["reader", "DictReader"])
@@ -268,13 +268,15 @@ def test_a_stream_closed_midway_raises_as_csv(tmp_path, kind, ahead, rows_before
     or `StringIO` is closed, every call raises the stream's own
     `ValueError` (the two word it differently), however many rows the
     native text path had read ahead; at the end too."""
-    text = "h,i\n" + "".join(f"{k},\"x\ny\"\n" for k in range(200))
+    text = "h,i\n" + "".join(f"{k},\"x\nyé\"\n" for k in range(200))
     path = tmp_path / "f.csv"
-    path.write_text(text)
+    path.write_text(text, encoding="latin-1" if kind == "latin-1" else "utf-8")
 
     def make_stream():
         if kind == "file":
-            return open(path, newline="")
+            return open(path, newline="", encoding="utf-8")
+        if kind in ("latin-1", "cp1252"):
+            return open(path, newline="", encoding=kind)
         return io.StringIO(text, newline="")
 
     if dict_reader and rows_before == 200:
@@ -283,4 +285,5 @@ def test_a_stream_closed_midway_raises_as_csv(tmp_path, kind, ahead, rows_before
     with mock.patch.object(fastcsv, "_AHEAD_BYTES", -1 if ahead else fastcsv._AHEAD_BYTES):
         got = closed_midway(fastcsv, make_stream, rows_before, dict_reader)
     assert got == want
-    assert ("ValueError", "I/O operation on closed file" + ("." if kind == "file" else "")) in got[0]
+    closed = "I/O operation on closed file" + ("." if kind != "stringio" else "")
+    assert ("ValueError", closed) in got[0]
