@@ -533,6 +533,26 @@ def test_one_byte_raw_mode_matches_csv(data, encoding, errors, newline, kw):
         os.unlink(path)
 
 
+@SETTINGS
+@given(text_st, dialect_st, st.sampled_from(["", None]), st.sampled_from(["latin-1", "cp1252"]))
+def test_one_byte_files_match_csv_in_every_dialect(text, d, newline, encoding):
+    """The differential tests' texts and dialects, their UTF-8 bytes read
+    as Latin-1 or cp1252 (undefined cp1252 bytes replaced)."""
+    assume(valid(d))
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode())
+        kw = {"newline": newline, "encoding": encoding, "errors": "replace"}
+        with open(path, **kw) as f, open(path, **kw) as g:
+            r = fastcsv.reader(f, **d)
+            if hasattr(r, "_source") and r._source != "lines":
+                assert r._source == "text-raw"
+            assert drain(r, max_errors=20) == drain(csv.reader(g, **d), max_errors=20)
+    finally:
+        os.unlink(path)
+
+
 def one_byte_text(n, seed=1):
     """`n` rows with Latin-1 and cp1252 characters, quoted line ends and
     doubled quotes, long enough to straddle the raw reads (64 KiB)."""
