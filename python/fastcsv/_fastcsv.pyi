@@ -15,6 +15,7 @@ __all__ = [
     "_read_arrow",
     "_resolve",
     "_split",
+    "_one_byte_utf8",
     "_summarize",
     "_text_reader",
     "_limit_from_state",
@@ -108,6 +109,10 @@ def _text_reader(
     raw_encoding: str = "utf-8",
 ) -> Reader:
     """A reader over a text stream with universal newlines, read in chunks."""
+
+def _one_byte_utf8(data: bytes, encoding: str) -> bytes | None:
+    """The UTF-8 of a Latin-1 or cp1252 file's bytes; ``None`` at an
+    undefined cp1252 byte."""
 
 def _native_reader(dialect: Any, spec: dict[str, Any]) -> Reader:
     """A reader over a path, a descriptor or a binary stream."""

@@ -17,6 +17,8 @@ import operator
 import sys
 from typing import Any
 
+from . import _fastcsv
+
 
 def _check_terminator(func: str, fmtparams: dict[str, Any]) -> None:
     """pandas reads ``lineterminator`` as the record end; ``csv``'s reader
@@ -321,11 +323,9 @@ def _decompress(data: bytes, codec: str) -> bytes:
 _NATIVE_ENCODINGS = ("utf-8", "utf-8-sig")
 
 
-def _text_of(
-    kind: str, src: Any, encoding: str, errors: str, codec: str
-) -> tuple[str, str | None, bytes | None]:
-    """The whole input as text, its name for errors, and its bytes
-    (decompressed; ``None`` for text input)."""
+def _input_of(kind: str, src: Any, codec: str) -> tuple[Any, str | None]:
+    """The whole input, its name for errors: the bytes (decompressed), or
+    the ``str`` a text stream gave."""
     name: str | None = None
     if kind == "path":
         name = src
@@ -340,8 +340,17 @@ def _text_of(
         name = n if isinstance(n, str) else None
         data = src.read()
     if isinstance(data, str):
+        return data, name
+    return _decompress(bytes(data), codec), name
+
+
+def _text_of(
+    data: Any, name: str | None, encoding: str, errors: str
+) -> tuple[str, str | None, bytes | None]:
+    """The whole input (see :func:`_input_of`) as text, its name for
+    errors, and its bytes (``None`` for text input)."""
+    if isinstance(data, str):
         return data, name, None
-    data = _decompress(bytes(data), codec)
     if codecs.lookup(encoding).name == "utf-8":
         if errors == "strict":
             # Invalid bytes go through as lone surrogates, back to bytes
@@ -532,6 +541,13 @@ def _packed(parsed: Any, file: Any, records: Any) -> tuple[bytes, bytes, bytes]:
     return tuple(array.array("q", c).tobytes() for c in (parsed, file, records))  # type: ignore[return-value]
 
 
+def _named(out: io.BytesIO, name: str | None) -> io.BytesIO:
+    """``out``, named ``name`` (for errors) when there is one."""
+    if name is not None:
+        out.name = name  # type: ignore[attr-defined]
+    return out
+
+
 def _ascii_compatible(encoding: str) -> bool:
     """Whether ``encoding`` writes each ASCII character as its one byte,
     with no BOM or state (latin-1, cp1252, ...; not UTF-16)."""
@@ -675,12 +691,26 @@ class _Habits:
                     f"comment must differ from the delimiter, quotechar, escapechar "
                     f"and line ends, not {self.comment!r}"
                 )
-        text, name, raw = _text_of(kind, src, enc, errors, self.codec)
+        data, name = _input_of(kind, src, self.codec)
         skip = self.skip_fn()
         rows_left_out = self.header_skip or self.replace or self.comment
         pieces: list[str] | None = None
         changed: list[tuple[int, int, int, int]] = []
         filtered = skip is not None or rows_left_out or self.nrows is not None
+        if (
+            not filtered
+            and errors == "strict"
+            and isinstance(data, bytes)
+            and codecs.lookup(enc).name in ("iso8859-1", "cp1252")
+        ):
+            # Latin-1 or cp1252, parsed as it is: transcoded natively (no
+            # `str` of the whole file), unless a byte is one cp1252 leaves
+            # undefined, which Python's decoder raises on below.
+            encoded = _fastcsv._one_byte_utf8(data, codecs.lookup(enc).name)
+            if encoded is not None:
+                self.byte_map = None if data.isascii() else encoded
+                return _named(io.BytesIO(encoded), name)
+        text, name, raw = _text_of(data, name, enc, errors)
         utf8 = codecs.lookup(enc).name in _NATIVE_ENCODINGS
         # A file of one byte a character (latin-1, cp1252), parsed as it
         # is: the native reader counts the characters before an error's
@@ -696,10 +726,7 @@ class _Habits:
         if one_byte and raw is not None:
             encoded = text.encode("utf-8")
             self.byte_map = None if raw.isascii() else encoded
-            out = io.BytesIO(encoded)
-            if name is not None:
-                out.name = name  # type: ignore[attr-defined]
-            return out
+            return _named(io.BytesIO(encoded), name)
         lines = list(io.StringIO(text, newline="")) if filtered or not utf8 else []
         if filtered:
             pieces, changed, width = _filter_rows(
@@ -727,7 +754,4 @@ class _Habits:
         # A lone surrogate (``errors='surrogateescape'``, or a byte that
         # is not UTF-8 with ``errors='strict'``) goes back to its byte,
         # which the native reader then reports with its place.
-        out = io.BytesIO(text.encode("utf-8", "surrogateescape"))
-        if name is not None:
-            out.name = name  # type: ignore[attr-defined]
-        return out
+        return _named(io.BytesIO(text.encode("utf-8", "surrogateescape")), name)

@@ -53,6 +53,7 @@ use crate::dialect::_limit_from_state;
 use crate::dict::_dict_next;
 use crate::errors::_Unsupported;
 use crate::heads::{_ascii_headers, _wide_headers};
+use crate::offsets::_one_byte_utf8;
 use crate::reader::{_lines_reader, _native_reader, _text_reader, PyReader};
 use crate::split::{_resolve, _split, _summarize};
 
@@ -70,6 +71,7 @@ fn fastcsv_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_read_columns, m)?)?;
     m.add_function(wrap_pyfunction!(_read_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(_split, m)?)?;
+    m.add_function(wrap_pyfunction!(_one_byte_utf8, m)?)?;
     m.add_function(wrap_pyfunction!(_set_span_max, m)?)?;
     m.add_function(wrap_pyfunction!(_ascii_headers, m)?)?;
     m.add_function(wrap_pyfunction!(_wide_headers, m)?)?;

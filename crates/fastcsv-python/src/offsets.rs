@@ -24,7 +24,35 @@ use fastcsv::{Error as CoreError, Position};
 use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
-use pyo3::PyResult;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::utf8::OneByte;
+
+/// The UTF-8 of `data`, the bytes of a Latin-1 (`iso8859-1`) or `cp1252`
+/// file (`encoding` as `codecs.lookup` names them), transcoded here with
+/// the GIL released; `None` when a byte is one that `cp1252` leaves
+/// undefined (the caller decodes with Python's codec, which raises).
+/// What the Python layer parses for `read_arrow(..., encoding=...)` in
+/// place of decoding the file to a `str` and encoding that again.
+#[pyfunction]
+pub(crate) fn _one_byte_utf8<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyBytes>,
+    encoding: &str,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let code = match encoding {
+        "iso8859-1" => OneByte::Latin1,
+        "cp1252" => OneByte::Cp1252,
+        _ => return Err(PyValueError::new_err(format!("not a one-byte encoding: {encoding:?}"))),
+    };
+    let b = data.as_bytes();
+    let out = py.allow_threads(|| {
+        let mut out = Vec::with_capacity(b.len() + b.len() / 8);
+        (code.to_utf8(b, &mut out) == b.len()).then_some(out)
+    });
+    Ok(out.map(|v| PyBytes::new(py, &v)))
+}
 
 /// Starts of records in the rewritten text and in the file, in order:
 /// `(rewritten byte, file byte, file record less rewritten record)`;

@@ -349,17 +349,49 @@ const CP1252_HIGH: [u16; 32] = [
     0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0, 0x017E, 0x0178, // 0x98
 ];
 
+/// The UTF-8 of each byte from 0x80 on, in a one-byte encoding: its
+/// length (0: undefined), then its bytes.
+type HighTable = [[u8; 4]; 128];
+
+/// [`HighTable`] of `chars`, the characters of bytes 0x80 to 0xFF (0:
+/// undefined).
+const fn high_table(chars: [u16; 128]) -> HighTable {
+    let mut t = [[0u8; 4]; 128];
+    let mut k = 0;
+    while k < 128 {
+        let u = chars[k] as u32;
+        t[k] = if u == 0 {
+            [0, 0, 0, 0]
+        } else if u < 0x800 {
+            [2, 0xC0 | (u >> 6) as u8, 0x80 | (u & 0x3F) as u8, 0]
+        } else {
+            [3, 0xE0 | (u >> 12) as u8, 0x80 | ((u >> 6) & 0x3F) as u8, 0x80 | (u & 0x3F) as u8]
+        };
+        k += 1;
+    }
+    t
+}
+
+/// The characters of bytes 0x80 to 0xFF: Latin-1's (`cp1252` false) or
+/// `cp1252`'s.
+const fn high_chars(cp1252: bool) -> [u16; 128] {
+    let mut c = [0u16; 128];
+    let mut k = 0;
+    while k < 128 {
+        c[k] = if cp1252 && k < 32 { CP1252_HIGH[k] } else { 0x80 + k as u16 };
+        k += 1;
+    }
+    c
+}
+
+const LATIN1_TABLE: HighTable = high_table(high_chars(false));
+const CP1252_TABLE: HighTable = high_table(high_chars(true));
+
 impl OneByte {
-    /// The character of the byte `c` (at least 0x80), or `None` where the
-    /// encoding leaves it undefined.
-    #[inline]
-    fn char_of(self, c: u8) -> Option<u32> {
+    fn table(self) -> &'static HighTable {
         match self {
-            OneByte::Cp1252 if c < 0xA0 => match CP1252_HIGH[usize::from(c & 0x1F)] {
-                0 => None,
-                u => Some(u32::from(u)),
-            },
-            _ => Some(u32::from(c)),
+            OneByte::Latin1 => &LATIN1_TABLE,
+            OneByte::Cp1252 => &CP1252_TABLE,
         }
     }
 
@@ -367,54 +399,46 @@ impl OneByte {
     /// it is undefined).
     #[inline]
     pub(crate) fn utf8_len(self, c: u8) -> usize {
-        match c {
-            0..=0x7F => 1,
-            _ => match self.char_of(c) {
-                None => 0,
-                Some(u) if u < 0x800 => 2,
-                Some(_) => 3,
-            },
+        if c < 0x80 {
+            1
+        } else {
+            usize::from(self.table()[usize::from(c & 0x7F)][0])
         }
     }
 
     /// Appends the UTF-8 of the text whose bytes in this encoding are `b`
     /// to `out`, up to the first byte the encoding leaves undefined, and
     /// returns the number of bytes of `b` taken (all of them but from
-    /// that byte on). ASCII runs are copied 16 bytes at a time.
+    /// that byte on). ASCII is copied eight bytes at a time where eight
+    /// come in a row.
     pub(crate) fn to_utf8(self, b: &[u8], out: &mut Vec<u8>) -> usize {
+        let table = self.table();
+        out.reserve(b.len() + b.len() / 4);
         let mut i = 0;
         while i < b.len() {
-            let run = ascii_run(&b[i..]);
-            out.extend_from_slice(&b[i..i + run]);
-            i += run;
-            let Some(&c) = b.get(i) else { break };
-            let Some(u) = self.char_of(c) else { return i };
-            if u < 0x800 {
-                out.extend_from_slice(&[0xC0 | (u >> 6) as u8, 0x80 | (u & 0x3F) as u8]);
+            if let Some(w) = b.get(i..i + 8) {
+                let x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+                if x & 0x8080_8080_8080_8080 == 0 {
+                    out.extend_from_slice(w);
+                    i += 8;
+                    continue;
+                }
+            }
+            let c = b[i];
+            if c < 0x80 {
+                out.push(c);
             } else {
-                out.extend_from_slice(&[
-                    0xE0 | (u >> 12) as u8,
-                    0x80 | ((u >> 6) & 0x3F) as u8,
-                    0x80 | (u & 0x3F) as u8,
-                ]);
+                let e = &table[usize::from(c & 0x7F)];
+                let n = usize::from(e[0]);
+                if n == 0 {
+                    return i;
+                }
+                out.extend_from_slice(&e[1..1 + n]);
             }
             i += 1;
         }
         b.len()
     }
-}
-
-/// The length of the run of ASCII bytes that `b` starts with.
-#[inline]
-fn ascii_run(b: &[u8]) -> usize {
-    let mut i = 0;
-    while let Some(block) = b.get(i..i + 16) {
-        if !block.is_ascii() {
-            break;
-        }
-        i += 16;
-    }
-    i + b[i..].iter().position(|&c| c >= 0x80).unwrap_or(b.len() - i)
 }
 
 #[cfg(test)]
