@@ -374,7 +374,11 @@ def _spec(kind: str, src: Any, extra: dict[str, Any]) -> dict[str, Any]:
     """Options for the native functions; checks encoding and errors."""
     encoding = extra.get("encoding") or "utf-8"
     if codecs.lookup(encoding).name not in ("utf-8", "utf-8-sig"):
-        raise ValueError(f"fastcsv reads UTF-8 only, not {encoding!r}")
+        raise ValueError(
+            f"fastcsv reads paths and binary files as UTF-8 only, not {encoding!r}: "
+            f"pass open(path, encoding={encoding!r}, newline='') instead (a text file, "
+            f"read natively too), or use read_arrow(..., encoding={encoding!r})"
+        )
     errors = extra.get("errors") or "strict"
     if not isinstance(errors, str):
         raise TypeError(f"errors must be str, not {type(errors).__name__}")
