@@ -246,7 +246,7 @@ _AHEAD_BYTES = 1 << 20
 
 # The encodings (as ``codecs.lookup`` names them) of a text file read from
 # its buffer's bytes (see ``_text_plan``).
-_RAW_ENCODINGS = ("utf-8", "iso8859-1", "cp1252")
+_RAW_ENCODINGS = ("utf-8", "utf-8-sig", "iso8859-1", "cp1252")
 
 
 def _text_plan(f: Any) -> dict[str, Any] | None:
@@ -269,9 +269,10 @@ def _text_plan(f: Any) -> dict[str, Any] | None:
     seekable (a pipe or a terminal, whose rows should come out as their
     lines arrive).
 
-    A UTF-8, Latin-1 or Windows-1252 ``io.TextIOWrapper`` whose position
-    is a plain byte offset (no decoder state) is read from its buffer as
-    bytes (``raw_offset``; the one-byte encodings transcoded natively,
+    A UTF-8 (or ``utf-8-sig``, whose BOM at the start is dropped), Latin-1
+    or Windows-1252 ``io.TextIOWrapper`` whose position is a plain byte
+    offset (no decoder state) is read from its buffer as bytes
+    (``raw_offset``; the one-byte encodings transcoded natively,
     ``raw_encoding``) until those stop being exactly its text; a CR seen in
     the probe shows ``newline=''`` (``keeps_cr``).
     """

@@ -75,6 +75,11 @@ def opener(kind, path, newline):
     """A function making a new stream of that kind over the file's text."""
     if kind == "file":
         return lambda: open(path, newline=newline, encoding="utf-8")
+    if kind == "utf-8-sig":
+        # The same text after a BOM, which the decoder drops.
+        bom = path.with_name(path.stem + "-bom.csv")
+        bom.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+        return lambda: open(bom, newline=newline, encoding="utf-8-sig")
     if kind in ("latin-1", "cp1252"):
         # Read raw too, each byte a character (of one to three bytes of
         # UTF-8: the file's UTF-8 read as Latin-1 or cp1252).
@@ -131,7 +136,7 @@ def cases():
         for crlf in (False, True):
             for quoted in (False, True):
                 for newline in ("", None):
-                    for kind in ("file", "latin-1", "cp1252", "stringio"):
+                    for kind in ("file", "utf-8-sig", "latin-1", "cp1252", "stringio"):
                         for op in OPS:
                             if size == "large" and kind != "file" and op is not break_at_mark:
                                 continue
@@ -224,7 +229,8 @@ def strict_error_then_read(mod, make, temporary):
 @pytest.mark.parametrize("crlf", [False, True])
 @pytest.mark.parametrize(
     "size,kind",
-    [("small", "file"), ("small", "latin-1"), ("small", "cp1252"), ("small", "stringio"),
+    [("small", "file"), ("small", "utf-8-sig"), ("small", "latin-1"), ("small", "cp1252"),
+     ("small", "stringio"),
      ("large", "file")],
 )
 def test_after_strict_error(tmp_path, size, crlf, newline, kind, temporary):
@@ -301,7 +307,7 @@ def test_exception_in_flight_is_kept(files):
 def test_not_moved_back_when_caller_moved_the_stream(files):
     """A stream the caller moved while the reader was alive stays where the
     caller put it."""
-    for kind in ["file", "latin-1", "cp1252", "stringio"]:
+    for kind in ["file", "utf-8-sig", "latin-1", "cp1252", "stringio"]:
         with opener(kind, files("medium", False, False), "")() as f:
             r = fastcsv.reader(f)
             next(r)
@@ -363,7 +369,7 @@ def drop_after(mod, make, d, k):
     text_st,
     dialect_st,
     st.sampled_from(["", None]),
-    st.sampled_from(["file", "latin-1", "cp1252", "stringio"]),
+    st.sampled_from(["file", "utf-8-sig", "latin-1", "cp1252", "stringio"]),
     st.integers(0, 12),
 )
 def test_position_matches_csv_random(text, d, newline, kind, k):
@@ -378,6 +384,8 @@ def test_position_matches_csv_random(text, d, newline, kind, k):
         assert drop_after(fastcsv, make, d, k) == drop_after(csv, make, d, k)
     finally:
         os.unlink(path)
+        bom = pathlib.Path(path).with_name(pathlib.Path(path).stem + "-bom.csv")
+        bom.unlink(missing_ok=True)
 
 
 @SETTINGS

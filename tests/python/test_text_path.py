@@ -256,7 +256,8 @@ def test_unicode_decode_error_surfaces(tmp_path):
             rows.extend(rdr)
         return rows
 
-    for encoding, source in [("utf-8", "text-raw"), ("utf_8", "text-raw"), ("ascii", "text")]:
+    for encoding, source in [("utf-8", "text-raw"), ("utf_8", "text-raw"),
+                             ("utf-8-sig", "text-raw"), ("ascii", "text")]:
         with open(p, newline="", encoding=encoding) as f, \
                 open(p, newline="", encoding=encoding) as g:
             r = fastcsv.reader(f)
@@ -460,6 +461,60 @@ def test_raw_mode_bytes_match_csv(data, errors, newline):
             assert got[:min(i, j)] == want[:min(i, j)]
     finally:
         os.unlink(path)
+
+
+@SETTINGS
+@given(st.booleans(),
+       st.lists(st.sampled_from([*BYTE_PIECES, b"\r", b"\r\n", b"\n", b'"', b","]),
+                max_size=40).map(b"".join),
+       st.sampled_from(["strict", "replace", "surrogateescape"]),
+       st.sampled_from(["", None]))
+def test_utf8_sig_raw_mode_matches_csv(bom, data, errors, newline):
+    """utf-8-sig (Excel's "CSV UTF-8"): a BOM at the start is dropped, as
+    the file's decoder drops it, and the rest read raw as UTF-8."""
+    fd, path = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(b"\xef\xbb\xbf" * bom + data)
+        kw = {"newline": newline, "encoding": "utf-8-sig", "errors": errors}
+        with open(path, **kw) as f, open(path, **kw) as g:
+            r = fastcsv.reader(f)
+            got, want = drain(r), drain(csv.reader(g))
+        j = next((k for k, e in enumerate(want) if e[1] == "UnicodeDecodeError"), None)
+        if j is None:
+            assert got == want
+        else:
+            i = next(k for k, e in enumerate(got) if e[0] == "error")
+            assert got[i][1] == "UnicodeDecodeError"
+            assert got[:min(i, j)] == want[:min(i, j)]
+    finally:
+        os.unlink(path)
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_utf8_sig_files_read_raw(tmp_path, threads):
+    from unittest import mock
+    text = "\ufeffh1,h2\r\n" + "".join(f'{i},"café\r\n{i}",😀\r\n' for i in range(40_000))
+    p = write(tmp_path, text)
+    with mock.patch.object(fastcsv, "_AHEAD_BYTES", 0), \
+            open(p, newline="", encoding="utf-8-sig") as f, \
+            open(p, newline="", encoding="utf-8-sig") as g:
+        r = fastcsv.reader(f, threads=threads)
+        assert r._source == "text-raw"
+        rows = drain(r)
+        assert rows == drain(csv.reader(g))
+        assert rows[0][0] == ["h1", "h2"]
+        assert r._source == "text-raw"
+    # From a later position, no BOM is looked for (the decoder's neither).
+    with open(p, newline="", encoding="utf-8-sig") as f, \
+            open(p, newline="", encoding="utf-8-sig") as g:
+        assert f.readline() == g.readline() == "h1,h2\r\n"
+        pos = f.tell()
+        f.seek(pos)
+        g.seek(pos)
+        r = fastcsv.reader(f)
+        assert r._source == "text-raw"
+        assert drain(r) == drain(csv.reader(g))
 
 
 def test_characters_straddle_raw_chunks(tmp_path):

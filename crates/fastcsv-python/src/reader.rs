@@ -933,8 +933,8 @@ pub(crate) fn _native_reader(
 ///
 /// With `raw_offset` (an `io.TextIOWrapper` whose `tell()` was that
 /// plain byte offset, with nothing decoded ahead, in the encoding
-/// `raw_encoding`: `utf-8`, `iso8859-1` or `cp1252`, as `codecs.lookup`
-/// names them), the stream starts in raw mode; `keeps_cr` says that
+/// `raw_encoding`: `utf-8`, `utf-8-sig`, `iso8859-1` or `cp1252`, as
+/// `codecs.lookup` names them), the stream starts in raw mode; `keeps_cr` says that
 /// `read` was seen returning a CR. With
 /// `ahead` (a large file), the text is parsed in batches
 /// ([`TextAheadSource`]), on a read-ahead thread as `threads` says (see
@@ -954,7 +954,7 @@ pub(crate) fn _text_reader(
     raw_encoding: &str,
 ) -> PyResult<PyReader> {
     let code = match raw_encoding {
-        "utf-8" => None,
+        "utf-8" | "utf-8-sig" => None,
         "iso8859-1" => Some(OneByte::Latin1),
         "cp1252" => Some(OneByte::Cp1252),
         _ => return Err(PyValueError::new_err(format!("no raw mode for {raw_encoding:?}"))),
@@ -965,10 +965,14 @@ pub(crate) fn _text_reader(
     }
     let limit = field_limit(py)?;
     let d = pd.core(parse_filter(filter)?, core_limit(limit)?, false)?;
-    let raw = raw_offset.map(|pos| RawText::new(py, stream, pos, keeps_cr, code)).transpose()?;
+    // `utf-8-sig` drops a BOM at the start of the file only: from anywhere
+    // else its text is UTF-8's.
+    let bom = raw_encoding == "utf-8-sig" && raw_offset == Some(0);
+    let raw =
+        raw_offset.map(|pos| RawText::new(py, stream, pos, keeps_cr, code, bom)).transpose()?;
     let raw_on = Arc::new(AtomicBool::new(raw.is_some()));
     let stash = PyErrStash::default();
-    let origins = Arc::new(TextOrigins::new(py, stream, raw_offset, code.is_some()));
+    let origins = Arc::new(TextOrigins::new(py, stream, raw_offset, code.is_some() || bom));
     let text = PyTextStream::new(py, stream, raw, raw_on.clone(), stash.clone(), origins.clone())?;
     let probe = Probe::new(py, stream)?;
     if ahead {

@@ -103,20 +103,25 @@ pub(crate) struct RawText {
     tail: Vec<u8>,
     /// The file's one-byte encoding (`None`: UTF-8).
     code: Option<OneByte>,
+    /// `utf-8-sig` from the start of the file: a BOM that the first bytes
+    /// may be is dropped, as the wrapper's decoder drops it (and the text's
+    /// span starts after it).
+    bom: bool,
     /// The UTF-8 of a one-byte encoding's chunk.
     utf8: Vec<u8>,
 }
 
 impl RawText {
     /// Raw mode for the `io.TextIOWrapper` `stream` in UTF-8 (`code` is
-    /// `None`) or a one-byte encoding, whose `tell()` was the plain byte
-    /// offset `pos`.
+    /// `None`; with `bom`, `utf-8-sig` at the start of the file) or a
+    /// one-byte encoding, whose `tell()` was the plain byte offset `pos`.
     pub(crate) fn new(
         py: Python<'_>,
         stream: &Bound<'_, PyAny>,
         pos: u64,
         keeps_cr: bool,
         code: Option<OneByte>,
+        bom: bool,
     ) -> PyResult<RawText> {
         Ok(RawText {
             stream: stream.clone().unbind(),
@@ -126,6 +131,7 @@ impl RawText {
             checked: false,
             tail: Vec::new(),
             code,
+            bom,
             utf8: Vec::new(),
         })
     }
@@ -218,18 +224,19 @@ fn char_count(b: &[u8]) -> usize {
 
 impl TextOrigins {
     /// The origins of a stream read from its position now, which is byte
-    /// `raw_offset` of the file in raw mode (in UTF-8 unless `one_byte`:
-    /// then each chunk is noted as it is read, [`TextOrigins::one_byte_read`]).
+    /// `raw_offset` of the file in raw mode (in UTF-8, unless `noted`: then
+    /// the raw reads note their spans, [`TextOrigins::one_byte_read`] and
+    /// [`TextOrigins::raw_from`]).
     pub(crate) fn new(
         py: Python<'_>,
         stream: &Bound<'_, PyAny>,
         raw_offset: Option<u64>,
-        one_byte: bool,
+        noted: bool,
     ) -> TextOrigins {
         let mut spans = VecDeque::new();
         let mut here = None;
         if let Some(file) = raw_offset {
-            if !one_byte {
+            if !noted {
                 spans.push_back(Span { at: 0, from: SpanFrom::Raw(file) });
             }
             here = file.into_pyobject(py).ok().map(|p| p.into_any().unbind());
@@ -326,6 +333,13 @@ impl TextOrigins {
     fn one_byte_read(&self, file: u64, raw: Py<PyBytes>, code: OneByte) {
         let mut st = self.lock();
         self.push_span(&mut st, SpanFrom::OneByte { file, raw, code });
+    }
+
+    /// Notes that the text from its current end on is the file's bytes
+    /// from byte `file` on (raw mode in UTF-8, once any BOM is dropped).
+    fn raw_from(&self, file: u64) {
+        let mut st = self.lock();
+        self.push_span(&mut st, SpanFrom::Raw(file));
     }
 
     /// Puts the stream back at `cookie`, where a read that failed began
@@ -568,6 +582,18 @@ impl PyTextStream {
                 }
                 return self.hand_over(py, start, &[], buf);
             }
+            let (data, start) = if std::mem::take(&mut raw.bom) {
+                const BOM: &[u8] = b"\xEF\xBB\xBF";
+                if data.len() < BOM.len() && BOM.starts_with(data) {
+                    // Too few bytes to tell: the wrapper decides.
+                    return self.hand_over(py, start, &[], buf);
+                }
+                let skip = if data.starts_with(BOM) { BOM.len() } else { 0 };
+                self.origins.raw_from(start + skip as u64);
+                (&data[skip..], start + skip as u64)
+            } else {
+                (data, start)
+            };
             let (valid, bad) = match simdutf8::compat::from_utf8(data) {
                 Ok(_) => (data.len(), false),
                 Err(e) => (e.valid_up_to(), e.error_len().is_some()),
