@@ -305,6 +305,10 @@ def _text_plan(f: Any) -> dict[str, Any] | None:
         and pos < 1 << 64
         and type(f.buffer) in (io.BufferedReader, io.BufferedRandom, io.BytesIO)
         and codecs.lookup(f.encoding).name in _RAW_ENCODINGS
+        # A writable utf-8-sig file: the raw mode's seeks (to hand over, to
+        # put the file back) would also tell its encoder that it is past the
+        # start, where csv's reader leaves it writing a BOM.
+        and (codecs.lookup(f.encoding).name != "utf-8-sig" or type(f.buffer) is io.BufferedReader)
     ):
         plan.update(raw_offset=pos, keeps_cr="\r" in probe,
                     raw_encoding=codecs.lookup(f.encoding).name)
