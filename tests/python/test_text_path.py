@@ -440,55 +440,36 @@ def test_bytes_that_are_not_utf8_hand_over(tmp_path, errors, bad):
 @given(st.lists(st.sampled_from([*BYTE_PIECES, b"\r", b"\r\n", b"\n", b'"', b","]),
                 max_size=40).map(b"".join),
        st.sampled_from(["strict", "replace", "surrogateescape", "backslashreplace"]),
-       st.sampled_from(["", None]))
-def test_raw_mode_bytes_match_csv(data, errors, newline):
-    fd, path = tempfile.mkstemp(suffix=".csv")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        f, g = both(path, newline, errors=errors)
-        with f, g:
-            r = fastcsv.reader(f)
-            got, want = drain(r), drain(csv.reader(g))
-        j = next((k for k, e in enumerate(want) if e[1] == "UnicodeDecodeError"), None)
-        if j is None:
-            assert got == want
-        else:
-            # csv decodes 8 KiB ahead of its rows, the raw mode not: the
-            # same error, the same rows before it as far as both go.
-            i = next(k for k, e in enumerate(got) if e[0] == "error")
-            assert got[i][1] == "UnicodeDecodeError"
-            assert got[:min(i, j)] == want[:min(i, j)]
-    finally:
-        os.unlink(path)
-
-
-@SETTINGS
-@given(st.booleans(),
-       st.lists(st.sampled_from([*BYTE_PIECES, b"\r", b"\r\n", b"\n", b'"', b","]),
-                max_size=40).map(b"".join),
-       st.sampled_from(["strict", "replace", "surrogateescape"]),
-       st.sampled_from(["", None]))
-def test_utf8_sig_raw_mode_matches_csv(bom, data, errors, newline):
-    """utf-8-sig (Excel's "CSV UTF-8"): a BOM at the start is dropped, as
-    the file's decoder drops it, and the rest read raw as UTF-8."""
+       st.sampled_from(["", None]), st.booleans(), st.booleans())
+def test_raw_mode_bytes_match_csv(data, errors, newline, sig, bom):
+    """Also as utf-8-sig (Excel's "CSV UTF-8"), with or without a BOM: a
+    BOM at the start is dropped, as the file's decoder drops it, and the
+    rest read raw as UTF-8."""
     fd, path = tempfile.mkstemp(suffix=".csv")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(b"\xef\xbb\xbf" * bom + data)
-        kw = {"newline": newline, "encoding": "utf-8-sig", "errors": errors}
-        with open(path, **kw) as f, open(path, **kw) as g:
-            r = fastcsv.reader(f)
-            got, want = drain(r), drain(csv.reader(g))
-        j = next((k for k, e in enumerate(want) if e[1] == "UnicodeDecodeError"), None)
-        if j is None:
-            assert got == want
-        else:
-            i = next(k for k, e in enumerate(got) if e[0] == "error")
-            assert got[i][1] == "UnicodeDecodeError"
-            assert got[:min(i, j)] == want[:min(i, j)]
+        encoding = "utf-8-sig" if sig else "utf-8"
+        same_rows_as_csv(path, {"newline": newline, "encoding": encoding, "errors": errors})
     finally:
         os.unlink(path)
+
+
+def same_rows_as_csv(path, open_kw, max_errors=5, **kw):
+    """fastcsv's and csv's readers over the file opened with `open_kw`
+    give the same rows, or, where the file's decoder raises, the same
+    rows up to the first error of either (csv decodes 8 KiB ahead of its
+    rows, the raw mode not) and then the same error."""
+    with open(path, **open_kw) as f, open(path, **open_kw) as g:
+        got = drain(fastcsv.reader(f, **kw), max_errors=max_errors)
+        want = drain(csv.reader(g, **kw), max_errors=max_errors)
+    j = next((k for k, e in enumerate(want) if e[1] == "UnicodeDecodeError"), None)
+    if j is None:
+        assert got == want
+    else:
+        i = next(k for k, e in enumerate(got) if e[0] == "error")
+        assert got[i][1] == "UnicodeDecodeError"
+        assert got[:min(i, j)] == want[:min(i, j)]
 
 
 @pytest.mark.parametrize("threads", [None, 1, 2])
@@ -571,19 +552,8 @@ def test_one_byte_raw_mode_matches_csv(data, encoding, errors, newline, kw):
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        opened = [open(path, newline=newline, encoding=encoding, errors=errors)
-                  for _ in range(2)]
-        with opened[0] as f, opened[1] as g:
-            r = fastcsv.reader(f, **kw)
-            got, want = drain(r, max_errors=20), drain(csv.reader(g, **kw), max_errors=20)
-        j = next((k for k, e in enumerate(want) if e[1] == "UnicodeDecodeError"), None)
-        if j is None:
-            assert got == want
-        else:
-            # An undefined cp1252 byte: the wrapper raises, maybe after
-            # fewer rows than csv's 8 KiB of decoding ahead lets through.
-            k = next(k for k, e in enumerate(got) if e[1] == "UnicodeDecodeError")
-            assert got[:min(j, k)] == want[:min(j, k)]
+        opened = {"newline": newline, "encoding": encoding, "errors": errors}
+        same_rows_as_csv(path, opened, max_errors=20, **kw)
     finally:
         os.unlink(path)
 
@@ -599,11 +569,11 @@ def test_one_byte_files_match_csv_in_every_dialect(text, d, newline, encoding):
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode())
         kw = {"newline": newline, "encoding": encoding, "errors": "replace"}
-        with open(path, **kw) as f, open(path, **kw) as g:
+        with open(path, **kw) as f:
             r = fastcsv.reader(f, **d)
             if hasattr(r, "_source") and r._source != "lines":
                 assert r._source == "text-raw"
-            assert drain(r, max_errors=20) == drain(csv.reader(g, **d), max_errors=20)
+        same_rows_as_csv(path, kw, max_errors=20, **d)
     finally:
         os.unlink(path)
 
