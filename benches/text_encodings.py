@@ -1,5 +1,6 @@
 """The drop-in reader over text files in UTF-8, ``utf-8-sig`` (with a
-BOM), Latin-1 and cp1252, against ``csv.reader``, side by side in one run.
+BOM), Latin-1, cp1252 and cp1251, against ``csv.reader``, side by side in
+one run.
 
     python3 benches/text_encodings.py target/bench-data/text-256M.csv --mib 32 --reps 5
 
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-ENCODINGS = ["utf-8", "utf-8-sig", "latin-1", "cp1252"]
+ENCODINGS = ["utf-8", "utf-8-sig", "latin-1", "cp1252", "cp1251"]
 
 CHILD = """
 import json, resource, sys, time

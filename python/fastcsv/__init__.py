@@ -269,12 +269,13 @@ def _text_plan(f: Any) -> dict[str, Any] | None:
     seekable (a pipe or a terminal, whose rows should come out as their
     lines arrive).
 
-    A UTF-8 (or ``utf-8-sig``, whose BOM at the start is dropped), Latin-1
-    or Windows-1252 ``io.TextIOWrapper`` whose position is a plain byte
-    offset (no decoder state) is read from its buffer as bytes
-    (``raw_offset``; the one-byte encodings transcoded natively,
-    ``raw_encoding``) until those stop being exactly its text; a CR seen in
-    the probe shows ``newline=''`` (``keeps_cr``).
+    A UTF-8 (or ``utf-8-sig``, whose BOM at the start is dropped), Latin-1,
+    Windows-1252 or other one-byte (``_one_byte_table``)
+    ``io.TextIOWrapper`` whose position is a plain byte offset (no decoder
+    state) is read from its buffer as bytes (``raw_offset``; the one-byte
+    encodings transcoded natively, ``raw_encoding``, ``raw_table``) until
+    those stop being exactly its text; a CR seen in the probe shows
+    ``newline=''`` (``keeps_cr``).
     """
     if type(f) not in (io.TextIOWrapper, io.StringIO):
         return None
@@ -300,19 +301,61 @@ def _text_plan(f: Any) -> dict[str, Any] | None:
     if not known:
         return None
     plan: dict[str, Any] = {"ahead": _large_file(f)}
+    if type(f) is not io.TextIOWrapper:
+        return plan
+    name = codecs.lookup(f.encoding).name
+    table = None if name in _RAW_ENCODINGS else _one_byte_table(name)
     if (
-        type(f) is io.TextIOWrapper
-        and pos < 1 << 64
+        pos < 1 << 64
         and type(f.buffer) in (io.BufferedReader, io.BufferedRandom, io.BytesIO)
-        and codecs.lookup(f.encoding).name in _RAW_ENCODINGS
+        and (name in _RAW_ENCODINGS or table is not None)
         # A writable utf-8-sig file: the raw mode's seeks (to hand over, to
         # put the file back) would also tell its encoder that it is past the
         # start, where csv's reader leaves it writing a BOM.
-        and (codecs.lookup(f.encoding).name != "utf-8-sig" or type(f.buffer) is io.BufferedReader)
+        and (name != "utf-8-sig" or type(f.buffer) is io.BufferedReader)
     ):
-        plan.update(raw_offset=pos, keeps_cr="\r" in probe,
-                    raw_encoding=codecs.lookup(f.encoding).name)
+        plan.update(raw_offset=pos, keeps_cr="\r" in probe, raw_encoding=name)
+        if table is not None:
+            plan["raw_table"] = list(table)
     return plan
+
+
+def _one_byte_table(name: str) -> tuple[int, ...] | None:
+    """The characters of bytes 0x80 to 0xFF (0 where undefined) of Python's
+    one-byte codec ``name`` (a charmap codec such as ``cp1250``,
+    ``iso8859-15``, ``koi8-r`` or ``cp437``: ASCII below 0x80, each byte one
+    character or none, no state), from its ``decoding_table`` and checked
+    byte by byte against the codec itself (once per codec); ``None`` for
+    any other codec."""
+    if name not in _ONE_BYTE_TABLES:
+        _ONE_BYTE_TABLES[name] = _make_one_byte_table(name)
+    return _ONE_BYTE_TABLES[name]
+
+
+_ONE_BYTE_TABLES: dict[str, tuple[int, ...] | None] = {}
+
+
+def _make_one_byte_table(name: str) -> tuple[int, ...] | None:
+    """See :func:`_one_byte_table`."""
+    info = codecs.lookup(name)
+    module = sys.modules.get(getattr(info.incrementaldecoder, "__module__", ""))
+    table = getattr(module, "decoding_table", None)
+    if not isinstance(table, str) or len(table) != 256:
+        return None
+    chars = []
+    for b in range(256):
+        try:
+            got: str | None = bytes([b]).decode(name)
+        except UnicodeDecodeError:
+            got = None
+        want = None if table[b] == "\ufffe" else table[b]
+        if got != want or (b < 0x80 and got != chr(b)):
+            return None
+        if b >= 0x80:
+            chars.append(0 if got is None else ord(got))
+    if max(chars) > 0xFFFF:
+        return None
+    return tuple(chars)
 
 
 def _large_file(f: Any) -> bool:

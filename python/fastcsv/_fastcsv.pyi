@@ -107,6 +107,7 @@ def _text_reader(
     ahead: bool = False,
     threads: int | None = None,
     raw_encoding: str = "utf-8",
+    raw_table: list[int] | None = None,
 ) -> Reader:
     """A reader over a text stream with universal newlines, read in chunks."""
 

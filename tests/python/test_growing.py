@@ -99,7 +99,7 @@ def test_stringio_written_after_the_end(case, newline, kw):
     assert got == on_stringio(csv, parts, newline, kw)[2]
 
 
-ENCODINGS = ["utf-8", "utf-8-sig", "latin-1", "cp1252"]
+ENCODINGS = ["utf-8", "utf-8-sig", "latin-1", "cp1252", "koi8-r"]
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)

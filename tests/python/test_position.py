@@ -80,7 +80,7 @@ def opener(kind, path, newline):
         bom = path.with_name(path.stem + "-bom.csv")
         bom.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
         return lambda: open(bom, newline=newline, encoding="utf-8-sig")
-    if kind in ("latin-1", "cp1252"):
+    if kind in ("latin-1", "cp1252", "cp1250", "koi8-r"):
         # Read raw too, each byte a character (of one to three bytes of
         # UTF-8: the file's UTF-8 read as Latin-1 or cp1252).
         return lambda: open(path, newline=newline, encoding=kind)
@@ -307,7 +307,7 @@ def test_exception_in_flight_is_kept(files):
 def test_not_moved_back_when_caller_moved_the_stream(files):
     """A stream the caller moved while the reader was alive stays where the
     caller put it."""
-    for kind in ["file", "utf-8-sig", "latin-1", "cp1252", "stringio"]:
+    for kind in ["file", "utf-8-sig", "latin-1", "cp1252", "koi8-r", "stringio"]:
         with opener(kind, files("medium", False, False), "")() as f:
             r = fastcsv.reader(f)
             next(r)
@@ -369,7 +369,7 @@ def drop_after(mod, make, d, k):
     text_st,
     dialect_st,
     st.sampled_from(["", None]),
-    st.sampled_from(["file", "utf-8-sig", "latin-1", "cp1252", "stringio"]),
+    st.sampled_from(["file", "utf-8-sig", "latin-1", "cp1252", "cp1250", "koi8-r", "stringio"]),
     st.integers(0, 12),
 )
 def test_position_matches_csv_random(text, d, newline, kind, k):

@@ -146,7 +146,8 @@ def test_fast_path_only_for_universal_newlines(tmp_path):
     for newline, source in [("", "text"), (None, "text"), ("\n", "lines"),
                             ("\r", "lines"), ("\r\n", "lines")]:
         # Files in UTF-8, Latin-1 and Windows-1252 are read raw.
-        for encoding in ("utf-8", "latin-1", "cp1252", "windows-1252", "ascii", "utf-16"):
+        for encoding in ("utf-8", "latin-1", "cp1252", "windows-1252", "cp1250", "ascii",
+                         "utf-16"):
             raw = source == "text" and encoding not in ("ascii", "utf-16")
             if encoding == "utf-16":
                 p.write_text("a,b\r\nc,d\r\n", encoding="utf-16", newline="")
@@ -541,9 +542,14 @@ def first_error(rows):
     return next((k for k, e in enumerate(rows) if e[0] == "error"), None)
 
 
+# Python's other one-byte codecs, read raw through their tables (some with
+# bytes they leave undefined: tis-620's 0xFF, cp1250's 0x81).
+OTHER_ONE_BYTE = ["cp1250", "cp1251", "iso8859-15", "koi8-r", "cp437", "mac-roman", "tis-620"]
+
+
 @SETTINGS
 @given(st.lists(st.sampled_from(ONE_BYTE_PIECES), max_size=40).map(b"".join),
-       st.sampled_from(["latin-1", "cp1252"]),
+       st.sampled_from(["latin-1", "cp1252", *OTHER_ONE_BYTE]),
        st.sampled_from(["strict", "replace", "surrogateescape"]),
        st.sampled_from(["", None]),
        st.sampled_from([{}, {"escapechar": "\\"}, {"strict": True}]))
@@ -559,7 +565,8 @@ def test_one_byte_raw_mode_matches_csv(data, encoding, errors, newline, kw):
 
 
 @SETTINGS
-@given(text_st, dialect_st, st.sampled_from(["", None]), st.sampled_from(["latin-1", "cp1252"]))
+@given(text_st, dialect_st, st.sampled_from(["", None]),
+       st.sampled_from(["latin-1", "cp1252", *OTHER_ONE_BYTE]))
 def test_one_byte_files_match_csv_in_every_dialect(text, d, newline, encoding):
     """The differential tests' texts and dialects, their UTF-8 bytes read
     as Latin-1 or cp1252 (undefined cp1252 bytes replaced)."""
@@ -576,6 +583,49 @@ def test_one_byte_files_match_csv_in_every_dialect(text, d, newline, encoding):
         same_rows_as_csv(path, kw, max_errors=20, **d)
     finally:
         os.unlink(path)
+
+
+@pytest.mark.parametrize("encoding", OTHER_ONE_BYTE)
+def test_other_one_byte_codecs_are_read_raw(tmp_path, encoding):
+    """Every byte each codec defines, in quoted and plain fields, across
+    the buffer's reads: csv's rows, still raw; a byte it leaves
+    undefined hands over to its decoder."""
+    from unittest import mock
+    defined = bytes(b for b in range(0x80, 0x100) if fastcsv._one_byte_table(encoding)[b - 0x80])
+    row = b'1,"' + defined + b'\r\n",' + defined[::-1] + b"\r\n"
+    p = write(tmp_path, b"a,b,c\r\n" + row * 3000)
+    for threads in (1, 2):
+        with mock.patch.object(fastcsv, "_AHEAD_BYTES", 0), \
+                open(p, newline="", encoding=encoding) as f, \
+                open(p, newline="", encoding=encoding) as g:
+            r = fastcsv.reader(f, threads=threads)
+            assert r._source == "text-raw"
+            assert drain(r) == drain(csv.reader(g))
+            assert r._source == "text-raw"
+    undefined = [b for b in range(0x80, 0x100) if not fastcsv._one_byte_table(encoding)[b - 0x80]]
+    if undefined:
+        p = write(tmp_path, b"a,b\r\n" + row * 3000 + b"x," + bytes(undefined[:1]) + b"\r\n")
+        same_rows_as_csv(p, {"newline": "", "encoding": encoding, "errors": "replace"})
+        with open(p, newline="", encoding=encoding, errors="strict") as f:
+            r = fastcsv.reader(f)
+            with pytest.raises(UnicodeDecodeError):
+                list(r)
+            assert r._source == "text"
+
+
+def test_one_byte_tables_are_the_codecs():
+    """Only codecs that are ASCII below 0x80 and one character (or none)
+    a byte have a table; UTF-16, multibyte and EBCDIC codecs have none."""
+    for name in OTHER_ONE_BYTE:
+        table = fastcsv._one_byte_table(name)
+        assert table is not None and len(table) == 128, name
+        for b, c in zip(range(0x80, 0x100), table):
+            try:
+                assert bytes([b]).decode(name) == chr(c), name
+            except UnicodeDecodeError:
+                assert c == 0, name
+    for name in ("utf-16", "shift_jis", "cp037", "ascii", "utf-8", "gb18030"):
+        assert fastcsv._one_byte_table(name) is None, name
 
 
 def one_byte_text(n, seed=1):

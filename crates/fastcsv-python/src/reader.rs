@@ -934,13 +934,15 @@ pub(crate) fn _native_reader(
 /// With `raw_offset` (an `io.TextIOWrapper` whose `tell()` was that
 /// plain byte offset, with nothing decoded ahead, in the encoding
 /// `raw_encoding`: `utf-8`, `utf-8-sig`, `iso8859-1` or `cp1252`, as
-/// `codecs.lookup` names them), the stream starts in raw mode; `keeps_cr` says that
+/// `codecs.lookup` names them, or another one-byte encoding whose bytes
+/// from 0x80 on are the characters `raw_table`, 0 where undefined), the
+/// stream starts in raw mode; `keeps_cr` says that
 /// `read` was seen returning a CR. With
 /// `ahead` (a large file), the text is parsed in batches
 /// ([`TextAheadSource`]), on a read-ahead thread as `threads` says (see
 /// [`Plan`]).
 #[pyfunction]
-#[pyo3(signature = (stream, dialect, filter=None, raw_offset=None, keeps_cr=false, ahead=false, threads=None, raw_encoding="utf-8"))]
+#[pyo3(signature = (stream, dialect, filter=None, raw_offset=None, keeps_cr=false, ahead=false, threads=None, raw_encoding="utf-8", raw_table=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn _text_reader(
     py: Python<'_>,
@@ -952,11 +954,15 @@ pub(crate) fn _text_reader(
     ahead: bool,
     threads: Option<usize>,
     raw_encoding: &str,
+    raw_table: Option<Vec<u16>>,
 ) -> PyResult<PyReader> {
-    let code = match raw_encoding {
-        "utf-8" | "utf-8-sig" => None,
-        "iso8859-1" => Some(OneByte::Latin1),
-        "cp1252" => Some(OneByte::Cp1252),
+    let code = match (raw_encoding, raw_table) {
+        ("utf-8" | "utf-8-sig", None) => None,
+        ("iso8859-1", None) => Some(OneByte::Latin1),
+        ("cp1252", None) => Some(OneByte::Cp1252),
+        (_, Some(t)) => Some(OneByte::from_chars(t.try_into().map_err(|_| {
+            PyValueError::new_err("raw_table: the characters of bytes 0x80 to 0xFF, 128 of them")
+        })?)),
         _ => return Err(PyValueError::new_err(format!("no raw mode for {raw_encoding:?}"))),
     };
     let pd = PyDialect::from_py(dialect)?;

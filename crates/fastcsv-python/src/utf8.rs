@@ -3,7 +3,9 @@
 //! time, strict UTF-8 only (the callers hand anything else to CPython's
 //! decoder, whose errors and handlers they keep).
 
+use std::collections::HashMap;
 use std::mem::MaybeUninit;
+use std::sync::{Mutex, OnceLock};
 
 /// Decodes strict UTF-8 (no overlong forms, surrogates or code points past
 /// U+10FFFF) into `out`, one unit per code point. False when `b` is not
@@ -330,13 +332,16 @@ pub(crate) fn utf8_shape(b: &[u8]) -> (usize, u32) {
 }
 
 /// A one-byte encoding whose text a file's bytes are transcoded from (see
-/// `RawText`): Latin-1, or Windows-1252 as Python's `cp1252` codec reads it.
+/// `RawText`): Latin-1, Windows-1252 as Python's `cp1252` codec reads it,
+/// or another of Python's one-byte codecs given by its table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum OneByte {
     /// ISO 8859-1: byte `b` is the character U+00bb.
     Latin1,
     /// Windows-1252: Latin-1 but for 0x80 to 0x9F (see [`CP1252_HIGH`]).
     Cp1252,
+    /// ASCII, then the characters of a table (see [`OneByte::from_chars`]).
+    Table(&'static HighTable),
 }
 
 /// The characters of bytes 0x80 to 0x9F in Python's `cp1252` codec; 0 for
@@ -351,7 +356,7 @@ const CP1252_HIGH: [u16; 32] = [
 
 /// The UTF-8 of each byte from 0x80 on, in a one-byte encoding: its
 /// length (0: undefined), then its bytes.
-type HighTable = [[u8; 4]; 128];
+pub(crate) type HighTable = [[u8; 4]; 128];
 
 /// [`HighTable`] of `chars`, the characters of bytes 0x80 to 0xFF (0:
 /// undefined).
@@ -392,7 +397,19 @@ impl OneByte {
         match self {
             OneByte::Latin1 => &LATIN1_TABLE,
             OneByte::Cp1252 => &CP1252_TABLE,
+            OneByte::Table(t) => t,
         }
+    }
+
+    /// The encoding whose bytes from 0x80 on are the characters `chars`
+    /// (0 for a byte it leaves undefined; ASCII below). Tables are made
+    /// once per set of characters and kept for the life of the process
+    /// (one per codec used, 512 bytes each).
+    pub(crate) fn from_chars(chars: [u16; 128]) -> OneByte {
+        type Made = HashMap<[u16; 128], &'static HighTable>;
+        static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
+        let mut made = MADE.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner());
+        OneByte::Table(made.entry(chars).or_insert_with(|| Box::leak(Box::new(high_table(chars)))))
     }
 
     /// The number of UTF-8 bytes of the character of the byte `c` (0 where
