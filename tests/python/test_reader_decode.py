@@ -52,6 +52,12 @@ def test_every_width_class_through_every_native_input(tmp_path):
     p = tmp_path / "kinds.csv"
     p.write_bytes(data)
     assert list(fastcsv.reader(str(p))) == want
+    # On one thread the fields are decoded as their objects are made
+    # (a row's list, or field by field for a DictReader).
+    assert list(fastcsv.reader(str(p), threads=1)) == want
+    names = [f"c{i}" for i in range(4)]
+    dicts = list(fastcsv.DictReader(str(p), fieldnames=names, threads=1))
+    assert dicts == [dict(zip(names, w)) for w in want]
     assert fastcsv.read(str(p)) == want
     assert list(fastcsv.reader(io.BytesIO(data))) == want
     with open(p, newline="", encoding="utf-8") as f:
@@ -60,9 +66,9 @@ def test_every_width_class_through_every_native_input(tmp_path):
     # text): equal strings of equal kinds have equal sizes.
     import sys
 
-    got = fastcsv.read(str(p))
-    for g, w in zip(got, want):
-        assert [sys.getsizeof(x) for x in g] == [sys.getsizeof(x) for x in w], w
+    for got in (fastcsv.read(str(p)), list(fastcsv.reader(str(p), threads=1))):
+        for g, w in zip(got, want):
+            assert [sys.getsizeof(x) for x in g] == [sys.getsizeof(x) for x in w], w
 
 
 def test_every_width_class_read_ahead_from_a_large_text_file(tmp_path):
@@ -105,6 +111,7 @@ def test_invalid_utf8_at_every_position_with_a_handler(tmp_path, errors):
         want = csv_rows(data, errors)
         p.write_bytes(data)
         assert list(fastcsv.reader(str(p), errors=errors)) == want, field
+        assert list(fastcsv.reader(str(p), errors=errors, threads=1)) == want, field
         assert fastcsv.read(data, errors=errors) == want, field
 
 
@@ -115,7 +122,12 @@ def test_invalid_utf8_at_every_position_strict(tmp_path):
         with pytest.raises(UnicodeDecodeError) as want:
             data.decode("utf-8")
         p.write_bytes(data)
-        for read in (lambda: list(fastcsv.reader(str(p))), lambda: fastcsv.read(data)):
+        reads = (
+            lambda: list(fastcsv.reader(str(p))),
+            lambda: list(fastcsv.reader(str(p), threads=1)),
+            lambda: fastcsv.read(data),
+        )
+        for read in reads:
             with pytest.raises(UnicodeDecodeError) as got:
                 read()
             # The same bad bytes, for the same reason, located in the file.

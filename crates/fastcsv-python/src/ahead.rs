@@ -350,9 +350,17 @@ impl Ahead {
         let mut b = spent;
         let began = Instant::now();
         // (A fed reader's scan takes the GIL back to read the stream.)
+        // Decided against a thread: fields are decoded as their objects
+        // are made (the first batches of an automatic plan are prepared
+        // as a thread would, so that their timing stands for its work).
+        let late = matches!(self.plan, Plan::Solo);
         let end = py.allow_threads(|| {
             let end = b.load(rdr, nonnumeric, joins, BATCH_BYTES);
-            b.prepare();
+            if late {
+                b.prepare_late();
+            } else {
+                b.prepare();
+            }
             end
         });
         let more = matches!(end, Ok(true));

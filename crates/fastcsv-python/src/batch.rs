@@ -142,6 +142,9 @@ pub(crate) struct Batch {
     pub(crate) err_start: Option<(u64, u64)>,
     /// [`Batch::prepare`] has run.
     pub(crate) prepared: bool,
+    /// [`Batch::prepare_late`] has run on a batch that is not all ASCII:
+    /// its fields that are not ASCII are decoded as their objects are made.
+    late: bool,
     /// Rows to decode first and parse with `csv` (see
     /// [`decode_then_parse`]): their index and bytes in `raw`.
     pub(crate) reparse: Vec<(usize, std::ops::Range<usize>)>,
@@ -251,6 +254,7 @@ impl Batch {
             end_lf: false,
             err_start: None,
             prepared: false,
+            late: false,
             reparse: Vec::new(),
             raw: Vec::new(),
             forms: Vec::with_capacity(fields),
@@ -263,6 +267,7 @@ impl Batch {
 
     fn clear(&mut self) {
         self.prepared = false;
+        self.late = false;
         self.data.clear();
         self.starts.clear();
         self.ends.clear();
@@ -610,6 +615,25 @@ impl Batch {
         self.prepare_until(None);
     }
 
+    /// In place of [`Batch::prepare`] where the thread that makes the
+    /// objects is the one that loaded the batch: nothing is decoded ahead,
+    /// each field that is not ASCII is decoded straight into its `str`
+    /// (a pass over bytes still in this core's cache, with no code units
+    /// stored and read back).
+    pub(crate) fn prepare_late(&mut self) {
+        if self.prepared {
+            return;
+        }
+        self.late = !self.data.is_ascii();
+        self.prepared = true;
+    }
+
+    /// Whether every field of the batch is ASCII, as prepared (every
+    /// field's object a copy of its bytes).
+    pub(crate) fn all_ascii(&self) -> bool {
+        self.forms.is_empty() && !self.late
+    }
+
     /// [`Batch::prepare`], stopping early once `stop` is set (checked every
     /// [`PREPARE_STEP`] fields); a later call goes on where it stopped.
     fn prepare_until(&mut self, stop: Option<&AtomicBool>) {
@@ -686,6 +710,7 @@ impl Batch {
     /// Field `f` (whose bytes are `b`) as prepared.
     fn text<'a>(&'a self, f: usize, b: &'a [u8]) -> Text<'a> {
         match self.forms.get(f) {
+            None if self.late => Text::Utf8(b),
             None | Some(Form::Ascii) => Text::Ascii(b),
             Some(&Form::Ucs1 { at, len }) => Text::Ucs1(units(&self.ucs1, at, len)),
             Some(&Form::Ucs2 { at, len }) => Text::Ucs2(units(&self.ucs2, at, len)),
@@ -710,7 +735,9 @@ impl Batch {
         let (start, end) = self.span(f);
         let b = &self.data[start..end];
         let s = match self.forms.get(f) {
-            None | Some(Form::Ascii) if strs.cache.is_none() => {
+            None | Some(Form::Ascii)
+                if strs.cache.is_none() && (!self.late || is_ascii_field(b)) =>
+            {
                 strs.ascii(py, &self.data, start, end, i)?
             }
             _ => strs.make(py, b, self.text(f, b), i, &|| position_text(name, pos, i))?,
@@ -762,7 +789,19 @@ impl Batch {
             // checks below.
             let starts = &self.starts[fields][..ends.len()];
             let data = &self.data[..];
-            if self.forms.is_empty() {
+            if self.late {
+                // Decoded here, field by field.
+                return build_list_raw(py, ends.len(), |i| {
+                    let (start, end) = (starts[i] as usize, ends[i] as usize);
+                    let b = &data[start..end];
+                    if is_ascii_field(b) {
+                        return strs.ascii_raw(py, data, start, end, i);
+                    }
+                    let at = || position_text(name, pos, i);
+                    strs.make_raw(py, b, Text::Utf8(b), i, &at)
+                });
+            }
+            if self.all_ascii() {
                 // An ASCII batch: every field is a copy.
                 return build_list_raw(py, ends.len(), |i| {
                     strs.ascii_raw(py, data, starts[i] as usize, ends[i] as usize, i)
@@ -805,7 +844,7 @@ impl Batch {
             return Ok(());
         }
         strs.columns(fields.len());
-        if self.forms.is_empty() && strs.cache.is_none() && !nonnumeric {
+        if self.all_ascii() && strs.cache.is_none() && !nonnumeric {
             // An ASCII batch: every field is a copy.
             for (i, f) in fields.enumerate() {
                 let (start, end) = self.span(f);

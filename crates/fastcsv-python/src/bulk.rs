@@ -44,10 +44,16 @@ pub(crate) fn bulk<'py>(
     };
     // Grown as needed by this thread: small inputs allocate little.
     let mut batch = Batch::default();
+    // On this thread alone, fields are decoded as their objects are made
+    // (see `Batch::prepare_late`).
     let mut load = |batch: &mut Batch| {
         py.allow_threads(|| {
             let end = batch.load(rdr, nonnumeric, joins, BATCH_BYTES);
-            batch.prepare();
+            if threaded {
+                batch.prepare();
+            } else {
+                batch.prepare_late();
+            }
             end
         })
     };
@@ -285,7 +291,7 @@ pub(crate) fn _read_columns<'py>(
                 (r..rows).map(|k| batch.row_fields(k)).filter(|(f, _)| !f.is_empty()).collect();
             // An ASCII batch with nothing to decide per field but its text:
             // each field a copy of its bytes (as `Batch::row_list` does).
-            let plain = batch.forms.is_empty() && strs.cache.is_none() && !nn;
+            let plain = batch.all_ascii() && strs.cache.is_none() && !nn;
             strs.columns(cols.len());
             let filled = (|| -> PyResult<usize> {
                 for (c, col) in cols.iter_mut().enumerate() {

@@ -10,6 +10,8 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+use std::mem::MaybeUninit;
+
 use crate::strings::Unit;
 
 /// A new reference to a `str` of the ASCII bytes `b` (as `csv` makes it:
@@ -252,6 +254,60 @@ impl WideHeads {
             std::ptr::write_bytes(dst.add(n), 0, 1);
         }
         p.cast()
+    }
+}
+
+impl WideHeads {
+    /// A new `str` of `n` code units (at least one) of kind `T` (`u8` or
+    /// `u16`) written by `fill`, which returns whether it wrote all of
+    /// them as a canonical string of that kind; or null (with no
+    /// exception set) when it did not: the block is freed unseen.
+    ///
+    /// # Safety
+    ///
+    /// The GIL is held and the heads were checked by [`init_ascii`];
+    /// `fill` returns true only when it wrote all `n` units and they make
+    /// a canonical string of `T`'s kind (a `u8` at least 0x80, a `u16`
+    /// past 0xFF).
+    #[inline(always)]
+    pub(crate) unsafe fn make_with<T: Unit>(
+        &self,
+        n: usize,
+        fill: impl FnOnce(&mut [MaybeUninit<T>]) -> bool,
+    ) -> Option<*mut ffi::PyObject> {
+        let unit = std::mem::size_of::<T>();
+        debug_assert!((unit == 1 || unit == 2) && n > 0);
+        let template = if unit == 1 { &self.ucs1 } else { &self.ucs2 };
+        let head = std::mem::size_of::<ffi::PyCompactUnicodeObject>();
+        // SAFETY: as in `make`: the size `PyUnicode_New(n, max)` allocates
+        // for this kind.
+        let p = unsafe { ffi::PyObject_Malloc(head + (n + 1) * unit) }
+            .cast::<ffi::PyCompactUnicodeObject>();
+        if p.is_null() {
+            // SAFETY: the GIL is held; sets MemoryError, returns NULL.
+            return Some(unsafe { ffi::PyErr_NoMemory() });
+        }
+        // SAFETY: `p` is a fresh block of `head + (n + 1) * unit` bytes
+        // aligned for `T` (as in `make`): its `n` units after the header
+        // are handed to `fill` as uninitialized memory, which it may only
+        // write. When `fill` fails the block, never seen by anyone, goes
+        // back to the allocator; otherwise the header, reference count,
+        // type, length and NUL unit are written as `make` writes them.
+        unsafe {
+            let dst = p.add(1).cast::<MaybeUninit<T>>();
+            if !fill(std::slice::from_raw_parts_mut(dst, n)) {
+                ffi::PyObject_Free(p.cast());
+                return None;
+            }
+            std::ptr::copy_nonoverlapping(template, p, 1);
+            std::ptr::addr_of_mut!((*p)._base.ob_base).write(ffi::PyObject {
+                ob_type: std::ptr::addr_of_mut!(ffi::PyUnicode_Type),
+                ..ffi::PyObject_HEAD_INIT
+            });
+            (*p)._base.length = n as ffi::Py_ssize_t;
+            std::ptr::write_bytes(dst.add(n).cast::<u8>(), 0, unit);
+        }
+        Some(p.cast())
     }
 }
 

@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use std::mem::MaybeUninit;
+
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -662,6 +664,23 @@ fn make_str<'py>(
     match decode_bmp(b, scratch) {
         Some((1, c)) if c < 0x100 => return str_from_units(py, &[c as u8], 0xFF),
         Some((n, or)) if or < 0x100 => {
+            let narrow = |d: &mut [MaybeUninit<u8>]| {
+                for (o, &u) in d.iter_mut().zip(scratch.iter()) {
+                    o.write(u as u8);
+                }
+                true
+            };
+            if let Some(Some(heads)) = WIDE_HEADS.get() {
+                // SAFETY: we hold the GIL (witnessed by `py`); the heads
+                // were checked when the module was loaded; `narrow` writes
+                // all `n` (at least two) units, the code points of strict
+                // UTF-8 that is not ASCII and has none past U+00FF: a
+                // canonical UCS-1 string.
+                if let Some(p) = unsafe { heads.make_with::<u8>(n, narrow) } {
+                    // SAFETY: a new reference, or NULL with an exception set.
+                    return unsafe { Bound::from_owned_ptr_or_err(py, p) };
+                }
+            }
             return fresh_str(py, n, 0xFF, |d: &mut [u8]| {
                 for (o, &u) in d.iter_mut().zip(scratch.iter()) {
                     *o = u as u8;
