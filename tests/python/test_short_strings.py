@@ -76,3 +76,52 @@ def test_a_column_of_unique_values_does_not_stop_another_from_sharing(tmp_path):
         assert rows == stdlib_rows(data)
         # The last thousand rows share ten code objects.
         assert len({id(r[4]) for r in rows[-1000:]}) == 10
+
+
+
+WIDE_VALUES = ["Zürich", "Tromsø", "Montréal", "Москва", "São Paulo", "東京", "€12", "é", "a🙂"]
+
+
+def test_short_fields_past_ascii_repeat_as_one_object(tmp_path):
+    # Up to 15 bytes, strict UTF-8, no character past U+FFFF: one shared
+    # `str` per value, on one thread (decoded as the rows are made) and on
+    # two (decoded ahead); longer ones and those with a character past
+    # U+FFFF are made each time, as `csv` makes them.
+    n, k = 6000, len(WIDE_VALUES)
+    long = "Ångström Øresund x"
+    data = "".join(f"{i},{WIDE_VALUES[i % k]},{long}\n" for i in range(n))
+    want = stdlib_rows(data)
+    p = tmp_path / "wide.csv"
+    p.write_bytes(data.encode())
+    for rows in all_ways(tmp_path, data) + [list(fastcsv.reader(str(p)))]:
+        assert rows == want
+    for threads in (1, 2):
+        rows = list(fastcsv.reader(str(p), threads=threads))
+        assert rows == want
+        for j, v in enumerate(WIDE_VALUES):
+            last = j + k * ((n - 1 - j) // k)
+            same = rows[j][1] is rows[j + k * 300][1] is rows[last][1]
+            assert same == (v != "a🙂"), (threads, v)
+        assert rows[0][2] == rows[-1][2] and rows[0][2] is not rows[-1][2]
+
+
+def test_short_fields_past_ascii_with_an_error_handler_call_it_each_time(tmp_path):
+    # A field that is not strict UTF-8 is never shared: a handler may give
+    # a different string each time it is called, as `csv` over the
+    # decoded text shows.
+    import codecs
+
+    calls = []
+
+    def numbered(e):
+        calls.append(1)
+        return (str(len(calls)), e.end)
+
+    codecs.register_error("fastcsv-test-numbered", numbered)
+    data = b"".join(b"%d,\xff\xc3\xa9,\xc3\xa9\xff\n" % i for i in range(3000))
+    want = list(csv.reader(io.StringIO(data.decode("utf-8", "fastcsv-test-numbered"), newline="")))
+    p = tmp_path / "bad.csv"
+    p.write_bytes(data)
+    for threads in (1, 2):
+        calls.clear()
+        assert list(fastcsv.reader(str(p), errors="fastcsv-test-numbered", threads=threads)) == want

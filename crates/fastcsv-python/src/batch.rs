@@ -13,7 +13,7 @@ use fastcsv::{
 use crate::source::HeldReader;
 use crate::strings::{
     build_list, build_list_raw, decode_then_parse, position_text, to_float, units_raw, StrMaker,
-    Text,
+    Text, WIDE_MAX,
 };
 use crate::utf8::{
     char_count, decode_bmp, decode_latin1, decode_utf8_append, is_ascii_field, max_byte,
@@ -798,7 +798,7 @@ impl Batch {
                         return strs.ascii_raw(py, data, start, end, i);
                     }
                     let at = || position_text(name, pos, i);
-                    strs.make_raw(py, b, Text::Utf8(b), i, &at)
+                    strs.wide_raw(py, b, None, i, &at)
                 });
             }
             if self.all_ascii() {
@@ -813,8 +813,21 @@ impl Batch {
                     Form::Ascii => strs.ascii_raw(py, data, start, end, i),
                     // Decoded already: a copy of the units (the path of
                     // `make_raw` for them, with no `PyResult` per field).
-                    Form::Ucs1 { at, len } => units_raw(py, units(&self.ucs1, at, len), 0xFF),
-                    Form::Ucs2 { at, len } => units_raw(py, units(&self.ucs2, at, len), 0xFFFF),
+                    Form::Ucs1 { at, len } if end - start > WIDE_MAX => {
+                        units_raw(py, units(&self.ucs1, at, len), 0xFF)
+                    }
+                    Form::Ucs2 { at, len } if end - start > WIDE_MAX => {
+                        units_raw(py, units(&self.ucs2, at, len), 0xFFFF)
+                    }
+                    // Short: through the short-string cache.
+                    Form::Ucs1 { at, len } => {
+                        let u = Some(Text::Ucs1(units(&self.ucs1, at, len)));
+                        strs.wide_raw(py, &data[start..end], u, i, &|| position_text(name, pos, i))
+                    }
+                    Form::Ucs2 { at, len } => {
+                        let u = Some(Text::Ucs2(units(&self.ucs2, at, len)));
+                        strs.wide_raw(py, &data[start..end], u, i, &|| position_text(name, pos, i))
+                    }
                     Form::Ucs4 { at, len } => units_raw(py, units(&self.ucs4, at, len), 0x10_FFFF),
                     _ => {
                         let b = &data[start..end];

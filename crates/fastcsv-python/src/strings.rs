@@ -45,6 +45,14 @@ const SHORT_GROW_AFTER: usize = 2;
 /// the result, so sharing more of them saves memory.
 pub(crate) const SHORT_SLOTS_BULK: usize = 1 << 16;
 
+/// Slots of the short-string cache's table of fields past ASCII (see
+/// [`ShortStrs::get_wide`]): a city or name with an accent repeats as
+/// often as an ASCII code does, but such fields are fewer.
+const WIDE_SLOTS: usize = 1 << 10;
+
+/// The longest field (bytes) looked up in that table.
+pub(crate) const WIDE_MAX: usize = 15;
+
 /// Lookups per window of a column's hit-rate check.
 const SHORT_WINDOW: u32 = 1024;
 
@@ -83,6 +91,25 @@ pub(crate) struct ShortStrs {
     /// The most slots it grows to.
     max: usize,
     cols: Vec<ColumnWatch>,
+    /// Fields of 2 to [`WIDE_MAX`] bytes, one past ASCII, by [`wide_key`]
+    /// ([`WIDE_SLOTS`] slots, made on first use).
+    wide: Box<[WideSlot]>,
+}
+
+/// A slot of [`ShortStrs`]' table of fields past ASCII: the field's
+/// [`wide_key`] (0, which no key is, for an empty slot) and its `str`.
+type WideSlot = (u128, Option<Py<PyAny>>);
+
+/// The key of a field of 2 to [`WIDE_MAX`] bytes in [`ShortStrs`]' table
+/// of fields past ASCII: its bytes, zero-padded, and its length in the
+/// last byte (so that a NUL byte is not padding, and no key is 0).
+#[inline(always)]
+fn wide_key(b: &[u8]) -> u128 {
+    debug_assert!((2..=WIDE_MAX).contains(&b.len()));
+    let mut w = [0u8; 16];
+    w[..b.len()].copy_from_slice(b);
+    w[15] = b.len() as u8;
+    u128::from_le_bytes(w)
 }
 
 /// A slot of [`ShortStrs`]: the key of the field (see [`short_key`]; 0, which
@@ -99,6 +126,21 @@ struct ColumnWatch {
     resting: u32,
     /// Whether a whole window has been looked up (the cache is filled).
     warm: bool,
+}
+
+impl ColumnWatch {
+    /// Counts a lookup; at the end of a window (but the first) of few
+    /// hits, the column rests (see [`ShortStrs`]).
+    #[inline(always)]
+    fn count_lookup(&mut self) {
+        self.lookups += 1;
+        if self.lookups == SHORT_WINDOW {
+            if self.warm && self.hits < SHORT_WINDOW / 4 {
+                self.resting = SHORT_REST;
+            }
+            (self.lookups, self.hits, self.warm) = (0, 0, true);
+        }
+    }
 }
 
 /// The most columns watched: fields of later columns are not looked up.
@@ -155,6 +197,7 @@ impl ShortStrs {
             hits: 0,
             max: max.max(slots),
             cols: Vec::new(),
+            wide: Box::new([]),
         }
     }
 
@@ -224,13 +267,7 @@ impl ShortStrs {
             return None;
         }
         let key = short_key(buf, at, end - at)?;
-        watch.lookups += 1;
-        if watch.lookups == SHORT_WINDOW {
-            if watch.warm && watch.hits < SHORT_WINDOW / 4 {
-                watch.resting = SHORT_REST;
-            }
-            (watch.lookups, watch.hits, watch.warm) = (0, 0, true);
-        }
+        watch.count_lookup();
         let slot = &mut self.slots[Self::slot_of(key, self.shift)];
         if slot.0 == key {
             if let Some(s) = &slot.1 {
@@ -261,6 +298,60 @@ impl ShortStrs {
                 } else {
                     (self.misses, self.hits) = (0, 0);
                 }
+            }
+        }
+        Some(p)
+    }
+}
+
+impl ShortStrs {
+    /// A new reference to the `str` of the field bytes `b` (2 to
+    /// [`WIDE_MAX`] of them, one at least past ASCII) of column `col`:
+    /// from the table of such fields, or made by `make` and kept; null
+    /// with an exception set if `make` fails. `make` gives `None` where
+    /// the string does not follow from the bytes alone (not strict UTF-8:
+    /// an error handler's), which is then not kept. `None` when the column
+    /// is not looked up now (resting, or not watched) or `make` gives
+    /// `None`: the caller makes the string. The column's hit rate counts
+    /// these lookups with its ASCII ones.
+    #[inline]
+    pub(crate) fn get_wide(
+        &mut self,
+        py: Python<'_>,
+        b: &[u8],
+        col: usize,
+        make: impl FnOnce() -> Option<*mut ffi::PyObject>,
+    ) -> Option<*mut ffi::PyObject> {
+        let watch = self.cols.get_mut(col)?;
+        if watch.resting > 0 {
+            watch.resting -= 1;
+            return None;
+        }
+        watch.count_lookup();
+        if self.wide.is_empty() {
+            self.wide = (0..WIDE_SLOTS).map(|_| (0, None)).collect();
+        }
+        let key = wide_key(b);
+        let shift = 64 - WIDE_SLOTS.trailing_zeros();
+        let slot = &mut self.wide[Self::slot_of((key ^ key >> 64) as u64, shift)];
+        if slot.0 == key {
+            if let Some(s) = &slot.1 {
+                watch.hits += 1;
+                let p = s.as_ptr();
+                // SAFETY: we hold the GIL; the slot owns a reference, so
+                // the object is alive; the new one is the caller's.
+                unsafe { ffi::Py_INCREF(p) };
+                return Some(p);
+            }
+        }
+        let p = make()?;
+        if !p.is_null() {
+            // SAFETY: we hold the GIL and `p` is a live `str` (a new
+            // reference, which stays the caller's): the slot takes one of
+            // its own.
+            let kept = unsafe { Py::from_borrowed_ptr(py, p) };
+            if let Some(old) = std::mem::replace(slot, (key, Some(kept))).1 {
+                old.drop_ref(py);
             }
         }
         Some(p)
@@ -352,6 +443,36 @@ impl StrMaker {
     /// The slots of the short-string cache now (for tests).
     pub(crate) fn short_slots_now(&self) -> usize {
         self.short.slots.len()
+    }
+
+    /// A new reference to the `str` of the field bytes `b`, field `col` of
+    /// its row, which hold a byte past ASCII (decoded already to `units`
+    /// when given: UCS-1 or UCS-2 code units, as `Batch::prepare` leaves
+    /// them); through the short-string cache's table of such fields when
+    /// it is short; null with an exception set on failure. On a decoding
+    /// error, `pos` describes where the field is.
+    #[inline]
+    pub(crate) fn wide_raw(
+        &mut self,
+        py: Python<'_>,
+        b: &[u8],
+        units: Option<Text<'_>>,
+        col: usize,
+        pos: &dyn Fn() -> String,
+    ) -> *mut ffi::PyObject {
+        if self.cache.is_none() && (2..=WIDE_MAX).contains(&b.len()) {
+            let scratch = &mut self.scratch;
+            let make = || match units {
+                Some(Text::Ucs1(u)) => Some(units_raw(py, u, 0xFF)),
+                Some(Text::Ucs2(u)) => Some(units_raw(py, u, 0xFFFF)),
+                Some(_) => None,
+                None => bmp_str_raw(py, b, scratch),
+            };
+            if let Some(p) = self.short.get_wide(py, b, col, make) {
+                return p;
+            }
+        }
+        self.make_raw(py, b, units.unwrap_or(Text::Utf8(b)), col, pos)
     }
 
     /// Watches the first `n` columns in the short-string cache (rows of
@@ -658,37 +779,9 @@ fn make_str<'py>(
         }
         return Ok(s);
     }
-    // One decoding pass into `scratch`, then a copy (narrowed when every
-    // code point fits one byte).
-    scratch.clear();
-    match decode_bmp(b, scratch) {
-        Some((1, c)) if c < 0x100 => return str_from_units(py, &[c as u8], 0xFF),
-        Some((n, or)) if or < 0x100 => {
-            let narrow = |d: &mut [MaybeUninit<u8>]| {
-                for (o, &u) in d.iter_mut().zip(scratch.iter()) {
-                    o.write(u as u8);
-                }
-                true
-            };
-            if let Some(Some(heads)) = WIDE_HEADS.get() {
-                // SAFETY: we hold the GIL (witnessed by `py`); the heads
-                // were checked when the module was loaded; `narrow` writes
-                // all `n` (at least two) units, the code points of strict
-                // UTF-8 that is not ASCII and has none past U+00FF: a
-                // canonical UCS-1 string.
-                if let Some(p) = unsafe { heads.make_with::<u8>(n, narrow) } {
-                    // SAFETY: a new reference, or NULL with an exception set.
-                    return unsafe { Bound::from_owned_ptr_or_err(py, p) };
-                }
-            }
-            return fresh_str(py, n, 0xFF, |d: &mut [u8]| {
-                for (o, &u) in d.iter_mut().zip(scratch.iter()) {
-                    *o = u as u8;
-                }
-            });
-        }
-        Some(_) => return str_from_units(py, scratch, 0xFFFF),
-        None => {}
+    if let Some(p) = bmp_str_raw(py, b, scratch) {
+        // SAFETY: a new reference, or NULL with an exception set.
+        return unsafe { Bound::from_owned_ptr_or_err(py, p) };
     }
     if let Some(r) = str_from_utf8(py, b) {
         return r;
@@ -711,6 +804,50 @@ fn make_str<'py>(
         }
         other => other,
     }
+}
+
+/// A new reference to the `str` of the bytes `b` (not all ASCII) when they
+/// are strict UTF-8 with every character below U+10000, or null with an
+/// exception set when memory runs out; `None` for any other bytes. One
+/// decoding pass into `scratch`, then a copy (narrowed when every code
+/// point fits one byte); one character below U+0100 is CPython's own
+/// cached string, as its decoder gives.
+fn bmp_str_raw(py: Python<'_>, b: &[u8], scratch: &mut Vec<u16>) -> Option<*mut ffi::PyObject> {
+    scratch.clear();
+    let (n, or) = decode_bmp(b, scratch)?;
+    if or >= 0x100 {
+        return Some(units_raw(py, scratch, 0xFFFF));
+    }
+    if n == 1 {
+        return Some(units_raw(py, &[scratch[0] as u8], 0xFF));
+    }
+    let narrow = |d: &mut [MaybeUninit<u8>]| {
+        for (o, &u) in d.iter_mut().zip(scratch.iter()) {
+            o.write(u as u8);
+        }
+        true
+    };
+    if let Some(Some(heads)) = WIDE_HEADS.get() {
+        // SAFETY: we hold the GIL (witnessed by `py`); the heads were
+        // checked when the module was loaded; `narrow` writes all `n` (at
+        // least two) units, the code points of strict UTF-8 that is not
+        // ASCII and has none past U+00FF: a canonical UCS-1 string.
+        if let Some(p) = unsafe { heads.make_with::<u8>(n, narrow) } {
+            return Some(p);
+        }
+    }
+    let s = fresh_str(py, n, 0xFF, |d: &mut [u8]| {
+        for (o, &u) in d.iter_mut().zip(scratch.iter()) {
+            *o = u as u8;
+        }
+    });
+    Some(match s {
+        Ok(s) => s.into_ptr(),
+        Err(e) => {
+            e.restore(py);
+            std::ptr::null_mut()
+        }
+    })
 }
 
 /// A `str` from bytes that are not all ASCII, when they are strict UTF-8:
