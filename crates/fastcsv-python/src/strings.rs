@@ -80,6 +80,10 @@ const SHORT_REST: u32 = 64 * SHORT_WINDOW;
 /// repeating values (times, flight numbers, distances) are more than its
 /// slots, values evict each other and many fields would be new strings
 /// again.
+///
+/// Fields of up to [`WIDE_MAX`] bytes past ASCII (a city with an accent,
+/// a name in Cyrillic) have a table of their own ([`ShortStrs::get_wide`]),
+/// of fixed size, under the same per-column check.
 pub(crate) struct ShortStrs {
     slots: Box<[ShortSlot]>,
     /// `64 - log2(slots.len())`: a hash's top bits pick its slot.
@@ -389,7 +393,7 @@ pub(crate) struct StrMaker {
     pub(crate) errors: std::ffi::CString,
     pub(crate) strict: bool,
     pub(crate) cache: Option<InternCache>,
-    /// Short ASCII fields' recent `str`s (when `cache` is off).
+    /// Short fields' recent `str`s (when `cache` is off).
     short: ShortStrs,
     /// Decoding space for [`make_str`].
     pub(crate) scratch: Vec<u16>,
