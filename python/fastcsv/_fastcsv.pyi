@@ -111,9 +111,10 @@ def _text_reader(
 ) -> Reader:
     """A reader over a text stream with universal newlines, read in chunks."""
 
-def _one_byte_utf8(data: bytes, encoding: str) -> bytes | None:
-    """The UTF-8 of a Latin-1 or cp1252 file's bytes; ``None`` at an
-    undefined cp1252 byte."""
+def _one_byte_utf8(data: bytes, encoding: str, table: list[int] | None = None) -> bytes | None:
+    """The UTF-8 of a Latin-1 or cp1252 file's bytes, or of another one-byte
+    codec's (``table``: the characters of bytes 0x80 to 0xFF, 0 where
+    undefined); ``None`` at an undefined byte."""
 
 def _native_reader(dialect: Any, spec: dict[str, Any]) -> Reader:
     """A reader over a path, a descriptor or a binary stream."""

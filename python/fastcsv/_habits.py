@@ -697,16 +697,25 @@ class _Habits:
         pieces: list[str] | None = None
         changed: list[tuple[int, int, int, int]] = []
         filtered = skip is not None or rows_left_out or self.nrows is not None
+        codec = codecs.lookup(enc).name
+        table = None
+        if codec not in ("iso8859-1", "cp1252") and not filtered and errors == "strict":
+            from fastcsv import _one_byte_table
+
+            table = _one_byte_table(codec)
         if (
             not filtered
             and errors == "strict"
             and isinstance(data, bytes)
-            and codecs.lookup(enc).name in ("iso8859-1", "cp1252")
+            and (codec in ("iso8859-1", "cp1252") or table is not None)
         ):
-            # Latin-1 or cp1252, parsed as it is: transcoded natively (no
-            # `str` of the whole file), unless a byte is one cp1252 leaves
-            # undefined, which Python's decoder raises on below.
-            encoded = _fastcsv._one_byte_utf8(data, codecs.lookup(enc).name)
+            # Latin-1, cp1252 or another one-byte codec (cp1251, koi8-r,
+            # iso8859-15, ...), parsed as it is: transcoded natively (no
+            # `str` of the whole file), unless a byte is one the codec
+            # leaves undefined, which Python's decoder raises on below.
+            encoded = _fastcsv._one_byte_utf8(
+                data, codec, None if table is None else list(table)
+            )
             if encoded is not None:
                 self.byte_map = None if data.isascii() else encoded
                 return _named(io.BytesIO(encoded), name)

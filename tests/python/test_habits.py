@@ -198,14 +198,50 @@ def test_comment_as_pandas(tmp_path):
         fastcsv.read_arrow(p, comment="##")
 
 
-@pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])
-def test_encodings(tmp_path, encoding):
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252", "cp1251", "koi8-r", "iso8859-15", "cp437"])
+def test_encodings(tmp_path, encoding, monkeypatch):
+    # Each a one-byte codec: transcoded natively, not decoded in Python.
+    native = fastcsv._fastcsv._one_byte_utf8
+    calls = []
+    monkeypatch.setattr(fastcsv._fastcsv, "_one_byte_utf8", lambda *a: calls.append(1) or native(*a))
     p = tmp_path / "l.csv"
     text = "name,city\nJosé,Zürich\nÉmile,Besançon\n"
-    if encoding == "cp1252":
+    if encoding in ("cp1251", "koi8-r"):
+        text = "имя,город\nЮрий,Москва\nЁлка,Санкт-Петербург\n"
+    if encoding in ("cp1252", "iso8859-15"):
         text += "euro,€\n"
     p.write_bytes(text.encode(encoding))
-    assert table(p, encoding=encoding).to_pandas().equals(pd.read_csv(p, encoding=encoding))
+    want = pd.read_csv(p, encoding=encoding)
+    assert table(p, encoding=encoding).to_pandas().equals(want)
+    assert table(p.read_bytes(), encoding=encoding).to_pandas().equals(want)
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("encoding", ["cp1251", "koi8-r", "cp437", "iso8859-7"])
+def test_one_byte_codecs_every_byte(tmp_path, encoding):
+    # Every byte the codec defines, in quoted fields across rows (the
+    # native transcoding of one-byte codecs), against pandas; a byte it
+    # leaves undefined raises Python's error, naming the line.
+    defined = [b for b in range(0x80, 0x100) if _decodes(bytes([b]), encoding)]
+    text = "a,b\n" + "".join(f'{i},"{bytes(defined[i:i + 9]).decode(encoding)}"\n' for i in range(len(defined)))
+    p = tmp_path / "e.csv"
+    p.write_bytes(text.encode(encoding))
+    want = pd.read_csv(p, encoding=encoding, keep_default_na=False)
+    got = table(p, encoding=encoding).to_pandas()
+    assert got["b"].tolist() == want["b"].tolist()
+    undefined = [b for b in range(0x80, 0x100) if not _decodes(bytes([b]), encoding)]
+    if undefined:
+        p.write_bytes(b"a,b\n1,2\n3," + bytes([undefined[0]]) + b"\n")
+        with pytest.raises(UnicodeDecodeError, match=r"e\.csv:3: "):
+            fastcsv.read_arrow(p, encoding=encoding)
+
+
+def _decodes(b: bytes, encoding: str) -> bool:
+    try:
+        b.decode(encoding)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def test_utf8_sig_strips_a_bom(tmp_path):

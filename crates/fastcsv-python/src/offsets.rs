@@ -30,20 +30,25 @@ use pyo3::types::PyBytes;
 use crate::utf8::OneByte;
 
 /// The UTF-8 of `data`, the bytes of a Latin-1 (`iso8859-1`) or `cp1252`
-/// file (`encoding` as `codecs.lookup` names them), transcoded here with
-/// the GIL released; `None` when a byte is one that `cp1252` leaves
-/// undefined (the caller decodes with Python's codec, which raises).
+/// file (`encoding` as `codecs.lookup` names them), or of another one-byte
+/// codec's whose bytes 0x80 to 0xFF are the characters `table`,
+/// transcoded here with the GIL released; `None` when a byte is one that
+/// the encoding leaves undefined (the caller decodes with Python's codec,
+/// which raises).
 /// What the Python layer parses for `read_arrow(..., encoding=...)` in
 /// place of decoding the file to a `str` and encoding that again.
 #[pyfunction]
+#[pyo3(signature = (data, encoding, table=None))]
 pub(crate) fn _one_byte_utf8<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyBytes>,
     encoding: &str,
+    table: Option<Vec<u16>>,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    let code = match encoding {
-        "iso8859-1" => OneByte::Latin1,
-        "cp1252" => OneByte::Cp1252,
+    let code = match (encoding, table) {
+        ("iso8859-1", None) => OneByte::Latin1,
+        ("cp1252", None) => OneByte::Cp1252,
+        (_, Some(t)) => table_code(t, "table")?,
         _ => return Err(PyValueError::new_err(format!("not a one-byte encoding: {encoding:?}"))),
     };
     let b = data.as_bytes();
@@ -52,6 +57,16 @@ pub(crate) fn _one_byte_utf8<'py>(
         (code.to_utf8(b, &mut out) == b.len()).then_some(out)
     });
     Ok(out.map(|v| PyBytes::new(py, &v)))
+}
+
+/// The one-byte encoding whose bytes 0x80 to 0xFF are the characters `t`
+/// (0 where undefined; see `fastcsv._one_byte_table`), given as the
+/// argument `arg`.
+pub(crate) fn table_code(t: Vec<u16>, arg: &str) -> PyResult<OneByte> {
+    let chars: [u16; 128] = t.try_into().map_err(|_| {
+        PyValueError::new_err(format!("{arg}: the characters of bytes 0x80 to 0xFF, 128 of them"))
+    })?;
+    Ok(OneByte::from_chars(chars))
 }
 
 /// Starts of records in the rewritten text and in the file, in order:

@@ -960,9 +960,7 @@ pub(crate) fn _text_reader(
         ("utf-8" | "utf-8-sig", None) => None,
         ("iso8859-1", None) => Some(OneByte::Latin1),
         ("cp1252", None) => Some(OneByte::Cp1252),
-        (_, Some(t)) => Some(OneByte::from_chars(t.try_into().map_err(|_| {
-            PyValueError::new_err("raw_table: the characters of bytes 0x80 to 0xFF, 128 of them")
-        })?)),
+        (_, Some(t)) => Some(crate::offsets::table_code(t, "raw_table")?),
         _ => return Err(PyValueError::new_err(format!("no raw mode for {raw_encoding:?}"))),
     };
     let pd = PyDialect::from_py(dialect)?;
