@@ -1113,7 +1113,7 @@ pub use typed::{
     BooleanColumn, Column, DataType, DictionaryColumn, LargeStringColumn, PrimitiveColumn,
     Spellings, TimeUnit, ViewColumn, Zone,
 };
-pub use whole::InferredColumns;
+pub use whole::{default_sample_rows, InferredColumns};
 
 #[cfg(test)]
 mod tests {

@@ -1730,3 +1730,53 @@ fn a_stream_error_has_its_whole_message_and_the_code_of_its_kind() {
         }
     }
 }
+
+/// Rows of many columns sample fewer rows by default
+/// (`default_sample_rows`): a column that widens after the sample but
+/// within what 65,536 rows would have seen still gets the type of all its
+/// values, on one thread and on several, as the whole-text read gives it.
+#[test]
+fn a_wide_file_types_a_column_that_widens_after_its_smaller_sample() {
+    use fastcsv::arrow::default_sample_rows;
+    let (width, rows) = (300, 6_000);
+    assert!(default_sample_rows(width) < rows && rows < 65_536);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.csv");
+    let names: Vec<String> = (0..width).map(|j| format!("c{j}")).collect();
+    let mut text = names.join(",") + "\n";
+    for i in 0..rows {
+        let row: Vec<String> = (0..width)
+            .map(|j| match j {
+                // An int column that turns float, one that turns text,
+                // and one null until then.
+                5 if i == rows - 10 => "2.5".to_string(),
+                6 if i == rows - 1 => "x".to_string(),
+                7 if i < rows - 100 => String::new(),
+                _ => (i * j % 1000).to_string(),
+            })
+            .collect();
+        text += &(row.join(",") + "\n");
+    }
+    std::fs::write(&path, &text).unwrap();
+    let b = fastcsv::ReaderBuilder::new();
+    let one = Columns::new(b.from_path(&path).unwrap()).unwrap();
+    let mut want = InferredColumns::read(one, &Default::default(), 1, false).unwrap();
+    let types = want.types();
+    assert_eq!(types[5], DataType::Float64);
+    assert_eq!(types[6], DataType::Utf8);
+    assert_eq!(types[7], DataType::Int64);
+    assert!(types.iter().enumerate().all(|(j, t)| j == 5 || j == 6 || *t == DataType::Int64));
+    let want = drain_all(&mut want);
+    assert_eq!(want.0.len(), rows);
+    let sp = Default::default();
+    let open = || Columns::new(b.from_path(&path).unwrap());
+    let mut again = InferredColumns::read_again(open().unwrap(), open, &sp, 1, false).unwrap();
+    assert_eq!(again.types(), types);
+    assert!(drain_all(&mut again).0 == want.0, "read_again: rows differ");
+    for threads in [2, 3] {
+        let open = || ParColumns::from_path(&b, &path, false, threads, 1 << 16);
+        let mut t = InferredColumns::read_par(open().unwrap(), open, &sp, threads, false).unwrap();
+        assert_eq!(t.types(), types, "{threads} threads");
+        assert!(drain_all(&mut t).0 == want.0, "{threads} threads: rows differ");
+    }
+}

@@ -8,7 +8,8 @@
 //!
 //! 1. Every batch is read (as text) and kept.
 //! 2. Each column's candidate type is inferred from its first
-//!    [`SAMPLE_ROWS`] rows ([`Fits`]).
+//!    rows ([`Fits`]): [`SAMPLE_ROWS`], fewer for rows of many columns
+//!    ([`default_sample_rows`]).
 //! 3. Each column is converted to its candidate, batch by batch, on
 //!    several threads. If every value fits, the candidate is the
 //!    whole column's type: every type narrower than it failed on a
@@ -42,8 +43,32 @@ use super::{ColumnBatch, Columns, StringColumn, DEFAULT_BATCH_ROWS};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool;
 
-/// Rows the candidate types are inferred from (step 2 above).
+/// Rows the candidate types are inferred from (step 2 above), at most.
 pub const SAMPLE_ROWS: usize = DEFAULT_BATCH_ROWS;
+
+/// Values (rows times columns) the candidate types are inferred from, at
+/// most: rows of many columns are sampled fewer (but [`SAMPLE_ROWS_MIN`]),
+/// since the candidates only propose (every value checks them) and the
+/// sample's cost grows with its values: 65,536 rows of 300 columns were a
+/// fifth of a 256 MB file, looked at before the read began.
+pub const SAMPLE_VALUES: usize = 1 << 20;
+
+/// Rows sampled at the least, however many columns.
+pub const SAMPLE_ROWS_MIN: usize = 4096;
+
+/// The rows sampled by default for the candidate types of rows of
+/// `width` columns (see [`InferredColumns`]): 2^20 values, within 4,096
+/// and 65,536 rows.
+///
+/// ```
+/// use fastcsv::arrow::default_sample_rows;
+/// assert_eq!(default_sample_rows(8), 65_536);
+/// assert_eq!(default_sample_rows(20), 52_428);
+/// assert_eq!(default_sample_rows(300), 4096);
+/// ```
+pub fn default_sample_rows(width: usize) -> usize {
+    (SAMPLE_VALUES / width.max(1)).clamp(SAMPLE_ROWS_MIN, SAMPLE_ROWS)
+}
 
 /// The batches of a source of text columns, with each column typed by
 /// every one of its values (see [`InferredColumns::read`] and [`InferredColumns::read_par`]); the rows and
@@ -91,11 +116,13 @@ impl InferredColumns {
         threads: usize,
         views: bool,
     ) -> Result<InferredColumns> {
-        InferredColumns::read_sampling(source, spellings, threads, views, SAMPLE_ROWS)
+        let sample = default_sample_rows(source.names().len());
+        InferredColumns::read_sampling(source, spellings, threads, views, sample)
     }
 
     /// [`InferredColumns::read`] with the candidate types taken from the
-    /// first `sample` rows rather than the default sample (65,536 rows): a matter of speed
+    /// first `sample` rows rather than the default sample
+    /// ([`default_sample_rows`]): a matter of speed
     /// only (a candidate that a later value does not fit costs that
     /// column a second look), never of the types, which are the whole
     /// columns'.
@@ -244,7 +271,8 @@ impl InferredColumns {
         threads: usize,
         views: bool,
     ) -> Result<InferredColumns> {
-        InferredColumns::read_par_sampling(cols, open, spellings, threads, views, SAMPLE_ROWS)
+        let sample = default_sample_rows(cols.names().len());
+        InferredColumns::read_par_sampling(cols, open, spellings, threads, views, sample)
     }
 
     /// [`InferredColumns::read_par`] with the candidates taken from the
@@ -287,7 +315,8 @@ impl InferredColumns {
         threads: usize,
         views: bool,
     ) -> Result<InferredColumns> {
-        speculate(cols, open, spellings, threads, views, SAMPLE_ROWS)
+        let sample = default_sample_rows(cols.names().len());
+        speculate(cols, open, spellings, threads, views, sample)
     }
 
     /// The column names.
