@@ -72,6 +72,8 @@ def strip_position(events):
 
 def native_kinds(path, d):
     yield "path", lambda: fastcsv.reader(path, **d)
+    # On the calling thread alone: fields decoded as their rows are made.
+    yield "path-1", lambda: fastcsv.reader(path, threads=1, **d)
     yield "mmap", lambda: fastcsv.reader(path, source="mmap", **d)
     yield "read-1", lambda: fastcsv.reader(path, source="read", buffer_size=1, **d)
     with open(path, "rb") as f:
@@ -173,6 +175,8 @@ def test_decoding_matches_python(data, errors, kw):
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         assert list(fastcsv.reader(path, errors=errors, **kw)) == want
+        assert list(fastcsv.reader(path, errors=errors, threads=1, **kw)) == want
+        assert list(fastcsv.reader(io.BytesIO(data), errors=errors, threads=1, **kw)) == want
     finally:
         os.unlink(path)
 
