@@ -616,10 +616,10 @@ impl Batch {
     }
 
     /// In place of [`Batch::prepare`] where the thread that makes the
-    /// objects is the one that loaded the batch: nothing is decoded ahead,
-    /// each field that is not ASCII is decoded straight into its `str`
-    /// (a pass over bytes still in this core's cache, with no code units
-    /// stored and read back).
+    /// objects is the one that loaded the batch: nothing is decoded ahead;
+    /// each field that is not ASCII is decoded as its `str` is made (into
+    /// a small scratch buffer, from bytes still in this core's cache, with
+    /// no batch-wide store of code units written and read back).
     pub(crate) fn prepare_late(&mut self) {
         if self.prepared {
             return;
