@@ -585,23 +585,32 @@ def test_one_byte_files_match_csv_in_every_dialect(text, d, newline, encoding):
         os.unlink(path)
 
 
+def raw_rows_are_csvs(p, encoding, threads, read_to_end=False):
+    """The drop-in reader over `p` opened as `encoding` (read ahead from
+    the first byte on `threads`) reads it raw to the end and gives csv's
+    rows; with `read_to_end`, it leaves the file at its end."""
+    from unittest import mock
+    with mock.patch.object(fastcsv, "_AHEAD_BYTES", 0), \
+            open(p, newline="", encoding=encoding) as f, \
+            open(p, newline="", encoding=encoding) as g:
+        r = fastcsv.reader(f, threads=threads)
+        assert r._source == "text-raw"
+        assert drain(r) == drain(csv.reader(g))
+        assert r._source == "text-raw"
+        if read_to_end:
+            assert f.read() == "" and f.tell() == p.stat().st_size
+
+
 @pytest.mark.parametrize("encoding", OTHER_ONE_BYTE)
 def test_other_one_byte_codecs_are_read_raw(tmp_path, encoding):
     """Every byte each codec defines, in quoted and plain fields, across
     the buffer's reads: csv's rows, still raw; a byte it leaves
     undefined hands over to its decoder."""
-    from unittest import mock
     defined = bytes(b for b in range(0x80, 0x100) if fastcsv._one_byte_table(encoding)[b - 0x80])
     row = b'1,"' + defined + b'\r\n",' + defined[::-1] + b"\r\n"
     p = write(tmp_path, b"a,b,c\r\n" + row * 3000)
     for threads in (1, 2):
-        with mock.patch.object(fastcsv, "_AHEAD_BYTES", 0), \
-                open(p, newline="", encoding=encoding) as f, \
-                open(p, newline="", encoding=encoding) as g:
-            r = fastcsv.reader(f, threads=threads)
-            assert r._source == "text-raw"
-            assert drain(r) == drain(csv.reader(g))
-            assert r._source == "text-raw"
+        raw_rows_are_csvs(p, encoding, threads)
     undefined = [b for b in range(0x80, 0x100) if not fastcsv._one_byte_table(encoding)[b - 0x80]]
     if undefined:
         p = write(tmp_path, b"a,b\r\n" + row * 3000 + b"x," + bytes(undefined[:1]) + b"\r\n")
@@ -645,21 +654,13 @@ def one_byte_text(n, seed=1):
 def test_one_byte_files_stay_raw_across_reads(tmp_path, encoding, threads):
     """Characters of two and three UTF-8 bytes across every read of the
     buffer, on the calling thread and read ahead: csv's rows, still raw."""
-    from unittest import mock
     text = one_byte_text(40_000)
     if encoding == "latin-1":
         text = text.replace("€", "E").replace("“", '"').replace("”", '"')
         text = text.replace("—", "-").replace("™", "TM").replace("Œ", "OE")
     p = tmp_path / "one.csv"
     p.write_text(text, encoding=encoding, newline="")
-    with mock.patch.object(fastcsv, "_AHEAD_BYTES", 0), \
-            open(p, newline="", encoding=encoding) as f, \
-            open(p, newline="", encoding=encoding) as g:
-        r = fastcsv.reader(f, threads=threads)
-        assert r._source == "text-raw"
-        assert drain(r) == drain(csv.reader(g))
-        assert r._source == "text-raw"
-        assert f.read() == "" and f.tell() == p.stat().st_size
+    raw_rows_are_csvs(p, encoding, threads, read_to_end=True)
 
 
 @pytest.mark.parametrize("errors", ["strict", "replace", "surrogateescape"])
