@@ -597,7 +597,7 @@ impl<'a> Columns<'a> {
             self.pull();
         }
         while self.named && !self.done && self.fill.ready.is_empty() && self.fill.carry.is_none() {
-            self.fill.template = self.direct_template();
+            self.retemplate();
             self.pull();
         }
         if self.fill.ready.is_empty() && self.fill.carry.is_none() {
@@ -897,8 +897,24 @@ impl<'a> Columns<'a> {
                 }
                 continue;
             }
-            self.fill.template = self.direct_template();
+            self.retemplate();
             self.pull();
+        }
+    }
+
+    /// The batches read from now on convert the columns as read that the
+    /// types set say ([`Columns::direct_template`]); a batch begun before
+    /// they changed (the rows after a header row read with it, before the
+    /// types were set) ends there, short, rather than building its
+    /// remaining rows as text to convert once it is full.
+    fn retemplate(&mut self) {
+        let t = self.direct_template();
+        if t != self.fill.template {
+            if self.fill.carry.as_ref().is_some_and(|(b, _, _)| b.rows == 0) {
+                self.fill.carry = None;
+            }
+            self.fill.seal();
+            self.fill.template = t;
         }
     }
 

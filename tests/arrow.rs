@@ -990,6 +990,61 @@ fn whole_column_types_widen_late_and_keep_the_error_last() {
     assert!(t.next_batch().unwrap().is_none());
 }
 
+/// A file whose quoted field runs, with line ends but no quote, across
+/// several parts: the bounds guessed inside it (no quote byte near the
+/// cuts) are wrong, found so at the end of the part before each, and the
+/// rest is read in exact parts. Its lines look like records whose last
+/// value is text, which the sample of a part that starts inside the
+/// field sees.
+#[test]
+fn guessed_bounds_inside_a_quoted_field_are_placed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.csv");
+    let mut text = String::from("id,note,n\n");
+    for i in 0..200 {
+        text.push_str(&format!("{i},plain,{}\n", i * 2));
+    }
+    text.push_str("200,\"");
+    for i in 0..12_000 {
+        text.push_str(&format!("{i},inside,abc\n"));
+    }
+    // The closing quote well before the next cut (16 KiB parts, 4 KiB
+    // looked at before each cut): that cut's state is guessed too.
+    while !(2048..8192).contains(&(text.len() % (16 << 10))) {
+        text.push_str("0,inside,abc\n");
+    }
+    text.push_str("\",400\n");
+    for i in 201..20_000 {
+        text.push_str(&format!("{i},after,{}\n", i * 2));
+    }
+    std::fs::write(&path, &text).unwrap();
+    let b = fastcsv::ReaderBuilder::new();
+    let rows_of_one = {
+        let mut c = Columns::new(b.from_path(&path).unwrap()).unwrap();
+        rows_of(&all(&mut c).unwrap())
+    };
+    assert_eq!(rows_of_one.len(), 20_000);
+    for threads in [2, 3] {
+        let mut par = ParColumns::from_path(&b, &path, false, threads, 16 << 10).unwrap();
+        let mut got = Vec::new();
+        while let Some(batch) = par.next_batch().unwrap() {
+            got.push(batch);
+        }
+        assert_eq!(rows_of(&got), rows_of_one, "{threads} threads");
+        // Typed: the types of one thread, from every value, not from the
+        // sample of a part that began inside the quotes.
+        let open = || ParColumns::from_path(&b, &path, false, threads, 16 << 10);
+        let sp = Default::default();
+        let mut t = InferredColumns::read_par(open().unwrap(), open, &sp, threads, false).unwrap();
+        assert_eq!(t.types(), [DataType::Int64, DataType::Utf8, DataType::Int64]);
+        let mut rows = 0;
+        while let Some(batch) = t.next_batch().unwrap() {
+            rows += batch.rows();
+        }
+        assert_eq!(rows, 20_000);
+    }
+}
+
 #[test]
 fn whole_column_types_in_parts_are_those_of_one_thread() {
     let dir = tempfile::tempdir().unwrap();

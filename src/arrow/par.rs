@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 
 use super::infer::Fits;
 use super::{ColumnBatch, Columns, DataType, Filler, Spellings, DEFAULT_BATCH_ROWS};
-use crate::error::{ColumnsFrom, Error, Position, Result};
+use crate::error::{ColumnsFrom, Error, ErrorKind, Position, Result};
 use crate::part::Part;
 use crate::pool;
 use crate::reader::{Reader, ReaderBuilder};
@@ -80,6 +80,16 @@ pub struct ParColumns {
     done: bool,
     /// The types, once the workers have started (before, the job's).
     types: Vec<DataType>,
+    /// Per part: it ends at a guessed bound (see
+    /// [`Splitter::guessed_split_path`]), which its reader checks.
+    guessed: Vec<bool>,
+    /// The job the workers run, once started.
+    running: Option<Arc<Job>>,
+    /// The file's size when it was split, and the parts' size asked for.
+    size: u64,
+    part_bytes: u64,
+    /// See [`ParColumns::replanned`].
+    replanned: bool,
 }
 
 impl ParColumns {
@@ -143,9 +153,18 @@ impl ParColumns {
         // The first non-empty record always lies in the first part.
         let d = builder.dialect_ref().to_builder().headers(true).build()?;
         let sp = Splitter::new(&d);
-        let parts = match sp.quick_split_path(&path, part_bytes)? {
-            Some(parts) => parts,
-            None => sp.split_path(&path, part_bytes)?,
+        let size = std::fs::metadata(&path).map_err(|e| Error::from(e).with_path(&path))?.len();
+        // Bounds guessed where the bytes near a cut hold no quote, escape
+        // or comment byte: no pass over the whole file before the workers
+        // start. Each guess is checked by the reader of the part that ends
+        // there, and placed again exactly if wrong (`ParColumns::replan`).
+        let (parts, guessed) = match sp.guessed_split_path(&path, part_bytes)? {
+            Some(found) => found,
+            None => {
+                let parts = exact_parts(&sp, &path, part_bytes)?;
+                let n = parts.len();
+                (parts, vec![false; n])
+            }
         };
         let first = builder.from_path_part(&path, &parts[0])?;
         // An error before any row fails here as it does for `Columns`,
@@ -190,6 +209,11 @@ impl ParColumns {
             workers: Vec::new(),
             done: false,
             types: Vec::new(),
+            guessed,
+            running: None,
+            size,
+            part_bytes,
+            replanned: false,
         })
     }
 
@@ -198,6 +222,7 @@ impl ParColumns {
         let Some(job) = self.job.take() else { return };
         self.types = job.types.clone();
         let job = Arc::new(job);
+        self.running = Some(job.clone());
         let (tx, rx) = mpsc::channel();
         self.rx = Some(rx);
         for _ in 0..self.threads {
@@ -286,6 +311,9 @@ impl ParColumns {
     /// read for it now (from as many parts as they span), and again by the
     /// workers.
     pub fn infer_types(&mut self, rows: usize) -> Result<Vec<DataType>> {
+        // The sample reads on from part to part: past exact bounds only
+        // (its rows decide the types).
+        self.exact_bounds()?;
         let types: Vec<DataType> = self.sample_fits(rows)?.iter().map(Fits::data_type).collect();
         self.set_types(types.clone())?;
         Ok(types)
@@ -368,6 +396,29 @@ impl ParColumns {
         Ok(fits.unwrap_or_default())
     }
 
+    /// Before the workers start: the parts' bounds placed exactly where
+    /// any was guessed.
+    fn exact_bounds(&mut self) -> Result<()> {
+        let Some(job) = &mut self.job else { return Ok(()) };
+        if !self.guessed.contains(&true) {
+            return Ok(());
+        }
+        let d = job.builder.dialect_ref().to_builder().headers(true).build()?;
+        job.parts = exact_parts(&Splitter::new(&d), &job.path, self.part_bytes)?;
+        self.parts = job.parts.len();
+        self.guessed = vec![false; self.parts];
+        self.threads = self.threads.clamp(1, self.parts);
+        Ok(())
+    }
+
+    /// Whether a guessed bound proved wrong and the rest of the file was
+    /// read in exact parts (see [`Splitter::guessed_split_path`]): the
+    /// first rows of the parts after it, sampled before the workers
+    /// started (`sample_fits_spread`), may not have been the file's rows.
+    pub(crate) fn replanned(&self) -> bool {
+        self.replanned
+    }
+
     /// The next batch in the file's order; `None` at the end. After an
     /// error, `None`.
     pub fn next_batch(&mut self) -> Result<Option<ColumnBatch>> {
@@ -392,8 +443,21 @@ impl ParColumns {
                         self.shared.moved.notify_all();
                     }
                     Item::Error(e) => {
+                        let e = shift(e, self.before);
+                        if self.guessed.get(current) == Some(&true)
+                            && matches!(e.kind(), ErrorKind::FileChanged)
+                        {
+                            // The guess that ends this part may be wrong:
+                            // the rest is read in exact parts (or, if the
+                            // file did change, that is reported).
+                            if let Err(e) = self.replan(current, e) {
+                                self.finish();
+                                return Err(e);
+                            }
+                            continue;
+                        }
                         self.finish();
-                        return Err(shift(e, self.before));
+                        return Err(e);
                     }
                 }
                 continue;
@@ -410,9 +474,66 @@ impl ParColumns {
         }
     }
 
+    /// After part `current`'s reader found no record ending at the
+    /// guessed bound that ends the part (`e`, a
+    /// [`ErrorKind::FileChanged`] at the start of the record that ran past
+    /// it, the rows before which were handed out): stops the workers and
+    /// starts them again on the rest of the file from that record, in
+    /// parts with exact bounds ([`Splitter::split_path`]'s). A file whose
+    /// size is not the one split did change: `e` is returned.
+    fn replan(&mut self, current: usize, e: Error) -> Result<()> {
+        let (Some(pos), Some(job)) = (e.position(), self.running.take()) else {
+            return Err(e);
+        };
+        self.stop_workers();
+        self.replanned = true;
+        let size = std::fs::metadata(&job.path).map(|m| m.len()).ok();
+        if size != Some(self.size) || pos.byte < job.parts[current].start {
+            return Err(e);
+        }
+        let d = job.builder.dialect_ref().to_builder().headers(true).build()?;
+        let exact = exact_parts(&Splitter::new(&d), &job.path, self.part_bytes)?;
+        // From that record (a record start: every row before it was read
+        // from one) to the first exact bound after it, then the exact
+        // parts from there.
+        let mut parts: Vec<Part> = job.parts[..current].to_vec();
+        let width = job.parts[current].width;
+        let mut start = pos.byte;
+        for p in exact.iter().filter(|p| p.end > pos.byte) {
+            let index = parts.len();
+            parts.push(Part { index, start, end: p.end, lines: 0, records: 0, width });
+            start = p.end;
+        }
+        if parts.len() == current {
+            // The record ran to the file's end.
+            parts.push(Part { index: current, start, end: self.size, lines: 0, records: 0, width });
+        }
+        // The lines and records before that record.
+        self.before = (pos.line.saturating_sub(1), pos.record);
+        self.guessed = vec![false; parts.len()];
+        self.parts = parts.len();
+        self.threads = self.threads.clamp(1, parts.len() - current);
+        self.shared = Arc::new(Shared {
+            current: Mutex::new(current),
+            moved: Condvar::new(),
+            stop: AtomicBool::new(false),
+            next: AtomicUsize::new(current),
+        });
+        let mut job = Job::clone(&job);
+        job.parts = parts;
+        self.job = Some(job);
+        self.start();
+        Ok(())
+    }
+
     /// Stops the workers and waits for them.
     fn finish(&mut self) {
         self.done = true;
+        self.stop_workers();
+    }
+
+    /// Stops the workers and waits for them; what they sent is dropped.
+    fn stop_workers(&mut self) {
         {
             // Under the lock: a worker between its check of `stop` and its
             // wait would otherwise miss the wake-up, and the join below
@@ -427,6 +548,15 @@ impl ParColumns {
             // A worker's panic was sent as an error already.
             let _ = pool::join(w);
         }
+    }
+}
+
+/// The parts of the file at `path` (ranges of `part_bytes`) with exact
+/// bounds, as [`ParColumns`] reads them where none is guessed.
+fn exact_parts(sp: &Splitter, path: &Path, part_bytes: u64) -> Result<Vec<Part>> {
+    match sp.quick_split_path(path, part_bytes)? {
+        Some(parts) => Ok(parts),
+        None => sp.split_path(path, part_bytes),
     }
 }
 
@@ -455,6 +585,7 @@ impl Shared {
 }
 
 /// What every worker needs.
+#[derive(Clone)]
 struct Job {
     builder: ReaderBuilder,
     path: PathBuf,
@@ -640,5 +771,42 @@ impl Job {
                 return true;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A quoted field with line ends and no quote across many parts: the
+    /// bounds inside it are guessed, wrong, and placed again; the rows
+    /// are one reader's.
+    #[test]
+    fn a_wrong_guess_is_placed_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.csv");
+        let mut text = String::from("a,b\n1,\"");
+        while text.len() < 100 << 10 {
+            text.push_str("x,y\n");
+        }
+        text.push_str("\"\n");
+        while !(2048..8192).contains(&(text.len() % (16 << 10))) {
+            text.push_str("2,z\n");
+        }
+        for _ in 0..5000 {
+            text.push_str("3,w\n");
+        }
+        std::fs::write(&path, &text).unwrap();
+        let mut par =
+            ParColumns::from_path(&ReaderBuilder::new(), &path, false, 2, 16 << 10).unwrap();
+        assert!(par.guessed.contains(&true));
+        let mut rows = 0;
+        while let Some(b) = par.next_batch().unwrap() {
+            rows += b.rows();
+        }
+        assert!(par.replanned());
+        let lines = text.lines().count();
+        let inside = text.matches("x,y\n").count();
+        assert_eq!(rows, lines - 1 - inside);
     }
 }

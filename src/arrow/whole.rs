@@ -351,6 +351,11 @@ pub(crate) trait Speculative: BatchSource {
     fn spell(&mut self, spellings: &Spellings);
     /// Reads on with `types` (text columns as `utf8`).
     fn candidates(&mut self, types: Vec<DataType>) -> Result<()>;
+    /// Whether rows sampled may not have been the input's (see
+    /// [`ParColumns::replanned`]).
+    fn resampled(&self) -> bool {
+        false
+    }
 }
 
 impl Speculative for ParColumns {
@@ -367,6 +372,9 @@ impl Speculative for ParColumns {
         self.set_types(types)?;
         self.string_view(false);
         Ok(())
+    }
+    fn resampled(&self) -> bool {
+        self.replanned()
     }
 }
 
@@ -421,6 +429,14 @@ fn speculate<S: Speculative>(
                 break;
             }
         }
+    }
+    if cols.resampled() {
+        // Candidates perhaps from rows that were not the file's: every
+        // value looked at, from the text.
+        drop((texts, cols));
+        let mut again = open()?;
+        again.spell(spellings);
+        return InferredColumns::read_sampling(again, spellings, threads, views, sample);
     }
     drop(cols);
     let nb = texts.len();

@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// How far before a cut [`Splitter::guessed_split_path`] looks for a
+/// quote, escape or comment byte (at most a quarter of the parts' size):
+/// where none lies this close, the cut's state is guessed.
+const GUESS_WINDOW: usize = 64 << 10;
+
 impl Splitter {
     /// A record start at or after `at` that nearby bytes alone decide: the
     /// same whatever state a reader is in at `at`, found without reading
@@ -364,6 +369,83 @@ impl Splitter {
         let Some(bounds) = map.check(bounds)? else {
             return Ok(None);
         };
+        drop(map);
+        self.settled_parts(path, &bounds).map(Some)
+    }
+
+    /// [`Splitter::quick_split_path`] without its search of every range
+    /// before a cut for quote, escape or comment bytes (a pass over the
+    /// whole file, on every CPU, before any part can be read): where the
+    /// [`GUESS_WINDOW`] bytes before a cut hold none, the cut's state is
+    /// taken to be one that a record start reaches without them, as if
+    /// none came since the part before it started. A bound so placed is a
+    /// guess, marked `true` beside its part (the part that ends there):
+    /// the reader of that part checks, at its end, that a record ended
+    /// there (`part_goes_on` in `ReaderBuilder::from_path_part`), and
+    /// fails with [`ErrorKind::FileChanged`] when none did. The
+    /// caller then places the bounds again exactly from that record's
+    /// start (`ParColumns`). `None` where a cut's state is not decided
+    /// either way.
+    pub(crate) fn guessed_split_path(
+        &self,
+        path: &Path,
+        chunk: u64,
+    ) -> Result<Option<(Vec<Part>, Vec<bool>)>> {
+        let map = MappedFile::open(path)?;
+        let input = map.bytes();
+        let chunk = usize::try_from(chunk).unwrap_or(usize::MAX).max(1);
+        let all = (1 << STATES) - 1;
+        let mut bounds = vec![0u64];
+        let mut guessed = Vec::new();
+        let mut c = chunk;
+        let found = loop {
+            if c >= input.len() {
+                break true;
+            }
+            let since = *bounds.last().unwrap_or(&0);
+            if since >= c as u64 {
+                // No record starts between the cut before and this one.
+                bounds.push(since);
+                c = c.saturating_add(chunk);
+                continue;
+            }
+            let near = c.saturating_sub(GUESS_WINDOW.min(chunk / 4)).max(since as usize);
+            let (x, guess) = match self.last_loud(&input[near..c]) {
+                Some(_) => match self.state_at(input, c, all, 0) {
+                    Some(x) => (x, false),
+                    None => break false,
+                },
+                // (With no quote, escape or comment byte in the dialect,
+                // nothing is guessed.)
+                None => match self.state_at(input, c, self.quiet_reach, since as usize) {
+                    Some(x) => (x, self.quiet.is_some()),
+                    None => break false,
+                },
+            };
+            let bound = self.first_from(input, c, x, 1 << 12).max(since);
+            if guess && bound > since && bound < input.len() as u64 {
+                guessed.push(bound);
+            }
+            bounds.push(bound);
+            c = c.saturating_add(chunk);
+        };
+        bounds.push(input.len() as u64);
+        if !map.check(Ok(found))? {
+            return Ok(None);
+        }
+        drop(map);
+        let parts = self.settled_parts(path, &bounds)?;
+        // A part ends at a guess when the part after it starts there
+        // (settling may have moved that start to the header row's end).
+        let ends: Vec<bool> = (0..parts.len())
+            .map(|k| parts.get(k + 1).is_some_and(|n| guessed.binary_search(&n.start).is_ok()))
+            .collect();
+        Ok(Some((parts, ends)))
+    }
+
+    /// The parts between `bounds` (the first 0, the last the end of the
+    /// file at `path`), settled ([`Splitter::settle`]).
+    fn settled_parts(&self, path: &Path, bounds: &[u64]) -> Result<Vec<Part>> {
         let parts = bounds
             .windows(2)
             .enumerate()
@@ -376,9 +458,8 @@ impl Splitter {
                 width: None,
             })
             .collect();
-        drop(map);
         let rdr = ReaderBuilder::new().dialect(self.dialect.clone()).from_path(path)?;
-        self.settle(rdr, parts).map(Some)
+        self.settle(rdr, parts)
     }
 
     /// The first record start after the window from `at` where the
