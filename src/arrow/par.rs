@@ -152,7 +152,7 @@ impl ParColumns {
         let path = path.to_path_buf();
         // The first non-empty record always lies in the first part.
         let d = builder.dialect_ref().to_builder().headers(true).build()?;
-        let sp = Splitter::new(&d);
+        let sp = Splitter::new(&d).threads(threads.max(1));
         let size = std::fs::metadata(&path).map_err(|e| Error::from(e).with_path(&path))?.len();
         // Bounds guessed where the bytes near a cut hold no quote, escape
         // or comment byte: no pass over the whole file before the workers

@@ -373,7 +373,8 @@ impl Splitter {
         self.settled_parts(path, &bounds).map(Some)
     }
 
-    /// [`Splitter::quick_split_path`] without its search of every range
+    /// [`Splitter::quick_split_path`] (but for the last `threads` ranges'
+    /// bytes, cut in ranges of half the size) without its search of every range
     /// before a cut for quote, escape or comment bytes (a pass over the
     /// whole file, on every CPU, before any part can be read): where the
     /// [`GUESS_WINDOW`] bytes before a cut hold none, the cut's state is
@@ -397,6 +398,10 @@ impl Splitter {
         let all = (1 << STATES) - 1;
         let mut bounds = vec![0u64];
         let mut guessed = Vec::new();
+        // The last `threads` ranges' bytes in ranges of half the size, so
+        // that the threads reading the last parts end close together.
+        let tail = input.len().saturating_sub(self.threads.saturating_mul(chunk));
+        let next = |c: usize| c.saturating_add(if c >= tail { (chunk / 2).max(1) } else { chunk });
         let mut c = chunk;
         let found = loop {
             if c >= input.len() {
@@ -406,7 +411,7 @@ impl Splitter {
             if since >= c as u64 {
                 // No record starts between the cut before and this one.
                 bounds.push(since);
-                c = c.saturating_add(chunk);
+                c = next(c);
                 continue;
             }
             let near = c.saturating_sub(GUESS_WINDOW.min(chunk / 4)).max(since as usize);
@@ -427,7 +432,7 @@ impl Splitter {
                 guessed.push(bound);
             }
             bounds.push(bound);
-            c = c.saturating_add(chunk);
+            c = next(c);
         };
         bounds.push(input.len() as u64);
         if !map.check(Ok(found))? {
