@@ -1018,30 +1018,39 @@ fn guessed_bounds_inside_a_quoted_field_are_placed_again() {
         text.push_str(&format!("{i},after,{}\n", i * 2));
     }
     std::fs::write(&path, &text).unwrap();
-    let b = fastcsv::ReaderBuilder::new();
-    let rows_of_one = {
-        let mut c = Columns::new(b.from_path(&path).unwrap()).unwrap();
-        rows_of(&all(&mut c).unwrap())
-    };
-    assert_eq!(rows_of_one.len(), 20_000);
-    for threads in [2, 3] {
-        let mut par = ParColumns::from_path(&b, &path, false, threads, 16 << 10).unwrap();
-        let mut got = Vec::new();
-        while let Some(batch) = par.next_batch().unwrap() {
-            got.push(batch);
+    // Named by the reader's header row, and by the first record (as
+    // `read_arrow` names them): a part read again from inside the first
+    // part does not take its first record for the names.
+    for (d, header_row) in [(Dialect::default(), false), (dialect(false, false), true)] {
+        let mut b = fastcsv::ReaderBuilder::new();
+        b.dialect(d);
+        let rows_of_one = {
+            let rdr = b.from_path(&path).unwrap();
+            let mut c = Columns::with_header_row(rdr, header_row).unwrap();
+            rows_of(&all(&mut c).unwrap())
+        };
+        assert_eq!(rows_of_one.len(), 20_000);
+        for threads in [2, 3] {
+            let mut par = ParColumns::from_path(&b, &path, header_row, threads, 16 << 10).unwrap();
+            assert_eq!(par.names(), ["id", "note", "n"]);
+            let mut got = Vec::new();
+            while let Some(batch) = par.next_batch().unwrap() {
+                got.push(batch);
+            }
+            assert_eq!(rows_of(&got), rows_of_one, "{threads} threads, {header_row}");
+            // Typed: the types of one thread, from every value, not from
+            // the sample of a part that began inside the quotes.
+            let open = || ParColumns::from_path(&b, &path, header_row, threads, 16 << 10);
+            let sp = Default::default();
+            let mut t =
+                InferredColumns::read_par(open().unwrap(), open, &sp, threads, false).unwrap();
+            assert_eq!(t.types(), [DataType::Int64, DataType::Utf8, DataType::Int64]);
+            let mut rows = 0;
+            while let Some(batch) = t.next_batch().unwrap() {
+                rows += batch.rows();
+            }
+            assert_eq!(rows, 20_000);
         }
-        assert_eq!(rows_of(&got), rows_of_one, "{threads} threads");
-        // Typed: the types of one thread, from every value, not from the
-        // sample of a part that began inside the quotes.
-        let open = || ParColumns::from_path(&b, &path, false, threads, 16 << 10);
-        let sp = Default::default();
-        let mut t = InferredColumns::read_par(open().unwrap(), open, &sp, threads, false).unwrap();
-        assert_eq!(t.types(), [DataType::Int64, DataType::Utf8, DataType::Int64]);
-        let mut rows = 0;
-        while let Some(batch) = t.next_batch().unwrap() {
-            rows += batch.rows();
-        }
-        assert_eq!(rows, 20_000);
     }
 }
 

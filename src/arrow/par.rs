@@ -493,31 +493,36 @@ impl ParColumns {
         }
         let d = job.builder.dialect_ref().to_builder().headers(true).build()?;
         let exact = exact_parts(&Splitter::new(&d), &job.path, self.part_bytes)?;
-        // From that record (a record start: every row before it was read
-        // from one) to the first exact bound after it, then the exact
-        // parts from there.
-        let mut parts: Vec<Part> = job.parts[..current].to_vec();
-        let width = job.parts[current].width;
+        // Part `current` now ends at that record (a record start: every
+        // row before it was read from one), and counts as handed out: the
+        // first part (which names the columns) is never read again. Then
+        // from that record to the first exact bound after it, and the
+        // exact parts from there.
+        let mut parts: Vec<Part> = job.parts[..=current].to_vec();
+        parts[current].end = pos.byte;
+        let width =
+            exact.iter().find(|p| p.start > 0).map_or(job.parts[current].width, |p| p.width);
         let mut start = pos.byte;
         for p in exact.iter().filter(|p| p.end > pos.byte) {
             let index = parts.len();
             parts.push(Part { index, start, end: p.end, lines: 0, records: 0, width });
             start = p.end;
         }
-        if parts.len() == current {
+        if parts.len() == current + 1 {
             // The record ran to the file's end.
-            parts.push(Part { index: current, start, end: self.size, lines: 0, records: 0, width });
+            let index = parts.len();
+            parts.push(Part { index, start, end: self.size, lines: 0, records: 0, width });
         }
         // The lines and records before that record.
         self.before = (pos.line.saturating_sub(1), pos.record);
         self.guessed = vec![false; parts.len()];
         self.parts = parts.len();
-        self.threads = self.threads.clamp(1, parts.len() - current);
+        self.threads = self.threads.clamp(1, parts.len() - current - 1);
         self.shared = Arc::new(Shared {
-            current: Mutex::new(current),
+            current: Mutex::new(current + 1),
             moved: Condvar::new(),
             stop: AtomicBool::new(false),
-            next: AtomicUsize::new(current),
+            next: AtomicUsize::new(current + 1),
         });
         let mut job = Job::clone(&job);
         job.parts = parts;
@@ -793,7 +798,9 @@ mod tests {
         while !(2048..8192).contains(&(text.len() % (16 << 10))) {
             text.push_str("2,z\n");
         }
-        for _ in 0..5000 {
+        // (Long enough that the last parts, cut finer, lie far past the
+        // closing quote.)
+        for _ in 0..50_000 {
             text.push_str("3,w\n");
         }
         std::fs::write(&path, &text).unwrap();

@@ -603,6 +603,28 @@ def test_typed_columns_on_two_threads_are_those_of_one(tmp_path):
     assert one[2][11] == [11, None, True, 'n 11, "q"']
 
 
+def test_quoted_fields_across_cuts_on_two_threads(tmp_path):
+    # Quoted fields of line ends and no quote, each under the field size
+    # limit: a cut 4 MiB in (the parts of a file this size) lands more
+    # than 64 KiB inside one, where no quote byte is near it. The bound
+    # guessed there proves wrong and is placed again. The fields' lines
+    # look like rows whose last value is text, which a part that began
+    # inside one would sample.
+    inner = "k,inside,abc\n" * 9000
+    rows = [f"{i},\"{inner}\",{i}\n" for i in range(100)]
+    pad = []
+    head = len("n,note,x\n")
+    while (4 << 20) - head - len("".join(pad)) < 0 or ((4 << 20) - head - len("".join(pad))) % len(rows[0]) < 90_000:
+        pad.append(f"{len(pad)},p,{len(pad)}\n")
+    p = tmp_path / "quoted.csv"
+    p.write_text("n,note,x\n" + "".join(pad) + "".join(rows))
+    assert p.stat().st_size >= 10 << 20
+    for types, want in [("infer", ["int64", "utf8", "int64"]), (None, ["utf8"] * 3)]:
+        names, got, out = one_and_two(str(p), types=types)
+        assert (names, got, len(out)) == (["n", "note", "x"], want, len(pad) + 100)
+        assert out[-1][1].count("\n") == 9000
+
+
 def test_pyarrow_reads_the_same_table():
     pa = pytest.importorskip("pyarrow")
     pacsv = pytest.importorskip("pyarrow.csv")
