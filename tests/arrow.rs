@@ -129,6 +129,20 @@ fn records() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// Plain records around one whose quoted field holds many lines and no
+/// quote, over 4 KiB: a cut inside it, more than 4 KiB (the bytes that
+/// decide a guessed state) and the bytes looked at for a quote after its
+/// opening quote, is guessed wrong (see `Splitter::guessed_split_path`)
+/// and placed again.
+fn long_quoted() -> impl Strategy<Value = Vec<u8>> {
+    let plain = prop::collection::vec("[0-9]{1,3},[a-z]{0,5},[0-9]{1,3}\n", 0..400);
+    let inside = prop::collection::vec("[a-z0-9]{0,3},[a-z]{0,5},[a-z0-9]{0,3}", 400..1500);
+    (plain.clone(), inside, plain).prop_map(|(before, inside, after)| {
+        let quoted = format!("7,\"{}\",8\n", inside.join("\n"));
+        [before.concat(), quoted, after.concat()].concat().into_bytes()
+    })
+}
+
 /// Names, rows, and the error that ended them (as text), from any source
 /// of batches.
 type Drained = (Vec<String>, Vec<Vec<String>>, Option<String>);
@@ -200,6 +214,25 @@ proptest! {
             (Err(e), Ok((_, r, Some(f)))) => prop_assert!(r.is_empty() && e == f, "{:?} {:?}", one, many),
             _ => prop_assert_eq!(one, many),
         }
+    }
+
+    /// In parts of kilobytes, around a quoted field of many lines: where a
+    /// bound guessed inside it proves wrong, the rest is read in exact
+    /// parts; the names, rows and errors are one thread's.
+    #[test]
+    fn columns_in_parts_past_a_wrong_guess_are_the_columns(
+        data in long_quoted(),
+        headers: bool,
+        header_row: bool,
+        threads in 2usize..4,
+        part in 4096u64..12_000,
+    ) {
+        let d = dialect(headers, false);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.csv");
+        std::fs::write(&path, &data).unwrap();
+        let (one, many) = one_and_many(&path, &d, header_row, threads, part, 1000);
+        prop_assert_eq!(one, many);
     }
 
     /// Columns hold exactly the oracle's rows, at every batch size; when
