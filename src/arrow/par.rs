@@ -37,14 +37,16 @@ struct Shared {
 
 /// [`Columns`] of one file built on several threads.
 ///
-/// The file is cut into the parts of [`Splitter::split_path`], found
-/// where the bytes before each cut decide its state without counting the
-/// parts' lines and records (the workers count them; elsewhere by
-/// `split_path` itself, a pass on every CPU), each part's columns are
+/// The file is cut into parts at record starts, each part's columns are
 /// built by a worker thread, and the batches come out in the file's
-/// order: the rows, names and errors of a
-/// [`Columns`] over the whole file (an error ends the batches, after the
-/// rows before it). Batches do not span parts: each part's last batch may
+/// order. A cut whose nearby bytes hold no quote, escape or comment byte
+/// is placed by a guess of its state (see `Splitter::guessed_split_path`:
+/// no pass over the file before the workers start), which the reader of
+/// the part that ends there checks at its end; where a guess proves
+/// wrong, the rest of the file is read in the exact parts of
+/// [`Splitter::split_path`], from the record that ran past it. Either
+/// way: the rows, names and errors of a [`Columns`] over the whole file
+/// (an error ends the batches, after the rows before it). Batches do not span parts: each part's last batch may
 /// hold fewer than `batch_rows`. At most `threads + 1` parts' batches are
 /// held at a time.
 ///
