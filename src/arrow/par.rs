@@ -152,9 +152,7 @@ impl ParColumns {
         part_bytes: u64,
     ) -> Result<ParColumns> {
         let path = path.to_path_buf();
-        // The first non-empty record always lies in the first part.
-        let d = builder.dialect_ref().to_builder().headers(true).build()?;
-        let sp = Splitter::new(&d).threads(threads.max(1));
+        let sp = splitter(builder, threads)?;
         let size = std::fs::metadata(&path).map_err(|e| Error::from(e).with_path(&path))?.len();
         // Bounds guessed where the bytes near a cut hold no quote, escape
         // or comment byte: no pass over the whole file before the workers
@@ -405,8 +403,8 @@ impl ParColumns {
         if !self.guessed.contains(&true) {
             return Ok(());
         }
-        let d = job.builder.dialect_ref().to_builder().headers(true).build()?;
-        job.parts = exact_parts(&Splitter::new(&d), &job.path, self.part_bytes)?;
+        job.parts =
+            exact_parts(&splitter(&job.builder, self.threads)?, &job.path, self.part_bytes)?;
         self.parts = job.parts.len();
         self.guessed = vec![false; self.parts];
         self.threads = self.threads.clamp(1, self.parts);
@@ -493,8 +491,8 @@ impl ParColumns {
         if size != Some(self.size) || pos.byte < job.parts[current].start {
             return Err(e);
         }
-        let d = job.builder.dialect_ref().to_builder().headers(true).build()?;
-        let exact = exact_parts(&Splitter::new(&d), &job.path, self.part_bytes)?;
+        let exact =
+            exact_parts(&splitter(&job.builder, self.threads)?, &job.path, self.part_bytes)?;
         // Part `current` now ends at that record (a record start: every
         // row before it was read from one), and counts as handed out: the
         // first part (which names the columns) is never read again. Then
@@ -556,6 +554,13 @@ impl ParColumns {
             let _ = pool::join(w);
         }
     }
+}
+
+/// The splitter of a file read with `builder`'s dialect on `threads`
+/// threads (the first non-empty record always lies in the first part).
+fn splitter(builder: &ReaderBuilder, threads: usize) -> Result<Splitter> {
+    let d = builder.dialect_ref().to_builder().headers(true).build()?;
+    Ok(Splitter::new(&d).threads(threads.max(1)))
 }
 
 /// The parts of the file at `path` (ranges of `part_bytes`) with exact
