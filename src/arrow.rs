@@ -41,6 +41,11 @@ use filler::Filler;
 /// (a group of rows: 16 bytes each, so 256 KiB, within the L2 cache).
 const GROUP_FIELDS: usize = 16 * 1024;
 
+/// The bytes of a text column's values checked to be UTF-8 at once as a
+/// batch is filled (see [`StringColumn::check_on`]): few enough to be in
+/// a near cache still, enough for a check's cost per call not to count.
+const CHECK_BYTES: usize = 32 * 1024;
+
 /// Rows per [`ColumnBatch`] unless set otherwise ([`Columns::batch_rows`]).
 pub const DEFAULT_BATCH_ROWS: usize = 64 * 1024;
 
@@ -54,18 +59,39 @@ const BATCH_BYTES: usize = 64 << 20;
 /// `data[offsets[i]..offsets[i + 1]]`, valid UTF-8. No value is null
 /// unless null spellings apply to text ([`Spellings::strings_can_be_null`]):
 /// a null keeps its text, marked by the validity bitmap.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct StringColumn {
     offsets: Vec<i32>,
     data: Vec<u8>,
     nulls: typed::Nulls,
+    /// The values checked to be UTF-8 so far, from the first
+    /// ([`StringColumn::check_on`]), and whether one of those after them
+    /// failed the check.
+    checked: usize,
+    unchecked_bad: bool,
 }
+
+/// Equal values (and nulls): how far they were checked as they were read
+/// is no part of them.
+impl PartialEq for StringColumn {
+    fn eq(&self, other: &StringColumn) -> bool {
+        (&self.offsets, &self.data, &self.nulls) == (&other.offsets, &other.data, &other.nulls)
+    }
+}
+
+impl Eq for StringColumn {}
 
 impl StringColumn {
     fn new(rows: usize) -> StringColumn {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
-        StringColumn { offsets, data: Vec::new(), nulls: typed::Nulls::default() }
+        StringColumn {
+            offsets,
+            data: Vec::new(),
+            nulls: typed::Nulls::default(),
+            checked: 0,
+            unchecked_bad: false,
+        }
     }
 
     /// Appends `n` values, given as (address, length, 1 if 32 bytes can
@@ -831,7 +857,14 @@ impl<'a> Columns<'a> {
                     return Err(e);
                 }
                 let fields = self.picked.as_ref().map_or(&[][..], |p| &p.1[..]);
-                let mut bad = check_utf8(&b, &starts, fields).err();
+                // The values not checked as the batch was filled are
+                // checked now; where one failed, the first bad value is
+                // looked for.
+                let mut checked = true;
+                for c in &mut b.columns {
+                    checked &= c.check_on(0);
+                }
+                let mut bad = if checked { None } else { check_utf8(&b, &starts, fields).err() };
                 // A bad value of a column converted as read, when it comes
                 // first (a text column's bad UTF-8 in the same row comes
                 // first when it lies in an earlier column, or the value
@@ -1097,7 +1130,11 @@ impl<'a> Columns<'a> {
                     // unescaped copies, never a column), with the bytes
                     // readable from each as `room` found; `need` is their
                     // sum.
-                    None => unsafe { b.columns[j].extend(column, g, need) },
+                    None => {
+                        // SAFETY: as above.
+                        unsafe { b.columns[j].extend(column, g, need) };
+                        b.columns[j].check_on(CHECK_BYTES);
+                    }
                 }
                 *bytes += need + 4 * g;
             }

@@ -452,6 +452,63 @@ fn a_value_that_is_not_utf8_is_reported_at_its_record() {
 }
 
 #[test]
+fn a_value_that_is_not_utf8_is_found_wherever_it_lies_in_a_long_column() {
+    // Columns are checked in pieces of some 32 KiB as they are filled, the
+    // rest when a batch is complete: a bad value at the start, inside and
+    // at the end of pieces and batches is the error of its own record,
+    // after every row before it. Rows of 2 columns are copied in groups
+    // of 8,192 rows (a piece each); of 20 in groups of 819, two to a piece.
+    let rows = 12_000;
+    let good = "€uro,€€€ – ü";
+    for width in [2, 20] {
+        let lead = "1,".repeat(width - 1);
+        for bad_row in [0, 1, 818, 819, 1_637, 1_638, 1_639, 4_000, 8_191, 8_192, 11_999] {
+            // 0: a byte that is never UTF-8; 1: the first half of a
+            // character the next value ends; 2: a value that starts with
+            // a character's second byte.
+            for kind in 0..3 {
+                let mut data = (1..=width).map(|j| format!("c{j}")).collect::<Vec<_>>().join(",");
+                data.push('\n');
+                let mut data = data.into_bytes();
+                for r in 0..rows {
+                    data.extend_from_slice(lead.as_bytes());
+                    match (r == bad_row, kind) {
+                        (true, 0) => data.extend_from_slice(b"ab\xffcd"),
+                        (true, 1) => data.extend_from_slice(b"ab\xe2\x82"),
+                        (true, _) => data.extend_from_slice(b"\xa9 cd"),
+                        _ if kind == 1 && r == bad_row + 1 => data.extend_from_slice(b"\xac cd"),
+                        _ => data.extend_from_slice(format!("\"{good}\"").as_bytes()),
+                    }
+                    data.push(b'\n');
+                }
+                let mut cols = Columns::new(Reader::builder().from_slice(&data)).unwrap();
+                let mut seen = 0;
+                let at = (width, bad_row, kind);
+                let err = loop {
+                    match cols.next_batch() {
+                        Ok(Some(b)) => {
+                            let c = b.strings(width - 1);
+                            assert!((0..b.rows()).all(|i| c.get(i) == good), "{at:?}");
+                            seen += b.rows();
+                        }
+                        Ok(None) => panic!("no error: {at:?}"),
+                        Err(e) => break e,
+                    }
+                };
+                let field = width - 1;
+                assert!(
+                    matches!(err.kind(), ErrorKind::Utf8 { field: f, .. } if *f == field),
+                    "{at:?}: {err}"
+                );
+                assert_eq!(seen, bad_row, "{at:?}");
+                assert_eq!(err.position().unwrap().record, bad_row as u64 + 1, "{at:?}");
+                assert!(cols.next_batch().unwrap().is_none());
+            }
+        }
+    }
+}
+
+#[test]
 fn a_longer_row_of_a_flexible_dialect_is_an_error_and_a_shorter_is_padded() {
     let rdr = Reader::builder().dialect(dialect(true, true)).from_slice(b"a,b\n1\n2,3\n4,5,6\n");
     let mut cols = Columns::new(rdr).unwrap();

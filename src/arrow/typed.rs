@@ -853,7 +853,13 @@ impl ViewColumn {
             at += u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as i32;
             offsets.push(at);
         }
-        StringColumn { offsets, data: self.data, nulls: self.nulls }
+        StringColumn {
+            offsets,
+            data: self.data,
+            nulls: self.nulls,
+            checked: 0,
+            unchecked_bad: false,
+        }
     }
 
     /// The views, 16 bytes each.
