@@ -33,6 +33,10 @@ struct Shared {
     moved: Condvar,
     stop: AtomicBool,
     next: AtomicUsize,
+    /// Per part, the columns a sample read from its start (see
+    /// `ParColumns::sample_fits_spread`), their rows kept as text: the
+    /// part's worker reads on from there rather than read them again.
+    sampled: Mutex<Vec<Option<Columns<'static>>>>,
 }
 
 /// [`Columns`] of one file built on several threads.
@@ -205,6 +209,7 @@ impl ParColumns {
                 moved: Condvar::new(),
                 stop: AtomicBool::new(false),
                 next: AtomicUsize::new(0),
+                sampled: Mutex::new(Vec::new()),
             }),
             workers: Vec::new(),
             done: false,
@@ -242,7 +247,14 @@ impl ParColumns {
         if let Some(job) = &mut self.job {
             job.batch_rows = n.max(1);
         }
+        self.forget_sample();
         self
+    }
+
+    /// Lets go of the columns a sample read (see `Shared::sampled`): they
+    /// were set up as the job was then.
+    fn forget_sample(&self) {
+        self.shared.sampled.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// The column names.
@@ -287,6 +299,7 @@ impl ParColumns {
         }
         self.names = cols.iter().map(|&j| self.names[j].clone()).collect();
         job.select = Some(cols.to_vec());
+        self.forget_sample();
         Ok(self)
     }
 
@@ -297,6 +310,7 @@ impl ParColumns {
         if let Some(job) = &mut self.job {
             job.spellings = spellings;
         }
+        self.forget_sample();
         self
     }
 
@@ -375,18 +389,29 @@ impl ParColumns {
         let each = rows.div_ceil(n);
         let ks: Vec<usize> = (0..n).collect();
         let got = pool::map_on("sample", n, &ks, |&k| {
-            let one = || -> Result<Vec<Fits>> {
-                let rdr = job.builder.from_path_part(&job.path, &job.parts[k])?;
-                job.columns_sampling(k, rdr, each)?.sample_fits_on(each, 1)
+            let one = || -> Result<(Vec<Fits>, Columns<'static>)> {
+                // Read as the part's worker reads it (see `Job::part`),
+                // which then reads on from these columns.
+                let rdr = job.builder.from_path_part(&job.path, &job.part_read(k))?;
+                let mut cols = job.columns_sampling(k, rdr, each)?;
+                Ok((cols.sample_fits_on(each, 1)?, cols))
             };
             Ok(one())
         })?;
         let mut fits: Option<Vec<Fits>> = None;
+        let mut sampled = self.shared.sampled.lock().unwrap_or_else(|e| e.into_inner());
+        sampled.clear();
         for (k, got) in got.into_iter().enumerate() {
             let got = match got {
-                Ok(f) => f,
+                Ok((f, cols)) => {
+                    sampled.push(Some(cols));
+                    f
+                }
                 Err(e) if k == 0 => return Err(e),
-                Err(_) => continue,
+                Err(_) => {
+                    sampled.push(None);
+                    continue;
+                }
             };
             fits = Some(match fits {
                 None => got,
@@ -523,6 +548,7 @@ impl ParColumns {
             moved: Condvar::new(),
             stop: AtomicBool::new(false),
             next: AtomicUsize::new(current + 1),
+            sampled: Mutex::new(Vec::new()),
         });
         let mut job = Job::clone(&job);
         job.parts = parts;
@@ -707,6 +733,28 @@ impl Job {
         Ok(cols)
     }
 
+    /// Part `k` as its worker reads it: lines and records counted from
+    /// its start (see `Item`).
+    fn part_read(&self, k: usize) -> Part {
+        Part { lines: 0, records: 0, ..self.parts[k].clone() }
+    }
+
+    /// The columns a sample read from a part's start (as `columns_sampling`
+    /// made them), set up as [`Job::columns`] sets up a worker's: the
+    /// types and string views, and batches of `batch_rows` from now on
+    /// (the next with room for that many rows). The rows read for the
+    /// sample are held as text, and converted to the types as they are
+    /// handed out, as [`Columns::infer_types`] has them.
+    fn read_on(&self, mut cols: Columns<'static>) -> Result<Columns<'static>> {
+        cols.string_view(self.views);
+        if !self.types.is_empty() {
+            cols.set_types(self.types.clone())?;
+        }
+        cols.fill.batch_rows = self.batch_rows;
+        cols.fill.last_rows = self.batch_rows;
+        Ok(cols)
+    }
+
     fn work(&self, shared: &Shared, tx: &mpsc::Sender<(usize, Item)>) {
         // The shape of the fullest batch of this worker's parts so far.
         let mut shape = Shape::default();
@@ -749,13 +797,20 @@ impl Job {
         tx: &mpsc::Sender<(usize, Item)>,
         shape: &mut Shape,
     ) -> bool {
-        // Lines and records from the part's start (see `Item`).
-        let part = Part { lines: 0, records: 0, ..self.parts[k].clone() };
-        let rdr = match self.builder.from_path_part(&self.path, &part) {
-            Ok(r) => r,
-            Err(e) => return tx.send((k, Item::Error(e))).is_ok(),
+        let sampled = shared
+            .sampled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(k)
+            .and_then(Option::take);
+        let made = match sampled {
+            Some(cols) => self.read_on(cols),
+            None => self
+                .builder
+                .from_path_part(&self.path, &self.part_read(k))
+                .and_then(|rdr| self.columns(k, rdr, Some(shape))),
         };
-        let mut cols = match self.columns(k, rdr, Some(shape)) {
+        let mut cols = match made {
             Ok(c) => c,
             Err(e) => return tx.send((k, Item::Error(e))).is_ok(),
         };
