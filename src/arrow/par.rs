@@ -170,7 +170,11 @@ impl ParColumns {
                 (parts, vec![false; n])
             }
         };
-        let first = builder.from_path_part(&path, &parts[0])?;
+        // Every CPU has a part: no helper thread maps pages ahead (nor
+        // for the names, which take the first records only).
+        let mut part_builder = builder.clone();
+        part_builder.read_ahead(false);
+        let first = part_builder.from_path_part(&path, &parts[0])?;
         // An error before any row fails here as it does for `Columns`,
         // when it is in the first part (one in a later part comes from
         // `next_batch`).
@@ -179,9 +183,6 @@ impl ParColumns {
             Some(names) => Columns::with_names(first, names)?.names().to_vec(),
             None => Columns::with_header_row(first, header_row)?.names().to_vec(),
         };
-        // Every CPU has a part: no helper thread maps pages ahead.
-        let mut part_builder = builder.clone();
-        part_builder.read_ahead(false);
         let job = Job {
             builder: part_builder,
             path,
@@ -430,6 +431,8 @@ impl ParColumns {
         }
         job.parts =
             exact_parts(&splitter(&job.builder, self.threads)?, &job.path, self.part_bytes)?;
+        // A sample's columns were read from the parts as they were.
+        self.shared.sampled.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.parts = job.parts.len();
         self.guessed = vec![false; self.parts];
         self.threads = self.threads.clamp(1, self.parts);
