@@ -87,7 +87,7 @@ impl StringColumn {
     /// first bad value). Called as a batch is filled, every
     /// [`CHECK_BYTES`](super::CHECK_BYTES), it checks the bytes while
     /// they are still in a near cache, rather than all at once when the
-    /// batch is complete (a tenth of a typed read of text columns).
+    /// batch is complete (a tenth of a read of text columns).
     /// Returns whether every value is checked and good.
     pub(super) fn check_on(&mut self, min_bytes: usize) -> bool {
         let (from, n) = (self.checked, self.len());

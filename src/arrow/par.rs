@@ -391,7 +391,7 @@ impl ParColumns {
         let ks: Vec<usize> = (0..n).collect();
         let got = pool::map_on("sample", n, &ks, |&k| {
             let one = || -> Result<(Vec<Fits>, Columns<'static>)> {
-                // Read as the part's worker reads it (see `Job::part`),
+                // Read as the part's worker reads it (`Job::part_read`),
                 // which then reads on from these columns.
                 let rdr = job.builder.from_path_part(&job.path, &job.part_read(k))?;
                 let mut cols = job.columns_sampling(k, rdr, each)?;
