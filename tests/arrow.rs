@@ -1948,3 +1948,44 @@ fn a_wide_file_types_a_column_that_widens_after_its_smaller_sample() {
         assert!(drain_all(&mut t).0 == want.0, "{threads} threads: rows differ");
     }
 }
+
+/// A file cut short after a parallel typed read split it (its bounds
+/// guessed) is an error, not the rows of the shorter file: the parts past
+/// the new end are not taken for wrong guesses to place again, and the
+/// read is not started over on what is left.
+#[test]
+fn a_file_cut_short_during_a_parallel_typed_read_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.csv");
+    let mut text = String::from("n,x,s\n");
+    for i in 0..60_000 {
+        text.push_str(&format!("{i},{}.5,s{}\n", i * 3, i % 7));
+    }
+    let b = fastcsv::ReaderBuilder::new();
+    for sample in [100, 1 << 16] {
+        std::fs::write(&path, &text).unwrap();
+        let open = || ParColumns::from_path(&b, &path, false, 2, 64 << 10);
+        let first = open().unwrap();
+        // Cut after the split, before any part is read.
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(text.len() as u64 / 2).unwrap();
+        drop(f);
+        let sp = Default::default();
+        let got = InferredColumns::read_par_sampling(first, open, &sp, 2, false, sample);
+        let mut t = match got {
+            Err(e) => {
+                assert!(matches!(e.kind(), ErrorKind::FileChanged), "{e}");
+                continue;
+            }
+            Ok(t) => t,
+        };
+        let err = loop {
+            match t.next_batch() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("sample {sample}: the rows of the shorter file, no error"),
+                Err(e) => break e,
+            }
+        };
+        assert!(matches!(err.kind(), ErrorKind::FileChanged), "{err}");
+    }
+}

@@ -514,11 +514,12 @@ impl ParColumns {
             return Err(e);
         };
         self.stop_workers();
-        self.replanned = true;
         let size = std::fs::metadata(&job.path).map(|m| m.len()).ok();
         if size != Some(self.size) || pos.byte < job.parts[current].start {
+            // The file did change: reported, not read again.
             return Err(e);
         }
+        self.replanned = true;
         let exact =
             exact_parts(&splitter(&job.builder, self.threads)?, &job.path, self.part_bytes)?;
         // Part `current` now ends at that record (a record start: every

@@ -430,9 +430,12 @@ fn speculate<S: Speculative>(
             }
         }
     }
-    if cols.resampled() {
+    let changed = error.as_ref().is_some_and(|e| matches!(e.kind(), ErrorKind::FileChanged));
+    if cols.resampled() && !changed {
         // Candidates perhaps from rows that were not the file's: every
-        // value looked at, from the text.
+        // value looked at, from the text. (Not where the file changed
+        // since: a second read would give the rows of another file
+        // without that error.)
         drop((texts, cols));
         let mut again = open()?;
         again.spell(spellings);
