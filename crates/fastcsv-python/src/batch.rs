@@ -16,7 +16,8 @@ use crate::strings::{
     Text, WIDE_MAX,
 };
 use crate::utf8::{
-    char_count, decode_bmp, decode_latin1, decode_utf8_append, is_ascii_field, max_byte,
+    char_count, decode_bmp, decode_latin1, decode_ucs4, decode_utf8_append, is_ascii_field,
+    max_byte,
 };
 
 /// A bulk-read batch ends after this many bytes of records (small, so
@@ -690,10 +691,12 @@ impl Batch {
             }
             // A byte past 0xEF: a character past U+FFFF (UCS-4).
             _ => {
-                let (at, n) = (self.ucs4.len(), char_count(b));
-                let units = decode_utf8_append(b, n, &mut self.ucs4)
-                    .then(|| units_at(at, n, max))
-                    .flatten();
+                let at = self.ucs4.len();
+                let n = decode_ucs4(b, &mut self.ucs4).or_else(|| {
+                    let n = char_count(b);
+                    decode_utf8_append(b, n, &mut self.ucs4).then_some(n)
+                });
+                let units = n.and_then(|n| units_at(at, n, max));
                 units.map(|(at, len)| Form::Ucs4 { at, len }).ok_or(Trim::Ucs4(at))
             }
         };

@@ -16,7 +16,7 @@ use pyo3::types::{PyDict, PyList, PyString};
 use fastcsv::{Filter, Position, Row};
 
 use crate::heads::{ascii_ones, new_ascii, LIST_ITEMS, WIDE_HEADS};
-use crate::utf8::{decode_bmp, decode_utf8_into, utf8_shape};
+use crate::utf8::{decode_bmp, decode_ucs4, decode_utf8_into, utf8_shape};
 
 /// Fields at most this long are looked up in the `intern=True` cache.
 const INTERN_MAX_LEN: usize = 24;
@@ -787,6 +787,10 @@ fn make_str<'py>(
         // SAFETY: a new reference, or NULL with an exception set.
         return unsafe { Bound::from_owned_ptr_or_err(py, p) };
     }
+    if let Some(p) = ucs4_str_raw(py, b) {
+        // SAFETY: a new reference, or NULL with an exception set.
+        return unsafe { Bound::from_owned_ptr_or_err(py, p) };
+    }
     if let Some(r) = str_from_utf8(py, b) {
         return r;
     }
@@ -851,6 +855,25 @@ fn bmp_str_raw(py: Python<'_>, b: &[u8], scratch: &mut Vec<u16>) -> Option<*mut 
             e.restore(py);
             std::ptr::null_mut()
         }
+    })
+}
+
+/// A `str` from bytes that are strict UTF-8 with a character past U+FFFF
+/// (called once [`bmp_str_raw`] found they are not strict UTF-8 of the
+/// BMP): decoded by the vector step of [`decode_ucs4`] into a scratch
+/// buffer of this thread's, then copied. `None` when they are not strict
+/// UTF-8 or the CPU has no such step.
+fn ucs4_str_raw(py: Python<'_>, b: &[u8]) -> Option<*mut ffi::PyObject> {
+    thread_local! {
+        static UNITS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    UNITS.with_borrow_mut(|units| {
+        units.clear();
+        decode_ucs4(b, units)?;
+        // Strict UTF-8 that `decode_bmp` turned down holds a character
+        // past U+FFFF: UCS-4 is the canonical kind.
+        debug_assert!(units.iter().any(|&c| c > 0xFFFF));
+        Some(units_raw(py, units, 0x10_FFFF))
     })
 }
 

@@ -7,6 +7,9 @@ use std::collections::HashMap;
 use std::mem::MaybeUninit;
 use std::sync::{Mutex, OnceLock};
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
 /// Decodes strict UTF-8 (no overlong forms, surrogates or code points past
 /// U+10FFFF) into `out`, one unit per code point. False when `b` is not
 /// strict UTF-8 or does not hold exactly `out.len()` code points.
@@ -101,6 +104,25 @@ fn decode_utf8_uninit<T>(b: &[u8], out: &mut [MaybeUninit<T>], unit: impl Fn(u32
 pub(crate) fn decode_bmp(b: &[u8], v: &mut Vec<u16>) -> Option<(usize, u32)> {
     // At most one code point per byte: written into the spare capacity,
     // with no zeroing first.
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        v.reserve(b.len() + avx512::SLACK);
+        let len = v.len();
+        // SAFETY: `available` found the CPU features the function needs,
+        // and the spare capacity holds `b.len() + SLACK` units (reserved).
+        let r = unsafe {
+            avx512::decode_bmp_into(b, &mut v.spare_capacity_mut()[..b.len() + avx512::SLACK])
+        };
+        if let Some((n, _)) = r {
+            // SAFETY: `decode_bmp_into` wrote the first `n` units of the
+            // spare capacity (its `Some` counts the units it wrote).
+            unsafe { v.set_len(len + n) };
+        }
+        // (Its `None`, for bytes that are not strict UTF-8 or hold a
+        // character past U+FFFF, is the byte-at-a-time decoder's: the
+        // tests run both over the same inputs.)
+        return r;
+    }
     v.reserve(b.len());
     let len = v.len();
     let r = decode_bmp_into(b, &mut v.spare_capacity_mut()[..b.len()]);
@@ -111,6 +133,31 @@ pub(crate) fn decode_bmp(b: &[u8], v: &mut Vec<u16>) -> Option<(usize, u32)> {
         unsafe { v.set_len(len + n) };
     }
     r
+}
+
+/// Decodes `b` and appends its code points to `v` when `b` is strict UTF-8,
+/// with a vector step where the CPU has one (AVX-512 with VBMI2): how many
+/// were appended, or `None` (and `v` as it was) when `b` is not strict
+/// UTF-8 or the CPU has no such step (then [`decode_utf8_into`] is the way).
+pub(crate) fn decode_ucs4(b: &[u8], v: &mut Vec<u32>) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        v.reserve(b.len() + avx512::SLACK);
+        let len = v.len();
+        // SAFETY: `available` found the CPU features the function needs,
+        // and the spare capacity holds `b.len() + SLACK` units (reserved).
+        let r = unsafe {
+            avx512::decode_ucs4_into(b, &mut v.spare_capacity_mut()[..b.len() + avx512::SLACK])
+        };
+        if let Some(n) = r {
+            // SAFETY: `decode_ucs4_into` wrote the first `n` units of the
+            // spare capacity (its `Some` counts the units it wrote).
+            unsafe { v.set_len(len + n) };
+        }
+        return r;
+    }
+    let _ = (b, v);
+    None
 }
 
 /// The high bit of each byte of a word.
@@ -461,8 +508,8 @@ impl OneByte {
 #[cfg(test)]
 mod tests {
     use super::{
-        char_count, decode_bmp, decode_latin1, decode_utf8_append, is_ascii_field, max_byte,
-        OneByte,
+        char_count, decode_bmp, decode_latin1, decode_ucs4, decode_utf8_append, is_ascii_field,
+        max_byte, OneByte,
     };
 
     /// Byte strings made of up to three pieces (ASCII runs across the
@@ -470,7 +517,7 @@ mod tests {
     /// class, and invalid sequences: lone continuation bytes, overlong
     /// and cut-short forms, surrogates, past U+10FFFF), at every offset
     /// after an ASCII prefix of 0 to 33 bytes (across the block and word
-    /// steps).
+    /// steps, and the vector steps of 16 and 32 bytes).
     fn decoder_cases() -> Vec<Vec<u8>> {
         let pieces: Vec<Vec<u8>> = vec![
             b"a".to_vec(),
@@ -506,7 +553,7 @@ mod tests {
         }
         let mut cases = Vec::new();
         for c in all {
-            for pre in [0usize, 1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 32, 33] {
+            for pre in [0usize, 1, 7, 8, 9, 14, 15, 16, 17, 23, 24, 29, 30, 31, 32, 33] {
                 let mut b = vec![b'x'; pre];
                 b.extend_from_slice(&c);
                 cases.push(b);
@@ -559,10 +606,58 @@ mod tests {
                 }
                 None => assert_eq!((got4, &v4[..]), (false, &[7u32][..]), "{b:x?}"),
             }
+            let mut v4 = vec![7u32];
+            match (decode_ucs4(&b, &mut v4), &want) {
+                (Some(n), Some(cps)) => {
+                    assert_eq!(n, cps.len(), "{b:x?}");
+                    assert_eq!(&v4[1..], cps, "{b:x?}");
+                }
+                (None, Some(_)) => assert!(!vector_step(), "{b:x?}"),
+                (got, None) => assert_eq!((got, &v4[..]), (None, &[7u32][..]), "{b:x?}"),
+            }
             // A count that is not the text's: refused, `v` as it was.
             let mut v4 = vec![7u32];
             assert!(!decode_utf8_append(&b, n + 1, &mut v4), "{b:x?}");
             assert_eq!(v4, [7], "{b:x?}");
+        }
+    }
+
+    /// Whether this CPU runs the vector decoders (AVX-512 with VBMI2).
+    fn vector_step() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return super::avx512::available();
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
+    /// The vector decoder of the BMP and the byte-at-a-time one agree on
+    /// every case: the same units and OR, or both `None`. (`decode_bmp`,
+    /// which the test above checks, takes the vector one where it can.)
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_vector_decoder_is_the_byte_at_a_time_one() {
+        if !vector_step() {
+            eprintln!("no AVX-512 with VBMI2 here: only the byte-at-a-time decoder runs");
+            return;
+        }
+        for b in decoder_cases() {
+            let mut v1 = vec![std::mem::MaybeUninit::new(0u16); b.len()];
+            let mut v2 = vec![std::mem::MaybeUninit::new(0u16); b.len() + super::avx512::SLACK];
+            let one = super::decode_bmp_into(&b, &mut v1);
+            // SAFETY: the CPU has the features (checked above) and `v2`
+            // holds `b.len() + SLACK` units.
+            let vector = unsafe { super::avx512::decode_bmp_into(&b, &mut v2) };
+            assert_eq!(one, vector, "{b:x?}");
+            if let Some((n, _)) = one {
+                // SAFETY: both decoders wrote their first `n` units.
+                let (u1, u2): (Vec<u16>, Vec<u16>) = unsafe {
+                    (
+                        v1[..n].iter().map(|u| u.assume_init()).collect(),
+                        v2[..n].iter().map(|u| u.assume_init()).collect(),
+                    )
+                };
+                assert_eq!(u1, u2, "{b:x?}");
+            }
         }
     }
 
