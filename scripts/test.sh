@@ -29,6 +29,16 @@ need distributed "distributed>=2024.1"
 echo "== Rust tests"
 cargo test --features cli
 
+# The binding's own unit tests (its UTF-8 decoders against the standard
+# library, the short-string keys, the string heads): the test binary
+# links libpython, which a Python built without a shared library lacks.
+if [ "$("$PY" -c "import sysconfig; print(sysconfig.get_config_var('Py_ENABLE_SHARED'))")" = 1 ]; then
+    echo "== The Python binding's unit tests"
+    PYO3_PYTHON="$(command -v "$PY")" cargo test -p fastcsv-python --lib
+else
+    echo "== NOT RUN: the Python binding's unit tests ($PY has no shared libpython to link)" >&2
+fi
+
 # The block scanner's tests and the every-engine property tests
 # (tests/common/oracle.rs) once more with each kernel the default run skips
 # on this CPU (the choice can only be lowered): AVX2 where AVX-512 is

@@ -661,6 +661,58 @@ mod tests {
         }
     }
 
+    /// Pieces of the property test's byte strings: ASCII runs, characters
+    /// of every length and width class, and broken sequences.
+    fn piece() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => proptest::collection::vec(0x20u8..0x7F, 1..40),
+            3 => prop::sample::select(vec!["\u{e9}", "\u{ff}", "\u{80}", "\u{7ff}"]).prop_map(|s| s.as_bytes().to_vec()),
+            3 => prop::sample::select(vec!["\u{100}", "\u{800}", "\u{20ac}", "\u{d7ff}", "\u{e000}", "\u{ffff}", "\u{6771}"]).prop_map(|s| s.as_bytes().to_vec()),
+            1 => prop::sample::select(vec!["\u{10000}", "\u{1f642}", "\u{10ffff}"]).prop_map(|s| s.as_bytes().to_vec()),
+            1 => prop::sample::select(vec![
+                vec![0x80], vec![0xC0, 0x80], vec![0xC2], vec![0xE0, 0x9F, 0xBF],
+                vec![0xED, 0xA0, 0x80], vec![0xF0, 0x8F, 0xBF, 0xBF], vec![0xF4, 0x90, 0x80, 0x80],
+                vec![0xF5], vec![0xFF], vec![0xE2, 0x82], vec![0xF0, 0x9F, 0x99],
+            ]),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+
+        /// Long strings of every mix, across many vector steps: each decoder
+        /// gives the standard library's code points for the strict UTF-8 of
+        /// its width class and `None` for the rest.
+        #[test]
+        fn decoders_match_the_standard_library_on_long_mixes(
+            pieces in proptest::collection::vec(piece(), 0..60),
+        ) {
+            let b = pieces.concat();
+            let want: Option<Vec<u32>> =
+                std::str::from_utf8(&b).ok().map(|s| s.chars().map(u32::from).collect());
+            let mut v2 = Vec::new();
+            let got2 = decode_bmp(&b, &mut v2).map(|(n, _)| n);
+            match &want {
+                Some(cps) if cps.iter().all(|&c| c < 0x1_0000) => {
+                    proptest::prop_assert_eq!(got2, Some(cps.len()));
+                    let units: Vec<u32> = v2.iter().map(|&u| u32::from(u)).collect();
+                    proptest::prop_assert_eq!(&units, cps);
+                }
+                _ => proptest::prop_assert_eq!(got2, None),
+            }
+            let mut v4 = Vec::new();
+            match (decode_ucs4(&b, &mut v4), &want) {
+                (Some(n), Some(cps)) => {
+                    proptest::prop_assert_eq!(n, cps.len());
+                    proptest::prop_assert_eq!(&v4, cps);
+                }
+                (None, Some(_)) => proptest::prop_assert!(!vector_step()),
+                (got, None) => proptest::prop_assert_eq!(got, None),
+            }
+        }
+    }
+
     /// Every byte after ASCII runs of 0 to 40 bytes (across the 16-byte
     /// steps), then more text: Latin-1 is each byte's own character; the
     /// output is valid UTF-8 whose length is the sum of `utf8_len`; a
