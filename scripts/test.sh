@@ -60,3 +60,14 @@ echo "== Python package"
 
 echo "== Python tests (a skipped test fails the run)"
 FASTCSV_NO_SKIP=1 "$PY" -m pytest tests/python -q -rs
+
+# The reader's decoding tests once more with the vector kernels off (the
+# AVX2 scanner, and the byte-at-a-time UTF-8 decoders the binding uses
+# where a CPU has no AVX-512 with VBMI2).
+if grep -q avx512_vbmi2 /proc/cpuinfo 2>/dev/null; then
+    echo "== Python decoding tests with FASTCSV_SIMD=avx2+pclmulqdq"
+    FASTCSV_SIMD=avx2+pclmulqdq FASTCSV_NO_SKIP=1 "$PY" -m pytest -q -rs \
+        tests/python/test_reader_decode.py tests/python/test_reader_strings.py \
+        tests/python/test_reader_wide_strs.py tests/python/test_differential.py \
+        tests/python/test_short_strings.py
+fi

@@ -20,12 +20,16 @@ use std::mem::MaybeUninit;
 /// step stores a whole vector of 32 units.
 pub(crate) const SLACK: usize = 32;
 
-/// Whether this CPU has what [`decode_bmp_into`] needs (detected once).
+/// Whether this CPU has what [`decode_bmp_into`] needs (detected once),
+/// and `FASTCSV_SIMD` (the core's cap on its kernels, for tests and
+/// measurements) is unset: any level it names is below AVX-512 with
+/// VBMI2, so it turns the vector decoders off too.
 pub(crate) fn available() -> bool {
     use std::sync::OnceLock;
     static HAS: OnceLock<bool> = OnceLock::new();
     *HAS.get_or_init(|| {
-        std::arch::is_x86_feature_detected!("avx512f")
+        std::env::var_os("FASTCSV_SIMD").is_none_or(|v| v.is_empty())
+            && std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512bw")
             && std::arch::is_x86_feature_detected!("avx512vbmi2")
             && std::arch::is_x86_feature_detected!("popcnt")
