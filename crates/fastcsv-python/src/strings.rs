@@ -867,13 +867,17 @@ fn ucs4_str_raw(py: Python<'_>, b: &[u8]) -> Option<*mut ffi::PyObject> {
     thread_local! {
         static UNITS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    UNITS.with_borrow_mut(|units| {
+    UNITS.with(|cell| {
+        // Taken already only if making a string ran this again on the
+        // same thread (it runs no Python code today): the caller's other
+        // ways then decode.
+        let mut units = cell.try_borrow_mut().ok()?;
         units.clear();
-        decode_ucs4(b, units)?;
+        decode_ucs4(b, &mut units)?;
         // Strict UTF-8 that `decode_bmp` turned down holds a character
         // past U+FFFF: UCS-4 is the canonical kind.
         debug_assert!(units.iter().any(|&c| c > 0xFFFF));
-        Some(units_raw(py, units, 0x10_FFFF))
+        Some(units_raw(py, &units, 0x10_FFFF))
     })
 }
 
