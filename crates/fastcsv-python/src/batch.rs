@@ -16,8 +16,8 @@ use crate::strings::{
     Text, WIDE_MAX,
 };
 use crate::utf8::{
-    char_count, decode_bmp, decode_latin1, decode_ucs4, decode_utf8_append, is_ascii_field,
-    max_byte,
+    byte_kind, char_count, decode_bmp, decode_latin1, decode_ucs4, decode_utf8_append,
+    is_ascii_field, max_byte, non_ascii_fields,
 };
 
 /// A bulk-read batch ends after this many bytes of records (small, so
@@ -30,7 +30,8 @@ const BATCH_FIELDS: usize = 32 << 10;
 /// ... or this many rows, whichever comes first.
 const BATCH_ROWS: usize = 16 << 10;
 
-/// How often [`Batch::prepare_until`] checks whether to stop (fields).
+/// How often [`Batch::prepare_until`] checks whether to stop (fields),
+/// and how many it classifies at a time.
 const PREPARE_STEP: usize = 256;
 
 /// Room for a row that ends a batch past [`BATCH_BYTES`].
@@ -65,22 +66,12 @@ pub(crate) fn _set_span_max(limit: Option<usize>) -> usize {
 /// ([`Form::Utf8`]), which makes the same `str` of strict UTF-8.
 #[derive(Clone, Copy)]
 pub(crate) enum Form {
-    Ascii,
     /// Decoded code units at `at..at + len` of the batch's `ucs1`.
-    Ucs1 {
-        at: u32,
-        len: u32,
-    },
+    Ucs1 { at: u32, len: u32 },
     /// ... of its `ucs2`.
-    Ucs2 {
-        at: u32,
-        len: u32,
-    },
+    Ucs2 { at: u32, len: u32 },
     /// ... of its `ucs4`.
-    Ucs4 {
-        at: u32,
-        len: u32,
-    },
+    Ucs4 { at: u32, len: u32 },
     /// Not strict UTF-8 (or past `span_max`): CPython's decoder and error
     /// handler decide.
     Utf8,
@@ -150,8 +141,20 @@ pub(crate) struct Batch {
     /// [`decode_then_parse`]): their index and bytes in `raw`.
     pub(crate) reparse: Vec<(usize, std::ops::Range<usize>)>,
     raw: Vec<u8>,
-    /// Per field, how its text was prepared; empty when `data` is ASCII.
-    pub(crate) forms: Vec<Form>,
+    /// The fields that are not ASCII, in order, as prepared: their index
+    /// in the batch and how. (ASCII fields, most of them, have no entry:
+    /// preparing writes nothing for them, and the calling thread reads
+    /// nothing back.)
+    forms: Vec<(u32, Form)>,
+    /// Per row prepared, where its entries of `forms` begin, and one more
+    /// (the number of entries so far); empty before preparing, and when
+    /// `data` is ASCII.
+    row_forms: Vec<u32>,
+    /// Scratch for [`Batch::prepare_until`]: the fields of a run of rows
+    /// that are not ASCII.
+    flagged: Vec<u32>,
+    /// ... and the kind of each (see [`non_ascii_fields`]).
+    kinds: Vec<u8>,
     /// Decoded code units of the fields that are not ASCII, by kind.
     ucs1: Vec<u8>,
     ucs2: Vec<u16>,
@@ -259,6 +262,9 @@ impl Batch {
             reparse: Vec::new(),
             raw: Vec::new(),
             forms: Vec::with_capacity(fields),
+            row_forms: Vec::with_capacity(rows + 1),
+            flagged: Vec::with_capacity(fields),
+            kinds: Vec::with_capacity(fields),
             ucs1: Vec::with_capacity(room),
             ucs2: Vec::with_capacity(room),
             ucs4: Vec::new(),
@@ -280,6 +286,7 @@ impl Batch {
         self.reparse.clear();
         self.raw.clear();
         self.forms.clear();
+        self.row_forms.clear();
         self.ucs1.clear();
         self.ucs2.clear();
         self.ucs4.clear();
@@ -635,56 +642,116 @@ impl Batch {
         self.forms.is_empty() && !self.late
     }
 
-    /// [`Batch::prepare`], stopping early once `stop` is set (checked every
-    /// [`PREPARE_STEP`] fields); a later call goes on where it stopped.
+    /// [`Batch::prepare`], stopping early once `stop` is set (checked
+    /// before a row once [`PREPARE_STEP`] fields went by since the last
+    /// check); a later call goes on with the next row.
     fn prepare_until(&mut self, stop: Option<&AtomicBool>) {
         if self.prepared {
             return;
         }
-        let done = self.forms.len();
-        if done == 0 && self.data.is_ascii() {
-            self.prepared = true;
-            return;
-        }
-        // A chunk of fields at a time up to the next multiple of
-        // `PREPARE_STEP`, where `stop` is checked (no test per field).
-        let (mut f, total) = (done, self.ends.len());
-        while f < total {
-            if f % PREPARE_STEP == 0 && stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+        if self.row_forms.is_empty() {
+            if self.data.is_ascii() {
+                self.prepared = true;
                 return;
             }
-            let next = ((f / PREPARE_STEP + 1) * PREPARE_STEP).min(total);
-            for g in f..next {
-                let form = self.prepare_field(g);
-                self.forms.push(form);
+            if u32::try_from(self.ends.len()).is_err() {
+                // Field indices past `u32` (a row of billions of fields):
+                // decoded as their objects are made instead.
+                self.late = true;
+                self.prepared = true;
+                return;
             }
-            f = next;
+            self.row_forms.push(0);
         }
-        self.prepared = true;
+        debug_assert_eq!(self.rows.last().map_or(0, |r| r.0), self.ends.len());
+        let (mut flagged, mut kinds) =
+            (std::mem::take(&mut self.flagged), std::mem::take(&mut self.kinds));
+        let mut r = self.row_forms.len() - 1;
+        while r < self.rows.len() {
+            if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                break;
+            }
+            // Rows `r..q`: [`PREPARE_STEP`] fields or more (or the rest).
+            let f0 = if r == 0 { 0 } else { self.rows[r - 1].0 };
+            let q = r + self.rows[r..].partition_point(|row| row.0 < f0 + PREPARE_STEP);
+            let q = (q + 1).min(self.rows.len());
+            let f1 = self.rows[q - 1].0;
+            flagged.clear();
+            kinds.clear();
+            if self.wide.is_empty() {
+                let spans = (&self.starts[f0..f1], &self.ends[f0..f1]);
+                // `f0` fits: `ends.len()` does (checked above).
+                non_ascii_fields(&self.data, spans, f0 as u32, (&mut flagged, &mut kinds));
+            } else {
+                for g in f0..f1 {
+                    let (s, e) = self.span(g);
+                    let b = &self.data[s..e];
+                    if !is_ascii_field(b) {
+                        flagged.push(g as u32);
+                        kinds.push(byte_kind(max_byte(b)));
+                    }
+                }
+            }
+            let mut k = self.forms.len();
+            for (&g, &kind) in flagged.iter().zip(&kinds) {
+                let form = self.decode_field(g as usize, kind);
+                self.forms.push((g, form));
+            }
+            for row in r..q {
+                let end = self.rows[row].0;
+                while self.forms.get(k).is_some_and(|e| (e.0 as usize) < end) {
+                    k += 1;
+                }
+                // As many entries as fields at most: this fits too.
+                self.row_forms.push(k as u32);
+            }
+            r = q;
+        }
+        (self.flagged, self.kinds) = (flagged, kinds);
+        self.prepared = r == self.rows.len();
     }
 
-    /// How [`Batch::prepare_until`] prepares field `f`: its code units
-    /// decoded into the vector of their kind, unless it is ASCII.
+    /// How row `r`'s fields that are not ASCII were prepared (empty for a
+    /// batch prepared late, or all ASCII).
     #[inline(always)]
-    fn prepare_field(&mut self, f: usize) -> Form {
+    fn row_forms(&self, r: usize) -> &[(u32, Form)] {
+        match (self.row_forms.get(r), self.row_forms.get(r + 1)) {
+            (Some(&a), Some(&b)) => &self.forms[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    /// How field `f` of row `r` was prepared: `None` for an ASCII field,
+    /// or a batch prepared late.
+    #[inline]
+    fn form(&self, r: usize, f: usize) -> Option<Form> {
+        if self.forms.is_empty() {
+            return None;
+        }
+        let row = self.row_forms(r);
+        row.binary_search_by_key(&f, |e| e.0 as usize).ok().map(|k| row[k].1)
+    }
+
+    /// How [`Batch::prepare_until`] prepares field `f`, which is not
+    /// ASCII: its code units decoded into the vector of their `kind` (see
+    /// [`non_ascii_fields`]).
+    #[inline(always)]
+    fn decode_field(&mut self, f: usize, kind: u8) -> Form {
         let (start, end) = self.span(f);
         let b = &self.data[start..end];
-        if is_ascii_field(b) {
-            return Form::Ascii;
-        }
         let max = self.span_max;
         // Strict UTF-8 with no byte past 0xC3 has only characters below
         // U+0100 (UCS-1), and one with a byte past 0xC3 but none past
         // 0xEF has one at or past U+0100 and none past U+FFFF (UCS-2): the
         // largest byte picks the decoder, which writes the kind of the
         // `str` at once. (Units that end past `max` are dropped again.)
-        let form = match max_byte(b) {
-            0x00..=0xC3 => {
+        let form = match kind {
+            0 => {
                 let at = self.ucs1.len();
                 let units = decode_latin1(b, &mut self.ucs1).and_then(|n| units_at(at, n, max));
                 units.map(|(at, len)| Form::Ucs1 { at, len }).ok_or(Trim::Ucs1(at))
             }
-            0xC4..=0xEF => {
+            1 => {
                 let at = self.ucs2.len();
                 let units = decode_bmp(b, &mut self.ucs2).and_then(|(n, _)| units_at(at, n, max));
                 units.map(|(at, len)| Form::Ucs2 { at, len }).ok_or(Trim::Ucs2(at))
@@ -710,25 +777,26 @@ impl Batch {
         })
     }
 
-    /// Field `f` (whose bytes are `b`) as prepared.
-    fn text<'a>(&'a self, f: usize, b: &'a [u8]) -> Text<'a> {
-        match self.forms.get(f) {
+    /// A field whose bytes are `b`, prepared as `form` (see
+    /// [`Batch::form`]).
+    fn text<'a>(&'a self, form: Option<Form>, b: &'a [u8]) -> Text<'a> {
+        match form {
             None if self.late => Text::Utf8(b),
-            None | Some(Form::Ascii) => Text::Ascii(b),
-            Some(&Form::Ucs1 { at, len }) => Text::Ucs1(units(&self.ucs1, at, len)),
-            Some(&Form::Ucs2 { at, len }) => Text::Ucs2(units(&self.ucs2, at, len)),
-            Some(&Form::Ucs4 { at, len }) => Text::Ucs4(units(&self.ucs4, at, len)),
+            None => Text::Ascii(b),
+            Some(Form::Ucs1 { at, len }) => Text::Ucs1(units(&self.ucs1, at, len)),
+            Some(Form::Ucs2 { at, len }) => Text::Ucs2(units(&self.ucs2, at, len)),
+            Some(Form::Ucs4 { at, len }) => Text::Ucs4(units(&self.ucs4, at, len)),
             Some(Form::Utf8) => Text::Utf8(b),
         }
     }
 
-    /// Field `f` of the batch, field `i` of its row (at `pos`), as a
+    /// Field `f` of the batch, field `i` of its row `r` (at `pos`), as a
     /// Python object.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn field<'py>(
         &self,
         py: Python<'py>,
-        f: usize,
+        (r, f): (usize, usize),
         i: usize,
         pos: Position,
         nonnumeric: bool,
@@ -737,13 +805,12 @@ impl Batch {
     ) -> PyResult<Bound<'py, PyAny>> {
         let (start, end) = self.span(f);
         let b = &self.data[start..end];
-        let s = match self.forms.get(f) {
-            None | Some(Form::Ascii)
-                if strs.cache.is_none() && (!self.late || is_ascii_field(b)) =>
-            {
+        let form = self.form(r, f);
+        let s = match form {
+            None if strs.cache.is_none() && (!self.late || is_ascii_field(b)) => {
                 strs.ascii(py, &self.data, start, end, i)?
             }
-            _ => strs.make(py, b, self.text(f, b), i, &|| position_text(name, pos, i))?,
+            _ => strs.make(py, b, self.text(form, b), i, &|| position_text(name, pos, i))?,
         };
         if nonnumeric && self.numeric[f] {
             to_float(s)
@@ -804,16 +871,25 @@ impl Batch {
                     strs.wide_raw(py, b, None, i, &at)
                 });
             }
-            if self.all_ascii() {
-                // An ASCII batch: every field is a copy.
+            let forms = self.row_forms(r);
+            if forms.is_empty() {
+                // An ASCII row: every field is a copy.
                 return build_list_raw(py, ends.len(), |i| {
                     strs.ascii_raw(py, data, starts[i] as usize, ends[i] as usize, i)
                 });
             }
+            // The row's entries in `forms`, in field order: the next one.
+            let mut next = 0;
             return build_list_raw(py, ends.len(), |i| {
                 let (start, end) = (starts[i] as usize, ends[i] as usize);
-                match self.forms[first + i] {
-                    Form::Ascii => strs.ascii_raw(py, data, start, end, i),
+                let form = match forms.get(next) {
+                    Some(&(g, form)) if g as usize == first + i => {
+                        next += 1;
+                        form
+                    }
+                    _ => return strs.ascii_raw(py, data, start, end, i),
+                };
+                match form {
                     // Decoded already: a copy of the units (the path of
                     // `make_raw` for them, with no `PyResult` per field).
                     Form::Ucs1 { at, len } if end - start > WIDE_MAX => {
@@ -835,12 +911,14 @@ impl Batch {
                     _ => {
                         let b = &data[start..end];
                         let at = || position_text(name, pos, i);
-                        strs.make_raw(py, b, self.text(first + i, b), i, &at)
+                        strs.make_raw(py, b, self.text(Some(form), b), i, &at)
                     }
                 }
             });
         }
-        build_list(py, fields.len(), |i| self.field(py, first + i, i, pos, nonnumeric, strs, name))
+        build_list(py, fields.len(), |i| {
+            self.field(py, (r, first + i), i, pos, nonnumeric, strs, name)
+        })
     }
 
     /// Row `r`'s fields as Python objects, in `items` (cleared first).
@@ -869,7 +947,7 @@ impl Batch {
             return Ok(());
         }
         for (i, f) in fields.enumerate() {
-            items.push(self.field(py, f, i, pos, nonnumeric, strs, name)?);
+            items.push(self.field(py, (r, f), i, pos, nonnumeric, strs, name)?);
         }
         Ok(())
     }

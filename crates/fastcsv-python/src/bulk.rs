@@ -287,8 +287,10 @@ pub(crate) fn _read_columns<'py>(
                 }
             }
             // The non-empty rows: their fields in the batch, and positions.
-            let taken: Vec<_> =
-                (r..rows).map(|k| batch.row_fields(k)).filter(|(f, _)| !f.is_empty()).collect();
+            let taken: Vec<_> = (r..rows)
+                .map(|k| (k, batch.row_fields(k)))
+                .filter(|(_, (f, _))| !f.is_empty())
+                .collect();
             // An ASCII batch with nothing to decide per field but its text:
             // each field a copy of its bytes (as `Batch::row_list` does).
             let plain = batch.all_ascii() && strs.cache.is_none() && !nn;
@@ -296,14 +298,14 @@ pub(crate) fn _read_columns<'py>(
             let filled = (|| -> PyResult<usize> {
                 for (c, col) in cols.iter_mut().enumerate() {
                     col.reserve(taken.len());
-                    for (fields, pos) in &taken {
+                    for &(k, (ref fields, pos)) in &taken {
                         col.push(if c >= fields.len() {
                             empty.clone()
                         } else if plain {
                             let (start, end) = batch.span(fields.start + c);
                             strs.ascii(py, &batch.data, start, end, c)?
                         } else {
-                            batch.field(py, fields.start + c, c, *pos, nn, strs, name)?
+                            batch.field(py, (k, fields.start + c), c, pos, nn, strs, name)?
                         });
                     }
                 }

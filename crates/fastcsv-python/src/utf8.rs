@@ -258,6 +258,47 @@ fn decode_latin1_into(b: &[u8], out: &mut [MaybeUninit<u8>]) -> Option<usize> {
     }
 }
 
+/// Appends to `out` the index of each field that holds a byte past
+/// ASCII, in order, and to `kinds` the kind of its characters as told by
+/// its largest byte: 0 (below 0xC4: strict UTF-8 of it has characters
+/// below U+0100 alone), 1 (below 0xF0: none past U+FFFF) or 2. Field
+/// `f0 + i` is `data[starts[i]..ends[i]]`. (The fields of a batch are
+/// classified a run at a time, on CPUs with AVX-512 by
+/// [`avx512::non_ascii_fields`]; most are ASCII, and those need no other
+/// work before their objects are made.)
+///
+/// # Panics
+/// When a span is not inside `data`.
+pub(crate) fn non_ascii_fields(
+    data: &[u8],
+    spans: (&[u32], &[u32]),
+    f0: u32,
+    (out, kinds): (&mut Vec<u32>, &mut Vec<u8>),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        // SAFETY: `available` checked that the CPU has AVX-512 F and BW.
+        unsafe { avx512::non_ascii_fields(data, spans, f0, (out, kinds)) };
+        return;
+    }
+    for (i, (&s, &e)) in spans.0.iter().zip(spans.1).enumerate() {
+        let b = &data[s as usize..e as usize];
+        if !is_ascii_field(b) {
+            out.push(f0.wrapping_add(i as u32));
+            kinds.push(byte_kind(max_byte(b)));
+        }
+    }
+}
+
+/// The kind of [`non_ascii_fields`] for a field whose largest byte is `m`.
+pub(crate) fn byte_kind(m: u8) -> u8 {
+    match m {
+        0x00..=0xC3 => 0,
+        0xC4..=0xEF => 1,
+        _ => 2,
+    }
+}
+
 /// Whether `b` is ASCII. A field of up to 16 bytes (most are) takes at
 /// most two loads that may overlap, with no loop and no byte-by-byte tail
 /// (which the standard library's check has after its last whole word);
@@ -306,6 +347,24 @@ pub(crate) fn max_byte(b: &[u8]) -> u8 {
 /// UTF-8 with every character below U+0100 (see [`decode_latin1_into`]):
 /// how many were appended, or `None` (and `v` as it was).
 pub(crate) fn decode_latin1(b: &[u8], v: &mut Vec<u8>) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        v.reserve(b.len() + avx512::SLACK1);
+        let len = v.len();
+        // SAFETY: `available` found the CPU features the function needs,
+        // and the spare capacity holds `b.len() + SLACK1` units (reserved).
+        let r = unsafe {
+            avx512::decode_latin1_into(b, &mut v.spare_capacity_mut()[..b.len() + avx512::SLACK1])
+        };
+        if let Some(n) = r {
+            // SAFETY: `decode_latin1_into` wrote the first `n` units of the
+            // spare capacity (its `Some` counts the units it wrote).
+            unsafe { v.set_len(len + n) };
+        }
+        // (Its `None` is the byte-at-a-time decoder's: the tests run both
+        // over the same inputs.)
+        return r;
+    }
     // At most one character per byte: written into the spare capacity,
     // with no zeroing first.
     v.reserve(b.len());
@@ -510,16 +569,16 @@ impl OneByte {
 #[cfg(test)]
 mod tests {
     use super::{
-        char_count, decode_bmp, decode_latin1, decode_ucs4, decode_utf8_append, is_ascii_field,
-        max_byte, OneByte,
+        byte_kind, char_count, decode_bmp, decode_latin1, decode_ucs4, decode_utf8_append,
+        is_ascii_field, max_byte, non_ascii_fields, OneByte,
     };
 
     /// Byte strings made of up to three pieces (ASCII runs across the
     /// 8- and 16-byte steps, characters of every UTF-8 length and width
     /// class, and invalid sequences: lone continuation bytes, overlong
     /// and cut-short forms, surrogates, past U+10FFFF), at every offset
-    /// after an ASCII prefix of 0 to 33 bytes (across the block and word
-    /// steps, and the vector steps of 16 and 32 bytes).
+    /// after an ASCII prefix of 0 to 65 bytes (across the block and word
+    /// steps, and the vector steps of 16, 32 and 64 bytes).
     fn decoder_cases() -> Vec<Vec<u8>> {
         let pieces: Vec<Vec<u8>> = vec![
             b"a".to_vec(),
@@ -555,7 +614,9 @@ mod tests {
         }
         let mut cases = Vec::new();
         for c in all {
-            for pre in [0usize, 1, 7, 8, 9, 14, 15, 16, 17, 23, 24, 29, 30, 31, 32, 33] {
+            for pre in
+                [0usize, 1, 7, 8, 9, 14, 15, 16, 17, 23, 24, 29, 30, 31, 32, 33, 61, 62, 63, 64, 65]
+            {
                 let mut b = vec![b'x'; pre];
                 b.extend_from_slice(&c);
                 cases.push(b);
@@ -663,6 +724,77 @@ mod tests {
         }
     }
 
+    /// The vector decoder of Latin-1 and the byte-at-a-time one agree on
+    /// every case, as the two of the BMP do.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_vector_latin1_decoder_is_the_byte_at_a_time_one() {
+        if !vector_step() {
+            eprintln!("no AVX-512 with VBMI2 here: only the byte-at-a-time decoder runs");
+            return;
+        }
+        for b in decoder_cases() {
+            let mut v1 = vec![std::mem::MaybeUninit::new(0u8); b.len()];
+            let mut v2 = vec![std::mem::MaybeUninit::new(0u8); b.len() + super::avx512::SLACK1];
+            let one = super::decode_latin1_into(&b, &mut v1);
+            // SAFETY: the CPU has the features (checked above) and `v2`
+            // holds `b.len() + SLACK1` units.
+            let vector = unsafe { super::avx512::decode_latin1_into(&b, &mut v2) };
+            assert_eq!(one, vector, "{b:x?}");
+            if let Some(n) = one {
+                // SAFETY: both decoders wrote their first `n` units.
+                let (u1, u2): (Vec<u8>, Vec<u8>) = unsafe {
+                    (
+                        v1[..n].iter().map(|u| u.assume_init()).collect(),
+                        v2[..n].iter().map(|u| u.assume_init()).collect(),
+                    )
+                };
+                assert_eq!(u1, u2, "{b:x?}");
+            }
+        }
+    }
+
+    /// `non_ascii_fields` (the vector one where the CPU has it) flags
+    /// exactly the fields with a byte past ASCII, with the kind their
+    /// largest byte tells: fields of every case above and of ASCII runs of
+    /// 0 to 200 bytes (across the 64-byte steps), back to back in one
+    /// buffer, with empty fields and fields that share bytes.
+    #[test]
+    fn fields_past_ascii_are_flagged_with_their_kind() {
+        let mut fields: Vec<Vec<u8>> = decoder_cases();
+        for n in 0..200 {
+            fields.push(vec![b'a'; n]);
+            let mut f = vec![b'a'; n];
+            f.push(0xE9);
+            fields.push(f);
+            let mut f = vec![0xF0];
+            f.extend(vec![b'a'; n]);
+            fields.push(f);
+        }
+        let data = fields.concat();
+        let (mut starts, mut ends, mut at) = (Vec::new(), Vec::new(), 0u32);
+        for f in &fields {
+            starts.push(at);
+            at += f.len() as u32;
+            ends.push(at);
+            // An empty field, and one over this field and the one before.
+            starts.extend([at, at.saturating_sub(f.len() as u32 + 3)]);
+            ends.extend([at, at]);
+        }
+        let (mut got, mut kinds) = (vec![9], vec![9]);
+        non_ascii_fields(&data, (&starts, &ends), 1000, (&mut got, &mut kinds));
+        let (mut want, mut want_kinds) = (vec![9], vec![9]);
+        for (i, (&s, &e)) in starts.iter().zip(&ends).enumerate() {
+            let b = &data[s as usize..e as usize];
+            if !b.is_ascii() {
+                want.push(1000 + i as u32);
+                want_kinds.push(byte_kind(b.iter().copied().max().unwrap_or(0)));
+            }
+        }
+        assert_eq!(got, want);
+        assert_eq!(kinds, want_kinds);
+    }
+
     /// Pieces of the property test's byte strings: ASCII runs, characters
     /// of every length and width class, and broken sequences.
     fn piece() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
@@ -693,6 +825,16 @@ mod tests {
             let b = pieces.concat();
             let want: Option<Vec<u32>> =
                 std::str::from_utf8(&b).ok().map(|s| s.chars().map(u32::from).collect());
+            let mut v1 = Vec::new();
+            let got1 = decode_latin1(&b, &mut v1);
+            match &want {
+                Some(cps) if cps.iter().all(|&c| c < 0x100) => {
+                    proptest::prop_assert_eq!(got1, Some(cps.len()));
+                    let units: Vec<u32> = v1.iter().map(|&u| u32::from(u)).collect();
+                    proptest::prop_assert_eq!(&units, cps);
+                }
+                _ => proptest::prop_assert_eq!(got1, None),
+            }
             let mut v2 = Vec::new();
             let got2 = decode_bmp(&b, &mut v2).map(|(n, _)| n);
             match &want {

@@ -225,3 +225,106 @@ pub(crate) unsafe fn decode_ucs4_into(b: &[u8], out: &mut [MaybeUninit<u32>]) ->
     // A lead whose continuation bytes would lie past the end: none.
     (carry == 0).then_some(j)
 }
+
+/// Bytes [`decode_latin1_into`] may write past the field's characters:
+/// each step stores a whole vector of 64.
+pub(crate) const SLACK1: usize = 64;
+
+/// Decodes the strict UTF-8 `b`, whose characters are all below U+0100,
+/// into `out` as Latin-1 units: the number of units, or `None` when `b`
+/// is not such UTF-8 (then `out` holds garbage). As [`decode_bmp_into`],
+/// 64 bytes a step: every byte must be ASCII, a C2 or C3 lead, or the
+/// one continuation byte that a lead right before it asks for.
+///
+/// # Safety
+/// The CPU must have AVX-512 F and BW, VBMI2 and POPCNT ([`available`]),
+/// and `out` must hold at least `b.len() + SLACK1` units.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
+pub(crate) unsafe fn decode_latin1_into(b: &[u8], out: &mut [MaybeUninit<u8>]) -> Option<usize> {
+    assert!(out.len() >= b.len() + SLACK1);
+    let len = b.len();
+    let dst = out.as_mut_ptr().cast::<u8>();
+    let (mut i, mut j, mut carry) = (0usize, 0usize, 0u64);
+    while i < len {
+        // SAFETY: the CPU has AVX-512 F and BW (this function's contract).
+        let (v, v1) = unsafe { (load(b, i), load(b, i + 1)) };
+        let cont = masked_eq(v, 0xC0, 0x80);
+        let lead = masked_eq(v, 0xFE, 0xC2);
+        let ascii = !_mm512_movepi8_mask(v);
+        // Past the end the lanes read as zero (ASCII).
+        if (ascii | cont | lead) != !0 || (lead << 1 | carry) != cont {
+            return None;
+        }
+        carry = lead >> 63;
+        let starts = !cont & first(len - i);
+        // A lead's unit: its low two bits, then the continuation byte's
+        // low six (shifted within 16-bit lanes: the two bits cannot cross
+        // into the next byte).
+        let two = _mm512_or_si512(
+            _mm512_slli_epi16::<6>(_mm512_and_si512(v, _mm512_set1_epi8(0x03))),
+            _mm512_and_si512(v1, _mm512_set1_epi8(0x3F)),
+        );
+        let cp = _mm512_mask_mov_epi8(v, lead, two);
+        let packed = _mm512_maskz_compress_epi8(starts, cp);
+        // SAFETY: `j <= i < len` (a character takes at least one byte), so
+        // the 64 units stored from `j` end before `len + SLACK1`, inside
+        // `out` (asserted above).
+        unsafe { _mm512_storeu_si512(dst.add(j).cast(), packed) };
+        j += starts.count_ones() as usize;
+        i += 64;
+    }
+    // A lead whose continuation byte would lie past the end: none.
+    (carry == 0).then_some(j)
+}
+
+/// [`super::non_ascii_fields`]: a field of up to 64 bytes is one masked
+/// load, tested for bytes past ASCII, at or past 0xC4 and at or past
+/// 0xF0, with no branch on the answers (each field's index and kind are
+/// written, and kept by counting them only when it holds a byte past
+/// ASCII).
+///
+/// # Safety
+/// The CPU must have AVX-512 F and BW ([`available`] says so).
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(crate) unsafe fn non_ascii_fields(
+    data: &[u8],
+    (starts, ends): (&[u32], &[u32]),
+    f0: u32,
+    (out, kinds): (&mut Vec<u32>, &mut Vec<u8>),
+) {
+    let n = ends.len().min(starts.len());
+    out.reserve(n);
+    kinds.reserve(n);
+    let (base, kbase) = (out.len(), kinds.len());
+    let spare = &mut out.spare_capacity_mut()[..n];
+    let kspare = &mut kinds.spare_capacity_mut()[..n];
+    let (c4, f0s) = (_mm512_set1_epi8(0xC4u8 as i8), _mm512_set1_epi8(0xF0u8 as i8));
+    let mut k = 0;
+    for i in 0..n {
+        let b = &data[starts[i] as usize..ends[i] as usize];
+        let (mut high, mut past_c4, mut past_f0) = (0u64, 0u64, 0u64);
+        let mut at = 0;
+        loop {
+            // SAFETY: the CPU has AVX-512 F and BW (this function's
+            // contract); `load` reads only bytes of `b`.
+            let v = unsafe { load(b, at) };
+            high |= _mm512_movepi8_mask(v);
+            past_c4 |= _mm512_cmpge_epu8_mask(v, c4);
+            past_f0 |= _mm512_cmpge_epu8_mask(v, f0s);
+            at += 64;
+            if at >= b.len() {
+                break;
+            }
+        }
+        // `k <= i < n`: inside both.
+        spare[k].write(f0.wrapping_add(i as u32));
+        kspare[k].write(u8::from(past_c4 != 0) + u8::from(past_f0 != 0));
+        k += usize::from(high != 0);
+    }
+    // SAFETY: the first `k` items past `base` and `kbase` were written
+    // above (`k <= n`, reserved).
+    unsafe {
+        out.set_len(base + k);
+        kinds.set_len(kbase + k);
+    }
+}
