@@ -1,9 +1,10 @@
 //! UTF-8 field bytes decoded straight to the code units of CPython's
 //! string kinds (UCS-1, UCS-2, UCS-4): ASCII runs a word or 16 bytes at a
-//! time, or (UCS-2 and UCS-4, where the CPU has AVX-512 with VBMI2) whole
-//! fields 32 or 16 bytes a step (`avx512`); strict UTF-8 only (the callers
-//! hand anything else to CPython's decoder, whose errors and handlers they
-//! keep).
+//! time, or (where the CPU has AVX-512 with VBMI2) whole fields 64, 32 or
+//! 16 bytes a step for UCS-1, UCS-2 and UCS-4 (`avx512`); strict UTF-8
+//! only (the callers hand anything else to CPython's decoder, whose errors
+//! and handlers they keep). Also: which fields of a run are past ASCII,
+//! and of what width ([`non_ascii_fields`]).
 
 use std::collections::HashMap;
 use std::mem::MaybeUninit;

@@ -12,6 +12,10 @@
 //! after it, and the starts' lanes are compressed into the output. A field
 //! that fails a check (not strict UTF-8, or with a character past U+FFFF)
 //! is left to the byte-at-a-time decoder, which tells the two apart.
+//!
+//! The same for UCS-4 ([`decode_ucs4_into`], 16 bytes a step) and UCS-1
+//! ([`decode_latin1_into`], 64), and the fields of a run that hold a byte
+//! past ASCII, with their width ([`non_ascii_fields`]).
 
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
