@@ -316,17 +316,20 @@ fn usual_timestamp(window: &[u8], len: usize, utc: bool) -> Option<i64> {
     let [y1, y2, m, d] = digit_pairs(date)?;
     let [hh, mm, ss, _] = digit_pairs(time)?;
     let y = y1 * 100 + y2;
-    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-    let month_days = match m {
-        2 => 28 + u32::from(leap),
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    };
-    if !(1..=12).contains(&m) || d == 0 || d > month_days || hh > 23 || mm > 59 || ss > 59 {
+    // Without branches on the values (dates in a column are in no order):
+    // a leap year by `&` and `|` of its tests, a month's days from a table
+    // (0 past December: no day fits).
+    let leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0));
+    let month_days = u32::from(MONTH_DAYS[(m as usize).min(13)]) + u32::from(leap & (m == 2));
+    if (m == 0) | (d == 0) | (d > month_days) | (hh > 23) | (mm > 59) | (ss > 59) {
         return None;
     }
     Some(days_from_civil_4(y, m, d) * 86_400 + i64::from(hh * 3600 + mm * 60 + ss))
 }
+
+/// Days of each month of a common year, by month number (0 and 13 have
+/// none).
+const MONTH_DAYS: [u8; 14] = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31, 0];
 
 /// [`days_from_civil`] for a year of four digits (0 to 9999), in unsigned
 /// arithmetic: the year moved up by one 400-year cycle (146,097 days).
@@ -530,6 +533,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every month number and day number of two digits, in common and
+    /// leap years and the century years either way: the word-at-a-time
+    /// reading and `parse_when` agree on which are dates, and on their
+    /// seconds.
+    #[test]
+    fn every_month_and_day_read_in_place_as_parse_when() {
+        let mut dates = 0;
+        for y in ["0000", "1900", "1970", "2000", "2023", "2024", "2100", "9999"] {
+            for m in 0..100 {
+                for d in 0..100 {
+                    for tail in ["Z", ""] {
+                        let v = format!("{y}-{m:02}-{d:02}T23:59:58{tail}");
+                        let w = format!("{v},0000000000000000");
+                        let got = parse_when_in(w.as_bytes(), v.len());
+                        assert_eq!(got, parse_when(v.as_bytes()), "{v}");
+                        dates += usize::from(got.is_some());
+                    }
+                }
+            }
+        }
+        // 366 days in 0000, 2000 and 2024, 365 in the other five, with and
+        // without Z.
+        assert_eq!(dates, 2 * (5 * 365 + 3 * 366));
     }
 
     #[test]
