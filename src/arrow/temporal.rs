@@ -318,8 +318,11 @@ fn usual_timestamp(window: &[u8], len: usize, utc: bool) -> Option<i64> {
     let y = y1 * 100 + y2;
     // Without branches on the values (dates in a column are in no order):
     // a leap year by `&` and `|` of its tests, a month's days from a table
-    // (0 past December: no day fits).
-    let leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0));
+    // (0 past December: no day fits). The tests read the year's two pairs
+    // of digits: `y % 4` is `y2 % 4` (100 is a multiple of 4), `y % 100`
+    // is `y2`, and a year with `y2 == 0` is a multiple of 400 when `y1` is
+    // a multiple of 4.
+    let leap = (y2 % 4 == 0) & ((y2 != 0) | (y1 % 4 == 0));
     let month_days = u32::from(MONTH_DAYS[(m as usize).min(13)]) + u32::from(leap & (m == 2));
     if (m == 0) | (d == 0) | (d > month_days) | (hh > 23) | (mm > 59) | (ss > 59) {
         return None;
