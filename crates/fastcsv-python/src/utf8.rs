@@ -109,30 +109,39 @@ pub(crate) fn decode_bmp(b: &[u8], v: &mut Vec<u16>) -> Option<(usize, u32)> {
     // with no zeroing first.
     #[cfg(target_arch = "x86_64")]
     if avx512::available() {
-        v.reserve(b.len() + avx512::SLACK);
-        let len = v.len();
-        // SAFETY: `available` found the CPU features the function needs,
-        // and the spare capacity holds `b.len() + SLACK` units (reserved).
-        let r = unsafe {
-            avx512::decode_bmp_into(b, &mut v.spare_capacity_mut()[..b.len() + avx512::SLACK])
+        // SAFETY: `available` found the CPU features the vector decoder
+        // needs; it is handed `b.len() + SLACK` units and writes every unit
+        // its `Some` counts. (Its `None`, for bytes that are not strict
+        // UTF-8 or hold a character past U+FFFF, is the byte-at-a-time
+        // decoder's: the tests run both over the same inputs.)
+        return unsafe {
+            append_units(v, b.len() + avx512::SLACK, |o| avx512::decode_bmp_into(b, o), |r| r.0)
         };
-        if let Some((n, _)) = r {
-            // SAFETY: `decode_bmp_into` wrote the first `n` units of the
-            // spare capacity (its `Some` counts the units it wrote).
-            unsafe { v.set_len(len + n) };
-        }
-        // (Its `None`, for bytes that are not strict UTF-8 or hold a
-        // character past U+FFFF, is the byte-at-a-time decoder's: the
-        // tests run both over the same inputs.)
-        return r;
     }
-    v.reserve(b.len());
+    // SAFETY: `decode_bmp_into` writes every unit it counts.
+    unsafe { append_units(v, b.len(), |o| decode_bmp_into(b, o), |r| r.0) }
+}
+
+/// Appends to `v` what `decode` writes into `room` units of its spare
+/// capacity (reserved here, not zeroed): `decode`'s result, whose `count`
+/// is the number of units written at the start; `v` as it was on `None`.
+///
+/// # Safety
+/// Whenever `decode` returns `Some(r)`, it must have written the first
+/// `count(&r)` (at most `room`) units of the slice it was given.
+#[inline(always)]
+unsafe fn append_units<T, R>(
+    v: &mut Vec<T>,
+    room: usize,
+    decode: impl FnOnce(&mut [MaybeUninit<T>]) -> Option<R>,
+    count: impl Fn(&R) -> usize,
+) -> Option<R> {
+    v.reserve(room);
     let len = v.len();
-    let r = decode_bmp_into(b, &mut v.spare_capacity_mut()[..b.len()]);
-    if let Some((n, _)) = r {
-        // SAFETY: `decode_bmp_into` wrote the first `n` units of the spare
-        // capacity (it writes every unit it counts), which `reserve` made
-        // room for.
+    let r = decode(&mut v.spare_capacity_mut()[..room]);
+    if let Some(n) = r.as_ref().map(count) {
+        // SAFETY: the caller's promise: the first `n` units of the spare
+        // capacity are written.
         unsafe { v.set_len(len + n) };
     }
     r
@@ -145,19 +154,12 @@ pub(crate) fn decode_bmp(b: &[u8], v: &mut Vec<u16>) -> Option<(usize, u32)> {
 pub(crate) fn decode_ucs4(b: &[u8], v: &mut Vec<u32>) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     if avx512::available() {
-        v.reserve(b.len() + avx512::SLACK);
-        let len = v.len();
-        // SAFETY: `available` found the CPU features the function needs,
-        // and the spare capacity holds `b.len() + SLACK` units (reserved).
-        let r = unsafe {
-            avx512::decode_ucs4_into(b, &mut v.spare_capacity_mut()[..b.len() + avx512::SLACK])
+        // SAFETY: `available` found the CPU features the vector decoder
+        // needs; it is handed `b.len() + SLACK` units and writes every unit
+        // its `Some` counts.
+        return unsafe {
+            append_units(v, b.len() + avx512::SLACK, |o| avx512::decode_ucs4_into(b, o), |&n| n)
         };
-        if let Some(n) = r {
-            // SAFETY: `decode_ucs4_into` wrote the first `n` units of the
-            // spare capacity (its `Some` counts the units it wrote).
-            unsafe { v.set_len(len + n) };
-        }
-        return r;
     }
     let _ = (b, v);
     None
@@ -348,36 +350,20 @@ pub(crate) fn max_byte(b: &[u8]) -> u8 {
 /// UTF-8 with every character below U+0100 (see [`decode_latin1_into`]):
 /// how many were appended, or `None` (and `v` as it was).
 pub(crate) fn decode_latin1(b: &[u8], v: &mut Vec<u8>) -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
-    if avx512::available() {
-        v.reserve(b.len() + avx512::SLACK1);
-        let len = v.len();
-        // SAFETY: `available` found the CPU features the function needs,
-        // and the spare capacity holds `b.len() + SLACK1` units (reserved).
-        let r = unsafe {
-            avx512::decode_latin1_into(b, &mut v.spare_capacity_mut()[..b.len() + avx512::SLACK1])
-        };
-        if let Some(n) = r {
-            // SAFETY: `decode_latin1_into` wrote the first `n` units of the
-            // spare capacity (its `Some` counts the units it wrote).
-            unsafe { v.set_len(len + n) };
-        }
-        // (Its `None` is the byte-at-a-time decoder's: the tests run both
-        // over the same inputs.)
-        return r;
-    }
     // At most one character per byte: written into the spare capacity,
     // with no zeroing first.
-    v.reserve(b.len());
-    let len = v.len();
-    let r = decode_latin1_into(b, &mut v.spare_capacity_mut()[..b.len()]);
-    if let Some(n) = r {
-        // SAFETY: `decode_latin1_into` wrote the first `n` units of the
-        // spare capacity (it writes every unit it counts), which `reserve`
-        // made room for.
-        unsafe { v.set_len(len + n) };
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        // SAFETY: `available` found the CPU features the vector decoder
+        // needs; it is handed `b.len() + SLACK1` units and writes every
+        // unit its `Some` counts. (Its `None` is the byte-at-a-time
+        // decoder's: the tests run both over the same inputs.)
+        return unsafe {
+            append_units(v, b.len() + avx512::SLACK1, |o| avx512::decode_latin1_into(b, o), |&n| n)
+        };
     }
-    r
+    // SAFETY: `decode_latin1_into` writes every unit it counts.
+    unsafe { append_units(v, b.len(), |o| decode_latin1_into(b, o), |&n| n) }
 }
 
 /// [`decode_bmp`] into `out`, which has room for `b.len()` code points;
@@ -694,65 +680,61 @@ mod tests {
         false
     }
 
-    /// The vector decoder of the BMP and the byte-at-a-time one agree on
-    /// every case: the same units and OR, or both `None`. (`decode_bmp`,
-    /// which the test above checks, takes the vector one where it can.)
-    #[test]
+    /// Runs the byte-at-a-time decoder `one` and the vector decoder
+    /// `vector` (which may write `slack` units past the field's) over every
+    /// case: the same result, and the same units for the `count` of a
+    /// `Some`.
     #[cfg(target_arch = "x86_64")]
-    fn the_vector_decoder_is_the_byte_at_a_time_one() {
-        if !vector_step() {
-            eprintln!("no AVX-512 with VBMI2 here: only the byte-at-a-time decoder runs");
-            return;
-        }
+    fn vector_agrees<T, R>(
+        one: fn(&[u8], &mut [std::mem::MaybeUninit<T>]) -> Option<R>,
+        vector: unsafe fn(&[u8], &mut [std::mem::MaybeUninit<T>]) -> Option<R>,
+        slack: usize,
+        count: fn(&R) -> usize,
+    ) where
+        T: Copy + Default + PartialEq + std::fmt::Debug,
+        R: PartialEq + std::fmt::Debug,
+    {
+        use std::mem::MaybeUninit;
         for b in decoder_cases() {
-            let mut v1 = vec![std::mem::MaybeUninit::new(0u16); b.len()];
-            let mut v2 = vec![std::mem::MaybeUninit::new(0u16); b.len() + super::avx512::SLACK];
-            let one = super::decode_bmp_into(&b, &mut v1);
-            // SAFETY: the CPU has the features (checked above) and `v2`
-            // holds `b.len() + SLACK` units.
-            let vector = unsafe { super::avx512::decode_bmp_into(&b, &mut v2) };
-            assert_eq!(one, vector, "{b:x?}");
-            if let Some((n, _)) = one {
-                // SAFETY: both decoders wrote their first `n` units.
-                let (u1, u2): (Vec<u16>, Vec<u16>) = unsafe {
-                    (
-                        v1[..n].iter().map(|u| u.assume_init()).collect(),
-                        v2[..n].iter().map(|u| u.assume_init()).collect(),
-                    )
-                };
-                assert_eq!(u1, u2, "{b:x?}");
-            }
+            let mut v1 = vec![MaybeUninit::new(T::default()); b.len()];
+            let mut v2 = vec![MaybeUninit::new(T::default()); b.len() + slack];
+            let r1 = one(&b, &mut v1);
+            // SAFETY: the caller checked the CPU's features; `v2` holds
+            // `b.len() + slack` units.
+            let r2 = unsafe { vector(&b, &mut v2) };
+            let n = r1.as_ref().map_or(0, count);
+            assert_eq!(r1, r2, "{b:x?}");
+            // SAFETY: both decoders wrote their first `n` units (all were
+            // initialized anyway).
+            let (u1, u2): (Vec<T>, Vec<T>) = unsafe {
+                (
+                    v1[..n].iter().map(|u| u.assume_init()).collect(),
+                    v2[..n].iter().map(|u| u.assume_init()).collect(),
+                )
+            };
+            assert_eq!(u1, u2, "{b:x?}");
         }
     }
 
-    /// The vector decoder of Latin-1 and the byte-at-a-time one agree on
-    /// every case, as the two of the BMP do.
+    /// The vector decoders of the BMP and of Latin-1 agree with the
+    /// byte-at-a-time ones on every case: the same units (and OR), or
+    /// both `None`. (`decode_bmp` and `decode_latin1`, which the test
+    /// above checks, take the vector ones where they can.)
     #[test]
     #[cfg(target_arch = "x86_64")]
-    fn the_vector_latin1_decoder_is_the_byte_at_a_time_one() {
+    fn the_vector_decoders_are_the_byte_at_a_time_ones() {
         if !vector_step() {
-            eprintln!("no AVX-512 with VBMI2 here: only the byte-at-a-time decoder runs");
+            eprintln!("no AVX-512 with VBMI2 here: only the byte-at-a-time decoders run");
             return;
         }
-        for b in decoder_cases() {
-            let mut v1 = vec![std::mem::MaybeUninit::new(0u8); b.len()];
-            let mut v2 = vec![std::mem::MaybeUninit::new(0u8); b.len() + super::avx512::SLACK1];
-            let one = super::decode_latin1_into(&b, &mut v1);
-            // SAFETY: the CPU has the features (checked above) and `v2`
-            // holds `b.len() + SLACK1` units.
-            let vector = unsafe { super::avx512::decode_latin1_into(&b, &mut v2) };
-            assert_eq!(one, vector, "{b:x?}");
-            if let Some(n) = one {
-                // SAFETY: both decoders wrote their first `n` units.
-                let (u1, u2): (Vec<u8>, Vec<u8>) = unsafe {
-                    (
-                        v1[..n].iter().map(|u| u.assume_init()).collect(),
-                        v2[..n].iter().map(|u| u.assume_init()).collect(),
-                    )
-                };
-                assert_eq!(u1, u2, "{b:x?}");
-            }
-        }
+        use super::avx512;
+        vector_agrees(super::decode_bmp_into, avx512::decode_bmp_into, avx512::SLACK, |r| r.0);
+        vector_agrees(
+            super::decode_latin1_into,
+            avx512::decode_latin1_into,
+            avx512::SLACK1,
+            |&n| n,
+        );
     }
 
     /// `non_ascii_fields` (the vector one where the CPU has it) flags
