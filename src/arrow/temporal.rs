@@ -80,16 +80,27 @@ fn digit_pairs(w: u64) -> Option<[u32; 4]> {
     Some([b(0), b(1), b(2), b(3)])
 }
 
-/// The year, month and day digits of `v`, at least 10 bytes with `-` at
-/// 4 and 7, as numbers; `None` if one is not a digit.
+/// The year's two digit pairs, the month and the day of `v`, at least 10
+/// bytes with `-` at 4 and 7, as numbers; `None` if one is not a digit.
 #[inline(always)]
-fn date_digits(v: &[u8]) -> Option<(u32, u32, u32)> {
+fn date_digits(v: &[u8]) -> Option<[u32; 4]> {
     let v: &[u8; 10] = v.get(..10)?.try_into().ok()?;
     let w = u64::from(u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
         | u64::from(u16::from_le_bytes([v[5], v[6]])) << 32
         | u64::from(u16::from_le_bytes([v[8], v[9]])) << 48;
-    let [y1, y2, m, d] = digit_pairs(w)?;
-    Some((y1 * 100 + y2, m, d))
+    digit_pairs(w)
+}
+
+/// The days of month `m` (0 for a number that is no month) in the year of
+/// digit pairs `y1`, `y2`, with no branch on the values (dates in a column
+/// are in no order): a table of a common year's months, and one more for
+/// February of a leap year. The leap-year test reads the digit pairs:
+/// `y % 4` is `y2 % 4` (100 is a multiple of 4), `y % 100` is `y2`, and a
+/// year with `y2 == 0` is a multiple of 400 when `y1` is a multiple of 4.
+#[inline(always)]
+fn month_days(y1: u32, y2: u32, m: u32) -> u32 {
+    let leap = (y2 % 4 == 0) & ((y2 != 0) | (y1 % 4 == 0));
+    u32::from(MONTH_DAYS[(m as usize).min(13)]) + u32::from(leap & (m == 2))
 }
 
 /// `hh:mm:ss` at `v[11..19]`: the hours, minutes and seconds; `None` when
@@ -115,13 +126,11 @@ pub(crate) fn parse_when(v: &[u8]) -> Option<When> {
     if v.len() < 10 || v[4] != b'-' || v[7] != b'-' {
         return None;
     }
-    let (y, m, d) = date_digits(v)?;
-    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if !(1..=12).contains(&m) || d == 0 || d > month_days[m as usize - 1] {
+    let [y1, y2, m, d] = date_digits(v)?;
+    if (d == 0) | (d > month_days(y1, y2, m)) {
         return None;
     }
-    let days = days_from_civil(i64::from(y), m, d);
+    let days = days_from_civil(i64::from(y1 * 100 + y2), m, d);
     let mut w = When {
         secs: days * 86_400,
         nanos: 0,
@@ -316,22 +325,15 @@ fn usual_timestamp(window: &[u8], len: usize, utc: bool) -> Option<i64> {
     let [y1, y2, m, d] = digit_pairs(date)?;
     let [hh, mm, ss, _] = digit_pairs(time)?;
     let y = y1 * 100 + y2;
-    // Without branches on the values (dates in a column are in no order):
-    // a leap year by `&` and `|` of its tests, a month's days from a table
-    // (0 past December: no day fits). The tests read the year's two pairs
-    // of digits: `y % 4` is `y2 % 4` (100 is a multiple of 4), `y % 100`
-    // is `y2`, and a year with `y2 == 0` is a multiple of 400 when `y1` is
-    // a multiple of 4.
-    let leap = (y2 % 4 == 0) & ((y2 != 0) | (y1 % 4 == 0));
-    let month_days = u32::from(MONTH_DAYS[(m as usize).min(13)]) + u32::from(leap & (m == 2));
-    if (m == 0) | (d == 0) | (d > month_days) | (hh > 23) | (mm > 59) | (ss > 59) {
+    // No branch on the values: `|` of the tests (see `month_days`).
+    if (d == 0) | (d > month_days(y1, y2, m)) | (hh > 23) | (mm > 59) | (ss > 59) {
         return None;
     }
     Some(days_from_civil_4(y, m, d) * 86_400 + i64::from(hh * 3600 + mm * 60 + ss))
 }
 
 /// Days of each month of a common year, by month number (0 and 13 have
-/// none).
+/// none: no day fits).
 const MONTH_DAYS: [u8; 14] = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31, 0];
 
 /// [`days_from_civil`] for a year of four digits (0 to 9999), in unsigned
@@ -539,13 +541,14 @@ mod tests {
     }
 
     /// Every month number and day number of two digits, in common and
-    /// leap years and the century years either way: the word-at-a-time
-    /// reading and `parse_when` agree on which are dates, and on their
-    /// seconds.
+    /// leap years and the century years either way (1800, 1900, 2100 and
+    /// 2200 are not leap years, 0000 and 2000 are): the word-at-a-time
+    /// reading, `parse_when` and the digit-by-digit reference agree on
+    /// which are dates, and on their seconds.
     #[test]
     fn every_month_and_day_read_in_place_as_parse_when() {
         let mut dates = 0;
-        for y in ["0000", "1900", "1970", "2000", "2023", "2024", "2100", "9999"] {
+        for y in ["0000", "1800", "1900", "1970", "2000", "2023", "2024", "2100", "2200", "9999"] {
             for m in 0..100 {
                 for d in 0..100 {
                     for tail in ["Z", ""] {
@@ -553,14 +556,23 @@ mod tests {
                         let w = format!("{v},0000000000000000");
                         let got = parse_when_in(w.as_bytes(), v.len());
                         assert_eq!(got, parse_when(v.as_bytes()), "{v}");
+                        assert_eq!(got, reference(v.as_bytes()), "{v}");
                         dates += usize::from(got.is_some());
+                    }
+                    // The other layouts (`parse_when` alone) against the
+                    // digit-by-digit reading.
+                    for v in [
+                        format!("{y}-{m:02}-{d:02}"),
+                        format!("{y}-{m:02}-{d:02} 01:02:03.5+01:00"),
+                    ] {
+                        assert_eq!(parse_when(v.as_bytes()), reference(v.as_bytes()), "{v}");
                     }
                 }
             }
         }
-        // 366 days in 0000, 2000 and 2024, 365 in the other five, with and
+        // 366 days in 0000, 2000 and 2024, 365 in the other seven, with and
         // without Z.
-        assert_eq!(dates, 2 * (5 * 365 + 3 * 366));
+        assert_eq!(dates, 2 * (7 * 365 + 3 * 366));
     }
 
     #[test]
