@@ -99,7 +99,7 @@ fn date_digits(v: &[u8]) -> Option<[u32; 4]> {
 /// year with `y2 == 0` is a multiple of 400 when `y1` is a multiple of 4.
 #[inline(always)]
 fn month_days(y1: u32, y2: u32, m: u32) -> u32 {
-    let leap = (y2 % 4 == 0) & ((y2 != 0) | (y1 % 4 == 0));
+    let leap = y2.is_multiple_of(4) & ((y2 != 0) | y1.is_multiple_of(4));
     u32::from(MONTH_DAYS[(m as usize).min(13)]) + u32::from(leap & (m == 2))
 }
 
