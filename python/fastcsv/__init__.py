@@ -719,8 +719,8 @@ def read_arrow(
       held in memory until the stream is read, for every input (paths,
       pipes, file objects, ``bytes``): a path (a regular file) as typed
       columns, converted as they are read (it is read again if a value
-      widens a column after the sampled rows: 65536, or about a million
-      values of wider rows, at least 4096 rows), any other input as
+      widens a column after the sampled rows: 65536 values, at least 4096
+      rows, at most 65536), any other input as
       text while it is typed.
     - ``types="infer", infer_rows=N``: the types of the first ``N`` rows
       only (pyarrow's way), found in this call; the rest is read as the

@@ -50,20 +50,24 @@ pub const SAMPLE_ROWS: usize = DEFAULT_BATCH_ROWS;
 /// most: rows of many columns are sampled fewer (but [`SAMPLE_ROWS_MIN`]),
 /// since the candidates only propose (every value checks them) and the
 /// sample's cost grows with its values: 65,536 rows of 300 columns were a
-/// fifth of a 256 MB file, looked at before the read began.
-pub const SAMPLE_VALUES: usize = 1 << 20;
+/// fifth of a 256 MB file, looked at before the read began, and 2^20
+/// values (52,428 rows of 20 columns) still cost a typed read 5% of its
+/// CPU time, for candidates that 4,096 rows proposed as well on every
+/// bench file (see docs/BENCHMARKS.md).
+pub const SAMPLE_VALUES: usize = 1 << 16;
 
 /// Rows sampled at the least, however many columns.
 pub const SAMPLE_ROWS_MIN: usize = 4096;
 
 /// The rows sampled by default for the candidate types of rows of
-/// `width` columns (see [`InferredColumns`]): 2^20 values, within 4,096
+/// `width` columns (see [`InferredColumns`]): 2^16 values, within 4,096
 /// and 65,536 rows.
 ///
 /// ```
 /// use fastcsv::arrow::default_sample_rows;
-/// assert_eq!(default_sample_rows(8), 65_536);
-/// assert_eq!(default_sample_rows(20), 52_428);
+/// assert_eq!(default_sample_rows(1), 65_536);
+/// assert_eq!(default_sample_rows(8), 8192);
+/// assert_eq!(default_sample_rows(20), 4096);
 /// assert_eq!(default_sample_rows(300), 4096);
 /// ```
 pub fn default_sample_rows(width: usize) -> usize {
