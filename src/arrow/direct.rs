@@ -195,6 +195,14 @@ impl Builder {
                 })
             }
             Values::F64(v) => {
+                #[cfg(target_arch = "x86_64")]
+                if super::number::sse41_floats() {
+                    // SAFETY: the CPU has SSE4.1.
+                    unsafe { run_f64_sse41(v, validity, nulls, values, sp) }
+                } else {
+                    run(v, validity, nulls, values, sp, true, |x, w| parse_f64_in(w, x.len()))
+                }
+                #[cfg(not(target_arch = "x86_64"))]
                 run(v, validity, nulls, values, sp, true, |x, w| parse_f64_in(w, x.len()))
             }
             Values::I32(v) => run(v, validity, nulls, values, sp, true, |x, _| {
@@ -461,6 +469,27 @@ fn run<'v, T: Copy + Default + PartialEq>(
     *validity = slow.bits;
     *nulls = slow.nulls;
     bad
+}
+
+/// [`run`] of `float64` values parsed by `parse_f64_in_sse41`: the loop
+/// compiled with SSE4.1, so that the parser is inlined in it.
+///
+/// # Safety
+///
+/// The CPU has SSE4.1.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2,ssse3,sse4.1")]
+unsafe fn run_f64_sse41<'v>(
+    out: &mut Vec<f64>,
+    validity: &mut Option<Vec<u8>>,
+    nulls: &mut usize,
+    values: impl Iterator<Item = (&'v [u8], &'v [u8])>,
+    sp: &Spellings,
+) -> Option<(usize, &'v [u8])> {
+    run(out, validity, nulls, values, sp, true, |x, w| {
+        // SAFETY: the CPU has SSE4.1 (this function's contract).
+        unsafe { super::number::parse_f64_in_sse41_inline(w, x.len()) }
+    })
 }
 
 /// The state of [`run`] that only values other than the common ones
