@@ -385,7 +385,16 @@ impl Speculative for ParColumns {
 impl Speculative for Columns<'_> {
     fn sample(&mut self, spellings: &Spellings, sample: usize) -> Result<Vec<Fits>> {
         self.set_spellings(spellings.clone());
-        self.sample_fits(sample)
+        // The sampled rows in a batch of their own, read as text (as a
+        // part's sample is read, see `ParColumns::sample_fits_spread`):
+        // the rows after them are converted as read once the candidates
+        // are set, not held as text to the end of a whole first batch.
+        let rows = self.fill.batch_rows;
+        self.fill.batch_rows = rows.min(sample.max(1));
+        let fits = self.sample_fits(sample);
+        self.fill.batch_rows = rows;
+        self.fill.last_rows = rows;
+        fits
     }
     fn spell(&mut self, spellings: &Spellings) {
         self.set_spellings(spellings.clone());
