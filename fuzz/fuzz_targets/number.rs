@@ -5,7 +5,8 @@
 //! `f64::from_str` bit for bit (NaNs by sign), both after trimming spaces
 //! and tabs. The word-at-a-time `parse_i64_in` and `parse_f64_in` must
 //! give what `parse_i64` and `parse_f64` give for a field cut from the
-//! data (its length the first byte), whatever bytes follow it.
+//! data (its length the first byte), whatever bytes follow it; so must
+//! `parse_f64_in_sse41` where the CPU has SSE4.1.
 //!
 //! Run with `cargo +nightly fuzz run number` from the repository root.
 #![no_main]
@@ -55,6 +56,12 @@ fuzz_target!(|data: &[u8]| {
         let shown = String::from_utf8_lossy(data);
         assert_eq!(parse_i64_in(window, len), parse_i64(field), "{shown:?}");
         assert_eq!(key(parse_f64_in(window, len)), key(parse_f64(field)), "{shown:?}");
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("sse4.1") {
+            // SAFETY: the CPU has SSE4.1.
+            let got = unsafe { fastcsv::arrow::number::parse_f64_in_sse41(window, len) };
+            assert_eq!(key(got), key(parse_f64(field)), "{shown:?}");
+        }
     }
 });
 
