@@ -575,6 +575,32 @@ mod tests {
         assert_eq!(dates, 2 * (7 * 365 + 3 * 366));
     }
 
+    /// Every hour and minute of two digits, with seconds in and out of
+    /// range, on two dates, zoned and not: read in place as
+    /// `parse_temporal` reads them.
+    #[test]
+    fn every_time_of_day_read_in_place_as_parse_temporal() {
+        let mut times = 0;
+        for date in ["2024-02-29", "1969-12-31"] {
+            for h in 0..100 {
+                for m in 0..100 {
+                    for s in [0, 7, 59, 60, 99] {
+                        for (tail, utc) in [("Z", true), ("", false)] {
+                            let v = format!("{date}T{h:02}:{m:02}:{s:02}{tail}");
+                            let w = format!("{v},0");
+                            let ty = DataType::Timestamp { nanos: false, utc };
+                            let want = parse_temporal(v.as_bytes(), ty);
+                            let got = parse_timestamp_fields_in(w.as_bytes(), v.len(), false, utc);
+                            assert_eq!(got, want, "{v}");
+                            times += usize::from(got.is_some());
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(times, 2 * 2 * 24 * 60 * 3);
+    }
+
     #[test]
     fn usual_timestamps_read_in_place_as_parse_temporal() {
         let templates: [&[u8]; 7] = [
