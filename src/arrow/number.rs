@@ -602,6 +602,31 @@ pub(crate) fn exponent(s: &[u8], i: &mut usize) -> Option<i64> {
 mod tests {
     use super::*;
 
+    /// Calls `check` with every field of up to `all` bytes over
+    /// `alphabet`, then with a spread of fields of `all + 1` to `max`
+    /// bytes: their bytes past the first `all` are `past(i)` for byte `i`.
+    fn each_field(
+        alphabet: &[u8],
+        all: u32,
+        max: u32,
+        past: impl Fn(u32) -> u8,
+        mut check: impl FnMut(&[u8]),
+    ) {
+        let n = alphabet.len() as u64;
+        let mut field = Vec::new();
+        for len in 0..=max {
+            for k in 0..n.pow(len.min(all)) {
+                field.clear();
+                let mut x = k;
+                for i in 0..len {
+                    field.push(if i < all { alphabet[(x % n) as usize] } else { past(i) });
+                    x /= n;
+                }
+                check(&field);
+            }
+        }
+    }
+
     /// Every field of up to 10 bytes over a small alphabet (signs, digits,
     /// a point, a space, a letter), followed in its window by digits or by
     /// other bytes: `parse_i64_in` as `parse_i64` of the field alone.
@@ -609,32 +634,15 @@ mod tests {
     fn short_ints_read_in_place_as_alone() {
         let alphabet = b"-09 .x5";
         let tails: [&[u8]; 3] = [b"0123456789012345", b",,,,,,,,,,,,,,,,", b"-x-x-x-x-x-x-x-x"];
-        let mut field = Vec::new();
-        for len in 0..=10u32 {
-            // Fields of `len` bytes, each byte one of the alphabet's
-            // (every combination up to 5 bytes, then a spread of them).
-            let count = (alphabet.len() as u64).pow(len.min(5));
-            for k in 0..count {
-                field.clear();
-                let mut x = k;
-                for i in 0..len {
-                    let pick =
-                        if i < 5 { x } else { x.wrapping_mul(31).wrapping_add(u64::from(i)) };
-                    field.push(alphabet[(pick % alphabet.len() as u64) as usize]);
-                    x /= alphabet.len() as u64;
-                }
-                let want = parse_i64(&field);
-                for tail in tails {
-                    let w = [&field[..], tail].concat();
-                    assert_eq!(
-                        parse_i64_in(&w, field.len()),
-                        want,
-                        "{:?}",
-                        String::from_utf8_lossy(&w)
-                    );
-                }
+        let past = |i: u32| alphabet[i as usize % alphabet.len()];
+        each_field(alphabet, 5, 10, past, |field| {
+            let want = parse_i64(field);
+            for tail in tails {
+                let w = [field, tail].concat();
+                let shown = String::from_utf8_lossy(&w);
+                assert_eq!(parse_i64_in(&w, field.len()), want, "{shown:?}");
             }
-        }
+        });
     }
 
     /// Every field of up to 6 bytes over signs, digits, a point, an
@@ -647,40 +655,31 @@ mod tests {
     fn short_floats_read_in_place_as_alone() {
         let alphabet = b"-+09.5e 1";
         let tails: [&[u8]; 3] = [b"0123456789012345", b"................", b"\xff,e-x-x-x-x-x-x-x"];
-        let mut field = Vec::new();
-        let mut seen = 0;
-        for len in 0..=20u32 {
-            let count = (alphabet.len() as u64).pow(len.min(6));
-            for k in 0..count {
-                field.clear();
-                let mut x = k;
-                for i in 0..len {
-                    let pick =
-                        if i < 6 { x } else { x.wrapping_mul(7).wrapping_add(u64::from(i * i)) };
-                    // Past 6 bytes, mostly digits, a point or a sign now and then.
-                    let c = if i < 6 || pick % 11 == 0 {
-                        alphabet[(pick % alphabet.len() as u64) as usize]
-                    } else {
-                        b'0' + (pick % 10) as u8
-                    };
-                    field.push(c);
-                    x /= alphabet.len() as u64;
-                }
-                let want = parse_f64(&field).map(f64::to_bits);
-                for tail in tails {
-                    let w = [&field[..], tail].concat();
-                    let shown = String::from_utf8_lossy(&w);
-                    assert_eq!(parse_f64_in(&w, field.len()).map(f64::to_bits), want, "{shown:?}");
-                    #[cfg(target_arch = "x86_64")]
-                    if std::arch::is_x86_feature_detected!("sse4.1") {
-                        // SAFETY: the CPU has SSE4.1.
-                        let got = unsafe { parse_f64_in_sse41(&w, field.len()) };
-                        assert_eq!(got.map(f64::to_bits), want, "{shown:?}");
-                    }
-                    seen += usize::from(want.is_some());
-                }
+        // Past 6 bytes, mostly digits, a point or a sign now and then.
+        let past = |i: u32| {
+            let pick = (i * i) as usize;
+            if pick % 11 == 0 {
+                alphabet[pick % alphabet.len()]
+            } else {
+                b'0' + (pick % 10) as u8
             }
-        }
+        };
+        let mut seen = 0;
+        each_field(alphabet, 6, 20, past, |field| {
+            let want = parse_f64(field).map(f64::to_bits);
+            for tail in tails {
+                let w = [field, tail].concat();
+                let shown = String::from_utf8_lossy(&w);
+                assert_eq!(parse_f64_in(&w, field.len()).map(f64::to_bits), want, "{shown:?}");
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("sse4.1") {
+                    // SAFETY: the CPU has SSE4.1.
+                    let got = unsafe { parse_f64_in_sse41(&w, field.len()) };
+                    assert_eq!(got.map(f64::to_bits), want, "{shown:?}");
+                }
+                seen += usize::from(want.is_some());
+            }
+        });
         assert!(seen > 100_000, "{seen} fields were numbers");
         // 16 digits and a point (17 bytes): a mantissa past 2^53, rounded
         // once by the fallback, not twice (to an `f64`, then by the
