@@ -658,7 +658,7 @@ mod tests {
         // Past 6 bytes, mostly digits, a point or a sign now and then.
         let past = |i: u32| {
             let pick = (i * i) as usize;
-            if pick % 11 == 0 {
+            if pick.is_multiple_of(11) {
                 alphabet[pick % alphabet.len()]
             } else {
                 b'0' + (pick % 10) as u8
