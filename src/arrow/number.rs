@@ -303,12 +303,22 @@ fn short_int(window: &[u8], len: usize) -> Option<i64> {
 /// ```
 #[inline(always)]
 pub fn parse_f64_in(window: &[u8], len: usize) -> Option<f64> {
-    match short_decimal(window, len, true, true) {
+    decimal_or_parse(short_decimal(window, len, true, true), window, len)
+}
+
+/// The value of a short decimal read in place (its sign, mantissa and
+/// digits after the point), or the field `window[..len]` parsed by
+/// [`parse_f64`] when it was not one: the end of [`parse_f64_in`] and
+/// `parse_f64_in_sse41`.
+#[inline(always)]
+fn decimal_or_parse(decimal: Option<(bool, u64, usize)>, window: &[u8], len: usize) -> Option<f64> {
+    match decimal {
         Some((neg, mant, frac)) => {
-            // As `parse_f64`'s own fast path: at most 15 digits, exact in
-            // an `f64`, divided by an exact power of ten.
-            // (Through `i64`, which it fits: one `cvtsi2sd` where `u64`
-            // to `f64` takes four instructions on x86-64 without AVX-512.)
+            // As `parse_f64`'s own fast path: a mantissa exact in an `f64`
+            // (15 digits with a point, 16 without, which the conversion
+            // rounds once), divided by an exact power of ten. (Through
+            // `i64`, which it fits: one `cvtsi2sd` where `u64` to `f64`
+            // takes four instructions on x86-64 without AVX-512.)
             let x = mant as i64 as f64 / POW10[frac];
             Some(if neg { -x } else { x })
         }
@@ -352,15 +362,7 @@ pub unsafe fn parse_f64_in_sse41(window: &[u8], len: usize) -> Option<f64> {
 #[inline(always)]
 pub(crate) unsafe fn parse_f64_in_sse41_inline(window: &[u8], len: usize) -> Option<f64> {
     // SAFETY: the CPU has SSE4.1 (this function's contract).
-    match unsafe { short_decimal_sse41(window, len) } {
-        Some((neg, mant, frac)) => {
-            // As in `parse_f64_in`: at most 15 digits after a point, exact
-            // in an `f64`, divided by an exact power of ten.
-            let x = mant as i64 as f64 / POW10[frac];
-            Some(if neg { -x } else { x })
-        }
-        None => parse_f64_out_of_line(&window[..len]),
-    }
+    decimal_or_parse(unsafe { short_decimal_sse41(window, len) }, window, len)
 }
 
 /// Whether typed `float64` columns are parsed with
