@@ -36,10 +36,7 @@ use crate::reader::Reader;
 use crate::select::Selection;
 use check::{check_selection, check_utf8, check_width, field_of};
 use filler::Filler;
-
-/// Fields whose places are noted before they are copied column by column
-/// (a group of rows: 16 bytes each, so 256 KiB, within the L2 cache).
-const GROUP_FIELDS: usize = 16 * 1024;
+use place::Place;
 
 /// The bytes of a text column's values checked to be UTF-8 at once as a
 /// batch is filled (see [`StringColumn::check_on`]): few enough to be in
@@ -112,7 +109,7 @@ impl StringColumn {
     #[inline(always)]
     unsafe fn extend<'p>(
         &mut self,
-        values: impl Iterator<Item = &'p (usize, u32, u32)>,
+        values: impl Iterator<Item = &'p Place>,
         n: usize,
         need: usize,
     ) {
@@ -122,7 +119,7 @@ impl StringColumn {
         let (mut len, mut at) = (self.data.len(), self.offsets.len());
         let base = self.data.as_mut_ptr();
         let offs = self.offsets.as_mut_ptr();
-        for &(addr, l, wide) in values.take(n) {
+        for &Place(addr, l, wide) in values.take(n) {
             let (src, l) = (addr as *const u8, l as usize);
             // SAFETY: `need` (the sum of the lengths) plus 32 bytes were
             // reserved past the data's length, and `n` offsets past the
@@ -445,7 +442,7 @@ pub struct Columns<'a> {
     fill: Filler,
     /// The fields of a group of rows: address, length, and 1 when 32
     /// bytes can be read there.
-    places: Vec<(usize, u32, u32)>,
+    places: Vec<Place>,
     /// An error to report once the batches before it are out.
     error: Option<Error>,
     /// The names are still to be taken from the first record.
@@ -1067,7 +1064,7 @@ impl<'a> Columns<'a> {
         // that each column is written in order with its state in
         // registers. (Row by row, a 300-column file took 2.5 times as
         // long as checking the same rows' UTF-8 in place.)
-        let group = (GROUP_FIELDS / width.max(1)).max(1);
+        let group = place::group_rows(width);
         let mut k = 0;
         while k < kept.len() {
             let g = group.min(self.fill.room()).min(kept.len() - k);
@@ -1076,18 +1073,18 @@ impl<'a> Columns<'a> {
             // read in order below.
             let places = &mut self.places;
             if places.len() < g * width {
-                places.resize(g * width, (0, 0, 0));
+                places.resize(g * width, Place::default());
             }
             for (r, row) in rows.iter().enumerate() {
                 if let Some(plain) = row.plain_ends().filter(|p| p.2.len() < width) {
-                    direct::note_plain(places, r, g, width, plain);
+                    place::note_plain(places, r, g, width, plain);
                     continue;
                 }
                 let mut fields = row.iter();
                 for j in 0..width {
                     let f = fields.next().unwrap_or_default();
                     places[j * g + r] =
-                        (f.as_ptr() as usize, f.len() as u32, u32::from(room(f) >= 32));
+                        Place(f.as_ptr() as usize, f.len() as u32, u32::from(room(f) >= 32));
                 }
             }
             let (b, starts, bytes) = self.fill.target(width);
@@ -1156,6 +1153,7 @@ mod filler;
 mod infer;
 pub mod number;
 mod par;
+mod place;
 mod temporal;
 pub mod typed;
 mod whole;

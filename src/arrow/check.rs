@@ -121,11 +121,12 @@ impl StringColumn {
 mod tests {
     use super::starts_at_chars;
     use super::StringColumn;
+    use crate::arrow::place::Place;
 
     /// Appends `vals` to `c` as a batch being filled does.
     fn push(c: &mut StringColumn, vals: &[&[u8]]) {
-        let places: Vec<(usize, u32, u32)> =
-            vals.iter().map(|v| (v.as_ptr() as usize, v.len() as u32, 0)).collect();
+        let places: Vec<Place> =
+            vals.iter().map(|v| Place(v.as_ptr() as usize, v.len() as u32, 0)).collect();
         let need = vals.iter().map(|v| v.len()).sum();
         // SAFETY: each place is a live slice of `vals`, with its length
         // and no claim of 32 readable bytes; `need` is their sum; the

@@ -24,6 +24,7 @@
 //! type here, its parser must be the one `convert::convert` uses for it.
 
 use super::number::{parse_f64_in, parse_i64_in};
+use super::place::Place;
 use super::temporal::{parse_temporal, parse_timestamp_fields_in};
 use super::typed::{BooleanColumn, Column, DataType, PrimitiveColumn, Spellings};
 use crate::error::ErrorKind;
@@ -134,14 +135,14 @@ impl Builder {
     #[inline(never)]
     pub(crate) unsafe fn extend<'p>(
         &mut self,
-        fields: impl Iterator<Item = &'p (usize, u32, u32)>,
+        fields: impl Iterator<Item = &'p Place>,
         row: usize,
         sp: &Spellings,
     ) {
         if self.bad.is_some() {
             return;
         }
-        let values = fields.map(|&(addr, len, wide)| {
+        let values = fields.map(|&Place(addr, len, wide)| {
             // With `wide`, 32 bytes can be read from the field's start
             // (the bytes after it are read by the number parsers, never
             // used).
@@ -320,36 +321,6 @@ impl Builder {
                 Column::Boolean(BooleanColumn { bits, validity, nulls, len: v.len() })
             }
         }
-    }
-}
-
-/// Notes the places of the fields of row `r` of a group of `g` rows,
-/// column by column (column `j`'s at `places[j * g..]`): address, length
-/// and 1 when 32 bytes can be read from the address, as `Columns` notes
-/// them. The row is a record without quotes, given by
-/// `SelectedRow::plain_ends` (at most `width` fields): its fields lie
-/// between its delimiters, each with the bytes to the input's end
-/// readable; fields past a short record's end are empty.
-#[inline(always)]
-pub(crate) fn note_plain(
-    places: &mut [(usize, u32, u32)],
-    r: usize,
-    g: usize,
-    width: usize,
-    (input, start, ends, end): (&[u8], usize, &[u32], usize),
-) {
-    let (base, len) = (input.as_ptr() as usize, input.len());
-    let mut a = start;
-    let mut at = r;
-    for &e in ends {
-        let e = e as usize;
-        places[at] = (base + a, (e - a) as u32, u32::from(a + 32 <= len));
-        (a, at) = (e + 1, at + g);
-    }
-    places[at] = (base + a, (end - a) as u32, u32::from(a + 32 <= len));
-    let none = <&[u8]>::default().as_ptr() as usize;
-    for j in ends.len() + 1..width {
-        places[j * g + r] = (none, 0, 0);
     }
 }
 
