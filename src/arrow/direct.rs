@@ -360,20 +360,21 @@ fn set_valid(bits: &mut Vec<u8>, from: usize, to: usize) {
     if bits.len() < need {
         bits.resize(need, 0);
     }
-    let mut i = from;
-    while i < to && !i.is_multiple_of(8) {
-        bits[i / 8] |= 1 << (i % 8);
-        i += 1;
+    if from >= to {
+        return;
     }
-    let whole = to / 8 * 8;
-    if i < whole {
-        bits[i / 8..whole / 8].fill(0xFF);
-        i = whole;
+    // The bits `from..to` as masks: of the byte holding bit `from`, the
+    // whole bytes after it, and the byte holding bit `to - 1`.
+    let (first, last) = (from / 8, (to - 1) / 8);
+    let head = 0xFFu8 << (from % 8);
+    let tail = 0xFFu8 >> (7 - (to - 1) % 8);
+    if first == last {
+        bits[first] |= head & tail;
+        return;
     }
-    while i < to {
-        bits[i / 8] |= 1 << (i % 8);
-        i += 1;
-    }
+    bits[first] |= head;
+    bits[first + 1..last].fill(0xFF);
+    bits[last] |= tail;
 }
 
 /// Appends the parsed `values` to `out`, as `convert::convert` reads
