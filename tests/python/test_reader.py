@@ -1000,6 +1000,32 @@ def test_a_reader_over_lines_shows_its_line_num_to_nested_readers():
     assert log_fast == log
 
 
+def test_an_input_reads_the_line_num_of_a_reader_further_out():
+    # The outer reader's input reads the inner reader, whose input looks
+    # at the outer reader while both are inside `__next__`: the outer
+    # reader's lines taken so far, as csv gives them, and its dialect.
+    def run(module):
+        seen = []
+
+        def inner_lines():
+            for line in ["1\n", "2\n", "3\n"]:
+                seen.append((outer.line_num, outer.dialect.delimiter, inner.line_num))
+                yield line
+
+        def outer_lines():
+            for row in inner:
+                yield row[0] + ";y\n"
+
+        inner = module.reader(inner_lines())
+        outer = module.reader(outer_lines(), delimiter=";")
+        return list(outer), seen
+
+    rows, seen = run(fastcsv)
+    assert rows == [["1", "y"], ["2", "y"], ["3", "y"]]
+    assert (rows, seen) == run(csv)
+    assert seen == [(0, ";", 0), (1, ";", 1), (2, ";", 2)]
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
 def test_threads_1_parses_on_the_calling_thread_alone(tmp_path):
     # The same rows, line numbers and errors as csv (and as the reader

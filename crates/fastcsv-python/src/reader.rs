@@ -2,6 +2,7 @@
 //! over an iterable of lines, a native input or a text stream, row by row
 //! or in batches parsed ahead on a second thread.
 
+use std::cell::{Cell, OnceCell};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
@@ -34,7 +35,7 @@ struct LineSource {
     fields: Fields,
     /// Python's `line_num`: lines taken from the iterator. Shared, so
     /// that the input can read it while `__next__` asks it for a line
-    /// (see [`Entered::show`]); only this source writes it.
+    /// (see [`Mark::show`]); only this source writes it.
     line_num: Arc<AtomicU64>,
     /// Objects made from the fields completed so far in this record.
     done: Vec<Py<PyAny>>,
@@ -610,10 +611,11 @@ impl PyReader {
     }
 
     fn __next__<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyList>>> {
-        let entered = Entered::new(slf);
-        let mut this = borrow_waiting(slf, 1)?;
-        entered.show(&this, slf.py());
-        this.next_row(slf.py())
+        entered(slf, |mark| {
+            let mut this = borrow_waiting(slf, 1)?;
+            mark.show(&this, slf.py());
+            this.next_row(slf.py())
+        })
     }
 
     /// The validated `_csv.Dialect` in use.
@@ -749,45 +751,25 @@ struct Shown {
 }
 
 thread_local! {
-    /// The readers whose `__next__` runs on this thread (their addresses),
-    /// to tell a call from the reader's own input (re-entry, on this
-    /// thread) from one on another thread, with what they show it.
-    static ENTERED: Marks = const { std::cell::RefCell::new(Vec::new()) };
+    /// The innermost of the readers whose `__next__` runs on this thread
+    /// (null when none): the top of a stack of [`Mark`]s, one in each
+    /// such call's frame, linked from the innermost out. It tells a call
+    /// from the reader's own input (re-entry, on this thread) from one on
+    /// another thread, and holds what each reader shows its input. A
+    /// pointer in a `Cell`, with no destructor: taking it is a plain
+    /// thread-local access, once per row.
+    static TOP: Cell<*const Mark> = const { Cell::new(std::ptr::null()) };
 }
 
-/// The marks of the readers whose `__next__` runs on a thread.
-type Marks = std::cell::RefCell<Vec<(usize, Option<Shown>)>>;
-
-/// Marks a reader's `__next__` as running on this thread while it lives.
-struct Entered {
+/// A reader's `__next__` running on this thread: the reader's address,
+/// the mark of the call it runs in (if any), and what it shows its input.
+struct Mark {
     key: usize,
-    /// This thread's [`ENTERED`], looked up once per call (a thread-local
-    /// of a shared library is a call to find): the mark is taken off
-    /// through it. A raw pointer, which also keeps `Entered` on its
-    /// thread (neither `Send` nor `Sync`).
-    marks: *const Marks,
+    outer: *const Mark,
+    shown: OnceCell<Shown>,
 }
 
-impl Entered {
-    #[inline]
-    fn new(slf: &Bound<'_, PyReader>) -> Entered {
-        let key = slf.as_ptr() as usize;
-        let marks = ENTERED.with(|e| {
-            e.borrow_mut().push((key, None));
-            std::ptr::from_ref(e)
-        });
-        Entered { key, marks }
-    }
-
-    /// This thread's marks.
-    #[inline]
-    fn marks(&self) -> &Marks {
-        // SAFETY: `marks` is this thread's `ENTERED` (an `Entered` does
-        // not leave the thread that made it), which lives until the thread
-        // ends, after every call on it that could hold an `Entered`.
-        unsafe { &*self.marks }
-    }
-
+impl Mark {
     /// Shows the reader's `line_num` and dialect to calls from its input.
     /// Only a reader over lines runs Python code of its input's inside
     /// `__next__` (other inputs are read by the core, or by stream
@@ -797,36 +779,57 @@ impl Entered {
         if let Input::Lines(s) = &this.input {
             let shown =
                 Shown { line_num: Arc::clone(&s.line_num), dialect: this.dialect.clone_ref(py) };
-            let mut e = self.marks().borrow_mut();
-            if let Some(m) = e.iter_mut().rev().find(|m| m.0 == self.key) {
-                m.1 = Some(shown);
-            }
+            let _ = self.shown.set(shown);
         }
     }
 }
 
-impl Drop for Entered {
-    #[inline]
-    fn drop(&mut self) {
-        let mark = {
-            let mut e = self.marks().borrow_mut();
-            // Marks come and go in nested calls: this one is the last.
-            if e.last().is_some_and(|m| m.0 == self.key) {
-                e.pop()
-            } else {
-                e.iter().rposition(|m| m.0 == self.key).map(|i| e.remove(i))
-            }
-        };
-        // The dialect's reference goes after the borrow ends.
-        drop(mark);
+/// Runs `f` with a [`Mark`] of reader `slf` on this thread's stack of
+/// them, taken off when `f` returns or unwinds.
+#[inline]
+fn entered<R>(slf: &Bound<'_, PyReader>, f: impl FnOnce(&Mark) -> R) -> R {
+    /// Takes the mark off: the stack's top goes back to the mark's outer
+    /// one. Marks come and go in nested calls, so this one is the top.
+    struct Off<'m>(&'m Cell<*const Mark>, &'m Mark);
+    impl Drop for Off<'_> {
+        #[inline]
+        fn drop(&mut self) {
+            self.0.set(self.1.outer);
+        }
     }
+    TOP.with(|top| {
+        let mark = Mark { key: slf.as_ptr() as usize, outer: top.get(), shown: OnceCell::new() };
+        top.set(&mark);
+        // Declared after `mark`, so dropped first: the mark is off the
+        // stack before what it shows goes (dropping the dialect's
+        // reference may run Python code, which may look at the stack).
+        let off = Off(top, &mark);
+        f(off.1)
+    })
+}
+
+/// The first `Some` of `f` over this thread's marks, innermost first.
+fn each_mark<T>(mut f: impl FnMut(&Mark) -> Option<T>) -> Option<T> {
+    let mut at = TOP.with(Cell::get);
+    while !at.is_null() {
+        // SAFETY: a mark on the stack lives in the frame of a call of
+        // `entered` on this thread that has not returned (the mark is
+        // taken off before that frame ends), below this one; the
+        // reference does not outlive this call.
+        let m = unsafe { &*at };
+        if let Some(t) = f(m) {
+            return Some(t);
+        }
+        at = m.outer;
+    }
+    None
 }
 
 /// `f` of what the reader `slf` shows its input, when this call comes from
 /// there (the reader's `__next__` runs on this thread and showed it).
-fn shown<T>(slf: &Bound<'_, PyReader>, f: impl FnOnce(&Shown) -> T) -> Option<T> {
+fn shown<T>(slf: &Bound<'_, PyReader>, f: impl Fn(&Shown) -> T) -> Option<T> {
     let key = slf.as_ptr() as usize;
-    ENTERED.with(|e| e.borrow().iter().rev().find(|m| m.0 == key).and_then(|m| m.1.as_ref()).map(f))
+    each_mark(|m| (m.key == key).then(|| m.shown.get().map(&f))).flatten()
 }
 
 /// The reader, mutably borrowed. While another thread is inside its
@@ -836,7 +839,7 @@ fn shown<T>(slf: &Bound<'_, PyReader>, f: impl FnOnce(&Shown) -> T) -> Option<T>
 /// "Already borrowed". A call from the reader's own input, on the thread
 /// that is reading (a generator that calls `next` on its reader), cannot
 /// wait: a `ValueError`, as `csv` gets from the generator in that case.
-/// `own` is the number of [`Entered`] marks the caller made for this call.
+/// `own` is the number of [`Mark`]s the caller made for this call.
 #[inline]
 fn borrow_waiting<'py>(
     slf: &Bound<'py, PyReader>,
@@ -862,7 +865,12 @@ fn borrow_waiting_slow<'py>(
         }
         // A mark for this reader beyond the caller's own: this thread is
         // inside its `__next__` already.
-        let reentered = ENTERED.with(|e| e.borrow().iter().filter(|m| m.0 == key).count() > own);
+        let mut found = 0;
+        each_mark(|m| {
+            found += usize::from(m.key == key);
+            None::<()>
+        });
+        let reentered = found > own;
         if reentered {
             return Err(PyValueError::new_err(
                 "reader already executing: called again from its own input",
