@@ -7,7 +7,8 @@
 # Looks for python3.12 / python3.13 on PATH and under pyenv; a version that
 # is not installed is skipped (printed "skipped: ..."), as is everything
 # when the venv module or the package index is unavailable. Each version
-# gets a venv under target/pyversions/ with maturin, pytest and hypothesis,
+# gets a venv under target/pyversions/ with maturin, pytest, hypothesis and
+# greenlet (a reader test switches greenlets inside `__next__`),
 # and the package installed from this tree. Set PYVERSIONS_TESTS to choose
 # the test files (default: the reader, text-path, string, span and
 # decoding tests, and those of the strings made from copied headers and
@@ -31,9 +32,9 @@ for v in 3.12 3.13; do
     venv=target/pyversions/$v
     [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
     vpy=$venv/bin/python
-    if ! "$vpy" -c 'import maturin, pytest, hypothesis' 2>/dev/null; then
-        if ! "$vpy" -m pip install -q maturin pytest hypothesis; then
-            echo "skipped: cannot install maturin, pytest and hypothesis for python$v"
+    if ! "$vpy" -c 'import maturin, pytest, hypothesis, greenlet' 2>/dev/null; then
+        if ! "$vpy" -m pip install -q maturin pytest hypothesis greenlet; then
+            echo "skipped: cannot install maturin, pytest, hypothesis and greenlet for python$v"
             continue
         fi
     fi

@@ -2,8 +2,8 @@
 # Runs every test of the project: Rust (unit, integration, property and doc
 # tests, with the CLI) and Python (pytest against the installed package).
 # Installs what it needs when missing: maturin, pytest, hypothesis, mypy,
-# psutil, and the packages of the interop tests (pyarrow, polars, duckdb,
-# pandas, dask[dataframe], distributed). No Python test may skip itself
+# psutil, greenlet, and the packages of the interop tests (pyarrow, polars,
+# duckdb, pandas, dask[dataframe], distributed). No Python test may skip itself
 # here: a skipped test fails the run (FASTCSV_NO_SKIP, tests/python/conftest.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,8 @@ need pytest pytest
 need hypothesis hypothesis
 need mypy mypy
 need psutil psutil
+# Readers inside greenlets that switch stacks (tests/python/test_reader.py).
+need greenlet greenlet
 # The interop tests (tests/python/test_arrow.py, test_dask.py).
 need pyarrow pyarrow
 need polars polars

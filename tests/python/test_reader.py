@@ -1026,6 +1026,44 @@ def test_an_input_reads_the_line_num_of_a_reader_further_out():
     assert seen == [(0, ";", 0), (1, ";", 1), (2, ";", 2)]
 
 
+def test_readers_in_greenlets_that_switch_inside_next():
+    # Two greenlets share a thread and switch stacks while each is inside
+    # a reader's `__next__` (its input switches to the other): the calls
+    # end in another order than they began, and each input reads its
+    # reader's `line_num` and dialect on the way, as with csv.
+    greenlet = pytest.importorskip("greenlet")
+
+    def run(module):
+        log = []
+        readers = {}
+        other = {}
+
+        def lines(name):
+            for i in range(3):
+                r = readers[name]
+                log.append((name, r.line_num, r.dialect.delimiter))
+                other[name].switch()
+                yield f"{name}{i},{i}\n"
+
+        def work(name):
+            readers[name] = module.reader(lines(name))
+            rows = list(readers[name])
+            log.append((name, "done", rows, readers[name].line_num))
+
+        a = greenlet.greenlet(lambda: work("a"))
+        b = greenlet.greenlet(lambda: work("b"))
+        other["a"], other["b"] = b, a
+        a.switch()
+        while not (a.dead and b.dead):
+            (a if not a.dead else b).switch()
+        return log
+
+    got = run(fastcsv)
+    assert got == run(csv)
+    assert ("a", "done", [["a0", "0"], ["a1", "1"], ["a2", "2"]], 3) in got
+    assert ("b", "done", [["b0", "0"], ["b1", "1"], ["b2", "2"]], 3) in got
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
 def test_threads_1_parses_on_the_calling_thread_alone(tmp_path):
     # The same rows, line numbers and errors as csv (and as the reader

@@ -2,7 +2,7 @@
 //! over an iterable of lines, a native input or a text stream, row by row
 //! or in batches parsed ahead on a second thread.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, RefCell};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
@@ -35,7 +35,7 @@ struct LineSource {
     fields: Fields,
     /// Python's `line_num`: lines taken from the iterator. Shared, so
     /// that the input can read it while `__next__` asks it for a line
-    /// (see [`Mark::show`]); only this source writes it.
+    /// (see [`Entered::show`]); only this source writes it.
     line_num: Arc<AtomicU64>,
     /// Objects made from the fields completed so far in this record.
     done: Vec<Py<PyAny>>,
@@ -611,11 +611,10 @@ impl PyReader {
     }
 
     fn __next__<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyList>>> {
-        entered(slf, |mark| {
-            let mut this = borrow_waiting(slf, 1)?;
-            mark.show(&this, slf.py());
-            this.next_row(slf.py())
-        })
+        let mut entered = Entered::new(slf);
+        let mut this = borrow_waiting(slf, 1)?;
+        entered.show(&this, slf.py());
+        this.next_row(slf.py())
     }
 
     /// The validated `_csv.Dialect` in use.
@@ -750,86 +749,147 @@ struct Shown {
     dialect: Py<PyAny>,
 }
 
+/// Marks a thread keeps in place; any more go to [`FAR`].
+const NEAR: usize = 16;
+
+/// The readers whose `__next__` runs on a thread (their addresses),
+/// outermost first, to tell a call from the reader's own input (re-entry,
+/// on this thread) from one on another thread: how many there are, and
+/// the first [`NEAR`]. No destructor, so taking it is a plain
+/// thread-local access, once per row. Marks are kept by value, not as
+/// pointers into the frames of the calls: a greenlet that switches
+/// stacks inside `__next__` leaves its marks readable, and they may come
+/// off in another order than they went on.
+struct Marks {
+    depth: Cell<usize>,
+    near: [Cell<usize>; NEAR],
+}
+
 thread_local! {
-    /// The innermost of the readers whose `__next__` runs on this thread
-    /// (null when none): the top of a stack of [`Mark`]s, one in each
-    /// such call's frame, linked from the innermost out. It tells a call
-    /// from the reader's own input (re-entry, on this thread) from one on
-    /// another thread, and holds what each reader shows its input. A
-    /// pointer in a `Cell`, with no destructor: taking it is a plain
-    /// thread-local access, once per row.
-    static TOP: Cell<*const Mark> = const { Cell::new(std::ptr::null()) };
+    static MARKS: Marks = const {
+        Marks { depth: Cell::new(0), near: [const { Cell::new(0) }; NEAR] }
+    };
+    /// The marks past the first [`NEAR`].
+    static FAR: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// What the readers over lines whose `__next__` runs on this thread
+    /// show their input, innermost last.
+    static SHOWN: RefCell<Vec<(usize, Shown)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A reader's `__next__` running on this thread: the reader's address,
-/// the mark of the call it runs in (if any), and what it shows its input.
-struct Mark {
+impl Marks {
+    #[inline]
+    fn push(&self, key: usize) {
+        let d = self.depth.get();
+        match self.near.get(d) {
+            Some(k) => k.set(key),
+            None => FAR.with(|f| f.borrow_mut().push(key)),
+        }
+        self.depth.set(d + 1);
+    }
+
+    /// Takes the innermost mark of `key` off (the last one, in nested
+    /// calls).
+    #[inline]
+    fn remove(&self, key: usize) {
+        let d = self.depth.get();
+        if (1..=NEAR).contains(&d) && self.near[d - 1].get() == key {
+            self.depth.set(d - 1);
+            return;
+        }
+        self.remove_slow(key);
+    }
+
+    #[cold]
+    fn remove_slow(&self, key: usize) {
+        let mut all = self.all();
+        if let Some(i) = all.iter().rposition(|&k| k == key) {
+            all.remove(i);
+        }
+        for (slot, &k) in self.near.iter().zip(&all) {
+            slot.set(k);
+        }
+        FAR.with(|f| {
+            let mut f = f.borrow_mut();
+            f.clear();
+            f.extend(all.iter().skip(NEAR));
+        });
+        self.depth.set(all.len());
+    }
+
+    /// Every mark, outermost first.
+    fn all(&self) -> Vec<usize> {
+        let d = self.depth.get();
+        let mut all: Vec<usize> = self.near[..d.min(NEAR)].iter().map(Cell::get).collect();
+        if d > NEAR {
+            FAR.with(|f| all.extend(f.borrow().iter()));
+        }
+        all
+    }
+}
+
+/// Marks a reader's `__next__` as running on this thread while it lives.
+struct Entered {
     key: usize,
-    outer: *const Mark,
-    shown: OnceCell<Shown>,
+    /// This thread's [`MARKS`], looked up once per call (a thread-local
+    /// of a shared library is a call to find): the mark is taken off
+    /// through it. A raw pointer, which also keeps `Entered` on its
+    /// thread (neither `Send` nor `Sync`).
+    marks: *const Marks,
+    /// Whether [`Entered::show`] put an entry in [`SHOWN`].
+    shows: bool,
 }
 
-impl Mark {
+impl Entered {
+    #[inline]
+    fn new(slf: &Bound<'_, PyReader>) -> Entered {
+        let key = slf.as_ptr() as usize;
+        let marks = MARKS.with(|m| {
+            m.push(key);
+            std::ptr::from_ref(m)
+        });
+        Entered { key, marks, shows: false }
+    }
+
     /// Shows the reader's `line_num` and dialect to calls from its input.
     /// Only a reader over lines runs Python code of its input's inside
     /// `__next__` (other inputs are read by the core, or by stream
     /// methods that do not look at the reader); the others show nothing.
     #[inline]
-    fn show(&self, this: &PyReader, py: Python<'_>) {
+    fn show(&mut self, this: &PyReader, py: Python<'_>) {
         if let Input::Lines(s) = &this.input {
             let shown =
                 Shown { line_num: Arc::clone(&s.line_num), dialect: this.dialect.clone_ref(py) };
-            let _ = self.shown.set(shown);
+            SHOWN.with(|v| v.borrow_mut().push((self.key, shown)));
+            self.shows = true;
         }
     }
 }
 
-/// Runs `f` with a [`Mark`] of reader `slf` on this thread's stack of
-/// them, taken off when `f` returns or unwinds.
-#[inline]
-fn entered<R>(slf: &Bound<'_, PyReader>, f: impl FnOnce(&Mark) -> R) -> R {
-    /// Takes the mark off: the stack's top goes back to the mark's outer
-    /// one. Marks come and go in nested calls, so this one is the top.
-    struct Off<'m>(&'m Cell<*const Mark>, &'m Mark);
-    impl Drop for Off<'_> {
-        #[inline]
-        fn drop(&mut self) {
-            self.0.set(self.1.outer);
+impl Drop for Entered {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: `marks` is this thread's `MARKS` (an `Entered` does not
+        // leave the thread that made it), which has no destructor and
+        // lives as long as the thread.
+        unsafe { &*self.marks }.remove(self.key);
+        if self.shows {
+            let key = self.key;
+            let shown = SHOWN.with(|v| {
+                let mut v = v.borrow_mut();
+                v.iter().rposition(|m| m.0 == key).map(|i| v.remove(i))
+            });
+            // The dialect's reference goes after the borrow ends (its
+            // release may run Python code that reads `SHOWN`).
+            drop(shown);
         }
     }
-    TOP.with(|top| {
-        let mark = Mark { key: slf.as_ptr() as usize, outer: top.get(), shown: OnceCell::new() };
-        top.set(&mark);
-        // Declared after `mark`, so dropped first: the mark is off the
-        // stack before what it shows goes (dropping the dialect's
-        // reference may run Python code, which may look at the stack).
-        let off = Off(top, &mark);
-        f(off.1)
-    })
-}
-
-/// The first `Some` of `f` over this thread's marks, innermost first.
-fn each_mark<T>(mut f: impl FnMut(&Mark) -> Option<T>) -> Option<T> {
-    let mut at = TOP.with(Cell::get);
-    while !at.is_null() {
-        // SAFETY: a mark on the stack lives in the frame of a call of
-        // `entered` on this thread that has not returned (the mark is
-        // taken off before that frame ends), below this one; the
-        // reference does not outlive this call.
-        let m = unsafe { &*at };
-        if let Some(t) = f(m) {
-            return Some(t);
-        }
-        at = m.outer;
-    }
-    None
 }
 
 /// `f` of what the reader `slf` shows its input, when this call comes from
 /// there (the reader's `__next__` runs on this thread and showed it).
-fn shown<T>(slf: &Bound<'_, PyReader>, f: impl Fn(&Shown) -> T) -> Option<T> {
+fn shown<T>(slf: &Bound<'_, PyReader>, f: impl FnOnce(&Shown) -> T) -> Option<T> {
     let key = slf.as_ptr() as usize;
-    each_mark(|m| (m.key == key).then(|| m.shown.get().map(&f))).flatten()
+    SHOWN.with(|v| v.borrow().iter().rev().find(|m| m.0 == key).map(|m| f(&m.1)))
 }
 
 /// The reader, mutably borrowed. While another thread is inside its
@@ -839,7 +899,7 @@ fn shown<T>(slf: &Bound<'_, PyReader>, f: impl Fn(&Shown) -> T) -> Option<T> {
 /// "Already borrowed". A call from the reader's own input, on the thread
 /// that is reading (a generator that calls `next` on its reader), cannot
 /// wait: a `ValueError`, as `csv` gets from the generator in that case.
-/// `own` is the number of [`Mark`]s the caller made for this call.
+/// `own` is the number of [`Entered`] marks the caller made for this call.
 #[inline]
 fn borrow_waiting<'py>(
     slf: &Bound<'py, PyReader>,
@@ -865,11 +925,7 @@ fn borrow_waiting_slow<'py>(
         }
         // A mark for this reader beyond the caller's own: this thread is
         // inside its `__next__` already.
-        let mut found = 0;
-        each_mark(|m| {
-            found += usize::from(m.key == key);
-            None::<()>
-        });
+        let found = MARKS.with(|m| m.all().iter().filter(|&&k| k == key).count());
         let reentered = found > own;
         if reentered {
             return Err(PyValueError::new_err(
