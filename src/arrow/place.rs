@@ -12,12 +12,12 @@
 /// Fields whose places are noted before they are copied column by column
 /// (a group of rows: 16 bytes each, so 64 KiB, written mostly within the
 /// L1 cache), and the fewest rows in a group (each column's builder is
-/// called once a group: a 300-column file took 7-10% more time with
-/// groups of 13 rows than of 54). The number of rows is made odd: a
-/// column's places then start an odd multiple of 16 bytes after the one
-/// before, and a row's places spread over the cache's sets (16 columns in
-/// groups of 256 rows put a row's places in one set: 16% more time than
-/// groups of 257).
+/// called once a group, so a very wide file wants more rows than 4,096
+/// fields give). The number of rows is made odd: a column's places then
+/// start an odd multiple of 16 bytes after the one before, and a row's
+/// places spread over the cache's sets (with a power of two, such as 256
+/// rows of 16 columns, they all fell in one set). docs/BENCHMARKS.md has
+/// the measurements.
 const GROUP_FIELDS: usize = 4 * 1024;
 const GROUP_ROWS: usize = 54;
 
