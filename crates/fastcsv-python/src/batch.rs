@@ -192,7 +192,9 @@ fn fill_spans(v: &mut Vec<u32>, delims: &[u32], off: u32) {
 /// are `data[base..end]` (`end` is `data.len()`), and its delimiter `k` is
 /// at `delims[k] + off` (wrapping) of `data`. A field there that starts
 /// with `quote` is quoted and ends with it (a record the block scanner
-/// took, unescaped): one byte is dropped at each end.
+/// took, unescaped): one byte is dropped at each end. The spans are
+/// written straight into the vectors' spare capacity, as in
+/// [`fill_spans`] (a `push` stores each vector's length per item).
 #[inline]
 fn fill_quoted(
     (starts, ends): (&mut Vec<u32>, &mut Vec<u32>),
@@ -205,23 +207,29 @@ fn fill_quoted(
     let n = delims.len() + 1;
     starts.reserve(n);
     ends.reserve(n);
-    let mut a = base;
+    let (s0, e0) = (starts.len(), ends.len());
     let field = |a: u32, e: u32| {
         // `data[a]` is the field's first byte, or the delimiter or the end
         // after an empty one (never the quote).
         let q = u32::from(data.get(a as usize) == Some(&quote) && a < e);
         (a + q, e - q)
     };
-    for &d in delims {
-        let e = d.wrapping_add(off);
-        let (s, t) = field(a, e);
-        starts.push(s);
-        ends.push(t);
-        a = e + 1;
+    let (ss, es) = (&mut starts.spare_capacity_mut()[..n], &mut ends.spare_capacity_mut()[..n]);
+    let mut a = base;
+    // The fields before each delimiter, then the last one.
+    let ends_at = delims.iter().map(|&d| d.wrapping_add(off)).chain(std::iter::once(end));
+    for ((s, t), e) in ss.iter_mut().zip(es.iter_mut()).zip(ends_at) {
+        let (x, y) = field(a, e);
+        s.write(x);
+        t.write(y);
+        a = e.wrapping_add(1);
     }
-    let (s, t) = field(a, end);
-    starts.push(s);
-    ends.push(t);
+    // SAFETY: the `n` items past `s0` and `e0` were just written (reserved
+    // above; `ends_at` has `n` items).
+    unsafe {
+        starts.set_len(s0 + n);
+        ends.set_len(e0 + n);
+    }
 }
 
 /// The code units `at..at + len` of `v` (a [`Form`]'s).
