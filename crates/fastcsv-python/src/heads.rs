@@ -212,7 +212,7 @@ impl WideHeads {
     ///
     /// The GIL is held, the heads were checked by [`init_ascii`], and the
     /// units make a canonical string of `T`'s kind (a `u8` at least 0x80,
-    /// a `u16` past 0xFF), as [`crate::strings::str_from_units`] needs of its callers.
+    /// a `u16` past 0xFF), as `strings::make::str_from_units` needs of its callers.
     #[inline(always)]
     pub(crate) unsafe fn make<T: Unit>(&self, units: &[T]) -> *mut ffi::PyObject {
         let n = units.len();

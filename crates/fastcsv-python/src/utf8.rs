@@ -115,11 +115,81 @@ pub(crate) fn decode_bmp(b: &[u8], v: &mut Vec<u16>) -> Option<(usize, u32)> {
         // UTF-8 or hold a character past U+FFFF, is the byte-at-a-time
         // decoder's: the tests run both over the same inputs.)
         return unsafe {
-            append_units(v, b.len() + avx512::SLACK, |o| avx512::decode_bmp_into(b, o), |r| r.0)
+            append_units(
+                v,
+                b.len() + avx512::SLACK,
+                |o| avx512::decode_bmp_into::<false>(b, o),
+                |r| r.0,
+            )
         };
     }
     // SAFETY: `decode_bmp_into` writes every unit it counts.
     unsafe { append_units(v, b.len(), |o| decode_bmp_into(b, o), |r| r.0) }
+}
+
+/// The number of characters of `b` and the kind of `str` it takes (as
+/// [`byte_kind`]) when the CPU has the vector decoders (AVX-512 with
+/// VBMI2) and `b` holds a byte past ASCII; for a `str` allocated at its
+/// final length and kind, which [`fill_exact`] then decodes into.
+pub(crate) fn vector_shape(b: &[u8]) -> Option<(usize, u8)> {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        // SAFETY: `available` found the CPU features `shape` needs.
+        let (n, high, kind) = unsafe { avx512::shape(b) };
+        return high.then_some((n, kind));
+    }
+    let _ = b;
+    None
+}
+
+/// A code unit of a `str` kind that the vector decoders write exactly.
+pub(crate) trait ExactUnit: Sized {
+    /// Decodes `b` into all of `out` and nothing past it: true when `b` is
+    /// strict UTF-8 of exactly `out.len()` characters that make a
+    /// canonical `str` of this kind (past ASCII for `u8`, one past U+00FF
+    /// for `u16`, one past U+FFFF for `u32`). False where the CPU has no
+    /// vector decoders.
+    fn fill_exact(b: &[u8], out: &mut [MaybeUninit<Self>]) -> bool;
+}
+
+impl ExactUnit for u8 {
+    fn fill_exact(b: &[u8], out: &mut [MaybeUninit<u8>]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if avx512::available() {
+            // SAFETY: `available` found the CPU features the decoder
+            // needs; with `EXACT` it writes inside `out` only (and turns
+            // down ASCII).
+            return unsafe { avx512::decode_latin1_into::<true>(b, out) } == Some(out.len());
+        }
+        let _ = (b, out);
+        false
+    }
+}
+
+impl ExactUnit for u16 {
+    fn fill_exact(b: &[u8], out: &mut [MaybeUninit<u16>]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if avx512::available() {
+            // SAFETY: as for `u8`.
+            let r = unsafe { avx512::decode_bmp_into::<true>(b, out) };
+            return r.is_some_and(|(n, or)| n == out.len() && or >= 0x100);
+        }
+        let _ = (b, out);
+        false
+    }
+}
+
+impl ExactUnit for u32 {
+    fn fill_exact(b: &[u8], out: &mut [MaybeUninit<u32>]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if avx512::available() {
+            // SAFETY: as for `u8`. (With `EXACT`, `None` too when no
+            // character is past U+FFFF.)
+            return unsafe { avx512::decode_ucs4_into::<true>(b, out) } == Some(out.len());
+        }
+        let _ = (b, out);
+        false
+    }
 }
 
 /// Appends to `v` what `decode` writes into `room` units of its spare
@@ -158,7 +228,12 @@ pub(crate) fn decode_ucs4(b: &[u8], v: &mut Vec<u32>) -> Option<usize> {
         // needs; it is handed `b.len() + SLACK` units and writes every unit
         // its `Some` counts.
         return unsafe {
-            append_units(v, b.len() + avx512::SLACK, |o| avx512::decode_ucs4_into(b, o), |&n| n)
+            append_units(
+                v,
+                b.len() + avx512::SLACK,
+                |o| avx512::decode_ucs4_into::<false>(b, o),
+                |&n| n,
+            )
         };
     }
     let _ = (b, v);
@@ -359,7 +434,12 @@ pub(crate) fn decode_latin1(b: &[u8], v: &mut Vec<u8>) -> Option<usize> {
         // unit its `Some` counts. (Its `None` is the byte-at-a-time
         // decoder's: the tests run both over the same inputs.)
         return unsafe {
-            append_units(v, b.len() + avx512::SLACK1, |o| avx512::decode_latin1_into(b, o), |&n| n)
+            append_units(
+                v,
+                b.len() + avx512::SLACK1,
+                |o| avx512::decode_latin1_into::<false>(b, o),
+                |&n| n,
+            )
         };
     }
     // SAFETY: `decode_latin1_into` writes every unit it counts.
@@ -728,13 +808,93 @@ mod tests {
             return;
         }
         use super::avx512;
-        vector_agrees(super::decode_bmp_into, avx512::decode_bmp_into, avx512::SLACK, |r| r.0);
+        vector_agrees(
+            super::decode_bmp_into,
+            avx512::decode_bmp_into::<false>,
+            avx512::SLACK,
+            |r| r.0,
+        );
         vector_agrees(
             super::decode_latin1_into,
-            avx512::decode_latin1_into,
+            avx512::decode_latin1_into::<false>,
             avx512::SLACK1,
             |&n| n,
         );
+    }
+
+    /// Runs `T::fill_exact` over `b` into a buffer of `n` units with a
+    /// guard unit after it: whether it succeeded, the units, and whether
+    /// the guard is intact.
+    #[cfg(target_arch = "x86_64")]
+    fn exact<T: super::ExactUnit + Copy + Into<u32>>(
+        b: &[u8],
+        n: usize,
+        guard: T,
+    ) -> (bool, Vec<u32>, bool) {
+        use std::mem::MaybeUninit;
+        let mut buf = vec![MaybeUninit::new(guard); n + 1];
+        let ok = T::fill_exact(b, &mut buf[..n]);
+        // SAFETY: every unit was initialized (to the guard) and is still
+        // a `T`, written or not.
+        let units: Vec<u32> = buf.iter().map(|u| unsafe { u.assume_init() }.into()).collect();
+        let intact = units[n] == guard.into();
+        (ok, units[..n].to_vec(), intact)
+    }
+
+    /// The vector decoders that store only what they decode (`EXACT`),
+    /// into the body of a `str` of the text's length and kind: on every
+    /// case, `vector_shape` gives the number of characters and the kind
+    /// that the largest byte tells for text past ASCII (`None` for
+    /// ASCII); each kind's decoder fills a buffer of exactly the text's
+    /// characters with its code points when the text is strict UTF-8 of
+    /// that kind (past ASCII for UCS-1, past U+00FF for UCS-2, past
+    /// U+FFFF for UCS-4: the canonical kind), and refuses otherwise; none
+    /// writes past the buffer, and a buffer one unit short is refused.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn exact_decoders_fill_their_kind_and_nothing_past_it() {
+        use super::vector_shape;
+        if !vector_step() {
+            eprintln!("no AVX-512 with VBMI2 here: no vector decoders to check");
+            assert_eq!(vector_shape("\u{e9}".as_bytes()), None);
+            return;
+        }
+        let mut filled = [0usize; 3];
+        for b in decoder_cases() {
+            let want: Option<Vec<u32>> =
+                std::str::from_utf8(&b).ok().map(|s| s.chars().map(u32::from).collect());
+            let n = char_count(&b);
+            let kind = byte_kind(b.iter().copied().max().unwrap_or(0));
+            assert_eq!(vector_shape(&b), (!b.is_ascii()).then_some((n, kind)), "{b:x?}");
+            let max = want.as_ref().map(|c| c.iter().copied().max().unwrap_or(0));
+            let fits = |lo: u32, hi: u32| max.is_some_and(|m| (lo..=hi).contains(&m));
+            let cases = [
+                (exact::<u8>(&b, n, 0xAA), fits(0x80, 0xFF)),
+                (exact::<u16>(&b, n, 0xAAAA), fits(0x100, 0xFFFF)),
+                (exact::<u32>(&b, n, 0xAAAA_AAAA), fits(0x1_0000, 0x10_FFFF)),
+            ];
+            for (k, ((ok, units, intact), fit)) in cases.into_iter().enumerate() {
+                assert!(intact, "kind {k}: wrote past the buffer: {b:x?}");
+                assert_eq!(ok, fit, "kind {k}: {b:x?}");
+                if ok {
+                    assert_eq!(Some(&units), want.as_ref(), "kind {k}: {b:x?}");
+                    assert_eq!(k as u8, kind, "the shape's kind: {b:x?}");
+                    filled[k] += 1;
+                }
+            }
+            if n > 0 {
+                let short = [
+                    exact::<u8>(&b, n - 1, 0xAA),
+                    exact::<u16>(&b, n - 1, 0xAAAA),
+                    exact::<u32>(&b, n - 1, 0xAAAA_AAAA),
+                ];
+                for (k, (ok, _, intact)) in short.into_iter().enumerate() {
+                    assert!(!ok && intact, "kind {k}, one unit short: {b:x?}");
+                }
+            }
+        }
+        // Every kind was filled, many times.
+        assert!(filled.iter().all(|&f| f > 1000), "{filled:?}");
     }
 
     /// `non_ascii_fields` (the vector one where the CPU has it) flags

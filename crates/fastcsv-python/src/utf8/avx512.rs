@@ -16,6 +16,12 @@
 //! The same for UCS-4 ([`decode_ucs4_into`], 16 bytes a step) and UCS-1
 //! ([`decode_latin1_into`], 64), and the fields of a run that hold a byte
 //! past ASCII, with their width ([`non_ascii_fields`]).
+//!
+//! Each decoder has two ways to store (its `EXACT` parameter): whole
+//! vectors, into a buffer with slack past the field's units, or only the
+//! units a step decodes (masked stores), into exactly as many as the
+//! field has: the body of a `str` allocated at its final length and kind
+//! from [`shape`].
 
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
@@ -83,17 +89,20 @@ fn masked_eq(v: __m512i, and: u8, eq: u8) -> u64 {
 /// Decodes the strict UTF-8 `b`, whose characters are all below U+10000,
 /// into `out` as UTF-16 units: the number of units and the OR of those
 /// past ASCII (at least 0x100 exactly when one of them is), or
-/// `None` when `b` is not such UTF-8 (then `out` holds garbage).
+/// `None` when `b` is not such UTF-8 (then `out` holds garbage). With
+/// `EXACT`, only the units decoded are stored, and `None` too when they
+/// would not fit in `out`.
 ///
 /// # Safety
-/// The CPU must have AVX-512 F and BW, VBMI2 and POPCNT ([`available`]),
-/// and `out` must hold at least `b.len() + SLACK` units.
+/// The CPU must have AVX-512 F and BW, VBMI2 and POPCNT ([`available`]).
+/// (Without `EXACT`, `out` must hold at least `b.len() + SLACK` units:
+/// asserted.)
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
-pub(crate) unsafe fn decode_bmp_into(
+pub(crate) unsafe fn decode_bmp_into<const EXACT: bool>(
     b: &[u8],
     out: &mut [MaybeUninit<u16>],
 ) -> Option<(usize, u32)> {
-    assert!(out.len() >= b.len() + SLACK);
+    assert!(EXACT || out.len() >= b.len() + SLACK);
     let len = b.len();
     let dst = out.as_mut_ptr().cast::<u16>();
     let (mut i, mut j, mut carry) = (0usize, 0usize, 0u64);
@@ -135,14 +144,25 @@ pub(crate) unsafe fn decode_bmp_into(
         let cp = _mm512_mask_mov_epi16(b0, lead2 as u32, two);
         let cp = _mm512_mask_mov_epi16(cp, lead3 as u32, three);
         let packed = _mm512_maskz_compress_epi16(starts, cp);
-        // SAFETY: `j <= i < len` (a character takes at least one byte), so
-        // the 32 units stored from `j` end before `len + SLACK`, inside
-        // `out` (asserted above).
-        unsafe { _mm512_storeu_si512(dst.add(j).cast(), packed) };
+        let n = starts.count_ones() as usize;
+        if EXACT {
+            if n > out.len() - j {
+                return None;
+            }
+            // SAFETY: the mask stores units `j..j + n`, inside `out`
+            // (checked just above); the lanes it leaves out are not
+            // touched.
+            unsafe { _mm512_mask_storeu_epi16(dst.add(j).cast(), first(n) as u32, packed) };
+        } else {
+            // SAFETY: `j <= i < len` (a character takes at least one
+            // byte), so the 32 units stored from `j` end before
+            // `len + SLACK`, inside `out` (asserted above).
+            unsafe { _mm512_storeu_si512(dst.add(j).cast(), packed) };
+        }
         // The OR is that of the characters past ASCII (as the byte-at-a-
         // time decoder's): the lanes of the leads.
         ors = _mm512_or_si512(ors, _mm512_maskz_mov_epi16((lead2 | lead3) as u32, cp));
-        j += starts.count_ones() as usize;
+        j += n;
         i += 32;
     }
     if carry != 0 {
@@ -159,17 +179,21 @@ const STEP16: u64 = 0xFFFF;
 /// Decodes the strict UTF-8 `b` into `out` as code points (UCS-4): the
 /// number of code points, or `None` when `b` is not strict UTF-8 (then
 /// `out` holds garbage). As [`decode_bmp_into`], 16 bytes a step, with
-/// four-byte sequences too.
+/// four-byte sequences too, and the same `EXACT`; with `EXACT`, `None`
+/// too when no character is past U+FFFF (UCS-4 would not be the
+/// canonical kind of the text).
 ///
 /// # Safety
-/// The CPU must have AVX-512 F and BW, VBMI2 and POPCNT ([`available`]),
-/// and `out` must hold at least `b.len() + SLACK` units.
+/// As for [`decode_bmp_into`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
-pub(crate) unsafe fn decode_ucs4_into(b: &[u8], out: &mut [MaybeUninit<u32>]) -> Option<usize> {
-    assert!(out.len() >= b.len() + SLACK);
+pub(crate) unsafe fn decode_ucs4_into<const EXACT: bool>(
+    b: &[u8],
+    out: &mut [MaybeUninit<u32>],
+) -> Option<usize> {
+    assert!(EXACT || out.len() >= b.len() + SLACK);
     let len = b.len();
     let dst = out.as_mut_ptr().cast::<u32>();
-    let (mut i, mut j, mut carry) = (0usize, 0usize, 0u64);
+    let (mut i, mut j, mut carry, mut leads4) = (0usize, 0usize, 0u64, 0u64);
     while i < len {
         // SAFETY: the CPU has AVX-512 F and BW (this function's contract).
         let (v, v1, v2, v3) =
@@ -195,6 +219,7 @@ pub(crate) unsafe fn decode_ucs4_into(b: &[u8], out: &mut [MaybeUninit<u32>]) ->
             return None;
         }
         carry = (want >> 16) & 0b111;
+        leads4 |= lead4 & STEP16;
         let starts = (!cont & STEP16 & first(len - i)) as u16;
         let widen = |x: __m512i| _mm512_cvtepu8_epi32(_mm512_castsi512_si128(x));
         let low6 = _mm512_set1_epi32(0x3F);
@@ -219,15 +244,25 @@ pub(crate) unsafe fn decode_ucs4_into(b: &[u8], out: &mut [MaybeUninit<u32>]) ->
         let cp = _mm512_mask_mov_epi32(cp, lead3 as u16, three);
         let cp = _mm512_mask_mov_epi32(cp, lead4 as u16, four);
         let packed = _mm512_maskz_compress_epi32(starts, cp);
-        // SAFETY: `j <= i < len` (a character takes at least one byte), so
-        // the 16 units stored from `j` end before `len + SLACK`, inside
-        // `out` (asserted above).
-        unsafe { _mm512_storeu_si512(dst.add(j).cast(), packed) };
-        j += starts.count_ones() as usize;
+        let n = starts.count_ones() as usize;
+        if EXACT {
+            if n > out.len() - j {
+                return None;
+            }
+            // SAFETY: as in `decode_bmp_into`: units `j..j + n`, inside
+            // `out`.
+            unsafe { _mm512_mask_storeu_epi32(dst.add(j).cast(), first(n) as u16, packed) };
+        } else {
+            // SAFETY: `j <= i < len` (a character takes at least one
+            // byte), so the 16 units stored from `j` end before
+            // `len + SLACK`, inside `out` (asserted above).
+            unsafe { _mm512_storeu_si512(dst.add(j).cast(), packed) };
+        }
+        j += n;
         i += 16;
     }
     // A lead whose continuation bytes would lie past the end: none.
-    (carry == 0).then_some(j)
+    (carry == 0 && (!EXACT || leads4 != 0)).then_some(j)
 }
 
 /// Bytes [`decode_latin1_into`] may write past the field's characters:
@@ -240,15 +275,22 @@ pub(crate) const SLACK1: usize = 64;
 /// 64 bytes a step: every byte must be ASCII, a C2 or C3 lead, or the
 /// one continuation byte that a lead right before it asks for.
 ///
+/// With `EXACT`, as for [`decode_bmp_into`], and `None` too for ASCII
+/// (UCS-1 would not be the canonical kind of the text).
+///
 /// # Safety
-/// The CPU must have AVX-512 F and BW, VBMI2 and POPCNT ([`available`]),
-/// and `out` must hold at least `b.len() + SLACK1` units.
+/// The CPU must have AVX-512 F and BW, VBMI2 and POPCNT ([`available`]).
+/// (Without `EXACT`, `out` must hold at least `b.len() + SLACK1` units:
+/// asserted.)
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
-pub(crate) unsafe fn decode_latin1_into(b: &[u8], out: &mut [MaybeUninit<u8>]) -> Option<usize> {
-    assert!(out.len() >= b.len() + SLACK1);
+pub(crate) unsafe fn decode_latin1_into<const EXACT: bool>(
+    b: &[u8],
+    out: &mut [MaybeUninit<u8>],
+) -> Option<usize> {
+    assert!(EXACT || out.len() >= b.len() + SLACK1);
     let len = b.len();
     let dst = out.as_mut_ptr().cast::<u8>();
-    let (mut i, mut j, mut carry) = (0usize, 0usize, 0u64);
+    let (mut i, mut j, mut carry, mut leads) = (0usize, 0usize, 0u64, 0u64);
     while i < len {
         // SAFETY: the CPU has AVX-512 F and BW (this function's contract).
         let (v, v1) = unsafe { (load(b, i), load(b, i + 1)) };
@@ -260,6 +302,7 @@ pub(crate) unsafe fn decode_latin1_into(b: &[u8], out: &mut [MaybeUninit<u8>]) -
             return None;
         }
         carry = lead >> 63;
+        leads |= lead;
         let starts = !cont & first(len - i);
         // A lead's unit: its low two bits, then the continuation byte's
         // low six (shifted within 16-bit lanes: the two bits cannot cross
@@ -270,15 +313,50 @@ pub(crate) unsafe fn decode_latin1_into(b: &[u8], out: &mut [MaybeUninit<u8>]) -
         );
         let cp = _mm512_mask_mov_epi8(v, lead, two);
         let packed = _mm512_maskz_compress_epi8(starts, cp);
-        // SAFETY: `j <= i < len` (a character takes at least one byte), so
-        // the 64 units stored from `j` end before `len + SLACK1`, inside
-        // `out` (asserted above).
-        unsafe { _mm512_storeu_si512(dst.add(j).cast(), packed) };
-        j += starts.count_ones() as usize;
+        let n = starts.count_ones() as usize;
+        if EXACT {
+            if n > out.len() - j {
+                return None;
+            }
+            // SAFETY: as in `decode_bmp_into`: units `j..j + n`, inside
+            // `out`.
+            unsafe { _mm512_mask_storeu_epi8(dst.add(j).cast(), first(n), packed) };
+        } else {
+            // SAFETY: `j <= i < len` (a character takes at least one
+            // byte), so the 64 units stored from `j` end before
+            // `len + SLACK1`, inside `out` (asserted above).
+            unsafe { _mm512_storeu_si512(dst.add(j).cast(), packed) };
+        }
+        j += n;
         i += 64;
     }
     // A lead whose continuation byte would lie past the end: none.
-    (carry == 0).then_some(j)
+    (carry == 0 && (!EXACT || leads != 0)).then_some(j)
+}
+
+/// The shape of `b`'s text if it is UTF-8: its number of characters (the
+/// bytes that are not continuation bytes), whether a byte is past ASCII,
+/// and the kind its largest byte tells (as [`super::byte_kind`]: 0 below
+/// 0xC4, 1 below 0xF0, else 2). 64 bytes a step.
+///
+/// # Safety
+/// The CPU must have AVX-512 F and BW, and POPCNT ([`available`]).
+#[target_feature(enable = "avx512f,avx512bw,popcnt")]
+pub(crate) unsafe fn shape(b: &[u8]) -> (usize, bool, u8) {
+    let (c4, f0s) = (_mm512_set1_epi8(0xC4u8 as i8), _mm512_set1_epi8(0xF0u8 as i8));
+    let (mut n, mut high, mut past_c4, mut past_f0) = (0usize, 0u64, 0u64, 0u64);
+    let mut at = 0;
+    while at < b.len() {
+        // SAFETY: the CPU has AVX-512 F and BW (this function's contract).
+        let v = unsafe { load(b, at) };
+        // Past the end the lanes read as zero: no continuation byte.
+        n += (!masked_eq(v, 0xC0, 0x80) & first(b.len() - at)).count_ones() as usize;
+        high |= _mm512_movepi8_mask(v);
+        past_c4 |= _mm512_cmpge_epu8_mask(v, c4);
+        past_f0 |= _mm512_cmpge_epu8_mask(v, f0s);
+        at += 64;
+    }
+    (n, high != 0, u8::from(past_c4 != 0) + u8::from(past_f0 != 0))
 }
 
 /// [`super::non_ascii_fields`]: a field of up to 64 bytes is one masked
