@@ -141,3 +141,80 @@ def test_invalid_utf8_at_every_position_strict(tmp_path):
             assert g.reason.endswith("2: record 1, byte 7)"), g.reason
         with open(p, newline="", encoding="utf-8") as f, pytest.raises(UnicodeDecodeError):
             list(fastcsv.reader(f))
+
+
+# Run in a child process: `FASTCSV_AUTO_THREAD` is read once per process.
+AUTO_CHILD = r"""
+import csv, io, json, sys
+import fastcsv
+
+path, bad_path = sys.argv[1], sys.argv[2]
+
+
+def drain(make):
+    # Rows, line numbers and errors (reading on after each), and whether
+    # a second thread scanned ahead at some point.
+    r, out, ahead = make(), [], False
+    while True:
+        try:
+            row = next(r)
+        except StopIteration:
+            break
+        except (csv.Error, UnicodeDecodeError) as e:
+            out.append(["error", type(e).__name__, str(e), r.line_num])
+            continue
+        finally:
+            ahead = ahead or r._reads_ahead
+        out.append([row, r.line_num])
+    return out, ahead
+
+
+result = {}
+for name, p in (("good", path), ("bad", bad_path)):
+    for src in ("path", "binary", "text"):
+        def make(threads, src=src, p=p):
+            arg = {"path": lambda: p, "binary": lambda: open(p, "rb"),
+                   "text": lambda: open(p, newline="", encoding="utf-8", errors="surrogateescape")}[src]()
+            return fastcsv.reader(arg, threads=threads)
+        auto, ahead = drain(lambda: make(None))
+        one, _ = drain(lambda: make(1))
+        result[f"{name} {src}"] = [auto == one, ahead, auto if name == "good" else None]
+print(json.dumps(result))
+"""
+
+
+@pytest.mark.parametrize("decide", ["always", "never"])
+def test_the_automatic_plans_thread_scans_and_this_thread_decodes(tmp_path, decide):
+    # `FASTCSV_AUTO_THREAD=always`: the automatic plan starts its thread
+    # after the first batch, whatever the timing, and that thread only
+    # scans (this one decodes the fields past ASCII as it makes their
+    # objects); `never`: no thread. Either way the rows, line numbers and
+    # errors (reading on after each) are those of one thread, and `csv`'s.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    texts = field_texts()
+    one = rows_file(texts)
+    data = one * (1 + (3 << 20) // len(one))
+    p = tmp_path / "kinds.csv"
+    p.write_bytes(data)
+    # Invalid UTF-8 in one line of 500 (in every batch): with the strict
+    # default each is an error; a text file opened with surrogateescape
+    # reads them as surrogates.
+    lines = data.split(b"\r\n")
+    for i in range(0, len(lines) - 1, 500):
+        lines[i] = b"\xff" + lines[i]
+    q = tmp_path / "bad.csv"
+    q.write_bytes(b"\r\n".join(lines))
+    env = dict(os.environ, FASTCSV_AUTO_THREAD=decide)
+    out = subprocess.run([sys.executable, "-c", AUTO_CHILD, str(p), str(q)], env=env,
+                         capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout)
+    want = [[row, n] for row, n in zip(csv_rows(data), range(1, 1 << 30))]
+    for case, (same, ahead, rows) in result.items():
+        assert same, case
+        assert ahead == (decide == "always"), case
+        if rows is not None:
+            assert rows == want, case

@@ -86,25 +86,49 @@ pub(crate) struct Ahead {
 }
 
 /// Whether a reader over a path or descriptor scans its batches on a
-/// second thread, ahead of the rows' objects.
+/// second thread, ahead of the rows' objects, and which thread decodes
+/// the fields past ASCII.
 ///
 /// A second thread saves wall time only where scanning is a large share
 /// of the calling thread's work; it always costs CPU time (the batches it
 /// fills are read from the other core's cache, and each hand-over wakes a
 /// thread). Where the caller's loop does real work per row, or the rows'
 /// objects cost far more than their scan (short repeated values), it
-/// would only add CPU time.
+/// would only add CPU time. Decoding on the second thread saves more wall
+/// time still, for more CPU time: a pass to find the fields past ASCII,
+/// and their code units written there and copied here.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Plan {
     /// `threads=1`: every batch on the calling thread.
     Solo,
     /// `threads` of 2 or more: a thread once the input proves larger than
-    /// one batch.
+    /// one batch, which decodes fields past ASCII too while the calling
+    /// thread is busy with the rows before (see `Batch::load_for`).
     Ahead,
     /// `threads=None`: the first [`AUTO_BATCHES`] batches are scanned here
-    /// and timed, with the time the caller spends on their rows; a thread
-    /// starts if scanning took at least [`AUTO_SHARE`] of the two.
+    /// and timed, with the time the caller spends on their rows (decoding
+    /// fields past ASCII as their objects are made, as on one thread); a
+    /// thread starts if scanning took at least [`AUTO_SHARE`] of the two,
+    /// and the plan becomes [`Plan::Lean`].
     Auto(Timing),
+    /// What [`Plan::Auto`] decides for where a thread pays: a thread that
+    /// scans batches only; the calling thread decodes fields past ASCII as
+    /// it makes their objects.
+    Lean,
+}
+
+/// What `FASTCSV_AUTO_THREAD` (for tests and measurements) makes every
+/// [`Plan::Auto`] decide after its first batch, without timing: `always`
+/// a thread ([`Plan::Lean`]), `never` none. Read once; anything else
+/// leaves the decision to the timing.
+fn auto_decided() -> Option<bool> {
+    use std::sync::OnceLock;
+    static DECIDED: OnceLock<Option<bool>> = OnceLock::new();
+    *DECIDED.get_or_init(|| match std::env::var("FASTCSV_AUTO_THREAD").as_deref() {
+        Ok("always") => Some(true),
+        Ok("never") => Some(false),
+        _ => None,
+    })
 }
 
 /// Batches timed before [`Plan::Auto`] decides.
@@ -112,8 +136,10 @@ const AUTO_BATCHES: u32 = 6;
 
 /// The share of the calling thread's time that scanning must take for
 /// [`Plan::Auto`] to start a thread (as a fraction: numerator,
-/// denominator).
-const AUTO_SHARE: (u32, u32) = (2, 5);
+/// denominator). (The bench files' shares are in docs/BENCHMARKS.md:
+/// well below this where the thread would save little, above it for
+/// quoted text.)
+const AUTO_SHARE: (u32, u32) = (1, 5);
 
 /// What [`Plan::Auto`] measured so far.
 #[derive(Clone, Copy, Debug, Default)]
@@ -350,10 +376,12 @@ impl Ahead {
         let mut b = spent;
         let began = Instant::now();
         // (A fed reader's scan takes the GIL back to read the stream.)
-        // Decided against a thread: fields are decoded as their objects
-        // are made (the first batches of an automatic plan are prepared
-        // as a thread would, so that their timing stands for its work).
-        let late = matches!(self.plan, Plan::Solo);
+        // Fields are decoded as their objects are made, but for the first
+        // batch of `threads=2`, prepared as its thread prepares the rest.
+        // (The first batches of an automatic plan are decoded late as its
+        // thread would leave them, so that their timing stands for the
+        // split of work it would make.)
+        let late = !matches!(self.plan, Plan::Ahead);
         let end = py.allow_threads(|| {
             let end = b.load(rdr, nonnumeric, joins, BATCH_BYTES);
             if late {
@@ -378,9 +406,13 @@ impl Ahead {
     fn thread_pays(&mut self, began: Instant) -> bool {
         let t = match &mut self.plan {
             Plan::Solo => return false,
-            Plan::Ahead => return true,
+            Plan::Ahead | Plan::Lean => return true,
             Plan::Auto(t) => t,
         };
+        if let Some(pays) = auto_decided() {
+            self.plan = if pays { Plan::Lean } else { Plan::Solo };
+            return pays;
+        }
         let now = Instant::now();
         // The first batch is not timed: it pays for first touches (the
         // mapping, the buffers) that the rest do not.
@@ -395,7 +427,7 @@ impl Ahead {
         }
         let (num, den) = AUTO_SHARE;
         let pays = t.scan * den >= (t.scan + t.rows) * num;
-        self.plan = if pays { Plan::Ahead } else { Plan::Solo };
+        self.plan = if pays { Plan::Lean } else { Plan::Solo };
         pays
     }
 
@@ -409,6 +441,7 @@ impl Ahead {
         };
         let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
         let waiting = self.waiting.clone();
+        let late = matches!(self.plan, Plan::Lean);
         let spawned =
             std::thread::Builder::new().name("fastcsv-read-ahead".into()).spawn(move || {
                 let Ok(mut rdr) = rdr_rx.recv() else {
@@ -417,7 +450,7 @@ impl Ahead {
                 // Reads on after an error, as the row-by-row reader does,
                 // until the input ends or the Python reader is dropped.
                 while let Ok(mut b) = empty_rx.recv() {
-                    let end = b.load_for(&mut rdr, nonnumeric, joins, &waiting);
+                    let end = b.load_for(&mut rdr, nonnumeric, joins, &waiting, late);
                     let last = matches!(end, Ok(false));
                     if full_tx.send(Msg::Filled(b, end)).is_err() || last {
                         return;

@@ -609,19 +609,26 @@ impl Batch {
         Some(pos)
     }
 
-    /// [`Batch::load`], then [`Batch::prepare`] until `defer` says that the
-    /// thread that takes the batch waits for it: that thread prepares the
-    /// rest, so that between a scanning thread and a calling thread that
-    /// makes objects, whichever is ahead decodes.
+    /// [`Batch::load`] on a read-ahead thread, then [`Batch::prepare`]
+    /// until `defer` says that the thread that takes the batch waits for
+    /// it: that thread prepares the rest, so that between a scanning
+    /// thread and a calling thread that makes objects, whichever is ahead
+    /// decodes. With `late`, [`Batch::prepare_late`] instead: the thread
+    /// that takes the batch decodes every field past ASCII.
     pub(crate) fn load_for(
         &mut self,
         rdr: &mut HeldReader,
         nonnumeric: bool,
         joins: bool,
         defer: &AtomicBool,
+        late: bool,
     ) -> Result<bool, CoreError> {
         let end = self.load(rdr, nonnumeric, joins, BATCH_BYTES);
-        self.prepare_until(Some(defer));
+        if late {
+            self.prepare_late();
+        } else {
+            self.prepare_until(Some(defer));
+        }
         end
     }
 

@@ -79,7 +79,7 @@ pub(crate) fn bulk<'py>(
             let Ok(mut b) = empty_rx.recv() else {
                 return; // the calling thread is done
             };
-            let end = b.load_for(rdr, nonnumeric, joins, waiting);
+            let end = b.load_for(rdr, nonnumeric, joins, waiting, false);
             let more = matches!(end, Ok(true));
             if full_tx.send((b, end)).is_err() || !more {
                 return;
