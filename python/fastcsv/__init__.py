@@ -525,10 +525,10 @@ def reader(csvfile: Any, dialect: Any = _NO_DIALECT, /, **fmtparams: Any) -> Any
     ``threads=None``: a path or a binary file with a descriptor is parsed on
     this thread for its first few batches, which are timed; a second thread
     then parses ahead while this one decodes the fields and makes the rows'
-    objects if parsing took at least 20% of this thread's time (else it
-    would save little wall time for the CPU time it costs); so is a text
-    file larger than 1 MiB (opened with ``newline=''`` or ``None``), this
-    thread reading it. ``threads=1`` parses on this thread alone,
+    objects if parsing and decoding took at least 40% of this thread's time
+    in four of the six timed batches (else it would save little wall time
+    for the CPU time it costs); so is a text file larger than 1 MiB (opened
+    with ``newline=''`` or ``None``), this thread reading it. ``threads=1`` parses on this thread alone,
     ``threads=2`` (or more) on a second thread from the second batch on (a
     large text file's from the first), which also decodes fields past
     ASCII ahead while this thread is busy (less wall time, more CPU time).

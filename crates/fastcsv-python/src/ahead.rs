@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -105,15 +105,17 @@ pub(crate) enum Plan {
     /// one batch, which decodes fields past ASCII too while the calling
     /// thread is busy with the rows before (see `Batch::load_for`).
     Ahead,
-    /// `threads=None`: the first [`AUTO_BATCHES`] batches are scanned here
-    /// and timed, with the time the caller spends on their rows (decoding
-    /// fields past ASCII as their objects are made, as on one thread); a
-    /// thread starts if scanning took at least [`AUTO_SHARE`] of the two,
-    /// and the plan becomes [`Plan::Lean`].
+    /// `threads=None`: the first [`AUTO_BATCHES`] batches are scanned and
+    /// decoded here and timed, with the time the caller spends on their
+    /// rows; a thread starts if scanning and decoding took at least
+    /// [`AUTO_SHARE`] of the two in [`AUTO_HEAVY`] of those batches or
+    /// more, and the plan becomes [`Plan::Lean`].
     Auto(Timing),
     /// What [`Plan::Auto`] decides for where a thread pays: a thread that
     /// scans batches only; the calling thread decodes fields past ASCII as
-    /// it makes their objects.
+    /// it makes their objects. (The timing counts decoding with scanning:
+    /// a large share of both is input whose bytes take real work, long
+    /// quoted fields, where the scan alone is worth handing over.)
     Lean,
 }
 
@@ -134,20 +136,27 @@ fn auto_decided() -> Option<bool> {
 /// Batches timed before [`Plan::Auto`] decides.
 const AUTO_BATCHES: u32 = 6;
 
-/// The share of the calling thread's time that scanning must take for
-/// [`Plan::Auto`] to start a thread (as a fraction: numerator,
-/// denominator). (The bench files' shares are in docs/BENCHMARKS.md:
-/// well below this where the thread would save little, above it for
-/// quoted text.)
-const AUTO_SHARE: (u32, u32) = (1, 5);
+/// The share of the calling thread's time that scanning and decoding
+/// must take in a batch for [`Plan::Auto`] to count it (as a fraction:
+/// numerator, denominator). (The bench files' shares are in
+/// docs/BENCHMARKS.md: well below this where the thread would save
+/// little, above it for quoted text.)
+const AUTO_SHARE: (u32, u32) = (2, 5);
+
+/// How many of the [`AUTO_BATCHES`] timed batches must pass
+/// [`AUTO_SHARE`] for [`Plan::Auto`] to start a thread: a count rather
+/// than the share of all of them together, so that one batch slowed by
+/// something else (this thread descheduled while it scanned, say) does
+/// not decide.
+const AUTO_HEAVY: u32 = 4;
 
 /// What [`Plan::Auto`] measured so far.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Timing {
-    /// Time spent scanning the batches timed, and on their rows.
-    scan: Duration,
-    rows: Duration,
+    /// The batches timed so far, and how many of them passed
+    /// [`AUTO_SHARE`].
     batches: u32,
+    heavy: u32,
     /// When the last scan ended (the caller's time on its rows began).
     last: Option<Instant>,
 }
@@ -376,12 +385,12 @@ impl Ahead {
         let mut b = spent;
         let began = Instant::now();
         // (A fed reader's scan takes the GIL back to read the stream.)
-        // Fields are decoded as their objects are made, but for the first
-        // batch of `threads=2`, prepared as its thread prepares the rest.
-        // (The first batches of an automatic plan are decoded late as its
-        // thread would leave them, so that their timing stands for the
-        // split of work it would make.)
-        let late = !matches!(self.plan, Plan::Ahead);
+        // Without a thread, fields are decoded as their objects are made;
+        // the first batch of `threads=2` is prepared as its thread
+        // prepares the rest, and the first batches of an automatic plan
+        // too, so that their timing counts all the work a thread could
+        // take off this one.
+        let late = matches!(self.plan, Plan::Solo | Plan::Lean);
         let end = py.allow_threads(|| {
             let end = b.load(rdr, nonnumeric, joins, BATCH_BYTES);
             if late {
@@ -417,16 +426,17 @@ impl Ahead {
         // The first batch is not timed: it pays for first touches (the
         // mapping, the buffers) that the rest do not.
         if let Some(last) = t.last {
-            t.rows += began.saturating_duration_since(last);
-            t.scan += now.saturating_duration_since(began);
+            let rows = began.saturating_duration_since(last);
+            let scan = now.saturating_duration_since(began);
+            let (num, den) = AUTO_SHARE;
+            t.heavy += u32::from(scan * den >= (scan + rows) * num);
             t.batches += 1;
         }
         t.last = Some(now);
         if t.batches < AUTO_BATCHES {
             return false;
         }
-        let (num, den) = AUTO_SHARE;
-        let pays = t.scan * den >= (t.scan + t.rows) * num;
+        let pays = t.heavy >= AUTO_HEAVY;
         self.plan = if pays { Plan::Lean } else { Plan::Solo };
         pays
     }
