@@ -11,7 +11,7 @@ use pyo3::types::PyList;
 
 use fastcsv::{Error as CoreError, ErrorKind};
 
-use crate::batch::{Batch, BATCH_BYTES};
+use crate::batch::{Batch, ROW_BATCH};
 use crate::dialect::field_limit;
 use crate::errors::{map_error, text_error, PyErrStash};
 use crate::source::{Cancel, HeldReader, SIGNAL_CHECK};
@@ -392,7 +392,7 @@ impl Ahead {
         // take off this one.
         let late = matches!(self.plan, Plan::Solo | Plan::Lean);
         let end = py.allow_threads(|| {
-            let end = b.load(rdr, nonnumeric, joins, BATCH_BYTES);
+            let end = b.load(rdr, nonnumeric, joins, ROW_BATCH);
             if late {
                 b.prepare_late();
             } else {
@@ -460,7 +460,7 @@ impl Ahead {
                 // Reads on after an error, as the row-by-row reader does,
                 // until the input ends or the Python reader is dropped.
                 while let Ok(mut b) = empty_rx.recv() {
-                    let end = b.load_for(&mut rdr, nonnumeric, joins, &waiting, late);
+                    let end = b.load_for(&mut rdr, nonnumeric, joins, &waiting, late, ROW_BATCH);
                     let last = matches!(end, Ok(false));
                     if full_tx.send(Msg::Filled(b, end)).is_err() || last {
                         return;
@@ -482,7 +482,7 @@ impl Ahead {
         // Two batches to fill while the current one is handed out; made
         // here, so that the thread allocates nothing of its own.
         for _ in 0..2 {
-            let _ = empty_tx.send(Batch::reserved(BATCH_BYTES));
+            let _ = empty_tx.send(Batch::reserved(ROW_BATCH));
         }
         self.full = Some(Mutex::new(full_rx));
         self.empty = Some(empty_tx);

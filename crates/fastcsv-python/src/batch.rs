@@ -20,27 +20,39 @@ use crate::utf8::{
     is_ascii_field, max_byte, non_ascii_fields,
 };
 
-/// A bulk-read batch ends after this many bytes of records (small, so
-/// that a small input needs no second thread and a batch stays in cache) ...
-pub(crate) const BATCH_BYTES: usize = 256 << 10;
+/// Where a batch ends: after `bytes` bytes of records, `fields` fields or
+/// `rows` rows, whichever comes first (small, so that a small input needs
+/// no second thread and a batch stays in cache); the block scanner is
+/// given at most `regular` bytes of input at a time, so a batch ends at
+/// most that far past its limits (each field, and each record, takes at
+/// least one byte of it).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BatchSize {
+    bytes: usize,
+    fields: usize,
+    rows: usize,
+    regular: usize,
+}
 
-/// ... or this many fields ...
-const BATCH_FIELDS: usize = 32 << 10;
+/// The batches of a bulk read (`fastcsv.read`, `read_columns`), whose
+/// objects stay: fewer, larger batches cost less per row.
+pub(crate) const BULK_BATCH: BatchSize =
+    BatchSize { bytes: 256 << 10, fields: 32 << 10, rows: 16 << 10, regular: 16 << 10 };
 
-/// ... or this many rows, whichever comes first.
-const BATCH_ROWS: usize = 16 << 10;
+/// The batches of a reader, whose rows are made one per `__next__` and
+/// most often let go at once: a quarter of the fields, so that a batch's
+/// spans stay in the core's cache beside the short-string cache's table
+/// and strings, which a row-by-row read of short repeated values reaches
+/// all the time.
+pub(crate) const ROW_BATCH: BatchSize =
+    BatchSize { bytes: 256 << 10, fields: 8 << 10, rows: 16 << 10, regular: 4 << 10 };
 
 /// How often [`Batch::prepare_until`] checks whether to stop (fields),
 /// and how many it classifies at a time.
 const PREPARE_STEP: usize = 256;
 
-/// Room for a row that ends a batch past [`BATCH_BYTES`].
+/// Room for a row that ends a batch past its [`BatchSize::bytes`].
 const BATCH_SLACK: usize = 64 << 10;
-
-/// The most input bytes one call of the block scanner takes records from
-/// (`Reader::read_regular`): a batch then ends at most this far past its
-/// limits (each field, and each record, takes at least one byte of it).
-const REGULAR_BYTES: usize = 16 << 10;
 
 /// The largest end offset in a batch's `data` that its `u32` spans hold
 /// (`u32::MAX`; lowered by [`_set_span_max`] for tests): a batch whose
@@ -244,13 +256,13 @@ impl Batch {
     /// is very long), so that filling it does not allocate: the scanning
     /// thread then takes no memory of its own from the allocator, memory
     /// that glibc would keep in that thread's arena after it ends.
-    pub(crate) fn reserved(bytes: usize) -> Batch {
+    pub(crate) fn reserved(size: BatchSize) -> Batch {
         // The records of one last call of the block scanner copy at most
         // its input (a record with doubled quotes as its unescaped copy
         // alone): room for twice that leaves some to spare.
-        let room = bytes + BATCH_SLACK + 2 * REGULAR_BYTES;
-        let fields = BATCH_FIELDS + REGULAR_BYTES + 1024;
-        let rows = BATCH_ROWS + REGULAR_BYTES;
+        let room = size.bytes + BATCH_SLACK + 2 * size.regular;
+        let fields = size.fields + size.regular + 1024;
+        let rows = size.rows + size.regular;
         Batch {
             data: Vec::with_capacity(room),
             starts: Vec::with_capacity(fields),
@@ -300,9 +312,7 @@ impl Batch {
         self.ucs4.clear();
     }
 
-    /// Reads rows until the batch holds `bytes` bytes of records or
-    /// [`BATCH_FIELDS`] fields or [`BATCH_ROWS`] rows, then decodes them
-    /// ([`Batch::prepare`]).
+    /// Reads rows until the batch is full by `size` (see [`BatchSize`]).
     /// `Ok(false)` at end of input; after an error, the rows before it.
     /// With `joins`, rows for [`decode_then_parse`] are marked.
     pub(crate) fn load(
@@ -310,13 +320,13 @@ impl Batch {
         held: &mut HeldReader,
         nonnumeric: bool,
         joins: bool,
-        bytes: usize,
+        size: BatchSize,
     ) -> Result<bool, CoreError> {
         if held.stopped {
             self.clear();
             return Ok(false);
         }
-        let end = self.load_rows(held.get(), nonnumeric, joins, bytes);
+        let end = self.load_rows(held.get(), nonnumeric, joins, size);
         // A file that shrank: the last row's bytes may have been copied
         // from a page of a mapping past the new end (zeros) after the
         // reader checked them, or cut short by the new end of a file read
@@ -346,7 +356,7 @@ impl Batch {
         rdr: &mut CoreReader<'_>,
         nonnumeric: bool,
         joins: bool,
-        bytes: usize,
+        size: BatchSize,
     ) -> Result<bool, CoreError> {
         self.clear();
         self.start_byte = rdr.byte_offset();
@@ -355,9 +365,9 @@ impl Batch {
         let mut sel = std::mem::take(&mut self.regular);
         let quote = rdr.dialect().quote();
         let end = loop {
-            if self.data.len() >= bytes
-                || self.ends.len() >= BATCH_FIELDS
-                || self.rows.len() >= BATCH_ROWS
+            if self.data.len() >= size.bytes
+                || self.ends.len() >= size.fields
+                || self.rows.len() >= size.rows
             {
                 break Ok(true);
             }
@@ -366,7 +376,7 @@ impl Batch {
             // (QUOTE_NONNUMERIC needs to know which fields were quoted,
             // which only rows tell.)
             if !nonnumeric {
-                let room = bytes.saturating_sub(self.data.len()).clamp(1, REGULAR_BYTES);
+                let room = size.bytes.saturating_sub(self.data.len()).clamp(1, size.regular);
                 match rdr.read_regular(&mut sel.0, room) {
                     Ok(Some(b)) => {
                         let n = b.len();
@@ -609,7 +619,7 @@ impl Batch {
         Some(pos)
     }
 
-    /// [`Batch::load`] on a read-ahead thread, then [`Batch::prepare`]
+    /// [`Batch::load`] (of `size`) on a read-ahead thread, then [`Batch::prepare`]
     /// until `defer` says that the thread that takes the batch waits for
     /// it: that thread prepares the rest, so that between a scanning
     /// thread and a calling thread that makes objects, whichever is ahead
@@ -622,8 +632,9 @@ impl Batch {
         joins: bool,
         defer: &AtomicBool,
         late: bool,
+        size: BatchSize,
     ) -> Result<bool, CoreError> {
-        let end = self.load(rdr, nonnumeric, joins, BATCH_BYTES);
+        let end = self.load(rdr, nonnumeric, joins, size);
         if late {
             self.prepare_late();
         } else {

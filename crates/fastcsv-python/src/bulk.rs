@@ -10,7 +10,7 @@ use pyo3::types::{PyDict, PyList, PySet, PyString};
 
 use fastcsv::{ColumnsFrom, Error as CoreError, ErrorKind};
 
-use crate::batch::{Batch, BATCH_BYTES};
+use crate::batch::{Batch, BULK_BATCH};
 use crate::dialect::PyDialect;
 use crate::errors::{csv_error, map_error, PyErrStash};
 use crate::source::{open_native, HeldReader, Spec, SIGNAL_CHECK};
@@ -48,7 +48,7 @@ pub(crate) fn bulk<'py>(
     // (see `Batch::prepare_late`).
     let mut load = |batch: &mut Batch| {
         py.allow_threads(|| {
-            let end = batch.load(rdr, nonnumeric, joins, BATCH_BYTES);
+            let end = batch.load(rdr, nonnumeric, joins, BULK_BATCH);
             if threaded {
                 batch.prepare();
             } else {
@@ -69,7 +69,7 @@ pub(crate) fn bulk<'py>(
     let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
     // Three batches in all: one being built, one waiting, one being filled.
     for _ in 0..2 {
-        let _ = empty_tx.send(Batch::reserved(BATCH_BYTES));
+        let _ = empty_tx.send(Batch::reserved(BULK_BATCH));
     }
     let waiting = AtomicBool::new(false);
     let cancel = rdr.cancel();
@@ -79,7 +79,7 @@ pub(crate) fn bulk<'py>(
             let Ok(mut b) = empty_rx.recv() else {
                 return; // the calling thread is done
             };
-            let end = b.load_for(rdr, nonnumeric, joins, waiting, false);
+            let end = b.load_for(rdr, nonnumeric, joins, waiting, false, BULK_BATCH);
             let more = matches!(end, Ok(true));
             if full_tx.send((b, end)).is_err() || !more {
                 return;
