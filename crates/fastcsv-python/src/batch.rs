@@ -26,7 +26,7 @@ use crate::utf8::{
 /// given at most `regular` bytes of input at a time, so a batch ends at
 /// most that far past its limits (each field, and each record, takes at
 /// least one byte of it).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub(crate) struct BatchSize {
     bytes: usize,
     fields: usize,
@@ -41,9 +41,9 @@ pub(crate) const BULK_BATCH: BatchSize =
 
 /// The batches of a reader, whose rows are made one per `__next__` and
 /// most often let go at once: a quarter of the fields, so that a batch's
-/// spans stay in the core's cache beside the short-string cache's table
-/// and strings, which a row-by-row read of short repeated values reaches
-/// all the time.
+/// spans and bytes take less of the CPU's near caches, where the
+/// short-string cache's table and strings, which a row-by-row read of
+/// short repeated values reaches for every field, then stay.
 pub(crate) const ROW_BATCH: BatchSize =
     BatchSize { bytes: 256 << 10, fields: 8 << 10, rows: 16 << 10, regular: 4 << 10 };
 
