@@ -155,3 +155,43 @@ def test_row_lists_are_ordinary_lists(tmp_path):
         r.insert(0, "first")
     assert rows[0][0] == "first" and len(rows[0]) == 1 + 5 + 1 + 50 - 39
     rows.clear()
+
+
+def shared(values) -> int:
+    """How many distinct objects hold these (equal) strings."""
+    return len({id(v) for v in values})
+
+
+def test_a_column_that_keeps_missing_rests_then_looks_again(tmp_path):
+    # Column 0: unique short values, then one value repeated; column 1:
+    # one value throughout. Only column 0 stops being looked up (its
+    # repeated value is a new string per row for a while), and it looks
+    # again later (the value is shared again); column 1 is shared all
+    # along.
+    unique, after = 8192, 100_000
+    data = "".join(f"u{i:x},ab\n" for i in range(unique)) + "cd,ab\n" * after
+    want = stdlib_rows(data)
+    for rows in readers(tmp_path, data):
+        assert rows == want
+        early = rows[unique + 1000 : unique + 2000]
+        late = rows[-2000:]
+        assert shared(r[0] for r in early) > 900
+        assert shared(r[0] for r in late) < 20
+        assert shared(r[1] for r in early) < 20 and shared(r[1] for r in late) < 20
+        del rows, early, late
+
+
+def test_a_column_whose_short_values_miss_rests_among_long_ones(tmp_path):
+    # Column 0: every other field is a unique short value, the others
+    # longer than the cache looks up. Its lookups (the short fields) all
+    # miss, so it rests too, though they are only half its rows.
+    unique, after = 16384, 4000
+    data = "".join(
+        (f"u{i:x},ab\n" if i % 2 else f"long value {i},ab\n") for i in range(unique)
+    ) + "cd,ab\n" * after
+    want = stdlib_rows(data)
+    for rows in readers(tmp_path, data):
+        assert rows == want
+        assert shared(r[0] for r in rows[unique + 1000 : unique + 2000]) > 900
+        assert shared(r[1] for r in rows[-2000:]) < 20
+        del rows

@@ -900,9 +900,7 @@ impl Batch {
             let forms = self.row_forms(r);
             if forms.is_empty() {
                 // An ASCII row: every field is a copy.
-                return build_list_raw(py, ends.len(), |i| {
-                    strs.ascii_raw(py, data, starts[i] as usize, ends[i] as usize, i)
-                });
+                return strs.ascii_row(py, data, starts, ends);
             }
             // The row's entries in `forms`, in field order: the next one.
             let mut next = 0;

@@ -311,6 +311,7 @@ pub(crate) fn _read_columns<'py>(
                 }
                 Ok(taken.len())
             })();
+            strs.rows_read(taken.len().saturating_sub(1));
             match filled {
                 Ok(added) => {
                     nrows += added;

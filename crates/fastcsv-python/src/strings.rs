@@ -55,10 +55,11 @@ const WIDE_SLOTS: usize = 1 << 10;
 /// The longest field (bytes) looked up in that table.
 pub(crate) const WIDE_MAX: usize = 15;
 
-/// Lookups per window of a column's hit-rate check.
+/// Rows per window of the columns' hit-rate check (at least: a bulk read
+/// of columns counts a batch's rows at once).
 const SHORT_WINDOW: u32 = 1024;
 
-/// Fields of a column the cache lets pass after a window of few hits.
+/// Rows over which a column is not looked up after a window of few hits.
 const SHORT_REST: u32 = 64 * SHORT_WINDOW;
 
 /// The `str`s of recent short ASCII fields, direct-mapped by their bytes:
@@ -69,13 +70,15 @@ const SHORT_REST: u32 = 64 * SHORT_WINDOW;
 /// one between fields (and rows, and columns) is invisible but for `is`.
 ///
 /// Each column watches its own hit rate: after each window of
-/// [`SHORT_WINDOW`] lookups (but the first, which fills the cache) that
-/// hit less than a quarter of the time (unique numbers, ids, timestamps),
-/// where a miss costs more than the string it fails to share and takes a
-/// slot from a column that repeats, the column stops looking up for the
-/// next [`SHORT_REST`] of its fields and then looks again. Columns past
-/// those the cache has watched so far (see [`ShortStrs::columns`]) are not
-/// looked up.
+/// [`SHORT_WINDOW`] rows (but the first, which fills the cache) in which
+/// its lookups hit less than a quarter of the time (unique numbers, ids,
+/// timestamps), where a miss costs more than the string it fails to share
+/// and takes a slot from a column that repeats, the column stops looking
+/// up for the next [`SHORT_REST`] rows and then looks again. A lookup
+/// counts one increment per field (whether the column is looked up is the
+/// same word); misses are counted on their own (slower) path, and rows
+/// once per row ([`ShortStrs::columns`]). Columns past those the cache has
+/// watched so far are not looked up.
 ///
 /// A row-by-row reader's cache starts small and grows ([`ShortStrs::grow`])
 /// when it keeps missing while it hits at least as often: in a file whose
@@ -97,6 +100,12 @@ pub(crate) struct ShortStrs {
     /// The most slots it grows to.
     max: usize,
     cols: Vec<ColumnWatch>,
+    /// Each column's lookups in the current window, or [`RESTING`] while
+    /// it is not looked up: as many as the longest row's fields so far
+    /// (those past [`SHORT_COLUMNS`] never are).
+    lookups: Vec<u32>,
+    /// Rows since the current window began.
+    rows: u32,
     /// Fields of 2 to [`WIDE_MAX`] bytes, one past ASCII, by [`wide_key`]
     /// ([`WIDE_SLOTS`] slots, made on first use).
     wide: Box<[WideSlot]>,
@@ -122,31 +131,19 @@ fn wide_key(b: &[u8]) -> u128 {
 /// no key is, for an empty slot) and its `str`.
 type ShortSlot = (u64, Option<Py<PyAny>>);
 
+/// What [`ShortStrs`] counts as the lookups of a column that is not
+/// looked up.
+const RESTING: u32 = u32::MAX;
+
 /// A column's hit-rate check (see [`ShortStrs`]).
 #[derive(Clone, Copy, Default)]
 struct ColumnWatch {
-    /// Lookups and hits in the current window.
-    lookups: u32,
-    hits: u32,
-    /// Fields still to pass by without a lookup.
+    /// Misses in the current window.
+    misses: u32,
+    /// Rows still to pass by without a lookup.
     resting: u32,
     /// Whether a whole window has been looked up (the cache is filled).
     warm: bool,
-}
-
-impl ColumnWatch {
-    /// Counts a lookup; at the end of a window (but the first) of few
-    /// hits, the column rests (see [`ShortStrs`]).
-    #[inline(always)]
-    fn count_lookup(&mut self) {
-        self.lookups += 1;
-        if self.lookups == SHORT_WINDOW {
-            if self.warm && self.hits < SHORT_WINDOW / 4 {
-                self.resting = SHORT_REST;
-            }
-            (self.lookups, self.hits, self.warm) = (0, 0, true);
-        }
-    }
 }
 
 /// The most columns watched: fields of later columns are not looked up.
@@ -154,29 +151,50 @@ const SHORT_COLUMNS: usize = 4096;
 
 /// The cache key of the `len` (2 to [`SHORT_MAX`]) bytes at `buf[at..]`,
 /// or `None` when one of them is not ASCII: the bytes as a little-endian
-/// word, zero-padded, with `len - 1` in the top bits of its first three
-/// bytes, which are clear in ASCII. Different fields have different keys
-/// (a NUL byte is not padding), and none is 0. The word is read whole
-/// where eight bytes remain in `buf` (the bytes after the field are masked
-/// off), which avoids copying the field into a word first.
-#[inline(always)]
+/// word, zero-padded ([`short_word`]), with `len - 1` in the top bits of
+/// its first three bytes, which are clear in ASCII. Different fields have
+/// different keys (a NUL byte is not padding), and none is 0.
+#[cfg(test)]
 fn short_key(buf: &[u8], at: usize, len: usize) -> Option<u64> {
+    short_word(buf, at, len).map(|w| w | LEN_BITS[len & 7])
+}
+
+/// The `len` (2 to [`SHORT_MAX`]) bytes at `buf[at..]` as a little-endian
+/// word, zero-padded, or `None` when one of them is not ASCII.
+#[inline(always)]
+fn short_word(buf: &[u8], at: usize, len: usize) -> Option<u64> {
+    let w = ascii_word(buf, at, len);
+    (w & 0x8080_8080_8080_8080 == 0).then_some(w)
+}
+
+/// The `len` (2 to [`SHORT_MAX`]) bytes at `buf[at..]` as a little-endian
+/// word, zero-padded. The word is read whole where eight bytes remain in
+/// `buf` (the bytes after the field are masked off), which avoids copying
+/// the field into a word first.
+#[inline(always)]
+fn ascii_word(buf: &[u8], at: usize, len: usize) -> u64 {
     debug_assert!((2..=SHORT_MAX).contains(&len));
-    let w = match buf.get(at..at + 8) {
-        Some(b) => {
-            u64::from_le_bytes(b.try_into().expect("8 bytes")) & (u64::MAX >> (64 - 8 * len))
-        }
+    match buf.get(at..at + 8) {
+        Some(b) => u64::from_le_bytes(b.try_into().expect("8 bytes")) & LEN_MASK[len & 7],
         None => {
             let mut w = [0u8; 8];
             w[..len].copy_from_slice(&buf[at..at + len]);
             u64::from_le_bytes(w)
         }
-    };
-    if w & 0x8080_8080_8080_8080 != 0 {
-        return None;
     }
-    Some(w | LEN_BITS[len & 7])
 }
+
+/// The mask of a word's first `len` bytes, by `len % 8` (a load instead
+/// of the shifts that make it).
+const LEN_MASK: [u64; 8] = {
+    let mut t = [u64::MAX; 8];
+    let mut len = 1;
+    while len < 8 {
+        t[len] = u64::MAX >> (64 - 8 * len);
+        len += 1;
+    }
+    t
+};
 
 /// `len - 1` spread over the top bits of a word's first three bytes, by
 /// `len % 8` (a load instead of the shifts and masks that spread it).
@@ -203,6 +221,8 @@ impl ShortStrs {
             hits: 0,
             max: max.max(slots),
             cols: Vec::new(),
+            lookups: Vec::new(),
+            rows: 0,
             wide: Box::new([]),
         }
     }
@@ -244,12 +264,76 @@ impl ShortStrs {
         (self.slots, self.shift, self.misses, self.hits) = (slots, shift, 0, 0);
     }
 
-    /// Watches the first `n` columns (rows of `n` fields are coming).
+    /// Watches the first `n` columns: a row of `n` fields is coming. (A
+    /// row's lookups then count against the row that came before it: the
+    /// window ends a row early.)
     #[inline(always)]
     pub(crate) fn columns(&mut self, n: usize) {
-        if self.cols.len() < n {
-            self.cols.resize(n.min(SHORT_COLUMNS), ColumnWatch::default());
+        if self.lookups.len() < n {
+            self.watch_more(n);
         }
+        self.rows_read(1);
+    }
+
+    /// Columns up to `n` watched (those past [`SHORT_COLUMNS`] not looked
+    /// up).
+    #[cold]
+    fn watch_more(&mut self, n: usize) {
+        let watched = n.min(SHORT_COLUMNS);
+        if self.cols.len() < watched {
+            self.lookups.resize(watched, 0);
+            self.cols.resize(watched, ColumnWatch::default());
+        }
+        self.lookups.resize(n, RESTING);
+    }
+
+    /// Counts `k` rows read; at the end of a window, each column that
+    /// missed too often rests, and each that rested long enough looks up
+    /// again (see [`ShortStrs`]).
+    #[inline(always)]
+    pub(crate) fn rows_read(&mut self, k: u32) {
+        self.rows = self.rows.saturating_add(k);
+        if self.rows >= SHORT_WINDOW {
+            self.end_window();
+        }
+    }
+
+    #[cold]
+    fn end_window(&mut self) {
+        let rows = std::mem::take(&mut self.rows);
+        for (c, looked) in self.cols.iter_mut().zip(&mut self.lookups) {
+            if c.resting > 0 {
+                c.resting = c.resting.saturating_sub(rows);
+                *looked = if c.resting == 0 { 0 } else { RESTING };
+                continue;
+            }
+            let hits = looked.saturating_sub(c.misses);
+            if c.warm && hits * 4 < *looked {
+                c.resting = SHORT_REST;
+                *looked = RESTING;
+            } else {
+                *looked = 0;
+            }
+            (c.misses, c.warm) = (0, c.warm || rows > 0);
+        }
+    }
+
+    /// Whether column `col` is looked up now; if so, counts the lookup.
+    #[inline(always)]
+    fn look_up(&mut self, col: usize) -> bool {
+        match self.lookups.get_mut(col) {
+            Some(n) if *n != RESTING => {
+                *n += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether column `col` is looked up now (counting no lookup).
+    #[inline(always)]
+    fn looks_up(&self, col: usize) -> bool {
+        self.lookups.get(col).is_some_and(|&n| n != RESTING)
     }
 
     /// A new reference to the `str` of the ASCII bytes `buf[at..end]` (2 to
@@ -267,46 +351,82 @@ impl ShortStrs {
         end: usize,
         col: usize,
     ) -> Option<*mut ffi::PyObject> {
-        let watch = self.cols.get_mut(col)?;
-        if watch.resting > 0 {
-            watch.resting -= 1;
+        if !self.looks_up(col) {
             return None;
         }
-        let key = short_key(buf, at, end - at)?;
-        watch.count_lookup();
-        let slot = &mut self.slots[Self::slot_of(key, self.shift)];
+        let len = end - at;
+        let w = short_word(buf, at, len)?;
+        self.look_up(col);
+        Some(self.get_word(py, buf, at, end, col, w))
+    }
+
+    /// [`ShortStrs::get_raw`] for a field of a column that is looked up,
+    /// whose bytes are ASCII and read as `w` (see [`short_word`]).
+    #[inline(always)]
+    fn get_word(
+        &mut self,
+        py: Python<'_>,
+        buf: &[u8],
+        at: usize,
+        end: usize,
+        col: usize,
+        w: u64,
+    ) -> *mut ffi::PyObject {
+        let key = w | LEN_BITS[(end - at) & 7];
+        let i = Self::slot_of(key, self.shift);
+        debug_assert!(i < self.slots.len());
+        // SAFETY: `slot_of` keeps the top `64 - shift` bits of a word,
+        // and `shift` is `64 - log2(slots.len())` (set with `slots`).
+        let slot = unsafe { self.slots.get_unchecked(i) };
         if slot.0 == key {
             if let Some(s) = &slot.1 {
-                watch.hits += 1;
                 self.hits += 1;
                 let p = s.as_ptr();
                 // SAFETY: we hold the GIL; the slot owns a reference, so
                 // the object is alive; the new one is the caller's.
                 unsafe { ffi::Py_INCREF(p) };
-                return Some(p);
+                return p;
             }
         }
-        let p = new_ascii(py, &buf[at..end]);
-        if !p.is_null() {
-            // SAFETY: we hold the GIL and `p` is a live `str` (a new
-            // reference, which stays the caller's): the slot takes one
-            // of its own.
-            let kept = unsafe { Py::from_borrowed_ptr(py, p) };
-            if let Some(old) = std::mem::replace(slot, (key, Some(kept))).1 {
-                // Released here and now (we hold the GIL), not through
-                // pyo3's pool of deferred decrements.
-                old.drop_ref(py);
-            }
-            self.misses += 1;
-            if self.misses >= SHORT_GROW_AFTER * self.slots.len() && self.slots.len() < self.max {
-                if self.hits >= self.misses {
-                    self.grow(py);
-                } else {
-                    (self.misses, self.hits) = (0, 0);
-                }
+        self.miss(py, &buf[at..end], col, key, i)
+    }
+
+    /// The string of the ASCII field `b` of column `col`, whose key `key`
+    /// missed in slot `i`: made, and kept there.
+    #[inline(never)]
+    fn miss(
+        &mut self,
+        py: Python<'_>,
+        b: &[u8],
+        col: usize,
+        key: u64,
+        i: usize,
+    ) -> *mut ffi::PyObject {
+        let p = new_ascii(py, b);
+        if p.is_null() {
+            return p;
+        }
+        // SAFETY: we hold the GIL and `p` is a live `str` (a new
+        // reference, which stays the caller's): the slot takes one of its
+        // own.
+        let kept = unsafe { Py::from_borrowed_ptr(py, p) };
+        if let Some(old) = std::mem::replace(&mut self.slots[i], (key, Some(kept))).1 {
+            // Released here and now (we hold the GIL), not through pyo3's
+            // pool of deferred decrements.
+            old.drop_ref(py);
+        }
+        if let Some(c) = self.cols.get_mut(col) {
+            c.misses += 1;
+        }
+        self.misses += 1;
+        if self.misses >= SHORT_GROW_AFTER * self.slots.len() && self.slots.len() < self.max {
+            if self.hits >= self.misses {
+                self.grow(py);
+            } else {
+                (self.misses, self.hits) = (0, 0);
             }
         }
-        Some(p)
+        p
     }
 }
 
@@ -328,12 +448,9 @@ impl ShortStrs {
         col: usize,
         make: impl FnOnce() -> Option<*mut ffi::PyObject>,
     ) -> Option<*mut ffi::PyObject> {
-        let watch = self.cols.get_mut(col)?;
-        if watch.resting > 0 {
-            watch.resting -= 1;
+        if !self.look_up(col) {
             return None;
         }
-        watch.count_lookup();
         if self.wide.is_empty() {
             self.wide = (0..WIDE_SLOTS).map(|_| (0, None)).collect();
         }
@@ -342,7 +459,6 @@ impl ShortStrs {
         let slot = &mut self.wide[Self::slot_of((key ^ key >> 64) as u64, shift)];
         if slot.0 == key {
             if let Some(s) = &slot.1 {
-                watch.hits += 1;
                 let p = s.as_ptr();
                 // SAFETY: we hold the GIL; the slot owns a reference, so
                 // the object is alive; the new one is the caller's.
@@ -358,6 +474,9 @@ impl ShortStrs {
             let kept = unsafe { Py::from_borrowed_ptr(py, p) };
             if let Some(old) = std::mem::replace(slot, (key, Some(kept))).1 {
                 old.drop_ref(py);
+            }
+            if let Some(c) = self.cols.get_mut(col) {
+                c.misses += 1;
             }
         }
         Some(p)
@@ -488,6 +607,12 @@ impl StrMaker {
         self.short.columns(n);
     }
 
+    /// Counts `k` more rows read in the short-string cache's windows (a
+    /// bulk read of columns, after [`StrMaker::columns`] for the first).
+    pub(crate) fn rows_read(&mut self, k: usize) {
+        self.short.rows_read(u32::try_from(k).unwrap_or(u32::MAX));
+    }
+
     /// A new reference to the `str` of the ASCII bytes `buf[at..end]`,
     /// field `col` of its row, through the short-string cache; null with
     /// an exception set on failure. (`buf` may go on past the field: the
@@ -511,6 +636,44 @@ impl StrMaker {
             }
         }
         new_ascii(py, &buf[at..end])
+    }
+
+    /// The list of a row of ASCII fields, `data[starts[i]..ends[i]]` (every
+    /// byte below 0x80, as the caller knows), through the short-string
+    /// cache; the caller has counted the row ([`StrMaker::columns`]). Its
+    /// own loop, for the fewest instructions per field: it is what a
+    /// reader of short repeated values spends its time on.
+    #[inline(always)]
+    pub(crate) fn ascii_row<'py>(
+        &mut self,
+        py: Python<'py>,
+        data: &[u8],
+        starts: &[u32],
+        ends: &[u32],
+    ) -> PyResult<Bound<'py, PyList>> {
+        debug_assert!(self.cache.is_none());
+        let ones = match &self.ones {
+            Some(t) => t,
+            None => self.ones.insert(ascii_ones(py)?),
+        };
+        let short = &mut self.short;
+        let starts = &starts[..ends.len()];
+        build_list_raw(py, ends.len(), |i| {
+            let (at, end) = (starts[i] as usize, ends[i] as usize);
+            let len = end.wrapping_sub(at);
+            if len == 1 {
+                let p = ones[usize::from(data[at] & 0x7F)].as_ptr();
+                // SAFETY: we hold the GIL; the table owns a reference, so
+                // the object is alive; the new one is the caller's.
+                unsafe { ffi::Py_INCREF(p) };
+                return p;
+            }
+            if (2..=SHORT_MAX).contains(&len) && short.look_up(i) {
+                let w = ascii_word(data, at, len);
+                return short.get_word(py, data, at, end, i, w);
+            }
+            new_ascii(py, &data[at..end])
+        })
     }
 
     /// A new reference to CPython's `str` of the ASCII byte `c` (the caller
