@@ -600,8 +600,8 @@ impl StrMaker {
         self.make_raw(py, b, units.unwrap_or(Text::Utf8(b)), col, pos)
     }
 
-    /// Watches the first `n` columns in the short-string cache (rows of
-    /// `n` fields are coming).
+    /// A row of `n` fields is coming: the short-string cache watches its
+    /// columns and counts it in its hit-rate window.
     #[inline(always)]
     pub(crate) fn columns(&mut self, n: usize) {
         self.short.columns(n);
