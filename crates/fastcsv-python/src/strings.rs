@@ -314,7 +314,7 @@ impl ShortStrs {
             } else {
                 *looked = 0;
             }
-            (c.misses, c.warm) = (0, c.warm || rows > 0);
+            (c.misses, c.warm) = (0, true);
         }
     }
 
@@ -328,12 +328,6 @@ impl ShortStrs {
             }
             _ => false,
         }
-    }
-
-    /// Whether column `col` is looked up now (counting no lookup).
-    #[inline(always)]
-    fn looks_up(&self, col: usize) -> bool {
-        self.lookups.get(col).is_some_and(|&n| n != RESTING)
     }
 
     /// A new reference to the `str` of the ASCII bytes `buf[at..end]` (2 to
@@ -351,12 +345,10 @@ impl ShortStrs {
         end: usize,
         col: usize,
     ) -> Option<*mut ffi::PyObject> {
-        if !self.looks_up(col) {
+        let w = short_word(buf, at, end - at)?;
+        if !self.look_up(col) {
             return None;
         }
-        let len = end - at;
-        let w = short_word(buf, at, len)?;
-        self.look_up(col);
         Some(self.get_word(py, buf, at, end, col, w))
     }
 
